@@ -1,0 +1,1 @@
+-- auth schema: created by the migration runner; tables arrive with the auth feature.

@@ -1,0 +1,4 @@
+import { runStandalone } from '@tasksvc/runtime';
+import { authService } from './service.ts';
+
+await runStandalone(authService);

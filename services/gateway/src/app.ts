@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import fastifyStatic from '@fastify/static';
+import { AppError, routes as allRoutes, type AnyRoute } from '@tasksvc/proto';
+import type { Bus, Config, Logger, Pool } from '@tasksvc/runtime';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { registerForwardedRoutes } from './forward.ts';
+import { registerHealth } from './health.ts';
+
+export interface GatewayDeps {
+  config: Config;
+  bus: Bus;
+  /** used only to report database reachability in /api/health */
+  pool: Pool;
+  log: Logger;
+  routes?: AnyRoute[];
+  /** folder of the built UI; served with a single-page-app fallback when present */
+  uiDir?: string;
+}
+
+/** Machine endpoints called by probes and schedulers by IP or service name, not by public host. */
+const HOST_CHECK_EXEMPT = new Set(['/api/health', '/api/cron']);
+
+const BODY_LIMIT = 1024 * 1024;
+
+export const DEFAULT_UI_DIR = new URL('../../../ui/dist', import.meta.url).pathname;
+
+export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const logger: FastifyBaseLogger = deps.log;
+  const app = Fastify({
+    loggerInstance: logger,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: config.AUTH_TRUST_HOST,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+  });
+
+  const allowedHosts = new Set([new URL(config.PUBLIC_APP_URL).host.toLowerCase(), new URL(config.AUTH_CALLBACK_URL).host.toLowerCase()]);
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    reply.header('strict-transport-security', 'max-age=63072000; includeSubDomains');
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'strict-origin-when-cross-origin');
+    reply.header('x-frame-options', 'DENY');
+    if (!config.AUTH_TRUST_HOST && !HOST_CHECK_EXEMPT.has(req.url.split('?')[0]!)) {
+      const host = String(req.headers.host ?? '').toLowerCase();
+      if (!allowedHosts.has(host)) throw new AppError('UNTRUSTED_HOST', `untrusted host "${host}": set AUTH_TRUST_HOST=true behind a proxy, or use ${[...allowedHosts].join(' or ')}`);
+    }
+  });
+
+  app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
+    if (err instanceof AppError) {
+      if (err.status >= 500) req.log.warn({ code: err.code, msg: err.message }, 'request failed');
+      return reply.code(err.status).send(err.toBody());
+    }
+    const status = (err).statusCode;
+    if (status && status >= 400 && status < 500) {
+      const code = status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST';
+      return reply.code(status).send({ code, message: err.message });
+    }
+    req.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({ code: 'INTERNAL', message: 'internal error' });
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    if (req.url.startsWith('/api/') || req.method !== 'GET' || !deps.uiDir || !existsSync(join(deps.uiDir, 'index.html'))) {
+      return reply.code(404).send({ code: 'NOT_FOUND', message: `no route ${req.method} ${req.url.split('?')[0]}` });
+    }
+    // Single-page app: unknown page paths get the app shell, which routes on the client.
+    return reply.header('cache-control', 'no-cache').sendFile('index.html');
+  });
+
+  registerHealth(app, deps);
+  registerForwardedRoutes(app, deps.routes ?? allRoutes, deps);
+
+  if (deps.uiDir && existsSync(deps.uiDir)) {
+    await app.register(fastifyStatic, { root: deps.uiDir, prefix: '/', wildcard: false, index: ['index.html'] });
+  }
+  return app;
+}

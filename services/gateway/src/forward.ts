@@ -1,0 +1,45 @@
+import { AppError, issuesFromZod, type AnyRoute, type RawResponse } from '@tasksvc/proto';
+import type { Bus, Config } from '@tasksvc/runtime';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authorize, resolveIdentity } from './identity.ts';
+
+function parsePart<T>(route: AnyRoute, part: 'params' | 'query' | 'body', value: unknown): T {
+  const r = route[part].safeParse(value);
+  if (!r.success) throw new AppError('VALIDATION_FAILED', `invalid ${part}`, issuesFromZod(r.error.issues, part));
+  return r.data as T;
+}
+
+/**
+ * Register every declared route: validate input with the route's schemas (400 naming each field),
+ * authenticate and authorise, then forward the typed call to the owning service over the bus.
+ */
+export function registerForwardedRoutes(app: FastifyInstance, routes: AnyRoute[], deps: { bus: Bus; config: Config }): void {
+  for (const route of routes) {
+    app.route({
+      method: route.method,
+      url: route.path,
+      handler: async (req: FastifyRequest, reply: FastifyReply) => {
+        const user = route.auth === 'none' && !req.headers.cookie && !req.headers.authorization ? null : await resolveIdentity(req, deps.bus, deps.config).catch((err: unknown) => {
+          if (route.auth === 'none') return null;
+          throw err;
+        });
+        authorize(route.auth, route.method, user);
+        const call = {
+          user,
+          params: parsePart(route, 'params', req.params ?? {}),
+          query: parsePart(route, 'query', req.query ?? {}),
+          body: parsePart(route, 'body', req.body ?? (route.method === 'GET' || route.method === 'DELETE' ? undefined : {})),
+          ip: req.ip,
+          userAgent: req.headers['user-agent'],
+        };
+        const result = await deps.bus.request(route.rpc, call, { requestId: String(req.id), timeoutMs: 30_000 });
+        if (route.kind === 'raw') {
+          const raw = result as RawResponse;
+          return reply.code(raw.status).headers(raw.headers).type(raw.contentType).send(raw.body);
+        }
+        if (route.status === 204) return reply.code(204).send();
+        return reply.code(route.status).send(result);
+      },
+    });
+  }
+}

@@ -1,0 +1,23 @@
+import { AppError, resolveIdentityRpc, type Identity, type RouteAuth } from '@tasksvc/proto';
+import type { Bus, Config } from '@tasksvc/runtime';
+import type { FastifyRequest } from 'fastify';
+
+/** Who is calling: asks the auth service (session cookie or API key). Null when anonymous. */
+export async function resolveIdentity(req: FastifyRequest, bus: Bus, config: Config): Promise<Identity | null> {
+  const cookie = req.headers.cookie;
+  const authorization = req.headers.authorization;
+  if (!cookie && !authorization) return null;
+  const user = await bus.request(resolveIdentityRpc, { cookie, authorization }, { requestId: String(req.id), timeoutMs: 5_000 });
+  if (!user) return null;
+  return { ...user, isAdmin: config.ADMIN_USER_IDS.includes(user.id.toLowerCase()) };
+}
+
+/** Apply a route's access rule; throws the matching AppError. */
+export function authorize(auth: RouteAuth, method: string, user: Identity | null): void {
+  if (auth === 'none') return;
+  if (!user) throw new AppError('UNAUTHENTICATED', 'sign in first');
+  if (user.readOnly && method !== 'GET' && method !== 'HEAD') throw new AppError('READ_ONLY_KEY', 'this API key is read-only');
+  if (auth === 'setup') return;
+  if (!user.secondFactorOk) throw new AppError('SECOND_FACTOR_REQUIRED', 'set up a second factor at /setup/2fa first');
+  if (auth === 'admin' && !user.isAdmin) throw new AppError('ADMIN_ONLY', 'administrators only');
+}

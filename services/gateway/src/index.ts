@@ -1,0 +1,2 @@
+export { buildGateway, DEFAULT_UI_DIR, type GatewayDeps } from './app.ts';
+export { gatewayService } from './service.ts';

@@ -1,0 +1,1 @@
+-- notifier schema: created by the migration runner; tables arrive with the notifier feature.

@@ -1,0 +1,1 @@
+export { notifierService } from './service.ts';

@@ -1,0 +1,4 @@
+import { runStandalone } from '@tasksvc/runtime';
+import { notifierService } from './service.ts';
+
+await runStandalone(notifierService);

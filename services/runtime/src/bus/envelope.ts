@@ -1,0 +1,46 @@
+import { AppError, isErrorCode, parseMessage, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
+import type { Logger } from '../logger.ts';
+import type { RequestContext } from './types.ts';
+
+/** Run a handler for one request and wrap its outcome in the wire envelope (shared by both transports). */
+export async function handleRequest<Req, Res>(
+  rpc: Rpc<Req, Res>,
+  raw: unknown,
+  handler: (payload: Req, ctx: RequestContext) => Promise<Res>,
+  ctx: RequestContext,
+): Promise<ReplyEnvelope<Res>> {
+  try {
+    const payload = parseMessage(rpc.request, raw, `request for ${rpc.subject}`);
+    const result = await handler(payload, ctx);
+    return { ok: true, data: parseMessage(rpc.reply, result, `reply of ${rpc.subject}`) };
+  } catch (err) {
+    return { ok: false, error: toErrorBody(err, ctx.log, rpc.subject) };
+  }
+}
+
+export function toErrorBody(err: unknown, log: Logger, subject: string) {
+  if (err instanceof AppError) return err.toBody();
+  log.error({ err, subject }, 'handler failed');
+  return { code: 'INTERNAL' as const, message: 'internal error' };
+}
+
+/** Unwrap a reply envelope on the caller's side, checking the reply against its schema. */
+export function unwrapReply<Res>(rpc: Rpc<unknown, Res>, envelope: unknown): Res {
+  const env = envelope as ReplyEnvelope<unknown> | undefined;
+  if (!env || typeof env !== 'object' || typeof env.ok !== 'boolean') throw new AppError('INTERNAL', `malformed reply on ${rpc.subject}`);
+  if (env.ok) return parseMessage(rpc.reply, env.data, `reply of ${rpc.subject}`);
+  const code = isErrorCode(env.error?.code) ? env.error.code : 'INTERNAL';
+  throw new AppError(code, env.error?.message ?? 'error', env.error?.issues);
+}
+
+/** `*` matches one token, `>` the rest (NATS semantics). */
+export function subjectMatches(filter: string, subject: string): boolean {
+  const f = filter.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '>') return s.length > i;
+    if (i >= s.length) return false;
+    if (f[i] !== '*' && f[i] !== s[i]) return false;
+  }
+  return f.length === s.length;
+}

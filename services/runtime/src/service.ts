@@ -1,0 +1,101 @@
+import { hostname } from 'node:os';
+import { pingRpc, type ServiceName } from '@tasksvc/proto';
+import type { Bus, Subscription } from './bus/types.ts';
+import { createNatsBus } from './bus/nats.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createPool, type Pool } from './db/pool.ts';
+import { migrate } from './db/migrate.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { STARTED_AT, VERSION } from './version.ts';
+
+/** What every service is given: it never builds these itself, so the same code runs alone or embedded. */
+export interface ServiceDeps {
+  config: Config;
+  bus: Bus;
+  pool: Pool;
+  log: Logger;
+}
+
+export interface RunningService {
+  stop(): Promise<void>;
+}
+
+export interface ServiceDefinition {
+  name: ServiceName;
+  /** this service's own Postgres schema and its folder of `*.sql` migrations */
+  migrations?: { schema: string; dir: string };
+  start(deps: ServiceDeps): Promise<RunningService>;
+}
+
+/** Migrate (before anything listens), start, and answer `svc.<name>.ping`. */
+export async function startService(def: ServiceDefinition, deps: ServiceDeps): Promise<RunningService> {
+  const log = deps.log;
+  if (def.migrations) await migrate(deps.pool, { ...def.migrations, log });
+  const running = await def.start({ ...deps, log });
+  const instance = `${hostname()}:${process.pid}`;
+  const ping: Subscription = deps.bus.serve(pingRpc(def.name), async () => ({
+    service: def.name,
+    version: VERSION,
+    instance,
+    uptimeSeconds: Math.round((Date.now() - STARTED_AT) / 1000),
+  }));
+  log.info({ version: VERSION }, `${def.name} started`);
+  return {
+    async stop() {
+      await ping.stop();
+      await running.stop();
+    },
+  };
+}
+
+/** Print a configuration error the way an operator wants to read it, and exit. */
+export function exitOnConfigError(err: unknown, service: string): never {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${service}: refusing to start.\n${err.message}\n`);
+    process.exit(1);
+  }
+  throw err;
+}
+
+/** Stop cleanly on SIGTERM/SIGINT (Kubernetes sends SIGTERM before killing a pod). */
+export function onShutdown(log: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 20_000);
+    force.unref();
+    stop()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', () => handler('SIGTERM'));
+  process.once('SIGINT', () => handler('SIGINT'));
+}
+
+/** Entry point of a service running as its own process: NATS bus, its own pool, signals. */
+export async function runStandalone(def: ServiceDefinition): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    exitOnConfigError(err, def.name);
+  }
+  const log = createLogger(def.name, config.LOG_LEVEL);
+  if (!config.NATS_URL) {
+    process.stderr.write(`${def.name}: refusing to start.\nInvalid configuration:\n  - NATS_URL: is required when a service runs as its own process (e.g. nats://127.0.0.1:4222)\n`);
+    process.exit(1);
+  }
+  const pool = createPool(config.DATABASE_URL, log, { application: def.name });
+  const bus = await createNatsBus({ servers: config.NATS_URL, name: def.name, log });
+  const running = await startService(def, { config, bus, pool, log });
+  onShutdown(log, async () => {
+    await running.stop();
+    await bus.close();
+    await pool.end();
+  });
+}

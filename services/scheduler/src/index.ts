@@ -1,0 +1,1 @@
+export { schedulerService, HEALTH_CRON_JOB } from './service.ts';

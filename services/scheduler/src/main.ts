@@ -1,0 +1,4 @@
+import { runStandalone } from '@tasksvc/runtime';
+import { schedulerService } from './service.ts';
+
+await runStandalone(schedulerService);

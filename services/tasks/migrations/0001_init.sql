@@ -1,0 +1,1 @@
+-- tasks schema: created by the migration runner; tables arrive with the tasks feature.

@@ -1,0 +1,4 @@
+import { runStandalone } from '@tasksvc/runtime';
+import { tasksService } from './service.ts';
+
+await runStandalone(tasksService);

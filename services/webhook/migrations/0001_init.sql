@@ -1,0 +1,1 @@
+-- webhook schema: created by the migration runner; tables arrive with the webhook feature.

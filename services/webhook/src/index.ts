@@ -1,0 +1,1 @@
+export { webhookService } from './service.ts';

@@ -1,0 +1,4 @@
+import { runStandalone } from '@tasksvc/runtime';
+import { webhookService } from './service.ts';
+
+await runStandalone(webhookService);
