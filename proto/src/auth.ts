@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRpc } from './bus.ts';
-import { identity } from './http.ts';
+import { identity, type AnyRoute } from './http.ts';
 
 /**
  * The gateway asks the auth service who a request belongs to, from its session cookie or its
@@ -11,3 +11,6 @@ export const resolveIdentityRpc = defineRpc(
   z.object({ cookie: z.string().optional(), authorization: z.string().optional() }),
   identity.nullable(),
 );
+
+/** HTTP routes of the auth service (2FA, passkeys, sessions, API keys, admin). */
+export const authRoutes: AnyRoute[] = [];

@@ -1,7 +1,9 @@
+import { authRoutes } from './auth.ts';
+import { gameRoutes } from './game.ts';
 import type { AnyRoute } from './http.ts';
+import { notifyRoutes } from './notify.ts';
+import { tasksRoutes } from './tasks.ts';
+import { webhookRoutes } from './webhooks.ts';
 
-/**
- * Every HTTP route the gateway exposes, from every domain. Each domain module appends its own list
- * here; the gateway and the OpenAPI generator read only this.
- */
-export const routes: AnyRoute[] = [];
+/** Every HTTP route the gateway exposes. Each domain keeps its list in its own proto module. */
+export const routes: AnyRoute[] = [...authRoutes, ...tasksRoutes, ...gameRoutes, ...notifyRoutes, ...webhookRoutes];

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { defineEvent } from './bus.ts';
+
+/** Calendar date in the user's timezone. */
+export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
+
+export const TASK_EVENT_NAMES = ['task.created', 'task.updated', 'task.completed', 'task.deleted'] as const;
+export const taskEventName = z.enum(TASK_EVENT_NAMES);
+export type TaskEventName = z.infer<typeof taskEventName>;
+
+export const taskType = z.enum(['ONE_TIME', 'RECURRING', 'DAILY_ELIGIBLE']);
+export const taskPriority = z.enum(['HIGH', 'NORMAL', 'SOMEDAY']);
+
+/** The spec's task event payload, exactly: what outbound task-event webhooks POST. */
+export const taskEventPayload = z
+  .object({
+    event: taskEventName,
+    timestamp: z.string(),
+    task: z
+      .object({
+        id: z.uuid(),
+        title: z.string(),
+        type: taskType,
+        priority: taskPriority,
+        topicId: z.uuid().nullable(),
+        dueDate: isoDate.nullable(),
+        /** set only on task.completed */
+        completedAt: z.string().nullable(),
+        createdAt: z.string(),
+      })
+      .strict(),
+  })
+  .strict();
+export type TaskEventPayload = z.infer<typeof taskEventPayload>;
+
+/** On the bus the payload travels with its owner, so consumers know whose endpoints to use. */
+export const taskEventMessage = z.object({ userId: z.uuid(), payload: taskEventPayload });
+export type TaskEventMessage = z.infer<typeof taskEventMessage>;
+
+/** One durable event per kind: `events.task.created` … Consumers subscribe to `events.task.>`. */
+export const taskEvents = {
+  'task.created': defineEvent('events.task.created', taskEventMessage),
+  'task.updated': defineEvent('events.task.updated', taskEventMessage),
+  'task.completed': defineEvent('events.task.completed', taskEventMessage),
+  'task.deleted': defineEvent('events.task.deleted', taskEventMessage),
+} as const;
+export const TASK_EVENTS_FILTER = 'events.task.>';
