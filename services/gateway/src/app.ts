@@ -6,6 +6,7 @@ import { AppError, routes as allRoutes, type AnyRoute } from '@tasksvc/proto';
 import type { Bus, Config, Logger, Pool } from '@tasksvc/runtime';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { registerForwardedRoutes } from './forward.ts';
+import { extensions } from './extensions.ts';
 import { registerHealth } from './health.ts';
 
 export interface GatewayDeps {
@@ -77,6 +78,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
 
   registerHealth(app, deps);
   registerForwardedRoutes(app, deps.routes ?? allRoutes, deps);
+  for (const extend of extensions) await extend(app, deps);
 
   if (deps.uiDir && existsSync(deps.uiDir)) {
     await app.register(fastifyStatic, { root: deps.uiDir, prefix: '/', wildcard: false, index: ['index.html'] });
