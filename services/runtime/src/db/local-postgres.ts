@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -82,6 +82,20 @@ function chownTree(path: string) {
   execFileSync('chown', ['-R', 'postgres:postgres', path]);
 }
 
+/** As root the server runs as `postgres`, which must be able to reach the data folder: a fresh
+ * mkdtemp() parent is mode 700, so grant search (x) permission on the immediate parent. */
+function ensureReachable(path: string) {
+  if (!isRoot()) return;
+  const parent = dirname(path);
+  const mode = statSync(parent).mode & 0o777;
+  if ((mode & 0o001) === 0) chmodSync(parent, mode | 0o711);
+  try {
+    execFileSync('runuser', ['-u', 'postgres', '--', 'test', '-x', parent], { stdio: 'ignore' });
+  } catch {
+    throw new Error(`user "postgres" cannot reach ${parent}: put the data folder somewhere it can enter (not under a mode-700 home directory), or set DATABASE_URL`);
+  }
+}
+
 async function waitReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
@@ -100,6 +114,15 @@ async function waitReady(url: string, child: ChildProcess, timeoutMs: number): P
     }
   }
   throw new Error(`postgres did not become ready: ${(lastErr as Error)?.message}`);
+}
+
+function postmasterPid(pgData: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(pgData, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface LocalPostgresOptions {
@@ -123,6 +146,7 @@ export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<Lo
   if (binDir !== candidates[0]) log.warn({ binDir }, 'embedded PostgreSQL binaries are not executable by user "postgres"; using the system PostgreSQL');
 
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  ensureReachable(opts.dataDir);
   const pgData = join(opts.dataDir, 'data');
   const sockDir = join(opts.dataDir, 'sock');
   mkdirSync(sockDir, { recursive: true });
@@ -130,13 +154,17 @@ export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<Lo
 
   if (!existsSync(join(pgData, 'PG_VERSION'))) {
     const [cmd, args] = asPostgres(join(binDir, 'initdb'), ['-D', pgData, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-instructions']);
-    execFileSync(cmd, args, { stdio: 'pipe', timeout: 120_000 });
+    try {
+      execFileSync(cmd, args, { stdio: 'pipe', timeout: 120_000 });
+    } catch (err) {
+      const stderr = String((err as { stderr?: Buffer }).stderr ?? '').trim();
+      throw new Error(`initdb failed: ${stderr || (err as Error).message}`, { cause: err });
+    }
     log.info({ pgData }, 'initialised a new PostgreSQL data directory');
   } else {
-    const pidFile = join(pgData, 'postmaster.pid');
-    if (existsSync(pidFile)) {
+    const pid = postmasterPid(pgData);
+    if (pid) {
       // A previous run was killed; its postmaster may still hold the directory. Stop it first.
-      const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
       try {
         process.kill(pid, 'SIGINT');
         const until = Date.now() + 10_000;
@@ -175,9 +203,17 @@ export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<Lo
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
-      // runuser forwards signals to postgres; SIGINT is a fast shutdown.
-      child.kill('SIGINT');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      // Signal the postmaster itself (runuser does not forward SIGINT): SIGINT is a fast shutdown.
+      const postmaster = postmasterPid(pgData) ?? child.pid;
+      try {
+        if (postmaster) process.kill(postmaster, 'SIGINT');
+      } catch {
+        /* already gone */
+      }
+      const timer = setTimeout(() => {
+        if (postmaster) process.kill(postmaster, 'SIGKILL');
+        child.kill('SIGKILL');
+      }, 15_000);
       await exited;
       clearTimeout(timer);
     },

@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, configuredProviders, loadConfig } from './config.ts';
+
+const base = {
+  DATABASE_URL: 'postgres://app:pw@db:5432/tasks',
+  AUTH_SECRET: 'x'.repeat(32),
+  AUTH_TRUST_HOST: 'true',
+};
+
+function problems(env: Record<string, string | undefined>): Record<string, string> {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return Object.fromEntries((err as ConfigError).problems.map((p) => [p.variable, p.message]));
+  }
+  throw new Error('expected a configuration error');
+}
+
+describe('configuration', () => {
+  it('applies the spec defaults', () => {
+    const c = loadConfig(base);
+    expect(c).toMatchObject({
+      SMTP_PORT: 587,
+      SMTP_SECURE: false,
+      PUBLIC_APP_URL: 'http://localhost:3000',
+      AUTH_CALLBACK_URL: 'http://localhost:3000',
+      RUNTIME_ENV: 'development',
+      DISABLE_UPDATE_CHECK: false,
+      ADMIN_USER_IDS: [],
+      REQUIRE_2FA: false,
+      WEBAUTHN_RP_ID: 'localhost',
+      PORT: 3000,
+      AUTH_TRUST_HOST: true,
+    });
+    expect(c.VAPID_CONTACT).toMatch(/^mailto:/);
+    expect(c.WEBAUTHN_RP_NAME.length).toBeGreaterThan(0);
+    expect(c.SERVICE_COMMIT).toBeUndefined();
+  });
+
+  it('reports every missing required variable at once', () => {
+    const p = problems({});
+    expect(Object.keys(p).sort()).toEqual(['AUTH_SECRET', 'AUTH_TRUST_HOST', 'DATABASE_URL']);
+  });
+
+  it.each([
+    ['DATABASE_URL', 'mysql://x'],
+    ['DATABASE_URL', 'not a url'],
+    ['AUTH_SECRET', 'short'],
+    ['AUTH_TRUST_HOST', 'yes'],
+    ['AUTH_TRUST_HOST', '1'],
+    ['SMTP_PORT', 'abc'],
+    ['SMTP_PORT', '70000'],
+    ['SMTP_PORT', '58.7'],
+    ['SMTP_SECURE', 'TRUE!'],
+    ['PUBLIC_APP_URL', 'example.com'],
+    ['PUBLIC_APP_URL', 'ftp://example.com'],
+    ['AUTH_CALLBACK_URL', '//example.com'],
+    ['RUNTIME_ENV', 'staging'],
+    ['DISABLE_UPDATE_CHECK', 'off'],
+    ['ADMIN_USER_IDS', 'alice,bob'],
+    ['TOTP_ENCRYPTION_KEY', 'abc'],
+    ['TOTP_ENCRYPTION_KEY', 'g'.repeat(64)],
+    ['TOTP_ENCRYPTION_KEY', 'a'.repeat(63)],
+    ['REQUIRE_2FA', 'sometimes'],
+    ['WEBAUTHN_RP_ID', 'https://example.com'],
+    ['WEBAUTHN_RP_ID', 'example.com:3000'],
+    ['WEBAUTHN_RP_ID', 'example.com/path'],
+    ['VAPID_CONTACT', 'admin@example.com'],
+    ['OIDC_ISSUER', 'issuer.example.com'],
+    ['NATS_URL', 'http://localhost:4222'],
+    ['LOG_LEVEL', 'loud'],
+    ['PORT', '0'],
+  ])('%s=%j is rejected, naming the variable', (name, value) => {
+    const p = problems({ ...base, [name]: value });
+    expect(p).toHaveProperty(name);
+  });
+
+  it('refuses REQUIRE_2FA=true without TOTP_ENCRYPTION_KEY (spec: start is refused)', () => {
+    const p = problems({ ...base, REQUIRE_2FA: 'true' });
+    expect(p.TOTP_ENCRYPTION_KEY).toMatch(/REQUIRE_2FA/);
+    expect(loadConfig({ ...base, REQUIRE_2FA: 'true', TOTP_ENCRYPTION_KEY: 'a1'.repeat(32) }).REQUIRE_2FA).toBe(true);
+  });
+
+  it('requires provider credentials in pairs', () => {
+    expect(problems({ ...base, CODEHOST_CLIENT_ID: 'id' })).toHaveProperty('CODEHOST_CLIENT_SECRET');
+    expect(problems({ ...base, CHAT_CLIENT_SECRET: 's' })).toHaveProperty('CHAT_CLIENT_ID');
+    expect(problems({ ...base, OIDC_ISSUER: 'https://id.example.com' })).toHaveProperty('OIDC_CLIENT_ID');
+    expect(problems({ ...base, OIDC_CLIENT_ID: 'a', OIDC_CLIENT_SECRET: 'b' })).toHaveProperty('OIDC_ISSUER');
+  });
+
+  it('lists configured providers; the OIDC button needs OIDC_ISSUER', () => {
+    const c = loadConfig({
+      ...base,
+      CODEHOST_CLIENT_ID: 'a',
+      CODEHOST_CLIENT_SECRET: 'b',
+      CONSUMER_ACCOUNT_CLIENT_ID: 'c',
+      CONSUMER_ACCOUNT_CLIENT_SECRET: 'd',
+      OIDC_CLIENT_ID: 'e',
+      OIDC_CLIENT_SECRET: 'f',
+      OIDC_ISSUER: 'https://id.example.com',
+    });
+    expect(configuredProviders(c)).toEqual(['codehost', 'consumer-account', 'oidc']);
+    expect(configuredProviders(loadConfig(base))).toEqual([]);
+  });
+
+  it('needs SMTP_FROM for email delivery and VAPID keys in pairs', () => {
+    expect(problems({ ...base, SMTP_HOST: 'mail.example.com' })).toHaveProperty('SMTP_FROM');
+    expect(problems({ ...base, PUBLIC_VAPID_PUBLIC_KEY: 'pub' })).toHaveProperty('VAPID_PRIVATE_KEY');
+    const c = loadConfig({ ...base, SMTP_HOST: 'mail.example.com', SMTP_FROM: 'Tasks <t@example.com>', SMTP_PORT: '465', SMTP_SECURE: 'true' });
+    expect(c).toMatchObject({ SMTP_PORT: 465, SMTP_SECURE: true });
+  });
+
+  it('treats empty values as unset (compose and Secrets often carry them)', () => {
+    const c = loadConfig({ ...base, SMTP_HOST: '', CRON_SECRET: '', ADMIN_USER_IDS: '', TOTP_ENCRYPTION_KEY: '' });
+    expect(c.SMTP_HOST).toBeUndefined();
+    expect(c.CRON_SECRET).toBeUndefined();
+    expect(c.ADMIN_USER_IDS).toEqual([]);
+  });
+
+  it('parses ADMIN_USER_IDS, derives WEBAUTHN_RP_ID from PUBLIC_APP_URL, trims trailing slashes', () => {
+    const id = '3F2504E0-4F89-11D3-9A0C-0305E82C3301';
+    const c = loadConfig({ ...base, ADMIN_USER_IDS: ` ${id} , 6fa459ea-ee8a-3ca4-894e-db77e160355e `, PUBLIC_APP_URL: 'https://tasks.example.com/' });
+    expect(c.ADMIN_USER_IDS).toEqual([id.toLowerCase(), '6fa459ea-ee8a-3ca4-894e-db77e160355e']);
+    expect(c.WEBAUTHN_RP_ID).toBe('tasks.example.com');
+    expect(c.PUBLIC_APP_URL).toBe('https://tasks.example.com');
+  });
+
+  it('prints one message listing every bad variable', () => {
+    try {
+      loadConfig({ AUTH_SECRET: 'short', AUTH_TRUST_HOST: 'maybe', SMTP_PORT: 'x' });
+      expect.unreachable();
+    } catch (err) {
+      const msg = (err as Error).message;
+      for (const v of ['DATABASE_URL', 'AUTH_SECRET', 'AUTH_TRUST_HOST', 'SMTP_PORT']) expect(msg).toContain(`- ${v}:`);
+    }
+  });
+});
