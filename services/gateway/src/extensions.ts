@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDeps } from './app.ts';
+import { registerPages } from './pages.ts';
 
 /**
  * Gateway routes that are not plain forwarded JSON routes (the Auth.js proxy, the cron trigger,
@@ -7,4 +8,6 @@ import type { GatewayDeps } from './app.ts';
  */
 export type GatewayExtension = (app: FastifyInstance, deps: GatewayDeps) => void | Promise<void>;
 
-export const extensions: GatewayExtension[] = [];
+export const extensions: GatewayExtension[] = [
+  registerPages,
+];
