@@ -144,6 +144,29 @@ const envSchema = z
       (v) => (v === undefined ? '' : v),
       z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
     ),
+    /** Notification channel API bases (docs/notifications.md); overridable for self-hosted relays and tests. */
+    NTFY_DEFAULT_SERVER: httpUrl('https://ntfy.sh'),
+    PUSHOVER_API_URL: httpUrl('https://api.pushover.net'),
+    TELEGRAM_API_URL: httpUrl('https://api.telegram.org'),
+    /** PEM file of extra CAs trusted for the SMTP server's certificate (private CAs, tests). */
+    SMTP_TLS_CA_FILE: optionalString,
+    /** Task-event webhook retry delays in seconds after attempt 1, 2, … (docs/webhooks.md). */
+    WEBHOOK_RETRY_SCHEDULE: z.preprocess(
+      (v) => (v === undefined || v === '' ? '5,300,1800,7200,18000,36000,36000' : v),
+      z
+        .string()
+        .transform((v) => v.split(',').map((s) => Number(s.trim())))
+        .refine((a) => a.length >= 1 && a.length <= 100 && a.every((n) => Number.isFinite(n) && n >= 0 && n <= 7 * 86_400), 'must be 1 to 100 comma-separated delays in seconds (0 to 604800)'),
+    ),
+    /** An endpoint failing without a success for this many hours is disabled and its owner notified. */
+    WEBHOOK_DISABLE_AFTER_HOURS: z.preprocess(
+      (v) => (v === undefined || v === '' ? '120' : v),
+      z
+        .string()
+        .regex(/^\d+(\.\d+)?$/, 'must be a number of hours')
+        .transform(Number)
+        .refine((n) => n > 0, 'must be greater than 0'),
+    ),
   })
   .superRefine((env, ctx) => {
     const need = (cond: boolean, path: string, message: string) => {

@@ -6,3 +6,4 @@ export * from './service.ts';
 export * from './version.ts';
 export * from './crypto.ts';
 export * from './outbox.ts';
+export * from './net/index.ts';

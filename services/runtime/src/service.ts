@@ -39,6 +39,7 @@ export async function startService(def: ServiceDefinition, deps: ServiceDeps): P
     instance,
     uptimeSeconds: Math.round((Date.now() - STARTED_AT) / 1000),
   }));
+  await deps.bus.flush();
   log.info({ version: VERSION }, `${def.name} started`);
   return {
     async stop() {

@@ -12,7 +12,10 @@ export async function handleRequest<Req, Res>(
   try {
     const payload = parseMessage(rpc.request, raw, `request for ${rpc.subject}`);
     const result = await handler(payload, ctx);
-    return { ok: true, data: parseMessage(rpc.reply, result, `reply of ${rpc.subject}`) };
+    const checked = rpc.reply.safeParse(result);
+    // A reply that breaks its own contract is this service's bug, never the caller's.
+    if (!checked.success) throw new Error(`reply of ${rpc.subject} breaks its schema: ${checked.error.message}`);
+    return { ok: true, data: checked.data };
   } catch (err) {
     return { ok: false, error: toErrorBody(err, ctx.log, rpc.subject) };
   }

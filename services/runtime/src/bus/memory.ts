@@ -106,6 +106,8 @@ export function createMemoryBus(log: Logger): Bus {
       };
     },
 
+    async flush() {},
+
     async close() {
       closed = true;
     },

@@ -223,6 +223,10 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
       };
     },
 
+    async flush() {
+      await nc.flush();
+    },
+
     async close() {
       for (const stop of stoppers) await stop();
       await nc.drain().catch(() => nc.close());

@@ -52,5 +52,7 @@ export interface Bus {
   /** Fire-and-forget signal to every live subscriber (not durable). */
   broadcast(subject: string, payload: unknown): void;
   onBroadcast(subject: string, handler: (payload: unknown) => void): Subscription;
+  /** Resolves once every subscription made so far is active at the server (NATS); call before reporting ready. */
+  flush(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, defineEvent, defineRpc } from '@tasksvc/proto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { quietLogger, sharedNatsUrl, testDatabase } from '../../../../tools/testenv/index.ts';
+import { createPool } from '../db/pool.ts';
+import { enqueueEvent, startOutboxRelay } from '../outbox.ts';
+import { createMemoryBus } from './memory.ts';
+import { createNatsBus } from './nats.ts';
+import type { Bus } from './types.ts';
+
+const log = quietLogger();
+const uid = () => randomUUID().slice(0, 8);
+
+const makeRpc = () =>
+  defineRpc(`test${uid()}.add`, z.object({ a: z.number(), b: z.number() }).strict(), z.object({ sum: z.number() }));
+const makeEvent = () => defineEvent(`events.test${uid()}.happened`, z.object({ n: z.number() }));
+
+async function until(cond: () => boolean, timeoutMs = 15_000) {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+// The same contract, run against both transports.
+describe.each([
+  ['in-process', async (): Promise<Bus[]> => {
+    const bus = createMemoryBus(log);
+    return [bus, bus];
+  }],
+  ['NATS', async (): Promise<Bus[]> => Promise.all([createNatsBus({ servers: sharedNatsUrl(), name: 'a', log }), createNatsBus({ servers: sharedNatsUrl(), name: 'b', log })])],
+])('bus contract over %s', (_name, make) => {
+  // `server` and `client` are separate connections over NATS, the same bus in-process.
+  let server: Bus;
+  let client: Bus;
+  beforeAll(async () => {
+    [server, client] = (await make()) as [Bus, Bus];
+  });
+  afterAll(async () => {
+    await server.close();
+    if (client !== server) await client.close();
+  });
+
+  it('answers a request with a reply checked against its schema', async () => {
+    const rpc = makeRpc();
+    server.serve(rpc, async ({ a, b }) => ({ sum: a + b }));
+    await expect(client.request(rpc, { a: 2, b: 3 })).resolves.toEqual({ sum: 5 });
+  });
+
+  it('refuses a bad request on the caller side, naming the field', async () => {
+    const rpc = makeRpc();
+    let called = false;
+    server.serve(rpc, async () => {
+      called = true;
+      return { sum: 0 };
+    });
+    await Promise.all([server.flush(), client.flush()]);
+    const err = await client.request(rpc, { a: 'x', b: 1 } as never).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('VALIDATION_FAILED');
+    expect((err as AppError).issues?.[0]?.path).toBe('a');
+    expect(called).toBe(false);
+  });
+
+  it('refuses a bad request on the server side too (a caller without the schema)', async () => {
+    const rpc = makeRpc();
+    server.serve(rpc, async () => ({ sum: 0 }));
+    const lax = defineRpc(rpc.subject, z.any(), rpc.reply);
+    const err = await client.request(lax, { a: 1, b: 2, extra: true }).catch((e: unknown) => e);
+    expect((err as AppError).code).toBe('VALIDATION_FAILED');
+  });
+
+  it('passes a handler AppError through with its code; hides unexpected errors', async () => {
+    const rpc = makeRpc();
+    server.serve(rpc, async ({ a }) => {
+      if (a === 1) throw new AppError('TASKS_NOT_FOUND', 'no such task');
+      if (a === 2) throw new Error('secret internals: password=hunter2');
+      if (a === 3) return { sum: 'not a number' } as never;
+      return { sum: a };
+    });
+    await Promise.all([server.flush(), client.flush()]);
+    await expect(client.request(rpc, { a: 1, b: 0 })).rejects.toMatchObject({ code: 'TASKS_NOT_FOUND', message: 'no such task' });
+    const internal = (await client.request(rpc, { a: 2, b: 0 }).catch((e: unknown) => e)) as AppError;
+    expect(internal.code).toBe('INTERNAL');
+    expect(internal.message).not.toContain('hunter2');
+    await expect(client.request(rpc, { a: 3, b: 0 })).rejects.toMatchObject({ code: 'INTERNAL' });
+  });
+
+  it('reports a missing service as SERVICE_UNAVAILABLE and a slow one as TIMEOUT', async () => {
+    await expect(client.request(makeRpc(), { a: 1, b: 1 }, { timeoutMs: 2_000 })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    const slow = makeRpc();
+    server.serve(slow, async () => {
+      await new Promise((r) => setTimeout(r, 1_500));
+      return { sum: 0 };
+    });
+    await Promise.all([server.flush(), client.flush()]);
+    await expect(client.request(slow, { a: 1, b: 1 }, { timeoutMs: 200 })).rejects.toMatchObject({ code: 'TIMEOUT' });
+  });
+
+  it('carries the request id to the handler', async () => {
+    const rpc = makeRpc();
+    let seen = '';
+    server.serve(rpc, async (_p, ctx) => {
+      seen = ctx.requestId;
+      return { sum: 0 };
+    });
+    await Promise.all([server.flush(), client.flush()]);
+    await client.request(rpc, { a: 0, b: 0 }, { requestId: 'req-123' });
+    expect(seen).toBe('req-123');
+  });
+
+  it('spreads requests over the replicas of one service (queue group)', async () => {
+    const rpc = makeRpc();
+    const hits = [0, 0];
+    server.serve(rpc, async () => ({ sum: ++hits[0]! }));
+    client.serve(rpc, async () => ({ sum: ++hits[1]! }));
+    for (let i = 0; i < 40; i++) await client.request(rpc, { a: 0, b: 0 });
+    expect(hits[0]! + hits[1]!).toBe(40);
+    expect(hits[0]).toBeGreaterThan(0);
+    expect(hits[1]).toBeGreaterThan(0);
+  });
+
+  it('delivers a durable event once to each consumer group, sharing work within a group, dropping duplicate ids', async () => {
+    const ev = makeEvent();
+    const groupA: string[] = [];
+    const groupB1: string[] = [];
+    const groupB2: string[] = [];
+    const a = await server.consume(ev, async (_p, m) => void groupA.push(m.msgId), { durable: `a${uid()}` });
+    const durableB = `b${uid()}`;
+    const b1 = await server.consume(ev, async (_p, m) => void groupB1.push(m.msgId), { durable: durableB });
+    const b2 = await client.consume(ev, async (_p, m) => void groupB2.push(m.msgId), { durable: durableB });
+    const ids = Array.from({ length: 30 }, () => randomUUID());
+    for (const [i, id] of ids.entries()) await client.publish(ev, { n: i }, id);
+    await client.publish(ev, { n: 0 }, ids[0]!); // duplicate id: dropped
+    await until(() => groupA.length >= 30 && groupB1.length + groupB2.length >= 30);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(groupA.sort()).toEqual([...ids].sort());
+    expect([...groupB1, ...groupB2].sort()).toEqual([...ids].sort());
+    await Promise.all([a.stop(), b1.stop(), b2.stop()]);
+  });
+
+  it('rejects an event that breaks its schema before it is stored', async () => {
+    const ev = makeEvent();
+    await expect(client.publish(ev, { n: 'x' } as never, randomUUID())).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+  });
+
+  describe('with the transactional outbox', () => {
+    let pool: pg.Pool;
+    beforeAll(async () => {
+      pool = createPool(await testDatabase(), log);
+      await pool.query('CREATE SCHEMA IF NOT EXISTS box');
+      await pool.query(`CREATE TABLE IF NOT EXISTS box.outbox (id uuid PRIMARY KEY, subject text NOT NULL, payload jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(), published_at timestamptz, attempts int NOT NULL DEFAULT 0, last_error text)`);
+    });
+    afterAll(async () => {
+      await pool.end();
+    });
+
+    it('delivers every committed event at least once although the consumer fails at first, and nothing from a rolled-back transaction', async () => {
+      const ev = makeEvent();
+      const handled = new Map<number, number>();
+      let failuresLeft = 3;
+      const sub = await server.consume(
+        ev,
+        async (p) => {
+          if (failuresLeft-- > 0) throw new Error('transient');
+          handled.set(p.n, (handled.get(p.n) ?? 0) + 1);
+        },
+        { durable: `o${uid()}` },
+      );
+      const relay = startOutboxRelay({ pool, bus: client, schema: 'box', events: [ev as never], log, pollMs: 50 });
+      const c = await pool.connect();
+      await c.query('BEGIN');
+      await enqueueEvent(c, 'box', ev, { n: 999 });
+      await c.query('ROLLBACK');
+      c.release();
+      for (let n = 0; n < 20; n++) await enqueueEvent(pool, 'box', ev, { n });
+      relay.kick();
+      await until(() => handled.size >= 20, 30_000);
+      await new Promise((r) => setTimeout(r, 300));
+      expect([...handled.keys()].sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      expect(handled.has(999)).toBe(false);
+      const { rows } = await pool.query(`SELECT count(*)::int AS pending FROM box.outbox WHERE published_at IS NULL AND subject = $1`, [ev.subject]);
+      expect(rows[0].pending).toBe(0);
+      await relay.stop();
+      await sub.stop();
+    });
+  });
+});

@@ -1,0 +1,100 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOutbound, OutboundError, parseRetryAfter } from './outbound.ts';
+
+let server: Server;
+let port = 0;
+const seen: { host: string | undefined; url: string | undefined }[] = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    seen.push({ host: req.headers.host, url: req.url });
+    if (req.url === '/redirect') {
+      res.writeHead(302, { location: '/elsewhere' }).end();
+      return;
+    }
+    if (req.url === '/hang') return; // never answers
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('hello');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+async function failure(p: Promise<unknown>): Promise<OutboundError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(OutboundError);
+    return err as OutboundError;
+  }
+  throw new Error('expected the request to be refused');
+}
+
+describe('outbound guard against a real local receiver', () => {
+  it('refuses loopback without an allow-list entry, before connecting', async () => {
+    const before = seen.length;
+    const err = await failure(createOutbound({ allowList: [] }).request({ url: `http://127.0.0.1:${port}/` }));
+    expect(err.kind).toBe('blocked');
+    expect(err.message).toMatch(/loopback/);
+    expect(seen.length).toBe(before);
+  });
+
+  it('refuses a name that resolves to a private address (and the metadata address)', async () => {
+    const resolver = async (host: string) => [{ address: host === 'meta.example' ? '169.254.169.254' : '10.0.0.7', family: 4 }];
+    const out = createOutbound({ allowList: [], resolver });
+    expect((await failure(out.check('https://internal.example/hook'))).kind).toBe('blocked');
+    expect((await failure(out.check('https://meta.example/latest'))).message).toMatch(/169\.254\.169\.254/);
+  });
+
+  it('refuses when any one of several answers is private', async () => {
+    const out = createOutbound({ allowList: [], resolver: async () => [{ address: '93.184.216.34', family: 4 }, { address: '::1', family: 6 }] });
+    expect((await failure(out.check('https://mixed.example/'))).kind).toBe('blocked');
+  });
+
+  it('connects to the address it checked: a second DNS answer cannot rebind the request', async () => {
+    let calls = 0;
+    const resolver = async () => {
+      calls++;
+      return [{ address: calls === 1 ? '127.0.0.1' : '10.9.9.9', family: 4 }];
+    };
+    const out = createOutbound({ allowList: ['127.0.0.1/32'], resolver });
+    const res = await out.request({ url: `http://rebind.example:${port}/pinned`, method: 'GET' });
+    expect(res.status).toBe(200);
+    expect(res.body).toBe('hello');
+    expect(res.address).toBe('127.0.0.1');
+    expect(calls).toBe(1);
+    expect(seen.at(-1)).toEqual({ host: `rebind.example:${port}`, url: '/pinned' });
+  });
+
+  it('plain http only for allow-listed hosts; unsupported schemes and credentials refused', async () => {
+    const out = createOutbound({ allowList: [], resolver: async () => [{ address: '93.184.216.34', family: 4 }] });
+    expect((await failure(out.check('http://public.example/hook'))).message).toMatch(/https/);
+    expect((await out.check('https://public.example/hook')).address).toBe('93.184.216.34');
+    expect((await failure(out.check('ftp://public.example/'))).kind).toBe('invalid_url');
+    expect((await failure(out.check('https://u:p@public.example/'))).kind).toBe('invalid_url');
+    expect((await failure(out.check('not a url'))).kind).toBe('invalid_url');
+  });
+
+  it('never follows redirects', async () => {
+    const res = await createOutbound({ allowList: ['127.0.0.1'] }).request({ url: `http://127.0.0.1:${port}/redirect`, method: 'GET' });
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/elsewhere');
+  });
+
+  it('gives up on a receiver that never answers', async () => {
+    const err = await failure(createOutbound({ allowList: ['127.0.0.1'] }).request({ url: `http://127.0.0.1:${port}/hang`, timeoutMs: 300 }));
+    expect(err.kind).toBe('timeout');
+  });
+
+  it('parses Retry-After as seconds or an HTTP date', () => {
+    expect(parseRetryAfter('120')).toBe(120);
+    expect(parseRetryAfter(new Date(1_000_000 + 30_000).toUTCString(), 1_000_000)).toBe(30);
+    expect(parseRetryAfter('soon')).toBeNull();
+    expect(parseRetryAfter(undefined)).toBeNull();
+  });
+});
