@@ -1,0 +1,140 @@
+import { levelForCoins } from './levels.ts';
+
+export type Rarity = 'common' | 'rare' | 'epic' | 'legendary';
+
+/** Coins an unlock is worth, by rarity (reference §7); booked apart from task coins. */
+export const RARITY_REWARD: Record<Rarity, number> = { common: 10, rare: 25, epic: 50, legendary: 100 };
+
+/** Everything the triggers look at, as of just after the event being evaluated. */
+export interface AchievementStats {
+  tasksCompleted: number;
+  /** best streak ever (a milestone reached once stays reached) */
+  streakMax: number;
+  coins: number;
+  questStreakMax: number;
+  questsCompleted: number;
+  topicsCreated: number;
+  sequentialTopics: number;
+  highPriorityCompleted: number;
+  wishlistPurchases: number;
+  energyCheckinStreak: number;
+}
+
+/** Facts about the one completion that triggered an evaluation (the secret achievements). */
+export interface CompletionContext {
+  /** local hour of the completion in the user's timezone, 0–23 */
+  localHour: number;
+  /** daily quests completed on that local day, this one included */
+  questsCompletedToday: number;
+}
+
+export interface AchievementDef {
+  key: string;
+  title: string;
+  description: string;
+  rarity: Rarity;
+  secret: boolean;
+  /** ordering and grouping in the UI */
+  category: 'tasks' | 'streak' | 'coins' | 'level' | 'quest' | 'topics' | 'priority' | 'wishlist' | 'energy' | 'secret';
+  met(stats: AchievementStats, ctx: CompletionContext | null): boolean;
+}
+
+const milestone = (
+  category: AchievementDef['category'],
+  key: string,
+  title: string,
+  description: string,
+  rarity: Rarity,
+  value: (s: AchievementStats) => number,
+  target: number,
+): AchievementDef => ({ key, title, description, rarity, secret: false, category, met: (s) => value(s) >= target });
+
+const tasks = (n: number, title: string, rarity: Rarity) => milestone('tasks', `tasks_${n}`, title, `Complete ${n} task${n === 1 ? '' : 's'}`, rarity, (s) => s.tasksCompleted, n);
+const streak = (n: number, title: string, rarity: Rarity) => milestone('streak', `streak_${n}`, title, `Reach a ${n}-day streak`, rarity, (s) => s.streakMax, n);
+
+/** The 31 definitions. Keys are stable: they are stored in user_achievements. */
+export const ACHIEVEMENTS: readonly AchievementDef[] = [
+  tasks(1, 'First Step', 'common'),
+  tasks(10, 'Getting Going', 'common'),
+  tasks(50, 'Productive', 'rare'),
+  tasks(100, 'Centurion', 'rare'),
+  tasks(200, 'Taskmaster', 'epic'),
+  tasks(500, 'Unstoppable', 'epic'),
+  tasks(1000, 'Legend', 'legendary'),
+  streak(3, 'Warming Up', 'common'),
+  streak(7, 'One Week Strong', 'common'),
+  streak(14, 'Fortnight', 'rare'),
+  streak(30, 'Monthly Habit', 'rare'),
+  streak(60, 'Two Months', 'epic'),
+  streak(100, 'Triple Digits', 'epic'),
+  streak(365, 'Year of Focus', 'legendary'),
+  milestone('coins', 'coins_100', 'Saver', 'Hold 100 coins', 'common', (s) => s.coins, 100),
+  milestone('coins', 'coins_500', 'Treasurer', 'Hold 500 coins', 'rare', (s) => s.coins, 500),
+  milestone('level', 'level_5', 'Halfway There', 'Reach level 5', 'rare', (s) => levelForCoins(s.coins), 5),
+  milestone('level', 'level_10', 'Max Level', 'Reach level 10', 'legendary', (s) => levelForCoins(s.coins), 10),
+  milestone('quest', 'first_quest', 'Quest Accepted', 'Complete your first daily quest', 'common', (s) => s.questsCompleted, 1),
+  milestone('quest', 'quest_streak_7', 'Questing Week', 'Complete the daily quest 7 days in a row', 'rare', (s) => s.questStreakMax, 7),
+  milestone('quest', 'quest_streak_30', 'Quest Devotee', 'Complete the daily quest 30 days in a row', 'epic', (s) => s.questStreakMax, 30),
+  milestone('topics', 'topics_1', 'Organizer', 'Create a topic', 'common', (s) => s.topicsCreated, 1),
+  milestone('topics', 'topics_5', 'Architect', 'Create 5 topics', 'common', (s) => s.topicsCreated, 5),
+  milestone('topics', 'sequential_topic', 'Step by Step', 'Create a sequential topic', 'common', (s) => s.sequentialTopics, 1),
+  milestone('priority', 'first_high_priority', 'First Things First', 'Complete a high-priority task', 'common', (s) => s.highPriorityCompleted, 1),
+  milestone('wishlist', 'wishlist_1', 'Treat Yourself', 'Buy a wishlist item', 'common', (s) => s.wishlistPurchases, 1),
+  milestone('wishlist', 'wishlist_10', 'Big Spender', 'Buy 10 wishlist items', 'rare', (s) => s.wishlistPurchases, 10),
+  milestone('energy', 'energy_streak_7', 'Self-Aware', 'Check in your energy 7 days in a row', 'rare', (s) => s.energyCheckinStreak, 7),
+  {
+    key: 'night_owl',
+    title: 'Night Owl',
+    description: 'Complete a task at 23:00 or later',
+    rarity: 'rare',
+    secret: true,
+    category: 'secret',
+    met: (_s, ctx) => ctx !== null && ctx.localHour >= 23,
+  },
+  {
+    key: 'early_bird',
+    title: 'Early Bird',
+    description: 'Complete a task before 07:00',
+    rarity: 'rare',
+    secret: true,
+    category: 'secret',
+    met: (_s, ctx) => ctx !== null && ctx.localHour < 7,
+  },
+  {
+    key: 'double_shift',
+    title: 'Double Shift',
+    description: 'Complete two daily quests in one day',
+    rarity: 'epic',
+    secret: true,
+    category: 'secret',
+    met: (_s, ctx) => ctx !== null && ctx.questsCompletedToday >= 2,
+  },
+];
+
+export const ACHIEVEMENT_BY_KEY: ReadonlyMap<string, AchievementDef> = new Map(ACHIEVEMENTS.map((a) => [a.key, a]));
+
+export interface Unlock {
+  key: string;
+  reward: number;
+}
+
+/**
+ * Which achievements the user newly earns. Rewards raise the coin balance, which can in turn meet
+ * a coins or level milestone, so evaluation repeats until nothing new unlocks. `ctx` is null for a
+ * retroactive grant, which never awards the secret achievements (they describe one moment).
+ */
+export function evaluateAchievements(stats: AchievementStats, unlocked: ReadonlySet<string>, ctx: CompletionContext | null): Unlock[] {
+  const have = new Set(unlocked);
+  const out: Unlock[] = [];
+  let coins = stats.coins;
+  for (;;) {
+    const fresh = ACHIEVEMENTS.filter((a) => !have.has(a.key) && !(a.secret && ctx === null) && a.met({ ...stats, coins }, ctx));
+    if (fresh.length === 0) return out;
+    for (const a of fresh) {
+      have.add(a.key);
+      const reward = RARITY_REWARD[a.rarity];
+      coins += reward;
+      out.push({ key: a.key, reward });
+    }
+  }
+}

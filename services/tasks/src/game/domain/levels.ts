@@ -1,0 +1,39 @@
+/** Coins needed for levels 1…10 (reference §6). The level is always derived, never stored. */
+export const LEVEL_THRESHOLDS = [0, 50, 150, 300, 500, 800, 1200, 1700, 2300, 3000] as const;
+export const MAX_LEVEL = LEVEL_THRESHOLDS.length;
+
+export function levelForCoins(coins: number): number {
+  let level = 1;
+  for (let i = 0; i < LEVEL_THRESHOLDS.length; i++) if (coins >= LEVEL_THRESHOLDS[i]!) level = i + 1;
+  return level;
+}
+
+export interface LevelProgress {
+  level: number;
+  coins: number;
+  /** coins at which the current level started */
+  levelStart: number;
+  /** coins needed for the next level; null at the top level */
+  nextLevelAt: number | null;
+}
+
+export function levelProgress(coins: number): LevelProgress {
+  const level = levelForCoins(coins);
+  return { level, coins, levelStart: LEVEL_THRESHOLDS[level - 1]!, nextLevelAt: level < MAX_LEVEL ? LEVEL_THRESHOLDS[level]! : null };
+}
+
+/** Postponing a task three or more times doubles its reward: finishing what you kept pushing away. */
+export const DOUBLE_BONUS_POSTPONES = 3;
+
+/** Coins a completion earns; the tasks service records this amount on the completion row. */
+export function completionCoins(coinValue: number, postponeCount: number): number {
+  return postponeCount >= DOUBLE_BONUS_POSTPONES ? coinValue * 2 : coinValue;
+}
+
+/**
+ * The balance after undoing a completion: subtract exactly what that completion awarded (double
+ * bonus included, unlike the reference), floored at 0 because coins may already have been spent.
+ */
+export function coinsAfterUndo(balance: number, awarded: number): number {
+  return Math.max(0, balance - awarded);
+}

@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { blockedTaskIds, canPostpone, selectQuest, type QuestCandidate } from './quest.ts';
+
+const TODAY = '2026-05-10';
+let seq = 0;
+function task(over: Partial<QuestCandidate> & { id: string }): QuestCandidate {
+  seq++;
+  return {
+    type: 'ONE_TIME',
+    priority: 'NORMAL',
+    topicId: null,
+    topicSequential: false,
+    taskGroup: null,
+    dueDate: null,
+    nextDueDate: null,
+    completed: false,
+    snoozedUntil: null,
+    pausedAt: null,
+    pausedUntil: null,
+    energyLevel: null,
+    sortOrder: seq,
+    createdAt: `2026-01-01T00:00:${String(seq % 60).padStart(2, '0')}Z`,
+    ...over,
+  };
+}
+const pick = (tasks: QuestCandidate[], over: Partial<Parameters<typeof selectQuest>[1]> = {}) =>
+  selectQuest(tasks, { today: TODAY, energy: null, random: () => 0, ...over });
+
+describe('daily quest tiers', () => {
+  const overdueOld = task({ id: 'overdue-old', dueDate: '2026-05-01' });
+  const overdueNew = task({ id: 'overdue-new', dueDate: '2026-05-08' });
+  const high = task({ id: 'high', priority: 'HIGH', topicId: 't1' });
+  const highNoTopic = task({ id: 'high-no-topic', priority: 'HIGH' });
+  const recurring = task({ id: 'rec', type: 'RECURRING', nextDueDate: TODAY });
+  const recurringLater = task({ id: 'rec-later', type: 'RECURRING', nextDueDate: '2026-05-11' });
+  const plain = task({ id: 'plain' });
+  const eligible = task({ id: 'eligible', type: 'DAILY_ELIGIBLE' });
+
+  it('tier 1: the oldest overdue non-recurring task', () => {
+    expect(pick([plain, high, recurring, overdueNew, overdueOld])).toEqual({ taskId: 'overdue-old', tier: 'overdue', energyMatched: true });
+  });
+  it('does not treat an overdue recurring task as tier 1', () => {
+    const oldRecurring = task({ id: 'rec-old', type: 'RECURRING', dueDate: '2026-04-01', nextDueDate: '2026-04-01' });
+    expect(pick([oldRecurring, plain])).toMatchObject({ taskId: 'rec-old', tier: 'recurring-due' });
+  });
+  it('tier 2: a HIGH-priority task in a topic (a topic-less HIGH task is not tier 2)', () => {
+    expect(pick([plain, highNoTopic, recurring, high])).toMatchObject({ taskId: 'high', tier: 'high-priority' });
+  });
+  it('tier 3: a recurring task due today or earlier, never one due later', () => {
+    expect(pick([plain, recurringLater, recurring])).toMatchObject({ taskId: 'rec', tier: 'recurring-due' });
+    expect(pick([recurringLater])).toBeNull();
+  });
+  it('tier 4: a random ONE_TIME or DAILY_ELIGIBLE task, using the injected random source', () => {
+    expect(pick([plain, eligible], { random: () => 0 })).toMatchObject({ taskId: 'plain', tier: 'random' });
+    expect(pick([plain, eligible], { random: () => 0.99 })).toMatchObject({ taskId: 'eligible', tier: 'random' });
+  });
+  it('skips completed tasks but keeps recurring ones (they never complete)', () => {
+    expect(pick([task({ id: 'done', completed: true, dueDate: '2026-05-01' })])).toBeNull();
+  });
+  it('returns null with nothing eligible', () => {
+    expect(pick([])).toBeNull();
+  });
+  it('honours the exclusion set used by a re-roll', () => {
+    expect(pick([overdueOld, overdueNew], { exclude: new Set(['overdue-old']) })).toMatchObject({ taskId: 'overdue-new' });
+  });
+});
+
+describe('daily quest filters', () => {
+  it('skips snoozed tasks until the snooze ends', () => {
+    const snoozed = task({ id: 'snoozed', dueDate: '2026-05-01', snoozedUntil: '2026-05-11' });
+    const other = task({ id: 'other' });
+    expect(pick([snoozed, other])).toMatchObject({ taskId: 'other' });
+    expect(pick([task({ ...snoozed, snoozedUntil: TODAY }), other])).toMatchObject({ taskId: 'snoozed' });
+  });
+  it('skips paused tasks (open-ended or until a later date)', () => {
+    const open = task({ id: 'paused', dueDate: '2026-05-01', pausedAt: '2026-05-01T00:00:00Z' });
+    const until = task({ id: 'paused-until', dueDate: '2026-05-02', pausedAt: '2026-05-01T00:00:00Z', pausedUntil: '2026-05-12' });
+    const ended = task({ id: 'pause-ended', dueDate: '2026-05-03', pausedAt: '2026-05-01T00:00:00Z', pausedUntil: TODAY });
+    expect(pick([open, until, ended])).toMatchObject({ taskId: 'pause-ended' });
+  });
+  it('blocks all but the first open task of a sequential topic', () => {
+    const first = task({ id: 'first', topicId: 'seq', topicSequential: true, sortOrder: 1 });
+    const second = task({ id: 'second', topicId: 'seq', topicSequential: true, sortOrder: 2, dueDate: '2026-05-01' });
+    expect([...blockedTaskIds([first, second], TODAY)]).toEqual(['second']);
+    expect(pick([first, second])).toMatchObject({ taskId: 'first', tier: 'random' });
+    // a completed first task unblocks the next
+    expect(pick([{ ...first, completed: true }, second])).toMatchObject({ taskId: 'second', tier: 'overdue' });
+  });
+  it('does not block in a non-sequential topic', () => {
+    const a = task({ id: 'a', topicId: 'free' });
+    const b = task({ id: 'b', topicId: 'free' });
+    expect(blockedTaskIds([a, b], TODAY).size).toBe(0);
+  });
+  it('lets a snoozed task not block the tasks after it', () => {
+    const first = task({ id: 'first', topicId: 'seq', topicSequential: true, sortOrder: 1, snoozedUntil: '2026-05-20' });
+    const second = task({ id: 'second', topicId: 'seq', topicSequential: true, sortOrder: 2 });
+    const third = task({ id: 'third', topicId: 'seq', topicSequential: true, sortOrder: 3 });
+    expect([...blockedTaskIds([first, second, third], TODAY)]).toEqual(['third']);
+    expect(pick([first, second, third])).toMatchObject({ taskId: 'second' });
+  });
+  it('blocks by task_group as well', () => {
+    const g1 = task({ id: 'g1', taskGroup: 'move', sortOrder: 5 });
+    const g2 = task({ id: 'g2', taskGroup: 'move', sortOrder: 6, dueDate: '2026-05-01' });
+    expect(pick([g2, g1])).toMatchObject({ taskId: 'g1' });
+  });
+});
+
+describe('daily quest energy match', () => {
+  it('prefers a task of the current energy (or untagged) within the tier', () => {
+    const hi = task({ id: 'hi', dueDate: '2026-05-01', energyLevel: 'HIGH' });
+    const lo = task({ id: 'lo', dueDate: '2026-05-05', energyLevel: 'LOW' });
+    expect(pick([hi, lo], { energy: 'LOW' })).toEqual({ taskId: 'lo', tier: 'overdue', energyMatched: true });
+    expect(pick([hi, lo], { energy: 'HIGH' })).toEqual({ taskId: 'hi', tier: 'overdue', energyMatched: true });
+  });
+  it('falls back to any energy within the same tier before a lower tier', () => {
+    const hi = task({ id: 'hi', dueDate: '2026-05-01', energyLevel: 'HIGH' });
+    const lowPlain = task({ id: 'low-plain', energyLevel: 'LOW' });
+    expect(pick([hi, lowPlain], { energy: 'LOW' })).toEqual({ taskId: 'hi', tier: 'overdue', energyMatched: false });
+  });
+  it('treats an untagged task as matching', () => {
+    const untagged = task({ id: 'untagged', dueDate: '2026-05-05' });
+    const hi = task({ id: 'hi', dueDate: '2026-05-01', energyLevel: 'HIGH' });
+    expect(pick([hi, untagged], { energy: 'MEDIUM' })).toMatchObject({ taskId: 'untagged', energyMatched: true });
+  });
+});
+
+describe('postpone limit', () => {
+  it('allows postponing until the daily limit is used', () => {
+    expect(canPostpone(0, 1)).toBe(true);
+    expect(canPostpone(1, 1)).toBe(false);
+    expect(canPostpone(2, 3)).toBe(true);
+    expect(canPostpone(3, 3)).toBe(false);
+  });
+});
