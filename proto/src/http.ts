@@ -86,7 +86,8 @@ export interface RouteSpec<P, Q, B, Res> {
 export function defineRoute<P = Empty, Q = Empty, B = Empty, Res = unknown>(spec: RouteSpec<P, Q, B, Res>): HttpRoute<P, Q, B, Res> {
   const params = (spec.params ?? emptyObject) as z.ZodType<P>;
   const query = (spec.query ?? emptyObject) as z.ZodType<Q>;
-  const body = (spec.body ?? (spec.method === 'GET' || spec.method === 'DELETE' ? z.undefined().or(emptyObject) : emptyObject)) as z.ZodType<B>;
+  // GET and DELETE carry no body; the key vanishes on the wire, hence optional.
+  const body = (spec.body ?? (spec.method === 'GET' || spec.method === 'DELETE' ? emptyObject.optional() : emptyObject)) as z.ZodType<B>;
   const call = z.object({
     user: identity.nullable(),
     params,

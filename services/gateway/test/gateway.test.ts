@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, defineRoute, resolveIdentityRpc } from '@tasksvc/proto';
+import { createMemoryBus, createPool } from '@tasksvc/runtime';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { quietLogger, testConfig } from '../../../tools/testenv/index.ts';
+import { buildGateway } from '../src/app.ts';
+
+const log = quietLogger();
+const alice = randomUUID();
+
+const echo = defineRoute({
+  method: 'POST',
+  path: '/api/test/things/:id',
+  auth: 'user',
+  subject: 'testsvc.things.create',
+  params: z.object({ id: z.uuid() }),
+  query: z.object({ n: z.coerce.number().int().max(10).optional() }).strict(),
+  body: z.object({ title: z.string().min(1).max(20) }).strict(),
+  response: z.object({ id: z.string(), title: z.string(), by: z.string(), n: z.number().nullable() }),
+  summary: 'test',
+  tag: 'test',
+});
+const list = defineRoute({ method: 'GET', path: '/api/test/things', auth: 'user', subject: 'testsvc.things.list', response: z.array(z.string()), summary: 't', tag: 't' });
+const boom = defineRoute({ method: 'GET', path: '/api/test/boom', auth: 'none', subject: 'testsvc.boom', response: z.object({}), summary: 't', tag: 't' });
+const admin = defineRoute({ method: 'GET', path: '/api/test/admin', auth: 'admin', subject: 'testsvc.admin', response: z.object({ ok: z.boolean() }), summary: 't', tag: 't' });
+
+describe('gateway', () => {
+  let app: FastifyInstance;
+  let pool: ReturnType<typeof createPool>;
+  beforeAll(async () => {
+    const config = testConfig({ AUTH_TRUST_HOST: 'false', PUBLIC_APP_URL: 'https://tasks.example.com', ADMIN_USER_IDS: alice });
+    const bus = createMemoryBus(log);
+    // Identity is a test double here: the auth service has its own tests.
+    bus.serve(resolveIdentityRpc, async ({ authorization }) => {
+      const m = /^Bearer (rw|ro)-(.+)$/.exec(authorization ?? '');
+      if (!m) return null;
+      return { id: m[2]!, email: 'u@example.com', method: 'test', readOnly: m[1] === 'ro', secondFactorOk: true, isAdmin: false };
+    });
+    bus.serve(echo.rpc, async ({ user, params, body, query }) => ({ id: params.id, title: body.title, by: user!.id, n: query.n ?? null }));
+    bus.serve(list.rpc, async () => ['a']);
+    bus.serve(boom.rpc, async () => {
+      throw new Error('db password is hunter2');
+    });
+    bus.serve(admin.rpc, async () => ({ ok: true }));
+    pool = createPool('postgres://postgres@127.0.0.1:1/none', log);
+    app = await buildGateway({ config, bus, pool, log, routes: [echo, list, boom, admin] });
+  });
+  afterAll(async () => {
+    await app.close();
+    await pool.end();
+  });
+
+  const req = (opts: { method?: string; url: string; token?: string; host?: string; body?: unknown }) =>
+    app.inject({
+      method: (opts.method ?? 'GET') as 'GET',
+      url: opts.url,
+      headers: { host: opts.host ?? 'tasks.example.com', ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}) },
+      ...(opts.body !== undefined ? { payload: opts.body as object } : {}),
+    });
+
+  it('sets Strict-Transport-Security on every response', async () => {
+    const res = await req({ url: '/api/test/things', token: `rw-${alice}` });
+    expect(res.headers['strict-transport-security']).toMatch(/max-age=\d+/);
+    expect((await req({ url: '/api/nothing-here' })).headers['strict-transport-security']).toBeDefined();
+  });
+
+  it('rejects requests for unrecognised hosts while AUTH_TRUST_HOST is false', async () => {
+    const res = await req({ url: '/api/test/things', token: `rw-${alice}`, host: 'evil.example.net' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().code).toBe('UNTRUSTED_HOST');
+    // probes call health by IP: exempt
+    expect((await req({ url: '/api/health', host: '10.1.2.3:3000' })).json()).toHaveProperty('version');
+  });
+
+  it('forwards a valid call with the caller identity', async () => {
+    const id = randomUUID();
+    const res = await req({ method: 'POST', url: `/api/test/things/${id}?n=3`, token: `rw-${alice}`, body: { title: 'hello' } });
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toEqual({ id, title: 'hello', by: alice, n: 3 });
+  });
+
+  it('answers 400 naming each bad field, for params, query and body', async () => {
+    const bad = await req({ method: 'POST', url: '/api/test/things/not-a-uuid?n=99', token: `rw-${alice}`, body: { title: '', extra: 1 } });
+    expect(bad.statusCode).toBe(400);
+    const body = bad.json();
+    expect(body.code).toBe('VALIDATION_FAILED');
+    expect(body.issues.map((i: { path: string }) => i.path)).toContain('params.id');
+    const q = await req({ method: 'POST', url: `/api/test/things/${randomUUID()}?n=99`, token: `rw-${alice}`, body: { title: 'x' } });
+    expect(q.json().issues[0].path).toBe('query.n');
+    const b = await req({ method: 'POST', url: `/api/test/things/${randomUUID()}`, token: `rw-${alice}`, body: { title: 'x', extra: 1 } });
+    expect(b.statusCode).toBe(400);
+    expect(b.json().issues[0].path).toBe('body');
+    const notJson = await app.inject({ method: 'POST', url: `/api/test/things/${randomUUID()}`, headers: { host: 'tasks.example.com', authorization: `Bearer rw-${alice}`, 'content-type': 'application/json' }, payload: '{nope' });
+    expect(notJson.statusCode).toBe(400);
+  });
+
+  it('answers 401 without identity, 403 for a read-only key on a write, 403 for non-admins', async () => {
+    expect((await req({ url: '/api/test/things' })).statusCode).toBe(401);
+    const ro = await req({ method: 'POST', url: `/api/test/things/${randomUUID()}`, token: `ro-${alice}`, body: { title: 'x' } });
+    expect(ro.statusCode).toBe(403);
+    expect(ro.json().code).toBe('READ_ONLY_KEY');
+    expect((await req({ url: '/api/test/things', token: `ro-${alice}` })).statusCode).toBe(200);
+    expect((await req({ url: '/api/test/admin', token: `rw-${randomUUID()}` })).statusCode).toBe(403);
+    expect((await req({ url: '/api/test/admin', token: `rw-${alice}` })).statusCode).toBe(200);
+  });
+
+  it('never leaks internals in a 5xx body', async () => {
+    const res = await req({ url: '/api/test/boom' });
+    expect(res.statusCode, res.body).toBe(500);
+    expect(res.body).not.toContain('hunter2');
+    expect(res.json()).toEqual({ code: 'INTERNAL', message: 'internal error' });
+  });
+
+  it('answers unknown API paths with a JSON 404', async () => {
+    const res = await req({ url: '/api/does-not-exist' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().code).toBe('NOT_FOUND');
+  });
+
+  it('maps every error code to exactly one 4xx/5xx status', () => {
+    expect(new AppError('TASKS_NOT_FOUND', 'x').status).toBe(404);
+    expect(new AppError('TOTP_REQUIRED_BY_ADMIN', 'x').status).toBe(403);
+    expect(new AppError('LIMIT_REACHED', 'x').status).toBe(429);
+  });
+});
