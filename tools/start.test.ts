@@ -1,0 +1,151 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { freePort } from '@tasksvc/runtime';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sharedNatsUrl, testDatabase } from './testenv/index.ts';
+
+const root = new URL('..', import.meta.url).pathname;
+const node = join(root, 'node_modules', '.bin', 'node');
+const children: ChildProcess[] = [];
+
+/** Launch a project entry point with exactly this environment (plus PATH). */
+function launch(script: string, env: Record<string, string>) {
+  const child = spawn(node, [join(root, script)], { cwd: root, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  children.push(child);
+  const exited = new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? -1)));
+  return { child, exited, output: () => output };
+}
+
+async function waitHealthy(port: number, timeoutMs = 90_000): Promise<{ ms: number; body: Record<string, unknown> }> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < timeoutMs) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(2_000) });
+      if (res.status === 200) return { ms: Date.now() - t0, body: (await res.json()) as Record<string, unknown> };
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no healthy answer on ${port} within ${timeoutMs} ms`);
+}
+
+async function stop(p: ReturnType<typeof launch>) {
+  p.child.kill('SIGTERM');
+  return p.exited;
+}
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+const secret = 'integration-secret-integration-secret-!!';
+
+describe('npm start (tools/start.ts)', () => {
+  it('comes up with no environment at all: embedded PostgreSQL, generated AUTH_SECRET kept in the data folder, each default logged', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'start-'));
+    const port = await freePort();
+    const first = launch('tools/start.ts', { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', AUTH_TRUST_HOST: 'true' });
+    const { ms, body } = await waitHealthy(port);
+    console.log(`[measured] cold start with a new embedded database answered /api/health after ${ms} ms`);
+    expect(body.status).toBe('ok');
+    expect(first.output()).toMatch(/DATABASE_URL is unset/);
+    expect(first.output()).toMatch(/AUTH_SECRET is unset/);
+    const generated = readFileSync(join(dataDir, 'auth-secret'), 'utf8');
+    expect(generated.length).toBeGreaterThanOrEqual(32);
+    expect(await stop(first)).toBe(0);
+
+    // Second start: same data folder, same secret, database kept.
+    const second = launch('tools/start.ts', { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', AUTH_TRUST_HOST: 'true' });
+    const warm = await waitHealthy(port);
+    console.log(`[measured] warm start with the existing data folder answered /api/health after ${warm.ms} ms`);
+    expect(readFileSync(join(dataDir, 'auth-secret'), 'utf8')).toBe(generated);
+    expect(second.output()).not.toMatch(/initialised a new PostgreSQL data directory/);
+    expect(await stop(second)).toBe(0);
+  });
+
+  it('in production demands every required variable, listing them all in one message', async () => {
+    const p = launch('tools/start.ts', { RUNTIME_ENV: 'production' });
+    expect(await p.exited).toBe(1);
+    for (const v of ['DATABASE_URL', 'AUTH_SECRET', 'AUTH_TRUST_HOST']) expect(p.output()).toContain(`- ${v}:`);
+  });
+
+  it('refuses to start with REQUIRE_2FA=true and no TOTP_ENCRYPTION_KEY', async () => {
+    const p = launch('tools/start.ts', { RUNTIME_ENV: 'production', DATABASE_URL: 'postgres://x@127.0.0.1:1/x', AUTH_SECRET: secret, AUTH_TRUST_HOST: 'true', REQUIRE_2FA: 'true' });
+    expect(await p.exited).toBe(1);
+    expect(p.output()).toMatch(/TOTP_ENCRYPTION_KEY: is required when REQUIRE_2FA is true/);
+  });
+
+  it('two processes starting at once against one fresh database both come up; each migration ran once, before the port opened', async () => {
+    const DATABASE_URL = await testDatabase();
+    const ports = [await freePort(), await freePort()];
+    const procs = ports.map((port) => launch('tools/start.ts', { DATABASE_URL, AUTH_SECRET: secret, AUTH_TRUST_HOST: 'true', PORT: String(port), HOST: '127.0.0.1' }));
+
+    // The moment the first port accepts a connection, every schema must already be migrated.
+    const firstOpen = await Promise.any(ports.map((port) => waitForPort(port)));
+    const db = new pg.Client({ connectionString: DATABASE_URL });
+    await db.connect();
+    const migratedAtOpen = await db.query(`SELECT table_schema FROM information_schema.tables WHERE table_name = 'schema_migrations' ORDER BY 1`);
+    expect(migratedAtOpen.rows.map((r) => r.table_schema)).toEqual(['auth', 'notifier', 'scheduler', 'tasks', 'webhook']);
+    expect(firstOpen).toBeGreaterThan(0);
+
+    await Promise.all(ports.map((port) => waitHealthy(port)));
+    for (const schema of ['auth', 'notifier', 'scheduler', 'tasks', 'webhook']) {
+      const { rows } = await db.query(`SELECT name, count(*)::int AS n FROM "${schema}".schema_migrations GROUP BY name`);
+      expect(rows.length).toBeGreaterThan(0);
+      for (const r of rows) expect(r.n).toBe(1);
+    }
+    await db.end();
+    await Promise.all(procs.map(stop));
+  });
+
+  it('runs distributed: each service its own process over NATS, the gateway reporting who is up', async () => {
+    const DATABASE_URL = await testDatabase();
+    const port = await freePort();
+    const env = { DATABASE_URL, AUTH_SECRET: secret, AUTH_TRUST_HOST: 'true', NATS_URL: sharedNatsUrl(), PORT: String(port), HOST: '127.0.0.1' };
+    const scheduler = launch('services/scheduler/src/main.ts', env);
+    const gateway = launch('services/gateway/src/main.ts', env);
+    const { body } = await waitHealthy(port);
+    expect(body.status).toBe('ok');
+    let services: Record<string, { up: boolean }> = {};
+    for (let i = 0; i < 100 && !services.scheduler?.up; i++) {
+      services = (await (await fetch(`http://127.0.0.1:${port}/api/health/services`)).json()) as typeof services;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(services.scheduler?.up).toBe(true);
+    expect(services.gateway?.up).toBe(true);
+    // cron status crosses NATS from the scheduler process
+    expect(((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as { cron: unknown }).cron).toEqual({ lastRunAt: null, minutesSinceLastRun: null });
+    expect(await stop(scheduler)).toBe(0);
+    expect(await stop(gateway)).toBe(0);
+  });
+
+  it('a standalone service refuses to start without NATS_URL', async () => {
+    const p = launch('services/tasks/src/main.ts', { DATABASE_URL: 'postgres://x@127.0.0.1:1/x', AUTH_SECRET: secret, AUTH_TRUST_HOST: 'true' });
+    expect(await p.exited).toBe(1);
+    expect(p.output()).toMatch(/NATS_URL: is required/);
+  });
+});
+
+async function waitForPort(port: number, timeoutMs = 90_000): Promise<number> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < timeoutMs) {
+    const open = await new Promise<boolean>((resolve) => {
+      const s = connect({ port, host: '127.0.0.1' }, () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.on('error', () => resolve(false));
+    });
+    if (open) return Date.now() - t0;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`port ${port} never opened`);
+}
