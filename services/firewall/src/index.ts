@@ -1,0 +1,4 @@
+export * from './config.ts';
+export * from './rules.ts';
+export * from './ruleset.ts';
+export { request, type Reply } from './socket.ts';
