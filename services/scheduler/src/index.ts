@@ -1,1 +1,1 @@
-export { schedulerService, HEALTH_CRON_JOB } from './service.ts';
+export { schedulerService, createSchedulerService, HEALTH_CRON_JOB, type SchedulerOptions } from './service.ts';

@@ -9,15 +9,16 @@ import {
   streakDraft,
   weeklyReviewDraft,
 } from './messages.ts';
-import { bucketStartOf, bucketsToRun, isDueInWindow, localWindow } from './reminders.ts';
+import { cronBucketStart } from '@tasksvc/proto';
+import { isDueInWindow, localWindow } from './reminders.ts';
 
 const U = '00000000-0000-4000-8000-000000000001';
 const due = (time: string, bucketIso: string, tz: string) => isDueInWindow(parseClock(time), localWindow(new Date(bucketIso), tz));
 
 describe('reminder timing: local time inside the 5-minute bucket', () => {
   it('aligns buckets to 5 minutes', () => {
-    expect(bucketStartOf(new Date('2026-05-10T08:04:59.999Z')).toISOString()).toBe('2026-05-10T08:00:00.000Z');
-    expect(bucketsToRun(new Date('2026-05-10T08:07:00Z')).map((d) => d.toISOString().slice(11, 16))).toEqual(['07:40', '07:45', '07:50', '07:55', '08:00', '08:05']);
+    expect(cronBucketStart(new Date('2026-05-10T08:04:59.999Z')).toISOString()).toBe('2026-05-10T08:00:00.000Z');
+    expect(cronBucketStart(new Date('2026-05-10T08:05:00Z')).toISOString()).toBe('2026-05-10T08:05:00.000Z');
   });
   it('fires a user at their local time in their zone, in exactly one bucket of the day', () => {
     // 08:00 in Berlin (CEST, UTC+2) is 06:00Z

@@ -1,16 +1,5 @@
+import { CRON_BUCKET_MINUTES, CRON_BUCKET_MS } from '@tasksvc/proto';
 import { isoWeekday, localParts, type IsoDate } from './dates.ts';
-
-/** The cron dispatcher works in 5-minute buckets aligned to UTC (every zone offset is a multiple of 5 minutes). */
-export const BUCKET_MINUTES = 5;
-const BUCKET_MS = BUCKET_MINUTES * 60_000;
-
-export function bucketStartOf(instant: Date): Date {
-  return new Date(Math.floor(instant.getTime() / BUCKET_MS) * BUCKET_MS);
-}
-
-export function isBucketStart(instant: Date): boolean {
-  return instant.getTime() % BUCKET_MS === 0;
-}
 
 /**
  * The wall-clock minutes a bucket covers in one timezone: a user whose reminder time `t` (minutes
@@ -33,11 +22,11 @@ export interface LocalWindow {
  */
 export function localWindow(bucketStart: Date, timeZone: string): LocalWindow {
   const start = localParts(bucketStart, timeZone);
-  const end = localParts(new Date(bucketStart.getTime() + BUCKET_MS), timeZone);
+  const end = localParts(new Date(bucketStart.getTime() + CRON_BUCKET_MS), timeZone);
   let to: number;
   if (end.date !== start.date) to = 24 * 60;
   else if (end.minuteOfDay > start.minuteOfDay) to = end.minuteOfDay;
-  else to = Math.min(24 * 60, start.minuteOfDay + BUCKET_MINUTES);
+  else to = Math.min(24 * 60, start.minuteOfDay + CRON_BUCKET_MINUTES);
   return { timeZone, date: start.date, weekday: isoWeekday(start.date), from: start.minuteOfDay, to };
 }
 
@@ -45,16 +34,3 @@ export function isDueInWindow(reminderMinute: number, w: LocalWindow): boolean {
   return reminderMinute >= w.from && reminderMinute < w.to;
 }
 
-/**
- * Buckets one cron call processes. A missed bucket is caught up when the cron comes back within
- * `CATCH_UP_BUCKETS` buckets (30 minutes); anything older is skipped, because a reminder that late
- * is noise. The caller removes the buckets already done (cron_runs).
- */
-export const CATCH_UP_BUCKETS = 6;
-
-export function bucketsToRun(now: Date): Date[] {
-  const current = bucketStartOf(now).getTime();
-  const out: Date[] = [];
-  for (let i = CATCH_UP_BUCKETS - 1; i >= 0; i--) out.push(new Date(current - i * BUCKET_MS));
-  return out;
-}
