@@ -1,0 +1,228 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const WORKFLOW_TEXT = readFileSync(join(ROOT, '.github/workflows/release.yml'), 'utf8');
+
+interface Step {
+  id?: string;
+  name?: string;
+  uses?: string;
+  run?: string;
+  with?: Record<string, unknown>;
+  env?: Record<string, string>;
+  'working-directory'?: string;
+}
+interface Job {
+  needs?: string[] | string;
+  if?: string;
+  'runs-on': string;
+  strategy?: { matrix: Record<string, unknown> & { include?: Record<string, string>[] } };
+  steps: Step[];
+  env?: Record<string, string>;
+}
+interface Workflow {
+  on: Record<string, unknown>;
+  env: Record<string, string>;
+  jobs: Record<string, Job>;
+}
+
+const wf = parse(WORKFLOW_TEXT) as Workflow;
+/** The Dockerfile targets agreed for the project (the root Dockerfile builds exactly these). */
+const TARGETS = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler', 'firewall', 'operator'];
+const SHA = '0123456789abcdef0123456789abcdef01234567';
+
+const needs = (job: Job) => (Array.isArray(job.needs) ? job.needs : job.needs ? [job.needs] : []);
+const step = (job: Job, pred: (s: Step) => boolean) => {
+  const found = job.steps.find(pred);
+  if (!found) throw new Error('step not found');
+  return found;
+};
+
+const tmp = mkdtempSync(join(tmpdir(), 'release-wf-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/**
+ * Run a step's shell the way a runner would: bash -eo pipefail, GitHub's variables, `${{ }}` expressions
+ * replaced from `expr`, and GITHUB_OUTPUT read back as key/value pairs.
+ */
+function runStep(s: Step, expr: Record<string, string>, env: Record<string, string> = {}, opts: { cwd?: string; path?: string } = {}) {
+  const script = s.run!.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_m, e: string) => {
+    if (!(e in expr)) throw new Error(`test does not know the expression ${e}`);
+    return expr[e]!;
+  });
+  const output = join(tmp, `output-${Math.random().toString(16).slice(2)}`);
+  writeFileSync(output, '');
+  const file = join(tmp, `step-${Math.random().toString(16).slice(2)}.sh`);
+  writeFileSync(file, script);
+  // The shell GitHub uses for `run:` on Linux runners.
+  const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', file], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: opts.cwd ?? ROOT,
+    encoding: 'utf8',
+    env: {
+      PATH: `${opts.path ? `${opts.path}:` : ''}${ROOT}node_modules/.bin:${process.env.PATH}`,
+      GITHUB_REF_NAME: 'v1.2.3',
+      GITHUB_SHA: SHA,
+      GITHUB_OUTPUT: output,
+      ...wfEnv,
+      ...env,
+    },
+  });
+  return { ...r, outputs: parseGithubOutput(readFileSync(output, 'utf8')) };
+}
+
+function parseGithubOutput(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const heredoc = /^([\w-]+)<<(.+)$/.exec(line);
+    if (heredoc) {
+      const end = lines.indexOf(heredoc[2]!, i + 1);
+      out[heredoc[1]!] = lines.slice(i + 1, end).join('\n');
+      i = end;
+    } else if (line.includes('=')) {
+      out[line.slice(0, line.indexOf('='))] = line.slice(line.indexOf('=') + 1);
+    }
+  }
+  return out;
+}
+
+/** The workflow-level env as a runner would resolve it for an organisation "TaskOrg". */
+const wfEnv: Record<string, string> = Object.fromEntries(
+  Object.entries(wf.env).map(([k, v]) => [k, String(v).replace('${{ vars.IMAGE_NAMESPACE || github.repository_owner }}', 'TaskOrg').replace('${{ vars.PUBLIC_APP_URL }}', 'https://tasks.example.com')]),
+);
+
+describe('release workflow', () => {
+  it('runs on release tags v* only', () => {
+    expect(Object.keys(wf.on)).toEqual(['push']);
+    expect(wf.on.push).toEqual({ tags: ['v*'] });
+  });
+
+  it('lints, typechecks and tests before any image is built', () => {
+    expect(step(wf.jobs.lint!, (s) => Boolean(s.run?.includes('eslint'))).run).toMatch(/eslint \./);
+    expect(step(wf.jobs.typecheck!, (s) => Boolean(s.run?.includes('tsc'))).run).toMatch(/tsc --noEmit/);
+    expect(step(wf.jobs.test!, (s) => Boolean(s.run?.includes('.ci/run'))).run).toBeTruthy();
+    expect(needs(wf.jobs.build!)).toEqual(expect.arrayContaining(['lint', 'typecheck', 'test', 'tags']));
+    expect(needs(wf.jobs.publish!)).toContain('build');
+    expect(needs(wf.jobs.rollout!)).toContain('publish');
+  });
+
+  it('builds every Dockerfile target natively for amd64 and arm64 and publishes each one', () => {
+    const build = wf.jobs.build!;
+    expect(build.strategy!.matrix.target).toEqual(TARGETS);
+    expect(build.strategy!.matrix.arch).toEqual(['amd64', 'arm64']);
+    expect(build.strategy!.matrix.include!.map((i) => [i.arch, i.platform])).toEqual([
+      ['amd64', 'linux/amd64'],
+      ['arm64', 'linux/arm64'],
+    ]);
+    expect(wf.jobs.publish!.strategy!.matrix.target).toEqual(TARGETS);
+    const push = step(build, (s) => Boolean(s.uses?.startsWith('docker/build-push-action')));
+    expect(push.with).toMatchObject({ target: '${{ matrix.target }}', platforms: '${{ matrix.platform }}' });
+    expect(String(push.with!['build-args'])).toContain('SERVICE_COMMIT=${{ github.sha }}');
+    expect(String(push.with!['build-args'])).toContain('PUBLIC_APP_URL=');
+    expect(String(push.with!.outputs)).toContain('push-by-digest=true');
+    // The root Dockerfile, once it exists, must define every target the workflow builds.
+    if (!existsSync(join(ROOT, 'Dockerfile'))) return;
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    for (const t of TARGETS) expect(dockerfile, `Dockerfile target ${t}`).toMatch(new RegExp(`^FROM\\s+\\S+\\s+AS\\s+${t}\\s*$`, 'im'));
+  });
+
+  it('names three registries in the workflow env and logs in to each where it pushes', () => {
+    const registries = [wf.env.REGISTRY_GHCR, wf.env.REGISTRY_DOCKERHUB, wf.env.REGISTRY_QUAY];
+    expect(registries).toEqual(['ghcr.io', 'docker.io', 'quay.io']);
+    for (const job of [wf.jobs.build!, wf.jobs.publish!]) {
+      const logins = job.steps.filter((s) => s.uses?.startsWith('docker/login-action')).map((s) => s.with!.registry);
+      expect(logins).toEqual(['${{ env.REGISTRY_GHCR }}', '${{ env.REGISTRY_DOCKERHUB }}', '${{ env.REGISTRY_QUAY }}']);
+    }
+  });
+
+  it('takes every image tag from tools/release/tags.ts, never from a literal', () => {
+    // No hand-written tag anywhere: the only tag source is the script's output.
+    expect(WORKFLOW_TEXT).not.toMatch(/:latest\b|:sha-|type=semver|docker\/metadata-action/);
+    const refs = step(wf.jobs.publish!, (s) => s.id === 'refs');
+    expect(refs.run).toContain('node tools/release/tags.ts');
+    const create = step(wf.jobs.publish!, (s) => Boolean(s.run?.includes('imagetools create')));
+    expect(create.env).toEqual({ REFS: '${{ steps.refs.outputs.tags }}', REPOS: '${{ steps.refs.outputs.repos }}' });
+    expect(step(wf.jobs.tags!, (s) => s.id === 'tags').run).toContain('node tools/release/tags.ts');
+  });
+
+  it('computes the tags the way the tags job runs it', () => {
+    const r = runStep(step(wf.jobs.tags!, (s) => s.id === 'tags'), {});
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.outputs.tags).toBe(`latest\n1.2.3\n1.2\nsha-0123456`);
+    expect(JSON.parse(r.outputs.json!)).toEqual(['latest', '1.2.3', '1.2', 'sha-0123456']);
+    expect(r.outputs).toMatchObject({ version: '1.2.3', prerelease: 'false' });
+
+    const rc = runStep(step(wf.jobs.tags!, (s) => s.id === 'tags'), {}, { GITHUB_REF_NAME: 'v1.3.0-rc.1' });
+    expect(rc.outputs.tags).toBe('1.3.0-rc.1\nsha-0123456');
+
+    const bad = runStep(step(wf.jobs.tags!, (s) => s.id === 'tags'), {}, { GITHUB_REF_NAME: 'v1.3' });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('is not a release tag');
+  });
+
+  it('refuses a tag that differs from the package manifest version (health reports the manifest)', () => {
+    const guard = step(wf.jobs.tags!, (s) => Boolean(s.name?.includes('package manifest')));
+    const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(runStep(guard, { 'steps.tags.outputs.version': version }, { GITHUB_REF_NAME: `v${version}` }).status).toBe(0);
+    const wrong = runStep(guard, { 'steps.tags.outputs.version': '99.0.0' }, { GITHUB_REF_NAME: 'v99.0.0' });
+    expect(wrong.status).not.toBe(0);
+    expect(wrong.stdout).toContain(`does not match package.json version ${version}`);
+  });
+
+  it('pushes each architecture by digest to the three repositories of the target', () => {
+    const r = runStep(step(wf.jobs.build!, (s) => s.id === 'names'), { 'matrix.target': 'tasks' });
+    expect(r.status).toBe(0);
+    expect(r.outputs.repos).toBe('ghcr.io/taskorg/task-service-tasks,docker.io/taskorg/task-service-tasks,quay.io/taskorg/task-service-tasks');
+  });
+
+  it('creates one multi-arch manifest under every tag in every registry (docker stubbed)', () => {
+    const publish = wf.jobs.publish!;
+    const refs = runStep(step(publish, (s) => s.id === 'refs'), { 'matrix.target': 'gateway' });
+    expect(refs.status).toBe(0);
+    const expectedRefs = ['ghcr.io', 'docker.io', 'quay.io'].flatMap((reg) =>
+      ['latest', '1.2.3', '1.2', 'sha-0123456'].map((t) => `${reg}/taskorg/task-service-gateway:${t}`),
+    );
+    expect(refs.outputs.tags!.split('\n')).toEqual(expectedRefs);
+
+    // A stand-in `docker` that records its arguments, and the two digests the build jobs left.
+    const bin = join(tmp, 'bin');
+    const digests = join(tmp, 'digests');
+    mkdirSync(bin, { recursive: true });
+    mkdirSync(digests, { recursive: true });
+    writeFileSync(join(bin, 'docker'), `#!/bin/sh\nprintf '%s\\n' "$@" > "${tmp}/docker-args"\n`);
+    chmodSync(join(bin, 'docker'), 0o755);
+    const [amd, arm] = ['a'.repeat(64), 'b'.repeat(64)];
+    writeFileSync(join(digests, amd), '');
+    writeFileSync(join(digests, arm), '');
+
+    const create = step(publish, (s) => Boolean(s.run?.includes('imagetools create')));
+    const r = runStep(create, {}, { REFS: refs.outputs.tags!, REPOS: refs.outputs.repos! }, { cwd: digests, path: bin });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const args = readFileSync(join(tmp, 'docker-args'), 'utf8').trim().split('\n');
+    expect(args.slice(0, 3)).toEqual(['buildx', 'imagetools', 'create']);
+    expect(args.slice(3, 3 + 2 * expectedRefs.length)).toEqual(expectedRefs.flatMap((ref) => ['-t', ref]));
+    expect(args.slice(3 + 2 * expectedRefs.length)).toEqual([`ghcr.io/taskorg/task-service-gateway@sha256:${amd}`, `ghcr.io/taskorg/task-service-gateway@sha256:${arm}`]);
+
+    // One architecture missing: refuse rather than publish a single-arch image under every tag.
+    rmSync(join(digests, arm));
+    expect(runStep(create, {}, { REFS: refs.outputs.tags!, REPOS: refs.outputs.repos! }, { cwd: digests, path: bin }).status).not.toBe(0);
+  });
+
+  it('checks the rollout by commit after publishing, only for releases the deployment follows', () => {
+    const rollout = wf.jobs.rollout!;
+    const check = step(rollout, (s) => Boolean(s.run?.includes('tools/rollout-check.ts')));
+    expect(check.run).toContain('--commit');
+    expect(check.env).toMatchObject({ ROLLOUT_HEALTH_URL: '${{ vars.ROLLOUT_HEALTH_URL }}', PUBLIC_APP_URL: '${{ vars.PUBLIC_APP_URL }}', EXPECTED_COMMIT: '${{ github.sha }}' });
+    expect(rollout.if).toContain("fromJSON(needs.tags.outputs.json)");
+  });
+});
