@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDeps } from './app.ts';
-import { registerAuthProxy } from './auth-proxy.ts';
-import { registerPageGates } from './page-gates.ts';
 import { registerPages } from './pages.ts';
 import { registerCron } from './cron.ts';
 
@@ -12,8 +10,6 @@ import { registerCron } from './cron.ts';
 export type GatewayExtension = (app: FastifyInstance, deps: GatewayDeps) => void | Promise<void>;
 
 export const extensions: GatewayExtension[] = [
-  registerAuthProxy,
-  registerPageGates,
   registerPages,
   registerCron,
 ];
