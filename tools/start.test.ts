@@ -16,8 +16,8 @@ const children: ChildProcess[] = [];
 function launch(script: string, env: Record<string, string>) {
   const child = spawn(node, [join(root, script)], { cwd: root, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   children.push(child);
   const exited = new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? -1)));
   return { child, exited, output: () => output };

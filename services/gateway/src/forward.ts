@@ -3,7 +3,21 @@ import type { Bus, Config } from '@tasksvc/runtime';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorize, resolveIdentity } from './identity.ts';
 
+/** Path of the first string holding a NUL character: PostgreSQL cannot store one in text. */
+function findNul(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const hit = findNul(v, `${path}.${k}`) ?? findNul(k, `${path}.${k}`);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
+
 function parsePart<T>(route: AnyRoute, part: 'params' | 'query' | 'body', value: unknown): T {
+  const nul = findNul(value, part);
+  if (nul) throw new AppError('VALIDATION_FAILED', `invalid ${part}`, [{ path: nul, message: 'must not contain NUL characters' }]);
   const r = route[part].safeParse(value);
   if (!r.success) throw new AppError('VALIDATION_FAILED', `invalid ${part}`, issuesFromZod(r.error.issues, part));
   return r.data as T;

@@ -125,3 +125,29 @@ describe('gateway', () => {
     expect(new AppError('LIMIT_REACHED', 'x').status).toBe(429);
   });
 });
+
+describe('gateway input safety nets', () => {
+  it('refuses NUL characters anywhere in the input with 400 naming the field, and maps database value errors to 4xx', async () => {
+    const config = testConfig({ ADMIN_USER_IDS: '' });
+    const bus = createMemoryBus(log);
+    const pool = createPool('postgres://postgres@127.0.0.1:1/none', log);
+    bus.serve(resolveIdentityRpc, async () => ({ id: alice, email: 'a@example.com', method: 'test' as const, readOnly: false, secondFactorOk: true, isAdmin: false }));
+    let reached = false;
+    bus.serve(echo.rpc, async () => {
+      reached = true;
+      // what pg throws for e.g. an out-of-range integer
+      throw Object.assign(new Error('value "99999999999" is out of range for type integer'), { code: '22003' });
+    });
+    const app = await buildGateway({ config, bus, pool, log, routes: [echo] });
+    const headers = { host: 'localhost:3000', authorization: 'Bearer x' };
+    const nul = await app.inject({ method: 'POST', url: `/api/test/things/${randomUUID()}`, headers, payload: { title: 'a\u0000b' } });
+    expect(nul.statusCode).toBe(400);
+    expect(nul.json().issues[0].path).toBe('body.title');
+    expect(reached).toBe(false);
+    const range = await app.inject({ method: 'POST', url: `/api/test/things/${randomUUID()}`, headers, payload: { title: 'ok' } });
+    expect(range.statusCode).toBe(400);
+    expect(range.json().code).toBe('VALIDATION_FAILED');
+    await app.close();
+    await pool.end();
+  });
+});

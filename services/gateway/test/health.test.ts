@@ -39,7 +39,7 @@ describe('GET /api/health', () => {
 
   const health = async () => {
     const res = await app.inject({ method: 'GET', url: '/api/health' });
-    return { status: res.statusCode, body: res.json() as Record<string, unknown> };
+    return { status: res.statusCode, body: res.json<Record<string, unknown>>() };
   };
 
   it('answers 200 with status, version, commit, timestamp and cron', async () => {

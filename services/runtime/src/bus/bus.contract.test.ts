@@ -171,7 +171,7 @@ describe.each([
         },
         { durable: `o${uid()}` },
       );
-      const relay = startOutboxRelay({ pool, bus: client, schema: 'box', events: [ev as never], log, pollMs: 50 });
+      const relay = startOutboxRelay({ pool, bus: client, schema: 'box', events: [ev], log, pollMs: 50 });
       const c = await pool.connect();
       await c.query('BEGIN');
       await enqueueEvent(c, 'box', ev, { n: 999 });

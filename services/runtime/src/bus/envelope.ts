@@ -1,4 +1,4 @@
-import { AppError, isErrorCode, parseMessage, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
+import { AppError, isErrorCode, parseMessage, type ErrorBody, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import type { RequestContext } from './types.ts';
 
@@ -21,10 +21,30 @@ export async function handleRequest<Req, Res>(
   }
 }
 
-export function toErrorBody(err: unknown, log: Logger, subject: string) {
+/**
+ * PostgreSQL errors that can only come from the caller's values (class 22 data exceptions,
+ * constraint violations) are the caller's mistake: a 4xx, never a 5xx. Services should validate
+ * first; this is the safety net.
+ */
+function fromPostgres(err: unknown): ErrorBody | undefined {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
+  if (code.startsWith('22')) return { code: 'VALIDATION_FAILED', message: 'a value is malformed or out of range' };
+  if (code === '23505') return { code: 'CONFLICT', message: 'that already exists' };
+  if (code === '23503') return { code: 'VALIDATION_FAILED', message: 'a referenced item does not exist' };
+  if (code === '23514' || code === '23502') return { code: 'VALIDATION_FAILED', message: 'a value breaks a rule' };
+  return undefined;
+}
+
+export function toErrorBody(err: unknown, log: Logger, subject: string): ErrorBody {
   if (err instanceof AppError) return err.toBody();
+  const mapped = fromPostgres(err);
+  if (mapped) {
+    log.warn({ err, subject }, 'database refused a value');
+    return mapped;
+  }
   log.error({ err, subject }, 'handler failed');
-  return { code: 'INTERNAL' as const, message: 'internal error' };
+  return { code: 'INTERNAL', message: 'internal error' };
 }
 
 /** Unwrap a reply envelope on the caller's side, checking the reply against its schema. */
