@@ -1,7 +1,7 @@
 // Address helpers (pure): CIDR normalisation so sets never see host bits.
 import { isIPv4, isIPv6 } from 'node:net';
 
-function v6ToBigInt(addr: string): bigint {
+export function v6ToBigInt(addr: string): bigint {
   let a = addr;
   // Embedded IPv4 tail (::ffff:1.2.3.4): rewrite to two hex groups.
   const m = /(\d+\.\d+\.\d+\.\d+)$/.exec(a);

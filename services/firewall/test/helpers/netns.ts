@@ -1,0 +1,196 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- nft -j output is untyped JSON inspected structurally */
+// Network-namespace test bed: a firewall host namespace and a peer joined by a veth pair,
+// the real core daemon running inside the host namespace, traffic generated from the peer.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request, type Reply } from '../../src/socket.ts';
+import { TABLE } from '../../src/ruleset.ts';
+
+export const NODE = fileURLToPath(new URL('../../../../node_modules/.bin/node', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const PING = fileURLToPath(new URL('./icmp-ping.ts', import.meta.url));
+
+/** Why netns tests cannot run here, or undefined when they can. */
+export function netnsUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root (CI runs as root)';
+  for (const bin of ['ip', 'nft', 'hping3']) {
+    if (spawnSync('sh', ['-c', `command -v ${bin}`]).status !== 0) return `${bin} missing: apt-get install nftables libnftables1 hping3 iproute2`;
+  }
+  if (!['/usr/lib/x86_64-linux-gnu/libnftables.so.1', '/usr/lib/aarch64-linux-gnu/libnftables.so.1', '/usr/lib/libnftables.so.1'].some(existsSync)) {
+    return 'libnftables1 missing';
+  }
+  const probe = spawnSync('unshare', ['-n', 'true']);
+  if (probe.status !== 0) return `cannot create network namespaces: ${probe.stderr.toString().trim()}`;
+  return undefined;
+}
+
+export function sh(cmd: string[], opts: { allowFail?: boolean; timeoutMs?: number } = {}): string {
+  const r = spawnSync(cmd[0]!, cmd.slice(1), { encoding: 'utf8', timeout: opts.timeoutMs ?? 60_000 });
+  if (r.status !== 0 && !opts.allowFail) throw new Error(`${cmd.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r.stdout + (opts.allowFail ? r.stderr : '');
+}
+
+let seq = 0;
+
+export interface Bed {
+  host: string;
+  peer: string;
+  hostIp: string;
+  peerIp: string;
+  hostIp6: string;
+  peerIp6: string;
+  dir: string;
+  inHost: (cmd: string[], opts?: { allowFail?: boolean; timeoutMs?: number }) => string;
+  inPeer: (cmd: string[], opts?: { allowFail?: boolean; timeoutMs?: number }) => string;
+  destroy: () => void;
+}
+
+/** Two namespaces joined by veth: host 10.99.0.1 / fd99::1, peer 10.99.0.2 / fd99::2. */
+export function createBed(tag: string): Bed {
+  const id = `${tag}${process.pid % 10000}${seq++}`;
+  const host = `fwh${id}`;
+  const peer = `fwp${id}`;
+  sh(['ip', 'netns', 'add', host]);
+  sh(['ip', 'netns', 'add', peer]);
+  sh(['ip', 'link', 'add', 'vh', 'netns', host, 'type', 'veth', 'peer', 'name', 'vp', 'netns', peer]);
+  for (const [ns, dev, v4, v6] of [
+    [host, 'vh', '10.99.0.1/24', 'fd99::1/64'],
+    [peer, 'vp', '10.99.0.2/24', 'fd99::2/64'],
+  ] as const) {
+    sh(['ip', '-n', ns, 'link', 'set', 'lo', 'up']);
+    sh(['ip', '-n', ns, 'addr', 'add', v4, 'dev', dev, 'broadcast', '10.99.0.255']);
+    sh(['ip', '-n', ns, '-6', 'addr', 'add', v6, 'dev', dev, 'nodad']);
+    sh(['ip', '-n', ns, 'link', 'set', dev, 'up']);
+  }
+  const dir = mkdtempSync(join(tmpdir(), `fwtest-${id}-`));
+  return {
+    host,
+    peer,
+    hostIp: '10.99.0.1',
+    peerIp: '10.99.0.2',
+    hostIp6: 'fd99::1',
+    peerIp6: 'fd99::2',
+    dir,
+    inHost: (cmd, o) => sh(['ip', 'netns', 'exec', host, ...cmd], o),
+    inPeer: (cmd, o) => sh(['ip', 'netns', 'exec', peer, ...cmd], o),
+    destroy: () => {
+      sh(['ip', 'netns', 'del', host], { allowFail: true });
+      sh(['ip', 'netns', 'del', peer], { allowFail: true });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface CoreProc {
+  socket: string;
+  configFile: string;
+  proc: ChildProcess;
+  output: () => string;
+  req: (type: string, payload?: unknown) => Promise<Reply>;
+  /** SIGKILL, no cleanup: the kernel keeps whatever rules were loaded. */
+  kill9: () => Promise<void>;
+  stop: () => Promise<void>;
+}
+
+export function writeConfig(bed: Bed, extra: Record<string, unknown>): string {
+  const file = join(bed.dir, 'config.json');
+  writeFileSync(file, JSON.stringify({ socket_path: join(bed.dir, 'core.sock'), data_dir: join(bed.dir, 'data'), log_dir: join(bed.dir, 'log'), ...extra }, null, 2));
+  return file;
+}
+
+/** Start the real daemon (`cli.ts core`) inside the host namespace and wait for its socket. */
+export async function startCore(bed: Bed, configFile: string): Promise<CoreProc> {
+  const socket = join(bed.dir, 'core.sock');
+  rmSync(socket, { force: true });
+  const proc = spawn('ip', ['netns', 'exec', bed.host, NODE, CLI, 'core', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  const req = (type: string, payload?: unknown) => request(socket, type, payload ?? {});
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`core exited early (${proc.exitCode}): ${out}`);
+    try {
+      if (existsSync(socket) && (await req('GET_STATUS')).success) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`core did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    socket,
+    configFile,
+    proc,
+    output: () => out,
+    req,
+    kill9: async () => {
+      proc.kill('SIGKILL');
+      await exited;
+    },
+    stop: async () => {
+      if (proc.exitCode !== null) return;
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Our table as nft JSON objects (via the nft CLI: an independent reader of the kernel state). */
+export function tableJson(bed: Bed): Record<string, any>[] {
+  const out = bed.inHost(['nft', '-j', 'list', 'table', 'inet', TABLE]);
+  return (JSON.parse(out) as { nftables: Record<string, any>[] }).nftables;
+}
+
+export function tableText(bed: Bed): string {
+  return bed.inHost(['nft', 'list', 'table', 'inet', TABLE], { allowFail: true });
+}
+
+export function rulesOf(bed: Bed, chain = 'input'): Record<string, any>[] {
+  return tableJson(bed)
+    .filter((o) => o.rule && o.rule.chain === chain)
+    .map((o) => o.rule);
+}
+
+/** Packets counted by the first rule of `chain` whose JSON contains `needle`. */
+export function counterOf(bed: Bed, needle: string, chain = 'input'): number {
+  const rule = rulesOf(bed, chain).find((r) => JSON.stringify(r.expr).includes(needle));
+  if (!rule) throw new Error(`no rule containing ${needle} in ${chain}`);
+  const c = (rule.expr as any[]).find((e) => e.counter);
+  return c ? Number(c.counter.packets) : 0;
+}
+
+export function ping(bed: Bed, target: string, count: number, intervalMs: number, size = 56): { sent: number; received: number } {
+  return JSON.parse(bed.inPeer([NODE, PING, target, String(count), String(intervalMs), String(size)])) as { sent: number; received: number };
+}
+
+/** hping3 from the peer; returns the number of replies it saw. */
+export function hping(bed: Bed, args: string[]): number {
+  const out = bed.inPeer(['hping3', ...args], { allowFail: true });
+  const m = /(\d+) packets received/.exec(out);
+  return m ? Number(m[1]) : 0;
+}
+
+/** Start TCP listeners on `ports` inside the host namespace (held open until stopped). */
+export function listen(bed: Bed, ports: number[]): { stop: () => void } {
+  const code = `const net=require('node:net');for(const p of ${JSON.stringify(ports)}){net.createServer(s=>{s.on('error',()=>{})}).listen(p,'::')};setInterval(()=>{},1e6)`;
+  const proc = spawn('ip', ['netns', 'exec', bed.host, NODE, '-e', code], { stdio: 'ignore' });
+  spawnSync('sleep', ['0.5']);
+  return { stop: () => proc.kill('SIGKILL') };
+}
+
+/**
+ * Open `n` concurrent TCP connections from the peer to host:port, hold them all, and report how many
+ * completed the handshake within `timeoutMs`.
+ */
+export function concurrentConnects(bed: Bed, host: string, port: number, n: number, timeoutMs = 2000): number {
+  const code = `const net=require('node:net');let ok=0,done=0;const socks=[];
+for(let i=0;i<${n};i++){setTimeout(()=>{const s=net.connect({host:${JSON.stringify(host)},port:${port}});socks.push(s);
+const t=setTimeout(()=>{s.destroy();fin()},${timeoutMs});s.on('connect',()=>{clearTimeout(t);ok++;fin()});s.on('error',()=>{clearTimeout(t);fin()})},i*50)}
+function fin(){if(++done===${n}){console.log(ok);process.exit(0)}}`;
+  return Number(bed.inPeer([NODE, '-e', code]).trim());
+}

@@ -1,0 +1,229 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- nft -j output is untyped JSON inspected structurally */
+// Every protection module against the real kernel: the rule exists in `nft -j` output AND traffic
+// from a peer namespace over a veth pair shows its effect. Runs as root (CI); skips loudly otherwise.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NODE, concurrentConnects, counterOf, createBed, hping, listen, netnsUnavailable, ping, rulesOf, sh, startCore, tableJson, writeConfig, type Bed, type CoreProc } from './helpers/netns.ts';
+import { TABLE } from '../src/ruleset.ts';
+
+const skip = netnsUnavailable();
+if (skip) console.warn(`\n!!! firewall netns module tests SKIPPED: ${skip}\n`);
+
+const BASE_RULES = {
+  tcp: [
+    { port: '22', description: 'ssh', ssh: true },
+    { port: '8080', description: 'app', ssh: false },
+  ],
+};
+
+describe.skipIf(!!skip)('protection modules in network namespaces', () => {
+  let bed: Bed;
+  let core: CoreProc;
+  let server: { stop: () => void };
+
+  /** Rewrite the config file, reload it in the running daemon, stage `rules` and apply. */
+  async function configure(firewall: Record<string, unknown>, extra: Record<string, unknown> = {}, rules: Record<string, unknown> = {}) {
+    const file = writeConfig(bed, { acceptance: { enabled: false }, firewall, ...extra });
+    expect(file).toBe(core.configFile);
+    const reload = await core.req('RELOAD_OPTIONS');
+    expect(reload.error).toBeUndefined();
+    for (const [rule_type, list] of Object.entries({ ...BASE_RULES, blacklist: [], whitelist: [], ...rules })) {
+      expect((await core.req('SAVE_RULES', { rule_type, rules: list })).success).toBe(true);
+    }
+    const applied = await core.req('APPLY_RULES');
+    expect(applied.error).toBeUndefined();
+    expect(applied.success).toBe(true);
+  }
+
+  beforeAll(async () => {
+    bed = createBed('m');
+    const file = writeConfig(bed, { acceptance: { enabled: false } });
+    core = await startCore(bed, file);
+    server = listen(bed, [22, 8080, 8081]);
+  });
+
+  afterAll(async () => {
+    server?.stop();
+    await core?.stop();
+    bed?.destroy();
+  });
+
+  it('creates one inet table and nothing else', async () => {
+    await configure({});
+    const all = JSON.parse(bed.inHost(['nft', '-j', 'list', 'tables'])).nftables.filter((o: any) => o.table);
+    expect(all.map((o: any) => `${o.table.family} ${o.table.name}`)).toEqual([`inet ${TABLE}`]);
+    const input = tableJson(bed).find((o) => o.chain?.name === 'input')?.chain;
+    expect(input).toMatchObject({ family: 'inet', type: 'filter', hook: 'input', policy: 'drop' });
+  });
+
+  it('ICMP flood: per-source meter in nft -j and pings above the limit are dropped (IPv4 and IPv6)', async () => {
+    await configure({ icmp_flood: true, icmp_flood_connection_limit: 10 });
+    const meter = rulesOf(bed).find((r) => JSON.stringify(r.expr).includes('@icmpflood-v4'));
+    expect(JSON.stringify(meter?.expr)).toContain('{"limit":{"rate":10,"burst":10,"per":"second","inv":true}}');
+    expect(JSON.stringify(meter?.expr)).toContain('"saddr"');
+    expect(rulesOf(bed).some((r) => JSON.stringify(r.expr).includes('@icmpflood-v6'))).toBe(true);
+
+    const flood = ping(bed, bed.hostIp, 150, 5); // ~200 pps for 0.75 s against 10/s
+    expect(flood.received).toBeGreaterThanOrEqual(10);
+    expect(flood.received).toBeLessThan(60);
+    expect(counterOf(bed, '@icmpflood-v4')).toBeGreaterThan(50);
+    const flood6 = ping(bed, bed.hostIp6, 150, 5);
+    expect(flood6.received).toBeLessThan(60);
+    expect(counterOf(bed, '@icmpflood-v6')).toBeGreaterThan(50);
+    // Below the limit nothing is lost.
+    sh(['sleep', '1.5']);
+    expect(ping(bed, bed.hostIp, 5, 200).received).toBe(5);
+  });
+
+  it('SSH brute force: the (N+1)th concurrent connection from one source is refused (ct count)', async () => {
+    await configure({ ssh_brute_force: true, ssh_brute_force_connection_limit: 3 });
+    const rule = rulesOf(bed).find((r) => JSON.stringify(r.expr).includes('@sshconn-v4'));
+    expect(JSON.stringify(rule?.expr)).toContain('{"ct count":{"val":3,"inv":true}}');
+    expect(concurrentConnects(bed, bed.hostIp, 22, 4)).toBe(3);
+    expect(counterOf(bed, '@sshconn-v4')).toBeGreaterThan(0);
+    // The limit is per port group: other open ports are unaffected.
+    expect(concurrentConnects(bed, bed.hostIp, 8080, 4)).toBe(4);
+    expect(concurrentConnects(bed, bed.hostIp6, 22, 4)).toBe(3);
+  });
+
+  it('open ports accept, everything else hits the drop policy', async () => {
+    await configure({});
+    expect(concurrentConnects(bed, bed.hostIp, 8080, 1)).toBe(1);
+    expect(concurrentConnects(bed, bed.hostIp, 8081, 1, 1000)).toBe(0);
+    expect(concurrentConnects(bed, bed.hostIp6, 8081, 1, 1000)).toBe(0);
+  });
+
+  it('port scan: NULL, FIN, XMAS, SYN+FIN probes are dropped silently', async () => {
+    await configure({ port_scan: true });
+    const before = counterOf(bed, '"fin"');
+    // Against a closed port the kernel would answer every probe with an RST; dropped probes get nothing.
+    for (const flags of [[], ['-F'], ['-F', '-P', '-U'], ['-S', '-F']]) {
+      expect(hping(bed, [...flags, '-p', '8081', '-c', '5', '-i', 'u20000', bed.hostIp])).toBe(0);
+    }
+    expect(counterOf(bed, '"fin"')).toBeGreaterThan(before);
+  });
+
+  it('SYN flood: per-source SYN meter drops SYNs above the limit', async () => {
+    await configure({ syn_flood: true, syn_flood_limit: 20 });
+    const rule = rulesOf(bed).find((r) => JSON.stringify(r.expr).includes('@synflood-v4'));
+    expect(JSON.stringify(rule?.expr)).toContain('{"limit":{"rate":20,"burst":40,"per":"second","inv":true}}');
+    hping(bed, ['-S', '-p', '8080', '-i', 'u1000', '-c', '600', bed.hostIp]);
+    expect(counterOf(bed, '@synflood-v4')).toBeGreaterThan(300);
+  });
+
+  it('invalid packets: forged out-of-window RSTs hit ct state invalid', async () => {
+    await configure({ drop_invalid_packets: true, tcp_rst_flood: false });
+    hping(bed, ['-R', '-p', '8080', '-c', '20', '-i', 'u10000', bed.hostIp]);
+    expect(counterOf(bed, '"invalid"')).toBeGreaterThanOrEqual(20);
+  });
+
+  it('TCP RST flood: the RST meter runs before the invalid drop and limits per source', async () => {
+    await configure({ tcp_rst_flood: true, tcp_rst_flood_limit: 10 });
+    const json = JSON.stringify(rulesOf(bed).map((r) => r.expr));
+    expect(json.indexOf('@tcprst-v4')).toBeLessThan(json.indexOf('"invalid"'));
+    hping(bed, ['-R', '-p', '8080', '-c', '300', '-i', 'u1000', bed.hostIp]);
+    expect(counterOf(bed, '@tcprst-v4')).toBeGreaterThan(200);
+  });
+
+  it('per-IP connection limit: only connection_limit_max concurrent connections per source', async () => {
+    await configure({ connection_limit_per_ip: true, connection_limit_max: 3, ssh_brute_force: false });
+    const rule = rulesOf(bed).find((r) => JSON.stringify(r.expr).includes('@connlimit-v4'));
+    expect(JSON.stringify(rule?.expr)).toContain('{"ct count":{"val":3,"inv":true}}');
+    expect(concurrentConnects(bed, bed.hostIp, 8080, 5)).toBe(3);
+  });
+
+  it('fragments: dropped in prerouting below conntrack (priority < -400), IPv4 and IPv6', async () => {
+    await configure({ drop_fragments: false });
+    expect(ping(bed, bed.hostIp, 3, 100, 3000).received).toBe(3);
+    await configure({ drop_fragments: true });
+    const chain = tableJson(bed).find((o) => o.chain?.name === 'prerouting')?.chain;
+    expect(chain.hook).toBe('prerouting');
+    expect(chain.prio).toBeLessThan(-400);
+    expect(ping(bed, bed.hostIp, 3, 100, 3000).received).toBe(0);
+    expect(ping(bed, bed.hostIp6, 3, 100, 3000).received).toBe(0);
+    expect(counterOf(bed, 'frag-off', 'prerouting')).toBeGreaterThan(0);
+    expect(counterOf(bed, '"frag"', 'prerouting')).toBeGreaterThan(0);
+    // Unfragmented traffic still passes.
+    expect(ping(bed, bed.hostIp, 3, 100).received).toBe(3);
+  });
+
+  it('bogon filter: RFC 1918 sources on an external interface are dropped; logging uses *_log_limit', async () => {
+    await configure({ bogon_filter: true, bogon_filter_log: true, log_blocked_connections: true, log_blocked_connections_limit: 7 });
+    expect(ping(bed, bed.hostIp, 3, 100).received).toBe(0);
+    expect(counterOf(bed, '192.168.0.0')).toBeGreaterThanOrEqual(3);
+    const chains = JSON.stringify(tableJson(bed).filter((o) => o.rule).map((o) => o.rule));
+    expect(chains).toContain('{"limit":{"rate":7,"burst":7,"per":"minute"}}');
+    expect(chains).toContain('"prefix":"task-firewall bogon: "');
+    expect(chains).toContain('"prefix":"task-firewall blocked: "');
+  });
+
+  it('broadcast, multicast and anycast drops', async () => {
+    await configure({ drop_broadcast: true, drop_multicast: true, drop_anycast: true });
+    const send = (addr: string) =>
+      bed.inPeer([
+        NODE,
+        '-e',
+        `const d=require('node:dgram').createSocket('udp4');d.bind(()=>{d.setBroadcast(true);d.setMulticastInterface('10.99.0.2');let n=0;const t=setInterval(()=>{d.send('x',9999,'${addr}');if(++n===5){clearInterval(t);setTimeout(()=>process.exit(0),100)}},20)})`,
+      ]);
+    send('10.99.0.255');
+    send('224.0.0.1');
+    expect(counterOf(bed, '"broadcast"')).toBeGreaterThanOrEqual(5);
+    expect(counterOf(bed, '"multicast"')).toBeGreaterThanOrEqual(5);
+    expect(JSON.stringify(rulesOf(bed))).toContain('"anycast"');
+    // IPv6 neighbour discovery (multicast solicitations) still works with the multicast drop on.
+    bed.inPeer(['ip', '-6', 'neigh', 'flush', 'all']);
+    bed.inHost(['ip', '-6', 'neigh', 'flush', 'all']);
+    expect(ping(bed, bed.hostIp6, 3, 100).received).toBe(3);
+  });
+
+  it('IPv6 neighbour discovery follows the ICMPv6 135/136 switch', async () => {
+    await configure({}, { ipv6: { icmp_allow_neighbor_advertisement: true } });
+    bed.inPeer(['ip', '-6', 'neigh', 'flush', 'all']);
+    bed.inHost(['ip', '-6', 'neigh', 'flush', 'all']);
+    expect(ping(bed, bed.hostIp6, 3, 100).received).toBe(3);
+    await configure({}, { ipv6: { icmp_allow_neighbor_advertisement: false, icmp_allow_router_advertisement: false } });
+    const json = JSON.stringify(rulesOf(bed));
+    expect(json).not.toContain('nd-neighbor-solicit');
+    expect(json).not.toContain('nd-router-advert');
+    bed.inPeer(['ip', '-6', 'neigh', 'flush', 'all']);
+    bed.inHost(['ip', '-6', 'neigh', 'flush', 'all']);
+    expect(ping(bed, bed.hostIp6, 3, 100).received).toBe(0);
+  });
+
+  it('IPv6 disabled: no IPv6 rules and no IPv6 traffic', async () => {
+    await configure({}, { ipv6: { enabled: false } });
+    const json = JSON.stringify(tableJson(bed));
+    expect(json).not.toContain('"ip6"');
+    expect(json).not.toContain('icmpv6');
+    expect(json).not.toContain('ipv6_addr');
+    expect(ping(bed, bed.hostIp6, 2, 100).received).toBe(0);
+    expect(ping(bed, bed.hostIp, 2, 100).received).toBe(2);
+  });
+
+  it('blacklist and whitelist: IPs and CIDRs in sets', async () => {
+    await configure({}, {}, { blacklist: [bed.peerIp, 'fd99::/64'] });
+    const sets = tableJson(bed).filter((o) => o.set).map((o) => o.set);
+    expect(sets.find((s) => s.name === 'blacklist-v4').elem).toEqual([bed.peerIp]);
+    expect(JSON.stringify(sets.find((s) => s.name === 'blacklist-net-v6').elem)).toContain('fd99::');
+    expect(ping(bed, bed.hostIp, 2, 100).received).toBe(0);
+    expect(ping(bed, bed.hostIp6, 2, 100).received).toBe(0);
+    expect(counterOf(bed, '@blacklist-v4')).toBeGreaterThanOrEqual(2);
+
+    await configure({}, {}, { blacklist: ['10.99.0.0/24'] });
+    expect(ping(bed, bed.hostIp, 2, 100).received).toBe(0);
+    expect(ping(bed, bed.hostIp6, 2, 100).received).toBe(2);
+
+    await configure({}, {}, { whitelist: [bed.peerIp] });
+    expect(concurrentConnects(bed, bed.hostIp, 8081, 1)).toBe(1); // closed by policy, open by whitelist
+  });
+
+  it('container: custom networks are whitelisted; detected bridges too when enabled', async () => {
+    bed.inHost(['ip', 'link', 'add', 'br-test', 'type', 'bridge']);
+    bed.inHost(['ip', 'addr', 'add', '172.31.5.1/24', 'dev', 'br-test']);
+    bed.inHost(['ip', 'link', 'set', 'br-test', 'up']);
+    await configure({}, { container: { enabled: true, custom_networks: ['10.99.0.0/24'] } });
+    const json = JSON.stringify(rulesOf(bed));
+    expect(json).toContain('"prefix":{"addr":"172.31.5.0","len":24}');
+    expect(json).toContain('"prefix":{"addr":"10.99.0.0","len":24}');
+    expect(concurrentConnects(bed, bed.hostIp, 8081, 1)).toBe(1);
+  });
+});
