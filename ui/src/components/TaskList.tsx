@@ -1,0 +1,215 @@
+import { createSignal, For, onCleanup, Show, type JSX } from 'solid-js';
+import { del, post } from '../lib/api.ts';
+import { addDays, dueLabel } from '../lib/dates.ts';
+import { refreshGame } from '../lib/game.ts';
+import { parseQuickAdd } from '../lib/quickadd.ts';
+import { toast, toastError } from '../lib/toast.ts';
+import type { Task, Topic } from '../lib/types.ts';
+import { Empty } from './ui.tsx';
+
+export interface TaskActions {
+  /** called after any change so the owner can reload its list */
+  changed: () => void;
+  edit?: (t: Task) => void;
+}
+
+async function complete(t: Task, actions: TaskActions) {
+  try {
+    const r = await post<{ coinsEarned: number; task: Task }>(`/api/tasks/${t.id}/complete`);
+    actions.changed();
+    refreshGame();
+    const recurring = t.type === 'RECURRING';
+    toast(recurring ? `Done: next time ${r.task.nextDueDate ?? ''} · +${r.coinsEarned} coins` : `Completed "${t.title}" · +${r.coinsEarned} coins`, {
+      // Undo exists for non-recurring tasks only (the server refuses it for recurring ones).
+      action: recurring ? undefined : { label: 'Undo', run: () => void undo(t, actions) },
+    });
+  } catch (err) {
+    toastError(err);
+  }
+}
+
+async function undo(t: Task, actions: TaskActions) {
+  try {
+    const r = await del<{ coinsRemoved: number }>(`/api/tasks/${t.id}/complete`);
+    actions.changed();
+    refreshGame();
+    toast(`Reopened "${t.title}" · −${r.coinsRemoved} coins`);
+  } catch (err) {
+    toastError(err);
+  }
+}
+
+async function snooze(t: Task, until: string | null, actions: TaskActions) {
+  try {
+    if (until) await post(`/api/tasks/${t.id}/snooze`, { snoozedUntil: until });
+    else await del(`/api/tasks/${t.id}/snooze`);
+    actions.changed();
+    toast(until ? `Snoozed until ${until}` : 'Woken up');
+  } catch (err) {
+    toastError(err);
+  }
+}
+
+async function remove(t: Task, actions: TaskActions) {
+  if (!confirm(`Delete "${t.title}"? This cannot be undone.`)) return;
+  try {
+    await del(`/api/tasks/${t.id}`);
+    actions.changed();
+    toast(`Deleted "${t.title}"`);
+  } catch (err) {
+    toastError(err);
+  }
+}
+
+export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; compact?: boolean }): JSX.Element {
+  const t = () => props.task;
+  const done = () => Boolean(t().completedAt);
+  const due = () => dueLabel(t().type === 'RECURRING' ? t().nextDueDate : t().dueDate, props.today);
+  const snoozed = () => Boolean(t().snoozedUntil && t().snoozedUntil! > props.today);
+  const topic = () => props.topics.find((x) => x.id === t().topicId);
+  return (
+    <li classList={{ done: done() }} data-testid="task-row" data-task-id={t().id}>
+      <input
+        class="task-check"
+        type="checkbox"
+        checked={done()}
+        disabled={t().blocked && !done()}
+        aria-label={done() ? `Reopen "${t().title}"` : `Complete "${t().title}"`}
+        onChange={(e) => {
+          e.currentTarget.checked = done();
+          void (done() ? undo(t(), props.actions) : complete(t(), props.actions));
+        }}
+      />
+      <div class="grow">
+        <div class="title">{t().title}</div>
+        <div class="meta">
+          <Show when={t().priority === 'HIGH'}>
+            <span class="badge high">High</span>
+          </Show>
+          <Show when={t().priority === 'SOMEDAY'}>
+            <span class="badge">Someday</span>
+          </Show>
+          <Show when={!done() && due()}>
+            {(d) => <span class={`badge ${d().kind === 'later' ? '' : d().kind}`}>{d().text}</span>}
+          </Show>
+          <Show when={t().type === 'RECURRING'}>
+            <span class="badge" title="Recurring">↻ recurring</span>
+          </Show>
+          <Show when={t().isDailyQuest}>
+            <span class="badge ok">★ quest</span>
+          </Show>
+          <Show when={snoozed()}>
+            <span class="badge">💤 until {t().snoozedUntil}</span>
+          </Show>
+          <Show when={t().blocked}>
+            <span class="badge" title="Sequential topic: an earlier task comes first">⏸ waiting</span>
+          </Show>
+          <Show when={topic() && !props.compact}>
+            <a href={`/topics/${topic()!.id}`}>{topic()!.title}</a>
+          </Show>
+        </div>
+      </div>
+      <Show when={!props.compact}>
+        <div class="actions">
+          <Show when={!done()}>
+            <Show
+              when={snoozed()}
+              fallback={
+                <select
+                  class="small"
+                  aria-label={`Snooze "${t().title}"`}
+                  style={{ width: 'auto', 'min-height': '2rem', padding: '0.2rem 0.4rem', 'font-size': '0.875rem' }}
+                  onChange={(e) => {
+                    const v = e.currentTarget.value;
+                    e.currentTarget.value = '';
+                    if (v) void snooze(t(), addDays(props.today, Number(v)), props.actions);
+                  }}
+                >
+                  <option value="">Snooze…</option>
+                  <option value="1">Tomorrow</option>
+                  <option value="3">3 days</option>
+                  <option value="7">1 week</option>
+                </select>
+              }
+            >
+              <button class="small" type="button" onClick={() => void snooze(t(), null, props.actions)}>
+                Wake
+              </button>
+            </Show>
+          </Show>
+          <Show when={props.actions.edit}>
+            <button class="small" type="button" onClick={() => props.actions.edit!(t())} aria-label={`Edit "${t().title}"`}>
+              Edit
+            </button>
+          </Show>
+          <button class="small ghost" type="button" onClick={() => void remove(t(), props.actions)} aria-label={`Delete "${t().title}"`}>
+            🗑
+          </button>
+        </div>
+      </Show>
+    </li>
+  );
+}
+
+export function TaskList(props: { tasks: Task[]; today: string; topics: Topic[]; actions: TaskActions; empty?: JSX.Element; compact?: boolean; label: string }): JSX.Element {
+  return (
+    <Show when={props.tasks.length > 0} fallback={<Empty>{props.empty ?? 'Nothing here.'}</Empty>}>
+      <ul class="list" aria-label={props.label}>
+        <For each={props.tasks}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} compact={props.compact} />}</For>
+      </ul>
+    </Show>
+  );
+}
+
+/**
+ * One-line task entry. `n` anywhere (outside a text field) focuses it; Enter creates; the syntax
+ * (`!high @tomorrow #topic *weekly`) is explained in the hint.
+ */
+export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: string | null; onCreated: () => void }): JSX.Element {
+  const [text, setText] = createSignal('');
+  const [busy, setBusy] = createSignal(false);
+  let input!: HTMLInputElement;
+  const onKey = (e: KeyboardEvent) => {
+    const target = e.target as HTMLElement;
+    if (e.key === 'n' && !e.ctrlKey && !e.metaKey && !e.altKey && !/^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName) && !target.isContentEditable) {
+      e.preventDefault();
+      input.focus();
+    }
+  };
+  document.addEventListener('keydown', onKey);
+  onCleanup(() => document.removeEventListener('keydown', onKey));
+
+  async function submit(e: SubmitEvent) {
+    e.preventDefault();
+    const parsed = parseQuickAdd(text(), props.today, props.topics);
+    if (!parsed.title) return;
+    setBusy(true);
+    try {
+      await post('/api/tasks', { topicId: props.topicId ?? undefined, ...parsed });
+      setText('');
+      props.onCreated();
+      toast(`Added "${parsed.title}"`);
+    } catch (err) {
+      toastError(err);
+    } finally {
+      setBusy(false);
+      input.focus();
+    }
+  }
+  return (
+    <form class="stack" style={{ gap: '0.3rem' }} onSubmit={(e) => void submit(e)} role="search" aria-label="Quick add">
+      <div class="quick-add">
+        <label class="sr-only" for="quick-add">
+          Quick add a task
+        </label>
+        <input id="quick-add" ref={input} placeholder="Add a task…  (press n)" value={text()} onInput={(e) => setText(e.currentTarget.value)} maxlength="300" autocomplete="off" aria-describedby="quick-add-hint" />
+        <button class="primary" type="submit" disabled={busy() || !text().trim()}>
+          Add
+        </button>
+      </div>
+      <span id="quick-add-hint" class="small muted">
+        <kbd>!high</kbd> <kbd>@tomorrow</kbd> <kbd>@fri</kbd> <kbd>#topic</kbd> <kbd>*weekly</kbd>
+      </span>
+    </form>
+  );
+}

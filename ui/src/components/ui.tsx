@@ -1,0 +1,81 @@
+import { createSignal, createUniqueId, For, Show, splitProps, type JSX } from 'solid-js';
+import { toastError } from '../lib/toast.ts';
+
+export function Spinner(): JSX.Element {
+  return <span class="spinner" aria-hidden="true" />;
+}
+
+/** A labelled form control with hint and error text wired to aria-describedby. */
+export function Field(props: { label: string; hint?: string | undefined; error?: string | undefined; children: (id: string, describedBy: string | undefined) => JSX.Element }): JSX.Element {
+  const id = createUniqueId();
+  const describedBy = () => [props.hint ? `${id}-hint` : '', props.error ? `${id}-err` : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      {props.children(id, describedBy())}
+      <Show when={props.hint}>
+        <span class="hint" id={`${id}-hint`}>
+          {props.hint}
+        </span>
+      </Show>
+      <Show when={props.error}>
+        <span class="error" id={`${id}-err`} role="alert">
+          {props.error}
+        </span>
+      </Show>
+    </div>
+  );
+}
+
+/** A button that runs an async action, shows it is busy, and reports failures in a toast. */
+export function AsyncButton(props: JSX.ButtonHTMLAttributes<HTMLButtonElement> & { action: () => Promise<unknown> }): JSX.Element {
+  const [local, rest] = splitProps(props, ['action', 'children', 'disabled']);
+  const [busy, setBusy] = createSignal(false);
+  return (
+    <button
+      type="button"
+      {...rest}
+      disabled={busy() || local.disabled}
+      aria-busy={busy()}
+      onClick={async () => {
+        setBusy(true);
+        try {
+          await local.action();
+        } catch (err) {
+          toastError(err);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      {local.children}
+    </button>
+  );
+}
+
+export function Empty(props: { children: JSX.Element }): JSX.Element {
+  return <p class="empty">{props.children}</p>;
+}
+
+export function ErrorBanner(props: { error: unknown }): JSX.Element {
+  return (
+    <div class="banner error" role="alert">
+      {props.error instanceof Error ? props.error.message : String(props.error)}
+    </div>
+  );
+}
+
+/** Sub-navigation of a section (settings, progress). */
+export function Tabs(props: { items: { href: string; label: string }[]; current: string }): JSX.Element {
+  return (
+    <nav class="tabs" aria-label="Section">
+      <For each={props.items}>
+        {(item) => (
+          <a href={item.href} aria-current={props.current === item.href ? 'page' : undefined} classList={{ active: props.current === item.href }}>
+            {item.label}
+          </a>
+        )}
+      </For>
+    </nav>
+  );
+}

@@ -1,0 +1,75 @@
+/** The one place the UI talks HTTP. Errors carry the gateway's stable `code` and field issues. */
+
+export interface Issue {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly issues: Issue[];
+  constructor(status: number, code: string, message: string, issues: Issue[] = []) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.issues = issues;
+  }
+  /** The message for one form field (`body.title` → `title`). */
+  fieldError(field: string): string | undefined {
+    return this.issues.find((i) => i.path === `body.${field}` || i.path === field)?.message;
+  }
+}
+
+type Listener = (err: ApiError) => void;
+const listeners = new Set<Listener>();
+
+/** The shell subscribes to send the user to sign-in or to the forced 2FA setup, wherever they are. */
+export function onAuthError(fn: Listener): () => void {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  const init: RequestInit = { method, credentials: 'same-origin', headers: { accept: 'application/json' } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] = 'application/json';
+  }
+  let res: Response;
+  try {
+    res = await fetch(path, init);
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'The server cannot be reached. Check your connection and try again.');
+  }
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  let data: unknown = undefined;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    data = text;
+  }
+  if (!res.ok) {
+    const b = (data ?? {}) as { code?: string; message?: string; issues?: Issue[] };
+    const err = new ApiError(res.status, b.code ?? `HTTP_${res.status}`, b.message ?? res.statusText, b.issues ?? []);
+    if (res.status === 401 || err.code === 'SECOND_FACTOR_REQUIRED') for (const l of listeners) l(err);
+    throw err;
+  }
+  return data as T;
+}
+
+export const get = <T>(path: string) => api<T>('GET', path);
+export const post = <T>(path: string, body: unknown = {}) => api<T>('POST', path, body);
+export const patch = <T>(path: string, body: unknown) => api<T>('PATCH', path, body);
+export const put = <T>(path: string, body: unknown) => api<T>('PUT', path, body);
+export const del = <T>(path: string) => api<T>('DELETE', path);
+
+/** Build a query string, leaving out empty values. */
+export function qs(params: Record<string, string | number | boolean | undefined | null>): string {
+  const sp = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') sp.set(k, String(v));
+  const s = sp.toString();
+  return s ? `?${s}` : '';
+}

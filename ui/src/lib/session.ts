@@ -1,0 +1,37 @@
+import { createResource, createRoot } from 'solid-js';
+import { ApiError, get } from './api.ts';
+
+export interface Me {
+  id: string;
+  email: string;
+  name: string | null;
+  isAdmin: boolean;
+  secondFactorOk: boolean;
+  method: string;
+}
+
+/** Who is signed in; null when anonymous. One resource for the whole app, refetched after sign-in changes. */
+export const session = createRoot(() => {
+  const [me, { refetch, mutate }] = createResource<Me | null>(async () => {
+    try {
+      return await get<Me>('/api/auth/me');
+    } catch (err) {
+      if (err instanceof ApiError && (err.status === 401 || err.status === 404)) return null;
+      throw err;
+    }
+  });
+  return { me, refetch, mutate };
+});
+
+/** Auth.js signs out with a CSRF-protected POST; afterwards the browser goes to the sign-in page. */
+export async function signOut(): Promise<void> {
+  const { csrfToken } = await get<{ csrfToken: string }>('/api/auth/csrf');
+  await fetch('/api/auth/signout', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-auth-return-redirect': '1' },
+    body: new URLSearchParams({ csrfToken, callbackUrl: '/login' }),
+  });
+  session.mutate(null);
+  location.assign('/login');
+}

@@ -1,0 +1,85 @@
+import { A } from '@solidjs/router';
+import { createMemo, createResource, Show, type JSX } from 'solid-js';
+import { get, qs } from '../lib/api.ts';
+import { shared } from '../lib/data.ts';
+import { addDays, formatDate } from '../lib/dates.ts';
+import { gameSummary, refreshGame } from '../lib/game.ts';
+import { session } from '../lib/session.ts';
+import type { Task } from '../lib/types.ts';
+import { QuickAdd, TaskList } from '../components/TaskList.tsx';
+import { QuestCard, StreakCard } from '../components/Quest.tsx';
+import { ErrorBanner, Spinner } from '../components/ui.tsx';
+
+function greeting(): string {
+  const h = new Date().getHours();
+  return h < 5 ? 'Good night' : h < 12 ? 'Good morning' : h < 18 ? 'Good afternoon' : 'Good evening';
+}
+
+export default function Dashboard(): JSX.Element {
+  const today = () => shared.today();
+  // Open tasks due up to today (overdue included); the list is small, the split happens here.
+  const [due, { refetch }] = createResource(today, async (t) => (await get<{ tasks: Task[] }>(`/api/tasks${qs({ completed: false, dueBefore: t, snoozed: false, limit: 200 })}`)).tasks);
+  const overdue = createMemo(() => (due() ?? []).filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate)! < today()));
+  const dueToday = createMemo(() => (due() ?? []).filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate) === today()));
+  const changed = () => {
+    void refetch();
+    refreshGame();
+  };
+  const name = () => session.me()?.name?.split(' ')[0];
+
+  return (
+    <>
+      <div class="page-head">
+        <div>
+          <h1>
+            {greeting()}
+            {name() ? `, ${name()}` : ''}
+          </h1>
+          <p class="muted" style={{ margin: 0 }}>
+            {formatDate(today())} · {shared.timezone()}
+          </p>
+        </div>
+      </div>
+      <div class="stack">
+        {/* Morning-briefing style summary: the same facts the 08:00 notification carries. */}
+        <section class="card" aria-labelledby="brief-h" data-testid="briefing">
+          <h2 id="brief-h">Your day</h2>
+          <Show when={due() !== undefined} fallback={<Spinner />}>
+            <p style={{ margin: 0 }}>
+              {dueToday().length === 0 && overdue().length === 0
+                ? 'Nothing is due today. '
+                : `${dueToday().length} task${dueToday().length === 1 ? '' : 's'} due today${overdue().length ? `, ${overdue().length} overdue` : ''}. `}
+              <Show when={gameSummary()}>{(g) => <>Streak: {g().streak} day{g().streak === 1 ? '' : 's'}. </>}</Show>
+            </p>
+          </Show>
+        </section>
+        <div class="grid">
+          <QuestCard onChange={changed} />
+          <StreakCard />
+        </div>
+        <section class="card">
+          <QuickAdd topics={shared.topics() ?? []} today={today()} onCreated={changed} />
+        </section>
+        <Show when={!due.error} fallback={<ErrorBanner error={due.error} />}>
+          <Show when={overdue().length > 0}>
+            <section class="card" aria-labelledby="overdue-h">
+              <h2 id="overdue-h">Overdue</h2>
+              <TaskList label="Overdue tasks" tasks={overdue()} today={today()} topics={shared.topics() ?? []} actions={{ changed }} />
+            </section>
+          </Show>
+          <section class="card" aria-labelledby="today-h">
+            <div class="row between">
+              <h2 id="today-h">Due today</h2>
+              <A href="/tasks" class="small">
+                All tasks →
+              </A>
+            </div>
+            <Show when={due() !== undefined} fallback={<Spinner />}>
+              <TaskList label="Tasks due today" tasks={dueToday()} today={today()} topics={shared.topics() ?? []} actions={{ changed }} empty={<>Nothing due today. Plan tomorrow ({formatDate(addDays(today(), 1))}) on the Tasks page.</>} />
+            </Show>
+          </section>
+        </Show>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,53 @@
+import { useLocation, useParams } from '@solidjs/router';
+import { lazy, Match, Switch, type JSX } from 'solid-js';
+import { Tabs } from '../components/ui.tsx';
+
+const Profile = lazy(() => import('./settings/Profile.tsx'));
+const Notifications = lazy(() => import('./settings/Notifications.tsx'));
+const Webhooks = lazy(() => import('./settings/Webhooks.tsx'));
+const Calendar = lazy(() => import('./settings/Calendar.tsx'));
+const Security = lazy(() => import('./settings/Security.tsx'));
+const ApiKeys = lazy(() => import('./settings/ApiKeys.tsx'));
+
+const SECTIONS = [
+  { href: '/settings', label: 'Profile' },
+  { href: '/settings/notifications', label: 'Notifications' },
+  { href: '/settings/integrations', label: 'Webhooks' },
+  { href: '/settings/calendar', label: 'Calendar' },
+  { href: '/settings/security', label: 'Security' },
+  { href: '/settings/api-keys', label: 'API keys' },
+];
+
+export default function Settings(): JSX.Element {
+  const params = useParams<{ section?: string }>();
+  const location = useLocation();
+  const section = () => (location.pathname === '/api-keys' ? 'api-keys' : (params.section ?? 'profile'));
+  return (
+    <>
+      <div class="page-head">
+        <h1>Settings</h1>
+      </div>
+      <Tabs items={SECTIONS} current={section() === 'profile' ? '/settings' : `/settings/${section()}`} />
+      <Switch fallback={<p>Unknown settings section.</p>}>
+        <Match when={section() === 'profile'}>
+          <Profile />
+        </Match>
+        <Match when={section() === 'notifications'}>
+          <Notifications />
+        </Match>
+        <Match when={section() === 'integrations' || section() === 'webhooks'}>
+          <Webhooks />
+        </Match>
+        <Match when={section() === 'calendar'}>
+          <Calendar />
+        </Match>
+        <Match when={section() === 'security'}>
+          <Security />
+        </Match>
+        <Match when={section() === 'api-keys'}>
+          <ApiKeys />
+        </Match>
+      </Switch>
+    </>
+  );
+}

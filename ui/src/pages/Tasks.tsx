@@ -1,0 +1,127 @@
+import { useSearchParams } from '@solidjs/router';
+import { createMemo, createResource, createSignal, For, Show, type JSX } from 'solid-js';
+import { get, qs } from '../lib/api.ts';
+import { shared } from '../lib/data.ts';
+import type { Task } from '../lib/types.ts';
+import { QuickAdd, TaskList } from '../components/TaskList.tsx';
+import { TaskEditor } from '../components/TaskEditor.tsx';
+import { ErrorBanner, Field, Spinner } from '../components/ui.tsx';
+
+type Status = 'open' | 'completed' | 'all';
+
+export default function Tasks(): JSX.Element {
+  // Filters live in the URL so a filtered view can be bookmarked and the back button works.
+  const [params, setParams] = useSearchParams<{ status?: Status; topic?: string; priority?: string; type?: string; q?: string }>();
+  const status = () => params.status ?? 'open';
+  const [tasks, { refetch }] = createResource(
+    () => ({ status: status(), topic: params.topic, priority: params.priority, type: params.type }),
+    async (f) =>
+      (
+        await get<{ tasks: Task[]; total: number }>(
+          `/api/tasks${qs({ completed: f.status === 'all' ? undefined : f.status === 'completed', topicId: f.topic, priority: f.priority, type: f.type, limit: 500 })}`,
+        )
+      ).tasks,
+  );
+  const visible = createMemo(() => {
+    const q = (params.q ?? '').trim().toLowerCase();
+    const list = tasks() ?? [];
+    return q ? list.filter((t) => t.title.toLowerCase().includes(q) || (t.notes ?? '').toLowerCase().includes(q)) : list;
+  });
+  const [editing, setEditing] = createSignal<Task | 'new' | null>(null);
+  const topics = () => shared.topics() ?? [];
+  const changed = () => {
+    void refetch();
+    void shared.refetchTopics();
+  };
+
+  return (
+    <>
+      <div class="page-head">
+        <h1>Tasks</h1>
+        <button class="primary" type="button" onClick={() => setEditing('new')}>
+          New task
+        </button>
+      </div>
+      <div class="stack">
+        <Show when={editing()}>
+          <section class="card">
+            <h2>{editing() === 'new' ? 'New task' : 'Edit task'}</h2>
+            <TaskEditor
+              task={editing() === 'new' ? undefined : (editing() as Task)}
+              topics={topics()}
+              today={shared.today()}
+              defaultTopicId={params.topic && params.topic !== 'none' ? params.topic : null}
+              onSaved={() => {
+                setEditing(null);
+                changed();
+              }}
+              onCancel={() => setEditing(null)}
+            />
+          </section>
+        </Show>
+        <section class="card">
+          <QuickAdd topics={topics()} today={shared.today()} topicId={params.topic && params.topic !== 'none' ? params.topic : null} onCreated={changed} />
+        </section>
+        <section class="card" aria-labelledby="filters-h">
+          <h2 id="filters-h" class="sr-only">
+            Filters
+          </h2>
+          <div class="form-grid">
+            <Field label="Show">
+              {(id) => (
+                <select id={id} value={status()} onChange={(e) => setParams({ status: e.currentTarget.value === 'open' ? undefined : e.currentTarget.value })}>
+                  <option value="open">Open</option>
+                  <option value="completed">Completed</option>
+                  <option value="all">All</option>
+                </select>
+              )}
+            </Field>
+            <Field label="Topic">
+              {(id) => (
+                <select id={id} value={params.topic ?? ''} onChange={(e) => setParams({ topic: e.currentTarget.value || undefined })}>
+                  <option value="">All topics</option>
+                  <option value="none">No topic</option>
+                  <For each={topics()}>{(t) => <option value={t.id}>{t.title}</option>}</For>
+                </select>
+              )}
+            </Field>
+            <Field label="Priority">
+              {(id) => (
+                <select id={id} value={params.priority ?? ''} onChange={(e) => setParams({ priority: e.currentTarget.value || undefined })}>
+                  <option value="">Any</option>
+                  <option value="HIGH">High</option>
+                  <option value="NORMAL">Normal</option>
+                  <option value="SOMEDAY">Someday</option>
+                </select>
+              )}
+            </Field>
+            <Field label="Type">
+              {(id) => (
+                <select id={id} value={params.type ?? ''} onChange={(e) => setParams({ type: e.currentTarget.value || undefined })}>
+                  <option value="">Any</option>
+                  <option value="ONE_TIME">One-time</option>
+                  <option value="RECURRING">Recurring</option>
+                  <option value="DAILY_ELIGIBLE">Quest candidate</option>
+                </select>
+              )}
+            </Field>
+            <Field label="Search">
+              {(id) => <input id={id} type="search" value={params.q ?? ''} onInput={(e) => setParams({ q: e.currentTarget.value || undefined }, { replace: true })} />}
+            </Field>
+          </div>
+        </section>
+        <section class="card" aria-labelledby="list-h">
+          <div class="row between">
+            <h2 id="list-h">{status() === 'completed' ? 'Completed' : status() === 'all' ? 'All tasks' : 'Open tasks'}</h2>
+            <span class="muted small">{visible().length} shown</span>
+          </div>
+          <Show when={!tasks.error} fallback={<ErrorBanner error={tasks.error} />}>
+            <Show when={tasks() !== undefined} fallback={<Spinner />}>
+              <TaskList label="Tasks" tasks={visible()} today={shared.today()} topics={topics()} actions={{ changed, edit: (t) => setEditing(t) }} empty={status() === 'open' ? 'No open tasks. Add one above.' : 'No tasks match.'} />
+            </Show>
+          </Show>
+        </section>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,243 @@
+import { A, useNavigate, useParams } from '@solidjs/router';
+import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
+import { ApiError, del, get, patch, post } from '../lib/api.ts';
+import { shared } from '../lib/data.ts';
+import { toast, toastError } from '../lib/toast.ts';
+import type { Priority, Task, Topic } from '../lib/types.ts';
+import { QuickAdd, TaskList } from '../components/TaskList.tsx';
+import { TaskEditor } from '../components/TaskEditor.tsx';
+import { Empty, ErrorBanner, Field, Spinner } from '../components/ui.tsx';
+
+function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel?: () => void }): JSX.Element {
+  const [title, setTitle] = createSignal(props.topic?.title ?? '');
+  const [description, setDescription] = createSignal(props.topic?.description ?? '');
+  const [priority, setPriority] = createSignal<Priority>((props.topic?.priority as Priority) ?? 'NORMAL');
+  const [sequential, setSequential] = createSignal(props.topic?.sequential ?? false);
+  const [color, setColor] = createSignal(props.topic?.color ?? '#4338ca');
+  const [error, setError] = createSignal<ApiError | null>(null);
+  async function save(e: SubmitEvent) {
+    e.preventDefault();
+    setError(null);
+    const body = { title: title().trim(), description: description().trim() || null, priority: priority(), sequential: sequential(), color: color() };
+    try {
+      const r = props.topic ? await patch<{ topic: Topic }>(`/api/topics/${props.topic.id}`, body) : await post<{ topic: Topic }>('/api/topics', body);
+      props.onSaved(r.topic);
+      if (!props.topic) setTitle('');
+    } catch (err) {
+      if (err instanceof ApiError) setError(err);
+      else toastError(err);
+    }
+  }
+  return (
+    <form class="stack" onSubmit={(e) => void save(e)} aria-label={props.topic ? 'Edit topic' : 'New topic'}>
+      <div class="form-grid">
+        <Field label="Topic name" error={error()?.fieldError('title')}>
+          {(id, d) => <input id={id} aria-describedby={d} value={title()} onInput={(e) => setTitle(e.currentTarget.value)} maxlength="100" required />}
+        </Field>
+        <Field label="Priority">
+          {(id) => (
+            <select id={id} value={priority()} onChange={(e) => setPriority(e.currentTarget.value as Priority)}>
+              <option value="HIGH">High</option>
+              <option value="NORMAL">Normal</option>
+              <option value="SOMEDAY">Someday</option>
+            </select>
+          )}
+        </Field>
+        <Field label="Colour">
+          {(id) => <input id={id} type="color" value={color()} onInput={(e) => setColor(e.currentTarget.value)} />}
+        </Field>
+      </div>
+      <Field label="Description">
+        {(id) => <textarea id={id} maxlength="5000" value={description()} onInput={(e) => setDescription(e.currentTarget.value)} />}
+      </Field>
+      <label class="check">
+        <input type="checkbox" checked={sequential()} onChange={(e) => setSequential(e.currentTarget.checked)} />
+        Sequential: only the first open task is actionable (the rest wait their turn)
+      </label>
+      <Show when={error() && error()!.issues.length === 0}>
+        <div class="banner error" role="alert">
+          {error()!.message}
+        </div>
+      </Show>
+      <div class="row">
+        <button class="primary" type="submit">
+          {props.topic ? 'Save topic' : 'Create topic'}
+        </button>
+        <Show when={props.onCancel}>
+          <button type="button" onClick={() => props.onCancel!()}>
+            Cancel
+          </button>
+        </Show>
+      </div>
+    </form>
+  );
+}
+
+function TopicIndex(): JSX.Element {
+  const [creating, setCreating] = createSignal(false);
+  const [showArchived, setShowArchived] = createSignal(false);
+  const list = () => (shared.topics() ?? []).filter((t) => showArchived() || !t.archived);
+  return (
+    <>
+      <div class="page-head">
+        <h1>Topics</h1>
+        <button class="primary" type="button" onClick={() => setCreating(true)}>
+          New topic
+        </button>
+      </div>
+      <div class="stack">
+        <Show when={creating()}>
+          <section class="card">
+            <h2>New topic</h2>
+            <TopicForm
+              onSaved={(t) => {
+                setCreating(false);
+                void shared.refetchTopics();
+                toast(`Created topic "${t.title}"`);
+              }}
+              onCancel={() => setCreating(false)}
+            />
+          </section>
+        </Show>
+        <label class="check">
+          <input type="checkbox" checked={showArchived()} onChange={(e) => setShowArchived(e.currentTarget.checked)} /> Show archived topics
+        </label>
+        <Show when={shared.topics() !== undefined} fallback={<Spinner />}>
+          <Show when={list().length > 0} fallback={<Empty>No topics yet. Topics group tasks; a sequential topic is a checklist done in order.</Empty>}>
+            <div class="grid">
+              <For each={list()}>
+                {(t) => (
+                  <A href={`/topics/${t.id}`} class="card" style={{ 'text-decoration': 'none', color: 'inherit', 'border-left': `6px solid ${t.color ?? 'var(--accent)'}` }}>
+                    <h2>{t.title}</h2>
+                    <div class="row small muted">
+                      <span>
+                        {t.openTaskCount} open / {t.taskCount} tasks
+                      </span>
+                      <Show when={t.sequential}>
+                        <span class="badge">sequential</span>
+                      </Show>
+                      <Show when={t.priority === 'HIGH'}>
+                        <span class="badge high">High</span>
+                      </Show>
+                      <Show when={t.archived}>
+                        <span class="badge">archived</span>
+                      </Show>
+                    </div>
+                    <Show when={t.taskCount > 0}>
+                      <div class="progress" style={{ 'margin-top': '0.6rem' }} role="progressbar" aria-valuemin="0" aria-valuemax={t.taskCount} aria-valuenow={t.taskCount - t.openTaskCount} aria-label="Done">
+                        <span style={{ width: `${((t.taskCount - t.openTaskCount) / t.taskCount) * 100}%` }} />
+                      </div>
+                    </Show>
+                  </A>
+                )}
+              </For>
+            </div>
+          </Show>
+        </Show>
+      </div>
+    </>
+  );
+}
+
+function TopicDetail(props: { id: string }): JSX.Element {
+  const navigate = useNavigate();
+  const [data, { refetch }] = createResource(
+    () => props.id,
+    (id) => get<{ topic: Topic; tasks: Task[] }>(`/api/topics/${id}`),
+  );
+  const [editingTopic, setEditingTopic] = createSignal(false);
+  const [editingTask, setEditingTask] = createSignal<Task | null>(null);
+  const changed = () => {
+    void refetch();
+    void shared.refetchTopics();
+  };
+  async function remove(t: Topic) {
+    if (!confirm(`Delete the topic "${t.title}"? Its tasks are kept without a topic.`)) return;
+    try {
+      await del(`/api/topics/${t.id}`);
+      void shared.refetchTopics();
+      navigate('/topics');
+    } catch (err) {
+      toastError(err);
+    }
+  }
+  async function archive(t: Topic) {
+    try {
+      await patch(`/api/topics/${t.id}`, { archived: !t.archived });
+      changed();
+    } catch (err) {
+      toastError(err);
+    }
+  }
+  return (
+    <Show when={!data.error} fallback={<ErrorBanner error={data.error} />}>
+      <Show when={data()} fallback={<Spinner />}>
+        {(d) => (
+          <>
+            <div class="page-head">
+              <div>
+                <A href="/topics" class="small">
+                  ← Topics
+                </A>
+                <h1>{d().topic.title}</h1>
+              </div>
+              <div class="row">
+                <button type="button" onClick={() => setEditingTopic(!editingTopic())}>
+                  Edit topic
+                </button>
+                <button type="button" onClick={() => void archive(d().topic)}>
+                  {d().topic.archived ? 'Unarchive' : 'Archive'}
+                </button>
+                <button type="button" class="danger" onClick={() => void remove(d().topic)}>
+                  Delete
+                </button>
+              </div>
+            </div>
+            <div class="stack">
+              <Show when={d().topic.description}>
+                <p class="muted">{d().topic.description}</p>
+              </Show>
+              <Show when={d().topic.sequential}>
+                <div class="banner info">Sequential topic: tasks are done in order; later ones wait until the earlier ones are complete.</div>
+              </Show>
+              <Show when={editingTopic()}>
+                <section class="card">
+                  <TopicForm
+                    topic={d().topic}
+                    onSaved={() => {
+                      setEditingTopic(false);
+                      changed();
+                    }}
+                    onCancel={() => setEditingTopic(false)}
+                  />
+                </section>
+              </Show>
+              <Show when={editingTask()}>
+                <section class="card">
+                  <h2>Edit task</h2>
+                  <TaskEditor task={editingTask()!} topics={shared.topics() ?? []} today={shared.today()} onSaved={() => (setEditingTask(null), changed())} onCancel={() => setEditingTask(null)} />
+                </section>
+              </Show>
+              <section class="card">
+                <QuickAdd topics={shared.topics() ?? []} today={shared.today()} topicId={d().topic.id} onCreated={changed} />
+              </section>
+              <section class="card">
+                <h2>Tasks</h2>
+                <TaskList label={`Tasks of ${d().topic.title}`} tasks={d().tasks} today={shared.today()} topics={shared.topics() ?? []} actions={{ changed, edit: setEditingTask }} empty="No tasks in this topic yet." />
+              </section>
+            </div>
+          </>
+        )}
+      </Show>
+    </Show>
+  );
+}
+
+export default function Topics(): JSX.Element {
+  const params = useParams<{ id?: string }>();
+  return (
+    <Show when={params.id} fallback={<TopicIndex />} keyed>
+      {(id) => <TopicDetail id={id} />}
+    </Show>
+  );
+}

@@ -1,0 +1,308 @@
+import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
+import { ApiError, del, get, post, put } from '../../lib/api.ts';
+import { formatDateTime } from '../../lib/dates.ts';
+import { errorText, toast, toastError } from '../../lib/toast.ts';
+import type { NotificationChannel, NotificationChannelType } from '../../lib/types.ts';
+import { AsyncButton, ErrorBanner, Field, Spinner } from '../../components/ui.tsx';
+
+interface FieldSpec {
+  key: string;
+  label: string;
+  hint?: string;
+  secret?: boolean;
+  required?: boolean;
+  type?: 'text' | 'number' | 'url' | 'email';
+}
+
+/** Per-channel settings, as the notifier's contract names them (proto/src/notify.ts). */
+const CHANNELS: Record<NotificationChannelType, { title: string; about: string; fields: FieldSpec[] }> = {
+  push: { title: 'Browser push', about: 'Notifications on this device, even when the app is closed.', fields: [] },
+  ntfy: {
+    title: 'ntfy (topic-based push)',
+    about: 'Publish to an ntfy topic; subscribe to it in the ntfy app.',
+    fields: [
+      { key: 'topic', label: 'Topic', required: true, hint: '1–64 letters, digits, - or _' },
+      { key: 'server', label: 'Server', type: 'url', hint: 'Default https://ntfy.sh' },
+      { key: 'token', label: 'Access token', secret: true },
+    ],
+  },
+  pushover: {
+    title: 'Pushover (mobile push)',
+    about: 'Deliver to the Pushover app on your phone.',
+    fields: [
+      { key: 'appToken', label: 'Application token', secret: true, required: true },
+      { key: 'userKey', label: 'User key', secret: true, required: true },
+      { key: 'device', label: 'Device (optional)' },
+    ],
+  },
+  telegram: {
+    title: 'Telegram (messaging)',
+    about: 'A bot sends you a message.',
+    fields: [
+      { key: 'botToken', label: 'Bot token', secret: true, required: true },
+      { key: 'chatId', label: 'Chat id', required: true, hint: 'Numeric id or @channelname' },
+    ],
+  },
+  email: { title: 'E-mail', about: 'Sent through this instance’s mail server.', fields: [{ key: 'address', label: 'Address', type: 'email', hint: 'Default: your sign-in address' }] },
+  'http-alert': {
+    title: 'HTTP Alert (webhook)',
+    about: 'POSTs {event: "service.notification", title, body, url, tag, timestamp} to your URL.',
+    fields: [
+      { key: 'url', label: 'URL', type: 'url', required: true },
+      { key: 'secret', label: 'Signing secret', secret: true, hint: 'Adds X-Service-Signature: sha256=<hex>' },
+    ],
+  },
+};
+
+function base64UrlToBytes(s: string): Uint8Array<ArrayBuffer> {
+  const b = atob(s.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (s.length % 4)) % 4));
+  const out = new Uint8Array(new ArrayBuffer(b.length));
+  for (let i = 0; i < b.length; i++) out[i] = b.charCodeAt(i);
+  return out;
+}
+
+/** Subscribe this browser with the service worker and register the subscription with the notifier. */
+async function subscribePush(): Promise<void> {
+  if (!('serviceWorker' in navigator) || !('PushManager' in window)) throw new Error('This browser does not support push notifications.');
+  const { publicKey } = await get<{ publicKey: string | null }>('/api/push/vapid-public-key');
+  if (!publicKey) throw new Error('Browser push is not configured on this server.');
+  const permission = await Notification.requestPermission();
+  if (permission !== 'granted') throw new Error('Notifications are blocked for this site in the browser settings.');
+  const reg = await navigator.serviceWorker.register('/sw.js');
+  await navigator.serviceWorker.ready;
+  const sub = (await reg.pushManager.getSubscription()) ?? (await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: base64UrlToBytes(publicKey) }));
+  const json = sub.toJSON();
+  await post('/api/push/subscribe', { endpoint: json.endpoint, expirationTime: json.expirationTime ?? null, keys: json.keys });
+  await put('/api/settings/notification-channels/push', { enabled: true, config: {} });
+}
+
+async function unsubscribePush(): Promise<void> {
+  const reg = await navigator.serviceWorker?.getRegistration('/sw.js');
+  const sub = await reg?.pushManager.getSubscription();
+  if (sub) {
+    await post('/api/push/unsubscribe', { endpoint: sub.endpoint });
+    await sub.unsubscribe();
+  }
+}
+
+function ChannelCard(props: { channel: NotificationChannel; changed: () => void }): JSX.Element {
+  const spec = () => CHANNELS[props.channel.type];
+  const [values, setValues] = createSignal<Record<string, string>>({});
+  const [error, setError] = createSignal<ApiError | null>(null);
+  const [open, setOpen] = createSignal(false);
+  const current = (k: string) => values()[k] ?? (props.channel.config?.[k] != null ? String(props.channel.config[k]) : '');
+
+  async function save(e: SubmitEvent) {
+    e.preventDefault();
+    setError(null);
+    const config: Record<string, unknown> = {};
+    for (const f of spec().fields) {
+      const v = values()[f.key];
+      // Untouched secret fields are left out so the stored secret is kept.
+      if (v === undefined) {
+        if (!f.secret && props.channel.config?.[f.key] != null) config[f.key] = props.channel.config[f.key];
+        continue;
+      }
+      config[f.key] = v === '' ? null : f.type === 'number' ? Number(v) : v;
+    }
+    try {
+      await put(`/api/settings/notification-channels/${props.channel.type}`, { enabled: true, config });
+      setValues({});
+      setOpen(false);
+      toast(`${spec().title} saved`);
+      props.changed();
+    } catch (err) {
+      if (err instanceof ApiError) setError(err);
+      else toastError(err);
+    }
+  }
+
+  return (
+    <li class="card" style={{ display: 'block' }} data-testid={`channel-${props.channel.type}`}>
+      <div class="row between">
+        <div>
+          <h3 style={{ margin: 0 }}>{spec().title}</h3>
+          <p class="small muted" style={{ margin: 0 }}>
+            {spec().about}
+          </p>
+        </div>
+        <div class="row">
+          <span class={`badge ${props.channel.enabled ? 'ok' : ''}`}>{props.channel.configured ? (props.channel.enabled ? 'on' : 'off') : 'not set up'}</span>
+          <Show when={props.channel.type === 'push'}>
+            <AsyncButton
+              class="small"
+              action={async () => {
+                try {
+                  await subscribePush();
+                  toast('This browser will receive push notifications');
+                  props.changed();
+                } catch (err) {
+                  toast(errorText(err), { kind: 'error' });
+                }
+              }}
+            >
+              Subscribe this browser
+            </AsyncButton>
+            <Show when={props.channel.configured}>
+              <AsyncButton class="small" action={async () => (await unsubscribePush(), toast('This browser is unsubscribed'), props.changed())}>
+                Unsubscribe
+              </AsyncButton>
+            </Show>
+          </Show>
+          <Show when={spec().fields.length > 0}>
+            <button type="button" class="small" onClick={() => setOpen(!open())} aria-expanded={open()}>
+              {props.channel.configured ? 'Edit' : 'Set up'}
+            </button>
+          </Show>
+          <Show when={props.channel.configured}>
+            <AsyncButton
+              class="small"
+              action={async () => {
+                const r = await post<{ ok: boolean; error: string | null; delivered: number }>(`/api/settings/notification-channels/${props.channel.type}/test`);
+                toast(r.ok ? `Test sent (${r.delivered} delivered)` : `Test failed: ${r.error ?? 'unknown error'}`, { kind: r.ok ? 'info' : 'error' });
+                props.changed();
+              }}
+            >
+              Send test
+            </AsyncButton>
+            <AsyncButton
+              class="small"
+              action={async () => {
+                await put(`/api/settings/notification-channels/${props.channel.type}`, { enabled: !props.channel.enabled, config: props.channel.type === 'push' ? {} : (props.channel.config ?? {}) });
+                props.changed();
+              }}
+            >
+              {props.channel.enabled ? 'Turn off' : 'Turn on'}
+            </AsyncButton>
+            <AsyncButton
+              class="small danger"
+              action={async () => {
+                if (!confirm(`Remove the ${spec().title} channel?`)) return;
+                await del(`/api/settings/notification-channels/${props.channel.type}`);
+                props.changed();
+              }}
+            >
+              Remove
+            </AsyncButton>
+          </Show>
+        </div>
+      </div>
+      <Show when={open()}>
+        <form class="stack" style={{ 'margin-top': '1rem' }} onSubmit={(e) => void save(e)}>
+          <div class="form-grid">
+            <For each={spec().fields}>
+              {(f) => (
+                <Field label={f.label} hint={f.secret && props.channel.configured ? 'Leave empty to keep the saved value' : f.hint} error={error()?.fieldError(`config.${f.key}`) ?? error()?.fieldError(f.key)}>
+                  {(id, d) => (
+                    <input
+                      id={id}
+                      aria-describedby={d}
+                      type={f.secret ? 'password' : (f.type ?? 'text')}
+                      autocomplete={f.secret ? 'new-password' : 'off'}
+                      required={f.required && !(f.secret && props.channel.configured)}
+                      value={f.secret ? (values()[f.key] ?? '') : current(f.key)}
+                      onInput={(e) => setValues({ ...values(), [f.key]: e.currentTarget.value })}
+                    />
+                  )}
+                </Field>
+              )}
+            </For>
+          </div>
+          <Show when={error()}>
+            <div class="banner error" role="alert">
+              {error()!.message}
+              {error()!.issues.length ? `: ${error()!.issues.map((i) => `${i.path.split('.').pop()} ${i.message}`).join('; ')}` : ''}
+            </div>
+          </Show>
+          <div class="row">
+            <button class="primary" type="submit">
+              Save
+            </button>
+            <button type="button" onClick={() => setOpen(false)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      </Show>
+    </li>
+  );
+}
+
+interface HistoryEntry {
+  id: string;
+  channel: string;
+  title: string;
+  tag: string | null;
+  status: string;
+  attempts: number;
+  error: string | null;
+  test: boolean;
+  createdAt: string;
+}
+
+export default function Notifications(): JSX.Element {
+  const [channels, { refetch }] = createResource(async () => (await get<{ channels: NotificationChannel[] }>('/api/settings/notification-channels')).channels);
+  const [history, { refetch: refetchHistory }] = createResource(async () => (await get<{ entries: HistoryEntry[] }>('/api/settings/notification-history')).entries);
+  const changed = () => {
+    void refetch();
+    void refetchHistory();
+  };
+  return (
+    <div class="stack">
+      <Show when={!channels.error} fallback={<ErrorBanner error={channels.error} />}>
+        <Show when={channels()} fallback={<Spinner />}>
+          {/* Channels the operator has not enabled (e-mail without SMTP, push without VAPID) are hidden. */}
+          <ul class="list stack" style={{ gap: '0.75rem' }} aria-label="Notification channels">
+            <For each={channels()!.filter((c) => c.available)}>{(c) => <ChannelCard channel={c} changed={changed} />}</For>
+          </ul>
+        </Show>
+      </Show>
+      <section class="card" aria-labelledby="hist-h">
+        <div class="row between">
+          <h2 id="hist-h">Delivery log</h2>
+          <button type="button" class="small ghost" onClick={() => void refetchHistory()}>
+            Refresh
+          </button>
+        </div>
+        <Show when={history()} fallback={<Spinner />}>
+          <Show when={history()!.length > 0} fallback={<p class="muted small">No notifications sent yet.</p>}>
+            <div class="table-wrap">
+              <table data-testid="notification-history">
+                <thead>
+                  <tr>
+                    <th scope="col">When</th>
+                    <th scope="col">Channel</th>
+                    <th scope="col">Notification</th>
+                    <th scope="col">Status</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  <For each={history()}>
+                    {(h) => (
+                      <tr>
+                        <td>{formatDateTime(h.createdAt)}</td>
+                        <td>{CHANNELS[h.channel as NotificationChannelType]?.title ?? h.channel}</td>
+                        <td>
+                          {h.title}
+                          {h.test ? ' (test)' : ''}
+                        </td>
+                        <td>
+                          <span class={`badge ${h.status === 'sent' ? 'ok' : h.status === 'failed' ? 'high' : ''}`}>{h.status}</span>
+                          <Show when={h.error}>
+                            <div class="small" style={{ color: 'var(--danger)' }}>
+                              {h.error}
+                            </div>
+                          </Show>
+                        </td>
+                      </tr>
+                    )}
+                  </For>
+                </tbody>
+              </table>
+            </div>
+          </Show>
+        </Show>
+      </section>
+    </div>
+  );
+}
