@@ -1,9 +1,27 @@
-import type { ServiceDefinition } from '@tasksvc/runtime';
+import { notificationRequested } from '@tasksvc/proto';
+import { createOutbound, startOutboxRelay, type ServiceDefinition } from '@tasksvc/runtime';
+import { consumeTaskEvents } from './handlers/events.ts';
+import { serveWebhookApi } from './handlers/http.ts';
+import { startDeliveryWorker, type WorkerDeps } from './worker.ts';
 
+/** Task-event webhooks: endpoint settings, durable ingestion from the bus, signed and retried delivery. */
 export const webhookService: ServiceDefinition = {
   name: 'webhook',
   migrations: { schema: 'webhook', dir: new URL('../migrations', import.meta.url).pathname },
-  async start() {
-    return { async stop() {} };
+  async start({ config, bus, pool, log }) {
+    const outbound = createOutbound({ allowList: config.OUTBOUND_ALLOW_LIST, userAgent: 'TaskService-Webhooks/1' });
+    const relay = startOutboxRelay({ pool, bus, schema: 'webhook', events: [notificationRequested], log });
+    const deps: WorkerDeps = { pool, outbound, config, log, onNotify: () => relay.kick() };
+    const worker = startDeliveryWorker(deps);
+    const api = serveWebhookApi({ ...deps, bus });
+    const consumer = await consumeTaskEvents({ bus, pool, onIngested: () => worker.kick() });
+    return {
+      async stop() {
+        await consumer.stop();
+        for (const s of api) await s.stop();
+        await worker.stop();
+        await relay.stop();
+      },
+    };
   },
 };

@@ -1,0 +1,23 @@
+import { TASK_EVENTS_FILTER, taskEvents } from '@tasksvc/proto';
+import { inTransaction, type Bus, type Pool, type Subscription } from '@tasksvc/runtime';
+import { ingestEvent } from '../db/deliveries.ts';
+
+/** Durable consumer name: replicas share it, and it survives restarts (JetStream keeps its position). */
+export const WEBHOOK_CONSUMER = 'webhook-deliveries';
+
+/**
+ * Every task event (`events.task.>`) becomes one delivery row per matching endpoint, idempotently
+ * keyed by (message id, endpoint). The message is acknowledged only after that commit, so a crash
+ * before it redelivers the event and nothing is lost; the delivery worker does the sending.
+ */
+export async function consumeTaskEvents(deps: { bus: Bus; pool: Pool; onIngested: () => void }): Promise<Subscription> {
+  return deps.bus.consume(
+    taskEvents['task.created'],
+    async (msg, meta) => {
+      const body = JSON.stringify(msg.payload);
+      const added = await inTransaction(deps.pool, (c) => ingestEvent(c, { msgId: meta.msgId, userId: msg.userId, event: msg.payload.event, body }));
+      if (added > 0) deps.onIngested();
+    },
+    { durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER, ackWaitMs: 30_000 },
+  );
+}

@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, MAX_WEBHOOK_ENDPOINTS, webhookApi, type Identity, type TaskEventPayload } from '@tasksvc/proto';
+import { encryptSecret, inTransaction, OutboundError, type Bus, type Config, type Outbound, type Pool, type Subscription } from '@tasksvc/runtime';
+import { claimOne, deliveryView, getDelivery, insertTestDelivery, listDeliveries, requeue } from '../db/deliveries.ts';
+import { deleteEndpoint, endpointView, getEndpoint, insertEndpoint, listEndpoints, updateEndpoint } from '../db/endpoints.ts';
+import { attemptDelivery, LEASE_MS, type WorkerDeps } from '../worker.ts';
+
+function caller(user: Identity | null): string {
+  if (!user) throw new AppError('UNAUTHENTICATED', 'sign in first');
+  return user.id;
+}
+
+/** The URL must pass the outbound guard now (and is checked again on every send). */
+async function checkUrl(outbound: Outbound, url: string): Promise<string> {
+  try {
+    return (await outbound.check(url)).url.toString();
+  } catch (err) {
+    if (err instanceof OutboundError) throw new AppError('VALIDATION_FAILED', `invalid url: ${err.message}`, [{ path: 'body.url', message: err.message }]);
+    throw err;
+  }
+}
+
+/** Secrets are stored encrypted under TOTP_ENCRYPTION_KEY; without it none can be stored. */
+function sealSecret(config: Config, secret: string | null | undefined): string | null | undefined {
+  if (secret === undefined || secret === null) return secret;
+  if (!config.TOTP_ENCRYPTION_KEY) {
+    const message = 'cannot store a signing secret: the operator must set TOTP_ENCRYPTION_KEY (64 hex characters) to encrypt secrets at rest';
+    throw new AppError('BAD_REQUEST', message, [{ path: 'body.secret', message }]);
+  }
+  return encryptSecret(config.TOTP_ENCRYPTION_KEY, secret);
+}
+
+function testPayload(): Omit<TaskEventPayload, 'event'> & { event: 'task.test' } {
+  const now = new Date().toISOString();
+  return {
+    event: 'task.test',
+    timestamp: now,
+    task: { id: randomUUID(), title: 'Test event', type: 'ONE_TIME', priority: 'NORMAL', topicId: null, dueDate: null, completedAt: null, createdAt: now },
+  };
+}
+
+export function serveWebhookApi(deps: WorkerDeps & { bus: Bus; pool: Pool }): Subscription[] {
+  const { bus, pool, config, outbound } = deps;
+
+  /** Send a delivery now (one attempt) and return its log entry. */
+  const sendNow = async (userId: string, endpointId: string, id: string) => {
+    const claimed = await claimOne(pool, id, LEASE_MS);
+    if (claimed) await attemptDelivery(deps, claimed);
+    return deliveryView(await getDelivery(pool, userId, endpointId, id));
+  };
+
+  return [
+    bus.serve(webhookApi.list.rpc, async ({ user }) => ({ webhooks: (await listEndpoints(pool, caller(user))).map(endpointView), limit: MAX_WEBHOOK_ENDPOINTS })),
+    bus.serve(webhookApi.create.rpc, async ({ user, body }) => {
+      const userId = caller(user);
+      const url = await checkUrl(outbound, body.url);
+      const secretEnc = sealSecret(config, body.secret) ?? null;
+      const row = await inTransaction(pool, (c) => insertEndpoint(c, userId, { url, secretEnc, events: body.events, enabled: body.enabled }));
+      return endpointView(row);
+    }),
+    bus.serve(webhookApi.get.rpc, async ({ user, params }) => endpointView(await getEndpoint(pool, caller(user), params.id))),
+    bus.serve(webhookApi.update.rpc, async ({ user, params, body }) => {
+      const userId = caller(user);
+      await getEndpoint(pool, userId, params.id);
+      const url = body.url === undefined ? undefined : await checkUrl(outbound, body.url);
+      const secretEnc = sealSecret(config, body.secret);
+      return endpointView(await updateEndpoint(pool, userId, params.id, { url, secretEnc, events: body.events, enabled: body.enabled }));
+    }),
+    bus.serve(webhookApi.remove.rpc, async ({ user, params }) => {
+      await deleteEndpoint(pool, caller(user), params.id);
+      return null;
+    }),
+    bus.serve(webhookApi.test.rpc, async ({ user, params }) => {
+      const userId = caller(user);
+      await getEndpoint(pool, userId, params.id);
+      const id = await inTransaction(pool, (c) => insertTestDelivery(c, userId, params.id, JSON.stringify(testPayload())));
+      return sendNow(userId, params.id, id);
+    }),
+    bus.serve(webhookApi.deliveries.rpc, async ({ user, params, query }) => {
+      const userId = caller(user);
+      await getEndpoint(pool, userId, params.id);
+      return { deliveries: (await listDeliveries(pool, userId, params.id, query.limit)).map(deliveryView) };
+    }),
+    bus.serve(webhookApi.redeliver.rpc, async ({ user, params }) => {
+      const userId = caller(user);
+      await getEndpoint(pool, userId, params.id);
+      await requeue(pool, userId, params.id, params.deliveryId);
+      return sendNow(userId, params.id, params.deliveryId);
+    }),
+  ];
+}

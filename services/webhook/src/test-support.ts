@@ -1,0 +1,109 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildGateway } from '@tasksvc/gateway';
+import { resolveIdentityRpc, webhookRoutes } from '@tasksvc/proto';
+import { createMemoryBus, createNatsBus, createPool, startService, type Bus, type Config, type Pool, type RunningService } from '@tasksvc/runtime';
+import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { webhookService } from './service.ts';
+
+/**
+ * TEST DOUBLE for the auth service's `auth.identity.resolve`: maps `Authorization: Bearer
+ * test-<uuid>` to that user. Everything else in these tests is real (gateway, bus, Postgres, HTTP).
+ */
+export function serveTestIdentityDouble(bus: Bus) {
+  return bus.serve(resolveIdentityRpc, async ({ authorization }) => {
+    const m = /^Bearer test-([0-9a-f-]{36})$/.exec(authorization ?? '');
+    if (!m) return null;
+    return { id: m[1]!, email: `${m[1]}@example.test`, method: 'test' as const, readOnly: false, secondFactorOk: true, isAdmin: false };
+  });
+}
+
+export interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  raw: Buffer;
+}
+
+export interface Receiver {
+  url: string;
+  requests: Received[];
+  /** decide the answer per request (default 200) */
+  respond: (req: Received) => { status: number; headers?: Record<string, string> };
+  close(): Promise<void>;
+}
+
+/** A real local HTTP receiver that keeps every request's raw body bytes. */
+export async function startReceiver(port = 0): Promise<Receiver> {
+  const r: Receiver = {
+    url: '',
+    requests: [],
+    respond: () => ({ status: 200 }),
+    close: async () => {},
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const rec: Received = { path: req.url ?? '/', headers: req.headers, raw: Buffer.concat(chunks) };
+      r.requests.push(rec);
+      const answer = r.respond(rec);
+      res.writeHead(answer.status, answer.headers ?? {}).end('ok');
+    });
+  });
+  await new Promise<void>((done) => server.listen(port, '127.0.0.1', done));
+  r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  r.close = async () => {
+    server.closeAllConnections();
+    await new Promise((done) => server.close(done));
+  };
+  return r;
+}
+
+export interface Harness {
+  config: Config;
+  bus: Bus;
+  pool: Pool;
+  app: Awaited<ReturnType<typeof buildGateway>>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test responses are inspected loosely
+  call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, userId: string, body?: unknown): Promise<{ status: number; json: any }>;
+  stop(): Promise<void>;
+}
+
+/** The webhook service and the real gateway (webhook routes only) on a fresh database. */
+export async function startWebhookHarness(overrides: Record<string, string | undefined>, opts: { nats?: boolean; service?: boolean } = {}): Promise<Harness> {
+  const config = await testSystemConfig(overrides, { nats: opts.nats });
+  const log = quietLogger('webhook-test');
+  const pool = createPool(config.DATABASE_URL, log);
+  const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'webhook-test', log }) : createMemoryBus(log);
+  const identity = serveTestIdentityDouble(bus);
+  const svc: RunningService | null = opts.service === false ? null : await startService(webhookService, { config, bus, pool, log });
+  const app = await buildGateway({ config, bus, pool, log, routes: webhookRoutes });
+  return {
+    config,
+    bus,
+    pool,
+    app,
+    async call(method, url, userId, body) {
+      const res = await app.inject({ method, url, headers: { authorization: `Bearer test-${userId}` }, ...(body === undefined ? {} : { payload: body as object }) });
+      return { status: res.statusCode, json: res.body ? res.json() : null };
+    },
+    async stop() {
+      await app.close();
+      await svc?.stop();
+      await identity.stop();
+      await bus.close();
+      await pool.end();
+    },
+  };
+}
+
+/** Wait until `fn` returns a truthy value (no timing assertion: a hang fails via the test timeout). */
+export async function until<T>(fn: () => Promise<T | null | undefined | false>, what: string, limitMs = 30_000): Promise<T> {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

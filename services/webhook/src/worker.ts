@@ -1,0 +1,183 @@
+import { notificationRequested } from '@tasksvc/proto';
+import { decryptSecret, enqueueEvent, inTransaction, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
+import { claimDue, complete, disableEndpoint, markFailing, markHealthy, prune, type ClaimedDelivery } from './db/deliveries.ts';
+import { deliveryHeaders, failingTooLong, judge, maxAttempts, nextDelaySec, type AttemptResult } from './domain/delivery.ts';
+
+export interface WorkerDeps {
+  pool: Pool;
+  outbound: Outbound;
+  config: Config;
+  log: Logger;
+  /** called after an owner notification was written to the outbox */
+  onNotify?: () => void;
+}
+
+/** Per-attempt time limit (connect to last response byte). */
+export const DELIVERY_TIMEOUT_MS = 15_000;
+/** A claimed delivery is reclaimed by any worker when its lease runs out (the timeout plus margin). */
+export const LEASE_MS = 60_000;
+const RETENTION_DAYS = 30;
+
+/**
+ * One attempt of one leased delivery: send, judge the answer, and record the outcome, the attempt,
+ * the next attempt time and the endpoint's health in one transaction, only while the lease holds.
+ */
+export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery): Promise<void> {
+  const { config } = deps;
+  const schedule = config.WEBHOOK_RETRY_SCHEDULE;
+  const startedAt = new Date();
+  const t0 = performance.now();
+  let result: AttemptResult;
+  let error: string | null = null;
+  let secret: string | null = null;
+  let secretProblem: string | null = null;
+  if (d.secret_enc) {
+    if (!config.TOTP_ENCRYPTION_KEY) secretProblem = 'the signing secret cannot be read: TOTP_ENCRYPTION_KEY is not set';
+    else {
+      try {
+        secret = decryptSecret(config.TOTP_ENCRYPTION_KEY, d.secret_enc);
+      } catch {
+        secretProblem = 'the signing secret cannot be decrypted (was TOTP_ENCRYPTION_KEY changed?); set the secret again';
+      }
+    }
+  }
+  if (secretProblem) {
+    result = { errorKind: 'invalid_url' };
+    error = secretProblem;
+  } else {
+    try {
+      const res = await deps.outbound.request({
+        url: d.url,
+        method: 'POST',
+        headers: deliveryHeaders({ deliveryId: d.id, event: d.event, body: d.body, secret, attempt: d.attempts }),
+        body: d.body,
+        timeoutMs: DELIVERY_TIMEOUT_MS,
+        maxResponseBytes: 2048,
+      });
+      result = { status: res.status, retryAfterSec: parseRetryAfter(res.headers['retry-after']) };
+    } catch (err) {
+      if (!(err instanceof OutboundError)) throw err;
+      result = { errorKind: err.kind };
+      error = err.message;
+    }
+  }
+  const durationMs = Math.round(performance.now() - t0);
+  const verdict = judge(result);
+  const limit = d.max_attempts ?? maxAttempts(schedule);
+  let status: 'pending' | 'delivered' | 'failed' = 'failed';
+  let nextAttemptAt: Date | null = null;
+  if (verdict.kind === 'delivered') status = 'delivered';
+  else if (verdict.kind === 'retry') {
+    const delay = d.attempts < limit ? nextDelaySec(schedule, d.attempts, Math.random(), verdict.minDelaySec) : null;
+    if (delay !== null) {
+      status = 'pending';
+      nextAttemptAt = new Date(Date.now() + delay * 1000);
+    }
+  }
+  if (verdict.kind !== 'delivered') error = error ?? verdict.reason;
+  if (status === 'failed' && verdict.kind === 'retry' && !d.manual) error = `${error}; gave up after ${d.attempts} attempts`;
+
+  let notified = false;
+  await inTransaction(deps.pool, async (c) => {
+    const held = await complete(c, {
+      id: d.id,
+      lease: d.lease,
+      status,
+      outcome: verdict.kind,
+      responseStatus: result.status ?? null,
+      error,
+      durationMs,
+      startedAt,
+      nextAttemptAt,
+    });
+    if (!held || d.manual) return;
+    if (verdict.kind === 'delivered') {
+      await markHealthy(c, d.endpoint_id);
+      return;
+    }
+    let disableReason: string | null = verdict.kind === 'gone' ? verdict.reason : null;
+    const failing = await markFailing(c, d.endpoint_id);
+    if (!disableReason && failing?.enabled && failingTooLong(failing.failing_since, new Date(), config.WEBHOOK_DISABLE_AFTER_HOURS)) {
+      disableReason = `every delivery failed for ${config.WEBHOOK_DISABLE_AFTER_HOURS} hours`;
+    }
+    if (!disableReason) return;
+    const disabled = await disableEndpoint(c, d.endpoint_id, disableReason);
+    if (!disabled) return;
+    await enqueueEvent(c, 'webhook', notificationRequested, {
+      userId: disabled.user_id,
+      title: 'Webhook endpoint disabled',
+      body: `Task events are no longer sent to ${disabled.url}: ${disableReason}. Fix the receiver, then enable the endpoint again in the integrations settings.`,
+      url: '/settings/integrations',
+      tag: 'webhook-disabled',
+      dedupeKey: `webhook-disabled:${d.endpoint_id}:${(failing?.failing_since ?? startedAt).toISOString()}`,
+    });
+    notified = true;
+  });
+  if (notified) deps.onNotify?.();
+}
+
+export interface DeliveryWorker {
+  kick(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * The delivery loop: keeps up to `concurrency` attempts in flight, claiming due rows from the
+ * database (so replicas share the work and a killed worker's rows are reclaimed after LEASE_MS).
+ */
+export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; pollMs?: number }): DeliveryWorker {
+  const concurrency = deps.concurrency ?? 32;
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+  let pumping = false;
+  let again = false;
+  let lastPrune = 0;
+
+  const pump = async (): Promise<void> => {
+    if (stopped) return;
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        again = false;
+        while (!stopped && inFlight.size < concurrency) {
+          const rows = await claimDue(deps.pool, concurrency - inFlight.size, LEASE_MS);
+          if (rows.length === 0) break;
+          for (const row of rows) {
+            const p: Promise<void> = attemptDelivery(deps, row)
+              .catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'delivery attempt failed to record; the lease will expire and it is retried'))
+              .finally(() => {
+                inFlight.delete(p);
+                void pump();
+              });
+            inFlight.add(p);
+          }
+        }
+      } while (again && !stopped);
+      if (Date.now() - lastPrune > 3_600_000) {
+        lastPrune = Date.now();
+        await prune(deps.pool, RETENTION_DAYS);
+      }
+    } catch (err) {
+      deps.log.warn({ err: (err as Error).message }, 'delivery worker round failed');
+    } finally {
+      pumping = false;
+    }
+  };
+
+  const timer = setInterval(() => void pump(), deps.pollMs ?? 250);
+  void pump();
+  return {
+    kick() {
+      void pump();
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}
