@@ -1,4 +1,287 @@
-import type { AnyRoute } from './http.ts';
+import { z } from 'zod';
+import { defineRoute, rawResponse, type AnyRoute } from './http.ts';
+import { isoDate, taskPriority, taskType } from './task-events.ts';
+
+/**
+ * HTTP contract of the tasks service: tasks, topics, profile settings and the iCal feed. Shapes
+ * follow the reference (`{ task }`, `{ tasks }`, `{ topic }`, `{ success: true }`); field names are
+ * camelCase; calendar dates are `YYYY-MM-DD` in the user's timezone; instants are ISO 8601.
+ */
+
+export const energyLevel = z.enum(['HIGH', 'MEDIUM', 'LOW']);
+/** INTERVAL, WEEKDAY, MONTHLY, YEARLY as in the reference; NTH_WEEKDAY = "nth/last weekday of the month". */
+export const recurrenceType = z.enum(['INTERVAL', 'WEEKDAY', 'MONTHLY', 'YEARLY', 'NTH_WEEKDAY']);
+
+const uuidParam = z.object({ id: z.uuid() }).strict();
+const title = z.string().trim().min(1).max(255);
+const notes = z.string().max(5000);
+/** a date a user can pick: real calendar dates only, within a sane range */
+const calendarDate = isoDate.refine((v) => {
+  const [y, m, d] = v.split('-').map(Number) as [number, number, number];
+  const t = new Date(Date.UTC(y, m - 1, d));
+  return y >= 1970 && y <= 9999 && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
+}, 'must be a real calendar date');
+const weekdays = z.array(z.number().int().min(0).max(6)).max(7);
+
+export const task = z.object({
+  id: z.uuid(),
+  userId: z.uuid(),
+  topicId: z.uuid().nullable(),
+  title: z.string(),
+  notes: z.string().nullable(),
+  type: taskType,
+  priority: taskPriority,
+  /** RECURRING only */
+  recurrenceType: recurrenceType.nullable(),
+  /** every N days (INTERVAL), weeks (WEEKDAY), months (MONTHLY, NTH_WEEKDAY) or years (YEARLY) */
+  recurrenceInterval: z.number().int().nullable(),
+  /** 0 = Monday … 6 = Sunday */
+  recurrenceWeekdays: z.array(z.number().int()).nullable(),
+  /** NTH_WEEKDAY: 1-4 or -1 (last) */
+  recurrenceWeekOfMonth: z.number().int().nullable(),
+  /** true: schedule-based; false: counted from the completion day */
+  recurrenceFixed: z.boolean(),
+  dueDate: isoDate.nullable(),
+  /** RECURRING: the date the task is due next */
+  nextDueDate: isoDate.nullable(),
+  /** ONE_TIME / DAILY_ELIGIBLE: when it was completed; RECURRING tasks are never "completed" */
+  completedAt: z.string().nullable(),
+  snoozedUntil: isoDate.nullable(),
+  postponeCount: z.number().int(),
+  estimatedMinutes: z.number().int().nullable(),
+  energyLevel: energyLevel.nullable(),
+  sortOrder: z.number().int(),
+  coinValue: z.number().int(),
+  isDailyQuest: z.boolean(),
+  dailyQuestDate: isoDate.nullable(),
+  /** not the first open task of a sequential topic */
+  blocked: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Task = z.infer<typeof task>;
+
+const recurrenceFields = {
+  recurrenceType: recurrenceType.nullable(),
+  recurrenceInterval: z.number().int().min(1).max(365).nullable(),
+  recurrenceWeekdays: weekdays.nullable(),
+  recurrenceWeekOfMonth: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4), z.literal(-1)]).nullable(),
+  recurrenceFixed: z.boolean(),
+};
+
+export const createTaskBody = z
+  .object({
+    title,
+    notes: notes.nullable().optional(),
+    type: taskType.default('ONE_TIME'),
+    priority: taskPriority.default('NORMAL'),
+    topicId: z.uuid().nullable().optional(),
+    dueDate: calendarDate.nullable().optional(),
+    recurrenceType: recurrenceFields.recurrenceType.optional(),
+    recurrenceInterval: recurrenceFields.recurrenceInterval.optional(),
+    recurrenceWeekdays: recurrenceFields.recurrenceWeekdays.optional(),
+    recurrenceWeekOfMonth: recurrenceFields.recurrenceWeekOfMonth.optional(),
+    recurrenceFixed: recurrenceFields.recurrenceFixed.optional(),
+    estimatedMinutes: z.number().int().min(1).max(1440).nullable().optional(),
+    energyLevel: energyLevel.nullable().optional(),
+    coinValue: z.number().int().min(1).max(10).default(1),
+  })
+  .strict();
+export type CreateTaskBody = z.infer<typeof createTaskBody>;
+
+export const updateTaskBody = z
+  .object({
+    title: title.optional(),
+    notes: notes.nullable().optional(),
+    type: taskType.optional(),
+    priority: taskPriority.optional(),
+    topicId: z.uuid().nullable().optional(),
+    dueDate: calendarDate.nullable().optional(),
+    recurrenceType: recurrenceFields.recurrenceType.optional(),
+    recurrenceInterval: recurrenceFields.recurrenceInterval.optional(),
+    recurrenceWeekdays: recurrenceFields.recurrenceWeekdays.optional(),
+    recurrenceWeekOfMonth: recurrenceFields.recurrenceWeekOfMonth.optional(),
+    recurrenceFixed: recurrenceFields.recurrenceFixed.optional(),
+    estimatedMinutes: z.number().int().min(1).max(1440).nullable().optional(),
+    energyLevel: energyLevel.nullable().optional(),
+    coinValue: z.number().int().min(1).max(10).optional(),
+    snoozedUntil: calendarDate.nullable().optional(),
+    sortOrder: z.number().int().min(0).max(1_000_000).optional(),
+  })
+  .strict();
+export type UpdateTaskBody = z.infer<typeof updateTaskBody>;
+
+/** Query strings carry "true"/"false"; the parsed call is validated again on the bus, so booleans pass too. */
+const boolQuery = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
+
+export const listTasksQuery = z
+  .object({
+    /** a topic id, or `none` for tasks without a topic */
+    topicId: z.union([z.uuid(), z.literal('none')]).optional(),
+    type: taskType.optional(),
+    priority: taskPriority.optional(),
+    completed: boolQuery.optional(),
+    /** include tasks snoozed beyond today (default true) */
+    snoozed: boolQuery.optional(),
+    /** due (or next due) on or before this date */
+    dueBefore: calendarDate.optional(),
+    dueAfter: calendarDate.optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(200),
+    offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  })
+  .strict();
+export type ListTasksQuery = z.infer<typeof listTasksQuery>;
+
+export const taskReply = z.object({ task });
+export const taskListReply = z.object({ tasks: z.array(task), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+export const successReply = z.object({ success: z.literal(true) });
+
+export const completeTaskReply = z.object({
+  task,
+  /** coins granted by this completion (doubled when the task was postponed 3 or more times) */
+  coinsEarned: z.number().int(),
+  completionId: z.uuid(),
+  /** the user's coin balance afterwards */
+  coins: z.number().int(),
+});
+export const undoCompleteReply = z.object({ task, coinsRemoved: z.number().int(), coins: z.number().int() });
+
+export const snoozeBody = z.object({ snoozedUntil: calendarDate }).strict();
+
+const taskIds = z.array(z.uuid()).min(1).max(200);
+export const bulkBody = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('complete'), taskIds }).strict(),
+  z.object({ action: z.literal('delete'), taskIds }).strict(),
+  z.object({ action: z.literal('changeTopic'), taskIds, topicId: z.uuid().nullable() }).strict(),
+  z.object({ action: z.literal('setPriority'), taskIds, priority: taskPriority }).strict(),
+  z.object({ action: z.literal('snooze'), taskIds, snoozedUntil: calendarDate.nullable() }).strict(),
+]);
+export type BulkBody = z.infer<typeof bulkBody>;
+export const bulkReply = z.object({ success: z.literal(true), affected: z.number().int() });
+
+export const topic = z.object({
+  id: z.uuid(),
+  userId: z.uuid(),
+  title: z.string(),
+  description: z.string().nullable(),
+  color: z.string().nullable(),
+  icon: z.string().nullable(),
+  priority: taskPriority,
+  archived: z.boolean(),
+  /** only the first open task is actionable */
+  sequential: z.boolean(),
+  defaultEnergyLevel: energyLevel.nullable(),
+  sortOrder: z.number().int(),
+  taskCount: z.number().int(),
+  openTaskCount: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Topic = z.infer<typeof topic>;
+
+const topicTitle = z.string().trim().min(1).max(100);
+const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'must be a hex colour like #ff8800');
+const icon = z.string().min(1).max(64);
+
+export const createTopicBody = z
+  .object({
+    title: topicTitle,
+    description: z.string().max(5000).nullable().optional(),
+    color: colour.nullable().optional(),
+    icon: icon.nullable().optional(),
+    priority: taskPriority.default('NORMAL'),
+    sequential: z.boolean().default(false),
+    defaultEnergyLevel: energyLevel.nullable().optional(),
+  })
+  .strict();
+export type CreateTopicBody = z.infer<typeof createTopicBody>;
+
+export const updateTopicBody = z
+  .object({
+    title: topicTitle.optional(),
+    description: z.string().max(5000).nullable().optional(),
+    color: colour.nullable().optional(),
+    icon: icon.nullable().optional(),
+    priority: taskPriority.optional(),
+    archived: z.boolean().optional(),
+    sequential: z.boolean().optional(),
+    defaultEnergyLevel: energyLevel.nullable().optional(),
+  })
+  .strict();
+export type UpdateTopicBody = z.infer<typeof updateTopicBody>;
+
+export const listTopicsQuery = z.object({ archived: z.enum(['true', 'false', 'all']).default('all') }).strict();
+export const topicReply = z.object({ topic });
+export const topicWithTasksReply = z.object({ topic, tasks: z.array(task) });
+export const topicListReply = z.object({ topics: z.array(topic) });
+export const reorderTopicsBody = z.object({ topicIds: z.array(z.uuid()).min(1).max(500) }).strict();
+export const reorderTasksBody = z.object({ taskIds: z.array(z.uuid()).min(1).max(500) }).strict();
+
+export const timezoneReply = z.object({ timezone: z.string() });
+export const timezoneBody = z.object({ timezone: z.string().min(1).max(64) }).strict();
+
+export const profile = z.object({
+  userId: z.uuid(),
+  timezone: z.string(),
+  coins: z.number().int(),
+  totalTasksCreated: z.number().int(),
+  vacationEndDate: isoDate.nullable(),
+  postponeLimit: z.number().int(),
+  notificationEnabled: z.boolean(),
+  notificationTime: z.string(),
+  dueTodayReminderEnabled: z.boolean(),
+  dueTodayReminderTime: z.string(),
+  recurringDueReminderEnabled: z.boolean(),
+  recurringDueReminderTime: z.string(),
+  overdueReminderEnabled: z.boolean(),
+  overdueReminderTime: z.string(),
+  morningBriefingEnabled: z.boolean(),
+  morningBriefingTime: z.string(),
+  weeklyReviewTime: z.string(),
+  createdAt: z.string(),
+});
+export type Profile = z.infer<typeof profile>;
+
+export const calendarFeedStatus = z.object({ active: z.boolean(), createdAt: z.string().nullable() });
+export const calendarFeedCreated = z.object({ url: z.string(), createdAt: z.string() });
+/** `ts_cal_` + base64url of 32 random bytes, then `.ics` */
+export const CALENDAR_TOKEN_PREFIX = 'ts_cal_';
+const feedFile = z.string().regex(/^ts_cal_[A-Za-z0-9_-]{43}\.ics$/, 'unknown calendar feed');
+
+const TAG_TASKS = 'Tasks';
+const TAG_TOPICS = 'Topics';
+const TAG_SETTINGS = 'Settings';
+const TAG_CALENDAR = 'Calendar';
+
+export const tasksApi = {
+  list: defineRoute({ method: 'GET', path: '/api/tasks', auth: 'user', subject: 'tasks.http.list', query: listTasksQuery, response: taskListReply, summary: 'List tasks (filters, bounded pagination)', tag: TAG_TASKS }),
+  create: defineRoute({ method: 'POST', path: '/api/tasks', auth: 'user', subject: 'tasks.http.create', body: createTaskBody, response: taskReply, summary: 'Create a task', tag: TAG_TASKS }),
+  bulk: defineRoute({ method: 'PATCH', path: '/api/tasks/bulk', auth: 'user', subject: 'tasks.http.bulk', body: bulkBody, response: bulkReply, summary: 'Bulk action: complete (no coins, recurring skipped), delete, changeTopic, setPriority, snooze', tag: TAG_TASKS }),
+  get: defineRoute({ method: 'GET', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.get', params: uuidParam, response: taskReply, summary: 'Get a task', tag: TAG_TASKS }),
+  update: defineRoute({ method: 'PATCH', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.update', params: uuidParam, body: updateTaskBody, response: taskReply, summary: 'Update a task', tag: TAG_TASKS }),
+  remove: defineRoute({ method: 'DELETE', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.delete', params: uuidParam, response: successReply, summary: 'Delete a task', tag: TAG_TASKS }),
+  complete: defineRoute({ method: 'POST', path: '/api/tasks/:id/complete', auth: 'user', subject: 'tasks.http.complete', params: uuidParam, body: z.object({}).strict().optional(), response: completeTaskReply, status: 200, summary: 'Complete a task (RECURRING: advance to the next due date)', tag: TAG_TASKS }),
+  undoComplete: defineRoute({ method: 'DELETE', path: '/api/tasks/:id/complete', auth: 'user', subject: 'tasks.http.uncomplete', params: uuidParam, response: undoCompleteReply, summary: 'Undo the latest completion, taking back exactly the coins it granted', tag: TAG_TASKS }),
+  snooze: defineRoute({ method: 'POST', path: '/api/tasks/:id/snooze', auth: 'user', subject: 'tasks.http.snooze', params: uuidParam, body: snoozeBody, response: taskReply, status: 200, summary: 'Snooze a task until a future date', tag: TAG_TASKS }),
+  unsnooze: defineRoute({ method: 'DELETE', path: '/api/tasks/:id/snooze', auth: 'user', subject: 'tasks.http.unsnooze', params: uuidParam, response: taskReply, summary: 'Wake a snoozed task', tag: TAG_TASKS }),
+  postpone: defineRoute({ method: 'POST', path: '/api/tasks/:id/postpone', auth: 'user', subject: 'tasks.http.postpone', params: uuidParam, body: z.object({}).strict().optional(), response: taskReply, status: 200, summary: 'Postpone a task to tomorrow (due date and snooze), counting the postponement', tag: TAG_TASKS }),
+  listTopics: defineRoute({ method: 'GET', path: '/api/topics', auth: 'user', subject: 'tasks.http.topics.list', query: listTopicsQuery, response: topicListReply, summary: 'List topics with task counts', tag: TAG_TOPICS }),
+  createTopic: defineRoute({ method: 'POST', path: '/api/topics', auth: 'user', subject: 'tasks.http.topics.create', body: createTopicBody, response: topicReply, summary: 'Create a topic', tag: TAG_TOPICS }),
+  reorderTopics: defineRoute({ method: 'PUT', path: '/api/topics/reorder', auth: 'user', subject: 'tasks.http.topics.reorder', body: reorderTopicsBody, response: successReply, summary: 'Order topics (array index becomes the sort order)', tag: TAG_TOPICS }),
+  reorderTopicsPost: defineRoute({ method: 'POST', path: '/api/topics/reorder', auth: 'user', subject: 'tasks.http.topics.reorder.post', body: reorderTopicsBody, response: successReply, status: 200, summary: 'Order topics (same as PUT)', tag: TAG_TOPICS }),
+  getTopic: defineRoute({ method: 'GET', path: '/api/topics/:id', auth: 'user', subject: 'tasks.http.topics.get', params: uuidParam, response: topicWithTasksReply, summary: 'Get a topic with its tasks', tag: TAG_TOPICS }),
+  updateTopic: defineRoute({ method: 'PATCH', path: '/api/topics/:id', auth: 'user', subject: 'tasks.http.topics.update', params: uuidParam, body: updateTopicBody, response: topicReply, summary: 'Update a topic', tag: TAG_TOPICS }),
+  deleteTopic: defineRoute({ method: 'DELETE', path: '/api/topics/:id', auth: 'user', subject: 'tasks.http.topics.delete', params: uuidParam, response: successReply, summary: 'Delete a topic (its tasks lose their topic)', tag: TAG_TOPICS }),
+  reorderTopicTasks: defineRoute({ method: 'PUT', path: '/api/topics/:id/reorder', auth: 'user', subject: 'tasks.http.topics.reorderTasks', params: uuidParam, body: reorderTasksBody, response: successReply, summary: "Order a topic's tasks (array index becomes the sort order)", tag: TAG_TOPICS }),
+  getTimezone: defineRoute({ method: 'GET', path: '/api/settings/timezone', auth: 'user', subject: 'tasks.http.timezone.get', response: timezoneReply, summary: "The user's IANA timezone (default UTC)", tag: TAG_SETTINGS }),
+  setTimezone: defineRoute({ method: 'PATCH', path: '/api/settings/timezone', auth: 'user', subject: 'tasks.http.timezone.set', body: timezoneBody, response: successReply.extend({ timezone: z.string() }), summary: "Set the user's IANA timezone", tag: TAG_SETTINGS }),
+  setTimezonePut: defineRoute({ method: 'PUT', path: '/api/settings/timezone', auth: 'user', subject: 'tasks.http.timezone.put', body: timezoneBody, response: successReply.extend({ timezone: z.string() }), summary: "Set the user's IANA timezone (same as PATCH)", tag: TAG_SETTINGS }),
+  getProfile: defineRoute({ method: 'GET', path: '/api/settings/profile', auth: 'user', subject: 'tasks.http.profile.get', response: z.object({ profile }), summary: "The user's task profile: timezone, coins, reminder settings", tag: TAG_SETTINGS }),
+  feedStatus: defineRoute({ method: 'GET', path: '/api/settings/calendar-feed', auth: 'user', subject: 'tasks.http.feed.status', response: calendarFeedStatus, summary: 'Whether a calendar feed URL exists (the token is never shown again)', tag: TAG_CALENDAR }),
+  feedRotate: defineRoute({ method: 'POST', path: '/api/settings/calendar-feed', auth: 'user', subject: 'tasks.http.feed.rotate', body: z.object({}).strict().optional(), response: calendarFeedCreated, status: 200, summary: 'Create or rotate the secret calendar feed URL (shown once)', tag: TAG_CALENDAR }),
+  feedRevoke: defineRoute({ method: 'DELETE', path: '/api/settings/calendar-feed', auth: 'user', subject: 'tasks.http.feed.revoke', response: successReply, summary: 'Revoke the calendar feed URL', tag: TAG_CALENDAR }),
+  feed: defineRoute({ method: 'GET', path: '/api/calendar/:file', auth: 'none', subject: 'tasks.http.feed.ics', params: z.object({ file: feedFile }).strict(), response: rawResponse, kind: 'raw', summary: 'iCal feed (`/api/calendar/<token>.ics`); the secret token is the only authentication', tag: TAG_CALENDAR }),
+};
 
 /** HTTP routes of the tasks service (tasks, topics, iCal, profile settings). */
-export const tasksRoutes: AnyRoute[] = [];
+export const tasksRoutes: AnyRoute[] = Object.values(tasksApi);

@@ -1,9 +1,65 @@
-import type { ServiceDefinition } from '@tasksvc/runtime';
+import { taskEvents, tasksApi } from '@tasksvc/proto';
+import { startOutboxRelay, type ServiceDefinition, type Subscription } from '@tasksvc/runtime';
+import type { Ctx } from './handlers/common.ts';
+import * as settings from './handlers/settings.ts';
+import * as tasks from './handlers/tasks.ts';
+import * as topics from './handlers/topics.ts';
+
+/** How long published outbox rows are kept (for inspection) before the periodic cleanup drops them. */
+const OUTBOX_RETENTION = '7 days';
+const CLEANUP_EVERY_MS = 3_600_000;
 
 export const tasksService: ServiceDefinition = {
   name: 'tasks',
   migrations: { schema: 'tasks', dir: new URL('../migrations', import.meta.url).pathname },
-  async start() {
-    return { async stop() {} };
+  async start({ bus, pool, log, config }) {
+    const relay = startOutboxRelay({ pool, bus, schema: 'tasks', events: Object.values(taskEvents), log });
+    const ctx: Ctx = { pool, relay, config, log };
+    const api = tasksApi;
+    // Each route's contract is served by exactly one handler.
+    const subs: Subscription[] = [
+      bus.serve(api.list.rpc, (call) => tasks.list(ctx, call)),
+      bus.serve(api.create.rpc, (call) => tasks.create(ctx, call)),
+      bus.serve(api.bulk.rpc, (call) => tasks.bulk(ctx, call)),
+      bus.serve(api.get.rpc, (call) => tasks.get(ctx, call)),
+      bus.serve(api.update.rpc, (call) => tasks.update(ctx, call)),
+      bus.serve(api.remove.rpc, (call) => tasks.remove(ctx, call)),
+      bus.serve(api.complete.rpc, (call) => tasks.complete(ctx, call)),
+      bus.serve(api.undoComplete.rpc, (call) => tasks.undoComplete(ctx, call)),
+      bus.serve(api.snooze.rpc, (call) => tasks.snooze(ctx, call)),
+      bus.serve(api.unsnooze.rpc, (call) => tasks.unsnooze(ctx, call)),
+      bus.serve(api.postpone.rpc, (call) => tasks.postpone(ctx, call)),
+      bus.serve(api.listTopics.rpc, (call) => topics.list(ctx, call)),
+      bus.serve(api.createTopic.rpc, (call) => topics.create(ctx, call)),
+      bus.serve(api.reorderTopics.rpc, (call) => topics.reorder(ctx, call)),
+      bus.serve(api.reorderTopicsPost.rpc, (call) => topics.reorder(ctx, call)),
+      bus.serve(api.getTopic.rpc, (call) => topics.get(ctx, call)),
+      bus.serve(api.updateTopic.rpc, (call) => topics.update(ctx, call)),
+      bus.serve(api.deleteTopic.rpc, (call) => topics.remove(ctx, call)),
+      bus.serve(api.reorderTopicTasks.rpc, (call) => topics.reorderTasks(ctx, call)),
+      bus.serve(api.getTimezone.rpc, (call) => settings.getTimezone(ctx, call)),
+      bus.serve(api.setTimezone.rpc, (call) => settings.putTimezone(ctx, call)),
+      bus.serve(api.setTimezonePut.rpc, (call) => settings.putTimezone(ctx, call)),
+      bus.serve(api.getProfile.rpc, (call) => settings.getProfile(ctx, call)),
+      bus.serve(api.feedStatus.rpc, (call) => settings.feedStatus(ctx, call)),
+      bus.serve(api.feedRotate.rpc, (call) => settings.feedRotate(ctx, call)),
+      bus.serve(api.feedRevoke.rpc, (call) => settings.feedRevoke(ctx, call)),
+      bus.serve(api.feed.rpc, (call) => settings.feed(ctx, call)),
+    ];
+    // Events committed before a crash are still pending: publish them now rather than at the first poll.
+    relay.kick();
+    const cleanup = setInterval(() => {
+      pool
+        .query(`DELETE FROM tasks.outbox WHERE published_at < now() - interval '${OUTBOX_RETENTION}'`)
+        .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'outbox cleanup failed'));
+    }, CLEANUP_EVERY_MS);
+    cleanup.unref();
+    return {
+      async stop() {
+        clearInterval(cleanup);
+        for (const s of subs) await s.stop();
+        await relay.stop();
+      },
+    };
   },
 };

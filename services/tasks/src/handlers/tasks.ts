@@ -1,0 +1,320 @@
+import { AppError, type BulkBody, type CreateTaskBody, type HttpCall, type ListTasksQuery, type UpdateTaskBody } from '@tasksvc/proto';
+import type { PoolClient } from '@tasksvc/runtime';
+import { addDays, localDate } from '../domain/dates.ts';
+import { advanceOnCompletion } from '../domain/recurrence.ts';
+import { completionCoins, resolveRecurrence, type RecurrenceInput } from '../domain/task-schedule.ts';
+import { addCoins, countTaskCreated, ensureProfile } from '../db/profiles.ts';
+import {
+  deleteTask,
+  getTask,
+  insertCompletion,
+  insertTask,
+  listTasks,
+  popLatestCompletion,
+  tasksByIds,
+  updateTask,
+  type TaskColumns,
+  type TaskRow,
+} from '../db/tasks.ts';
+import { topicExists } from '../db/topics.ts';
+import { afterComplete, afterUndo } from '../game/hooks.ts';
+import { emitTaskEvent, fieldError, ruleOf, taskNotFound, toTask, topicNotFound, transact, userOf, type Ctx } from './common.ts';
+
+type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
+
+/** The caller's id and "today" in their timezone (profile created on first use). */
+async function caller(c: Pick<PoolClient, 'query'>, call: HttpCall<unknown, unknown, unknown>, now = new Date()) {
+  const user = userOf(call);
+  const profile = await ensureProfile(c, user.id);
+  return { userId: user.id, profile, now, today: localDate(now, profile.timezone) };
+}
+
+function scheduleOrThrow(input: RecurrenceInput, start: string) {
+  const r = resolveRecurrence(input, start);
+  if (!r.ok) throw new AppError('VALIDATION_FAILED', 'invalid body', r.issues.map((i) => ({ path: `body.${i.field}`, message: i.message })));
+  return r.columns;
+}
+
+async function requireTopic(c: PoolClient, userId: string, topicId: string | null | undefined): Promise<void> {
+  if (topicId && !(await topicExists(c, userId, topicId))) throw topicNotFound();
+}
+
+export async function list(ctx: Ctx, call: HttpCall<unknown, ListTasksQuery, unknown>) {
+  const q = call.query;
+  const client = await ctx.pool.connect();
+  try {
+    const { userId, today } = await caller(client, call);
+    const { rows, total } = await listTasks(client, userId, q, today);
+    return { tasks: rows.map(toTask), total, limit: q.limit, offset: q.offset };
+  } finally {
+    client.release();
+  }
+}
+
+export async function get(ctx: Ctx, call: IdCall) {
+  const client = await ctx.pool.connect();
+  try {
+    const { userId, today } = await caller(client, call);
+    const row = await getTask(client, userId, call.params.id, today);
+    if (!row) throw taskNotFound();
+    return { task: toTask(row) };
+  } finally {
+    client.release();
+  }
+}
+
+export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTaskBody>) {
+  const b = call.body;
+  return transact(ctx, async (c) => {
+    const { userId, today } = await caller(c, call);
+    await requireTopic(c, userId, b.topicId);
+    const schedule = scheduleOrThrow(
+      {
+        type: b.type,
+        recurrenceType: b.recurrenceType ?? null,
+        recurrenceInterval: b.recurrenceInterval ?? null,
+        recurrenceWeekdays: b.recurrenceWeekdays ?? null,
+        recurrenceWeekOfMonth: b.recurrenceWeekOfMonth ?? null,
+        recurrenceFixed: b.recurrenceFixed ?? false,
+        dueDate: b.dueDate ?? null,
+      },
+      b.dueDate ?? today,
+    );
+    const row = await insertTask(
+      c,
+      userId,
+      {
+        title: b.title,
+        notes: b.notes ?? null,
+        type: b.type,
+        priority: b.priority,
+        topic_id: b.topicId ?? null,
+        due_date: b.dueDate ?? null,
+        estimated_minutes: b.estimatedMinutes ?? null,
+        energy_level: b.energyLevel ?? null,
+        coin_value: b.coinValue,
+        ...schedule,
+      },
+      today,
+    );
+    await countTaskCreated(c, userId);
+    await emitTaskEvent(c, 'task.created', row);
+    return { task: toTask(row) };
+  });
+}
+
+const RECURRENCE_KEYS = ['type', 'recurrenceType', 'recurrenceInterval', 'recurrenceWeekdays', 'recurrenceWeekOfMonth', 'recurrenceFixed', 'dueDate'] as const;
+
+export async function update(ctx: Ctx, call: IdCall<UpdateTaskBody>) {
+  const b = call.body;
+  return transact(ctx, async (c) => {
+    const { userId, today } = await caller(c, call);
+    const current = await getTask(c, userId, call.params.id, today);
+    if (!current) throw taskNotFound();
+    if (b.topicId !== undefined) await requireTopic(c, userId, b.topicId);
+    const cols: TaskColumns = {};
+    if (b.title !== undefined) cols.title = b.title;
+    if (b.notes !== undefined) cols.notes = b.notes;
+    if (b.priority !== undefined) cols.priority = b.priority;
+    if (b.topicId !== undefined) cols.topic_id = b.topicId;
+    if (b.estimatedMinutes !== undefined) cols.estimated_minutes = b.estimatedMinutes;
+    if (b.energyLevel !== undefined) cols.energy_level = b.energyLevel;
+    if (b.coinValue !== undefined) cols.coin_value = b.coinValue;
+    if (b.snoozedUntil !== undefined) cols.snoozed_until = b.snoozedUntil;
+    if (b.sortOrder !== undefined) cols.sort_order = b.sortOrder;
+    if (b.dueDate !== undefined) cols.due_date = b.dueDate;
+    if (b.type !== undefined) cols.type = b.type;
+    if (RECURRENCE_KEYS.some((k) => b[k] !== undefined)) {
+      const type = b.type ?? current.type;
+      const merged: RecurrenceInput = {
+        type,
+        recurrenceType: b.recurrenceType !== undefined ? b.recurrenceType : current.recurrence_type,
+        recurrenceInterval: b.recurrenceInterval !== undefined ? b.recurrenceInterval : current.recurrence_interval,
+        recurrenceWeekdays: b.recurrenceWeekdays !== undefined ? b.recurrenceWeekdays : current.recurrence_weekdays,
+        recurrenceWeekOfMonth: b.recurrenceWeekOfMonth !== undefined ? b.recurrenceWeekOfMonth : current.recurrence_week_of_month,
+        recurrenceFixed: b.recurrenceFixed ?? current.recurrence_fixed,
+        dueDate: b.dueDate !== undefined ? b.dueDate : current.due_date,
+      };
+      // A changed rule restarts the schedule from the new due date, else from where it stood.
+      Object.assign(cols, scheduleOrThrow(merged, b.dueDate ?? current.next_due_date ?? current.due_date ?? today));
+      // RECURRING tasks are never "completed"; turning a completed task recurring reopens it.
+      if (type === 'RECURRING') cols.completed_at = null;
+    }
+    if (Object.keys(cols).length === 0) return { task: toTask(current) };
+    const row = await updateTask(c, userId, current.id, cols, today);
+    if (!row) throw taskNotFound();
+    await emitTaskEvent(c, 'task.updated', row);
+    return { task: toTask(row) };
+  });
+}
+
+export async function remove(ctx: Ctx, call: IdCall) {
+  return transact(ctx, async (c) => {
+    const userId = userOf(call).id;
+    const row = await deleteTask(c, userId, call.params.id);
+    if (!row) throw taskNotFound();
+    await emitTaskEvent(c, 'task.deleted', row);
+    return { success: true as const };
+  });
+}
+
+/**
+ * Complete one task inside `c`. ONE_TIME/DAILY_ELIGIBLE: set completed_at, guarded so a second
+ * (or concurrent) completion fails with 409. RECURRING: advance next_due_date along its schedule,
+ * guarded on the due date it was read with. Records the completion with the coins it granted.
+ */
+async function completeIn(c: PoolClient, who: { userId: string; today: string; now: Date }, current: TaskRow, opts: { awardCoins: boolean }) {
+  const { userId, today, now } = who;
+  let row: TaskRow | null;
+  const rule = ruleOf(current);
+  if (current.type === 'RECURRING' && rule && current.next_due_date && current.recurrence_anchor) {
+    const next = advanceOnCompletion(rule, { anchor: current.recurrence_anchor, nextDueDate: current.next_due_date }, today);
+    row = await updateTask(c, userId, current.id, { next_due_date: next.nextDueDate, recurrence_anchor: next.anchor, snoozed_until: null }, today, 't.next_due_date = $4::date', [current.next_due_date]);
+    if (!row) throw new AppError('CONFLICT', 'the task changed while completing it; try again');
+  } else {
+    row = await updateTask(c, userId, current.id, { completed_at: now }, today, 't.completed_at IS NULL');
+    if (!row) throw new AppError('ALREADY_COMPLETED', 'task already completed');
+  }
+  const coins = opts.awardCoins ? completionCoins(current.coin_value, current.postpone_count) : 0;
+  const completionId = await insertCompletion(c, {
+    taskId: current.id,
+    userId,
+    completedAt: now,
+    localDate: today,
+    coins,
+    previousNextDueDate: current.next_due_date,
+    previousAnchor: current.recurrence_anchor,
+  });
+  const balance = coins > 0 ? await addCoins(c, userId, coins) : null;
+  // Webhook consumers see the occurrence that was done, not the one the schedule moved on to.
+  await emitTaskEvent(c, 'task.completed', row, { completedAt: now, dueDate: current.type === 'RECURRING' ? current.next_due_date : current.due_date });
+  await afterComplete(c, { userId, task: row, completionId, completedAt: now, localDate: today, awardedCoins: coins });
+  return { row, coins, completionId, balance };
+}
+
+export async function complete(ctx: Ctx, call: IdCall) {
+  return transact(ctx, async (c) => {
+    const who = await caller(c, call);
+    const current = await getTask(c, who.userId, call.params.id, who.today);
+    if (!current) throw taskNotFound();
+    if (current.completed_at) throw new AppError('ALREADY_COMPLETED', 'task already completed');
+    const done = await completeIn(c, who, current, { awardCoins: true });
+    return { task: toTask(done.row), coinsEarned: done.coins, completionId: done.completionId, coins: done.balance ?? who.profile.coins };
+  });
+}
+
+export async function undoComplete(ctx: Ctx, call: IdCall) {
+  return transact(ctx, async (c) => {
+    const { userId, today, now, profile } = await caller(c, call);
+    const current = await getTask(c, userId, call.params.id, today);
+    if (!current) throw taskNotFound();
+    let row: TaskRow | null;
+    let completion;
+    if (current.type === 'RECURRING') {
+      completion = await popLatestCompletion(c, userId, current.id);
+      if (!completion?.previous_next_due_date) throw new AppError('CONFLICT', 'the task has no completion to undo');
+      row = await updateTask(c, userId, current.id, { next_due_date: completion.previous_next_due_date, recurrence_anchor: completion.previous_anchor ?? completion.previous_next_due_date }, today, 't.next_due_date = $4::date', [current.next_due_date]);
+      if (!row) throw new AppError('CONFLICT', 'the task changed while undoing; try again');
+    } else {
+      row = await updateTask(c, userId, current.id, { completed_at: null }, today, 't.completed_at IS NOT NULL');
+      if (!row) throw new AppError('CONFLICT', 'task is not completed');
+      completion = await popLatestCompletion(c, userId, current.id);
+    }
+    const removed = completion?.coins_awarded ?? 0;
+    const balance = removed > 0 ? await addCoins(c, userId, -removed) : profile.coins;
+    await emitTaskEvent(c, 'task.updated', row);
+    await afterUndo(c, {
+      userId,
+      task: row,
+      completionId: completion?.id ?? '00000000-0000-0000-0000-000000000000',
+      completedAt: completion?.completed_at ?? now,
+      localDate: completion?.local_date ?? today,
+      awardedCoins: removed,
+    });
+    return { task: toTask(row), coinsRemoved: removed, coins: balance };
+  });
+}
+
+export async function snooze(ctx: Ctx, call: IdCall<{ snoozedUntil: string }>) {
+  return transact(ctx, async (c) => {
+    const { userId, today } = await caller(c, call);
+    if (call.body.snoozedUntil <= today) throw fieldError('snoozedUntil', `must be after today (${today} in your timezone)`);
+    const current = await getTask(c, userId, call.params.id, today);
+    if (!current) throw taskNotFound();
+    if (current.completed_at) throw new AppError('CONFLICT', 'a completed task cannot be snoozed');
+    const row = await updateTask(c, userId, current.id, { snoozed_until: call.body.snoozedUntil }, today);
+    if (!row) throw taskNotFound();
+    await emitTaskEvent(c, 'task.updated', row);
+    return { task: toTask(row) };
+  });
+}
+
+export async function unsnooze(ctx: Ctx, call: IdCall) {
+  return transact(ctx, async (c) => {
+    const { userId, today } = await caller(c, call);
+    const row = await updateTask(c, userId, call.params.id, { snoozed_until: null }, today);
+    if (!row) throw taskNotFound();
+    await emitTaskEvent(c, 'task.updated', row);
+    return { task: toTask(row) };
+  });
+}
+
+/** Move a task to tomorrow (due date and snooze) and count it; the quest's daily limit lives with the quest. */
+export async function postpone(ctx: Ctx, call: IdCall) {
+  return transact(ctx, async (c) => {
+    const { userId, today } = await caller(c, call);
+    const current = await getTask(c, userId, call.params.id, today);
+    if (!current) throw taskNotFound();
+    if (current.completed_at) throw new AppError('CONFLICT', 'a completed task cannot be postponed');
+    const tomorrow = addDays(today, 1);
+    const cols: TaskColumns = { snoozed_until: tomorrow, postpone_count: current.postpone_count + 1 };
+    if (current.type === 'RECURRING') cols.next_due_date = tomorrow;
+    else cols.due_date = tomorrow;
+    const row = await updateTask(c, userId, current.id, cols, today, 't.postpone_count = $4', [current.postpone_count]);
+    if (!row) throw new AppError('CONFLICT', 'the task changed while postponing; try again');
+    await emitTaskEvent(c, 'task.updated', row);
+    return { task: toTask(row) };
+  });
+}
+
+/** Bulk actions in one transaction. Ids that are not the caller's are skipped (never revealed). */
+export async function bulk(ctx: Ctx, call: HttpCall<unknown, unknown, BulkBody>) {
+  const b = call.body;
+  return transact(ctx, async (c) => {
+    const who = await caller(c, call);
+    const { userId, today } = who;
+    const rows = await tasksByIds(c, userId, [...new Set(b.taskIds)], today);
+    let affected = 0;
+    if (b.action === 'changeTopic') await requireTopic(c, userId, b.topicId);
+    if (b.action === 'snooze' && b.snoozedUntil !== null && b.snoozedUntil <= today) throw fieldError('snoozedUntil', `must be after today (${today} in your timezone)`);
+    for (const current of rows) {
+      switch (b.action) {
+        case 'complete': {
+          // Reference: bulk completion skips RECURRING tasks and grants no coins.
+          if (current.type === 'RECURRING' || current.completed_at) continue;
+          await completeIn(c, who, current, { awardCoins: false });
+          affected++;
+          break;
+        }
+        case 'delete': {
+          const row = await deleteTask(c, userId, current.id);
+          if (row) {
+            await emitTaskEvent(c, 'task.deleted', row);
+            affected++;
+          }
+          break;
+        }
+        default: {
+          const cols: TaskColumns =
+            b.action === 'changeTopic' ? { topic_id: b.topicId } : b.action === 'setPriority' ? { priority: b.priority } : { snoozed_until: b.snoozedUntil };
+          const row = await updateTask(c, userId, current.id, cols, today);
+          if (row) {
+            await emitTaskEvent(c, 'task.updated', row);
+            affected++;
+          }
+        }
+      }
+    }
+    return { success: true as const, affected };
+  });
+}
