@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayDeps } from './app.ts';
 import { registerPages } from './pages.ts';
 import { registerCron } from './cron.ts';
+import { registerOpenApi } from './openapi.ts';
 
 /**
  * Gateway routes that are not plain forwarded JSON routes (the Auth.js proxy, the cron trigger,
@@ -12,4 +13,5 @@ export type GatewayExtension = (app: FastifyInstance, deps: GatewayDeps) => void
 export const extensions: GatewayExtension[] = [
   registerPages,
   registerCron,
+  registerOpenApi,
 ];
