@@ -1,0 +1,177 @@
+// The Unix socket protocol and the web component, both against a real core daemon
+// (running in its own network namespace) and the real CLI entry points.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_REQUEST_BYTES } from '../src/socket.ts';
+import { CLI, NODE, createBed, netnsUnavailable, startCore, type Bed, type CoreProc } from './helpers/netns.ts';
+
+const skip = netnsUnavailable();
+if (skip) console.warn(`\n!!! firewall socket/web tests SKIPPED: ${skip}\n`);
+
+const PASSWORD = 'correct horse battery staple';
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+function rawRequest(path: string, body: Buffer | string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = createConnection({ path, allowHalfOpen: true });
+    let out = '';
+    sock.on('connect', () => sock.end(body));
+    sock.on('data', (c: Buffer) => (out += c.toString()));
+    sock.on('error', (e) => (out ? resolve(out) : reject(e)));
+    sock.on('close', () => resolve(out));
+  });
+}
+
+describe.skipIf(!!skip)('core socket and web component', () => {
+  let bed: Bed;
+  let core: CoreProc;
+  let web: ChildProcess;
+  let base: string;
+
+  beforeAll(async () => {
+    bed = createBed('w');
+    const { writeConfig } = await import('./helpers/netns.ts');
+    const file = writeConfig(bed, { acceptance: { enabled: true, duration: 60 } });
+    process.env.FIREWALL_SOCKET_GROUP = 'daemon';
+    core = await startCore(bed, file);
+    delete process.env.FIREWALL_SOCKET_GROUP;
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    web = spawn(NODE, [CLI, 'web', '--config', file], { env: { ...process.env, FIREWALL_WEB_PORT: String(port), FIREWALL_WEB_HOST: '127.0.0.1', FIREWALL_WEB_PASSWORD: PASSWORD }, stdio: 'ignore' });
+    for (let i = 0; i < 200; i++) {
+      try {
+        if ((await fetch(`${base}/healthz`)).ok) break;
+      } catch {
+        // not up yet
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+
+  afterAll(async () => {
+    web?.kill('SIGKILL');
+    await core?.stop();
+    bed?.destroy();
+  });
+
+  describe('socket', () => {
+    it('is mode 0660 and owned by the configured group', () => {
+      const st = statSync(core.socket);
+      expect(st.mode & 0o777).toBe(0o660);
+      expect(st.gid).toBe(1); // "daemon" is gid 1 on Debian
+    });
+
+    it('answers {success, data} and {success:false, error} in the easywall shape', async () => {
+      const status = await core.req('GET_STATUS');
+      expect(status.success).toBe(true);
+      expect(status.data).toMatchObject({ active: true, acceptance: 'idle', has_pending: false, last_apply: null });
+      expect(await core.req('NO_SUCH_THING')).toEqual({ success: false, error: 'unknown request type: NO_SUCH_THING' });
+      expect(JSON.parse(await rawRequest(core.socket, '{not json'))).toEqual({ success: false, error: 'request is not valid JSON' });
+      const opts = await core.req('GET_OPTIONS');
+      expect(opts.data).toMatchObject({ acceptance: { enabled: true, duration: 60 }, firewall: { syn_flood_limit: 100 } });
+      const rules = await core.req('GET_RULES');
+      expect(rules.data).toMatchObject({ current: { tcp: [{ port: '22', ssh: true }], blacklist: [] }, staged: { udp: [] } });
+    });
+
+    it('validates staged rules and caps request size', async () => {
+      expect((await core.req('SAVE_RULES', { rule_type: 'blacklist', rules: ['999.1.1.1'] })).success).toBe(false);
+      expect((await core.req('SAVE_RULES', { rule_type: 'tcp', rules: [{ port: '70000' }] })).success).toBe(false);
+      expect((await core.req('SAVE_RULES', { rule_type: 'bogus', rules: [] })).success).toBe(false);
+      const reply = await rawRequest(core.socket, Buffer.alloc(MAX_REQUEST_BYTES + 1024, 0x20));
+      expect(JSON.parse(reply)).toMatchObject({ success: false, error: expect.stringContaining('larger than') });
+      expect((await core.req('GET_STATUS')).success).toBe(true);
+    });
+  });
+
+  describe('web', () => {
+    const json = (res: Response) => res.json() as Promise<{ success: boolean; data?: any; error?: string }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    let cookie = '';
+    let csrf = '';
+    const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${base}${path}`, {
+        method,
+        headers: { cookie, ...(method === 'GET' ? {} : { 'content-type': 'application/json', 'x-csrf-token': csrf }), ...headers },
+        body: method === 'GET' ? undefined : JSON.stringify(body ?? {}),
+      });
+
+    it('serves the UI and refuses the API without login', async () => {
+      const page = await fetch(`${base}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('type="password"');
+      expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      expect((await fetch(`${base}/api/status`)).status).toBe(401);
+      expect((await fetch(`${base}/api/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+    });
+
+    it('login: wrong password 401, right password sets an HttpOnly SameSite=Strict cookie', async () => {
+      const bad = await fetch(`${base}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: 'nope' }) });
+      expect(bad.status).toBe(401);
+      const ok = await fetch(`${base}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
+      expect(ok.status).toBe(200);
+      const set = ok.headers.get('set-cookie') ?? '';
+      expect(set).toMatch(/HttpOnly/);
+      expect(set).toMatch(/SameSite=Strict/);
+      cookie = set.split(';')[0]!;
+      csrf = (await json(ok)).data.csrf_token;
+      expect(csrf.length).toBeGreaterThan(20);
+    });
+
+    it('CSRF: state changes need the session token and a JSON body', async () => {
+      expect((await call('POST', '/api/apply', {}, { 'x-csrf-token': 'forged' })).status).toBe(403);
+      const form = await fetch(`${base}/api/apply`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=b' });
+      expect(form.status).toBe(415);
+      expect((await json(await call('GET', '/api/status'))).data.has_pending).toBe(false);
+    });
+
+    it('edit rules, apply (pending with countdown), confirm, audit log', async () => {
+      const saved = await call('PUT', '/api/rules/blacklist', { rules: ['203.0.113.9', '198.51.100.0/24'] });
+      expect(saved.status).toBe(200);
+      const bad = await call('PUT', '/api/rules/whitelist', { rules: ['not-an-ip'] });
+      expect(bad.status).toBe(400);
+      expect((await json(bad)).error).toContain('whitelist');
+      const rules = await json(await call('GET', '/api/rules'));
+      expect(rules.data.staged.blacklist).toEqual(['203.0.113.9', '198.51.100.0/24']);
+
+      const applied = await json(await call('POST', '/api/apply'));
+      expect(applied.success).toBe(true);
+      const status = await json(await call('GET', '/api/status'));
+      expect(status.data).toMatchObject({ acceptance: 'pending', has_pending: true });
+      expect(status.data.pending.remaining_seconds).toBeGreaterThan(50);
+      expect(status.data.pending.remaining_seconds).toBeLessThanOrEqual(60);
+      expect(bed.inHost(['nft', 'list', 'set', 'inet', 'task_firewall', 'blacklist-v4'])).toContain('203.0.113.9');
+
+      const again = await call('POST', '/api/apply');
+      expect(again.status).toBe(400);
+      expect((await json(again)).error).toBe('an apply is already in progress');
+
+      const confirmed = await json(await call('POST', '/api/confirm'));
+      expect(confirmed.data).toMatchObject({ acceptance: 'accepted', has_pending: false });
+
+      const audit = await json(await call('GET', '/api/audit'));
+      const actions = (audit.data as { action: string; actor: string }[]).filter((e) => e.actor === 'web').map((e) => e.action);
+      expect(actions).toEqual(expect.arrayContaining(['rules_saved', 'apply_started', 'apply_accepted']));
+      for (const e of audit.data) expect(Object.keys(e)).toEqual(expect.arrayContaining(['time', 'action', 'detail', 'actor']));
+    });
+
+    it('logout ends the session', async () => {
+      expect((await call('POST', '/api/logout')).status).toBe(200);
+      expect((await call('GET', '/api/status')).status).toBe(401);
+    });
+
+    it('refuses to start without a password', () => {
+      const env = { ...process.env, FIREWALL_WEB_PASSWORD: '', FIREWALL_WEB_PASSWORD_FILE: '' };
+      const r = spawnSync(NODE, [CLI, 'web', '--config', core.configFile], { env, encoding: 'utf8', timeout: 20_000 });
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toContain('FIREWALL_WEB_PASSWORD');
+    });
+  });
+});
