@@ -1,1 +1,1 @@
-export { authService } from './service.ts';
+export { authService, createAuthService, type AuthServiceOptions } from './service.ts';

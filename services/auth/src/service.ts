@@ -1,16 +1,65 @@
-import { resolveIdentityRpc } from '@tasksvc/proto';
-import type { ServiceDefinition } from '@tasksvc/runtime';
+import { authApi, authjsRpc, resolveIdentityRpc, secondFactorPageRpc, type HttpRoute } from '@tasksvc/proto';
+import type { ServiceDefinition, Subscription } from '@tasksvc/runtime';
+import { accountHandlers } from './handlers/account.ts';
+import { createAuthjsHandler } from './handlers/authjs.ts';
+import type { AuthDeps } from './handlers/context.ts';
+import { pendingPage, resolveIdentity } from './handlers/identity.ts';
+import { passkeyHandlers } from './handlers/passkeys.ts';
+import { twoFactorHandlers } from './handlers/two-factor.ts';
 
-export const authService: ServiceDefinition = {
-  name: 'auth',
-  migrations: { schema: 'auth', dir: new URL('../migrations', import.meta.url).pathname },
-  async start({ bus }) {
-    // Until sign-in lands every caller is anonymous: no unauthenticated path reaches user data.
-    const identity = bus.serve(resolveIdentityRpc, async () => null);
-    return {
-      async stop() {
-        await identity.stop();
-      },
-    };
-  },
-};
+export interface AuthServiceOptions {
+  /** seconds since the epoch for TOTP checks; tests pin it so they never wait for a 30-second step */
+  clock?: () => number;
+}
+
+/** Sign-in (Auth.js), sessions, API keys, second factors and the admin statistics. */
+export function createAuthService(opts: AuthServiceOptions = {}): ServiceDefinition {
+  return {
+    name: 'auth',
+    migrations: { schema: 'auth', dir: new URL('../migrations', import.meta.url).pathname },
+    async start({ bus, pool, config, log }) {
+      const deps: AuthDeps = { bus, pool, config, log };
+      const twoFactor = twoFactorHandlers(deps, opts);
+      const passkeys = passkeyHandlers(deps);
+      const account = accountHandlers(deps);
+      const subs: Subscription[] = [];
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const route = <P, Q, B, R>(r: HttpRoute<P, Q, B, R>, handler: (call: any) => Promise<R>) => subs.push(bus.serve(r.rpc, handler));
+
+      subs.push(bus.serve(resolveIdentityRpc, (req) => resolveIdentity(deps, req)));
+      subs.push(bus.serve(secondFactorPageRpc, (req) => pendingPage(deps, req)));
+      subs.push(bus.serve(authjsRpc, createAuthjsHandler(deps)));
+
+      route(authApi.me, account.me);
+      route(authApi.twoFactorStatus, twoFactor.status);
+      route(authApi.totpSetup, twoFactor.totpSetup);
+      route(authApi.totpEnable, twoFactor.totpEnable);
+      route(authApi.totpDisable, twoFactor.totpDisable);
+      route(authApi.verify, twoFactor.verify);
+      route(authApi.backupCodes, twoFactor.regenerateBackupCodes);
+      route(authApi.passkeys, passkeys.list);
+      route(authApi.passkeyRegisterOptions, passkeys.registerOptions);
+      route(authApi.passkeyRegisterVerify, passkeys.registerVerify);
+      route(authApi.passkeyDelete, passkeys.remove);
+      route(authApi.passkeyLoginOptions, passkeys.loginOptions);
+      route(authApi.passkeyLogin, passkeys.login);
+      route(authApi.passkeyVerifyOptions, passkeys.verifyOptions);
+      route(authApi.passkeyVerify, passkeys.verify);
+      route(authApi.sessions, account.listSessions);
+      route(authApi.sessionRevoke, account.revokeSession);
+      route(authApi.sessionsRevokeAll, account.revokeAllSessions);
+      route(authApi.apiKeys, account.listApiKeys);
+      route(authApi.apiKeyCreate, account.createApiKey);
+      route(authApi.apiKeyRevoke, account.revokeApiKey);
+      route(authApi.adminStats, account.adminStats);
+
+      return {
+        async stop() {
+          for (const s of subs) await s.stop();
+        },
+      };
+    },
+  };
+}
+
+export const authService: ServiceDefinition = createAuthService();

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDeps } from './app.ts';
+import { registerAuthProxy } from './auth-proxy.ts';
+import { registerPageGates } from './page-gates.ts';
 import { registerPages } from './pages.ts';
 import { registerCron } from './cron.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -11,6 +13,8 @@ import { registerOpenApi } from './openapi.ts';
 export type GatewayExtension = (app: FastifyInstance, deps: GatewayDeps) => void | Promise<void>;
 
 export const extensions: GatewayExtension[] = [
+  registerAuthProxy,
+  registerPageGates,
   registerPages,
   registerCron,
   registerOpenApi,

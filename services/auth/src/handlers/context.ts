@@ -1,0 +1,47 @@
+import { AppError, type Identity } from '@tasksvc/proto';
+import type { Bus, Config, Logger, Pool } from '@tasksvc/runtime';
+import type { FactorState } from '../domain/second-factor.ts';
+import { factorSummary } from '../db/factors.ts';
+import { sessionById } from '../db/sessions.ts';
+
+export interface AuthDeps {
+  config: Config;
+  pool: Pool;
+  bus: Bus;
+  log: Logger;
+}
+
+/** The caller, known to be signed in with a browser session (not an API key). */
+export interface SessionCaller {
+  userId: string;
+  sessionId: string;
+  email: string;
+}
+
+export function requireUser(user: Identity | null): Identity {
+  if (!user) throw new AppError('UNAUTHENTICATED', 'sign in first');
+  return user;
+}
+
+/** Second-factor and session management need a browser session: API keys cannot change them. */
+export function requireSession(user: Identity | null): SessionCaller {
+  const u = requireUser(user);
+  if (u.method !== 'session' || !u.sessionId) throw new AppError('FORBIDDEN', 'this needs a signed-in browser session, not an API key');
+  return { userId: u.id, sessionId: u.sessionId, email: u.email };
+}
+
+/** The inputs of the second-factor rules for this user and session, read fresh from the database. */
+export async function factorState(deps: AuthDeps, userId: string, sessionId: string | undefined): Promise<FactorState> {
+  const [summary, session] = await Promise.all([factorSummary(deps.pool, userId), sessionId ? sessionById(deps.pool, sessionId, userId) : Promise.resolve(null)]);
+  return { required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: Boolean(session?.second_factor_verified_at) };
+}
+
+/** The public origin the browser sees (WebAuthn's expected origin). */
+export function publicOrigin(config: Config): string {
+  return new URL(config.PUBLIC_APP_URL).origin;
+}
+
+/** Cookies are `__Secure-` and Secure when the callback origin is https (as Auth.js decides). */
+export function secureCookies(config: Config): boolean {
+  return new URL(config.AUTH_CALLBACK_URL).protocol === 'https:';
+}

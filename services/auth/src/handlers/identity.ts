@@ -1,0 +1,65 @@
+import type { Identity } from '@tasksvc/proto';
+import { sessionTokenFromCookie } from '../domain/cookies.ts';
+import { pendingSecondFactorPage, secondFactorOk, type FactorState } from '../domain/second-factor.ts';
+import { apiKeyLookupHash, bearerToken, sessionTokenHash } from '../domain/tokens.ts';
+import { apiKeyByHash, touchApiKey } from '../db/api-keys.ts';
+import { factorSummary } from '../db/factors.ts';
+import { sessionAndUser, touchSession, type SessionRow } from '../db/sessions.ts';
+import { touchUser } from '../db/users.ts';
+import type { AuthDeps } from './context.ts';
+
+function background(deps: AuthDeps, p: Promise<unknown>): void {
+  p.catch((err: unknown) => deps.log.warn({ err }, 'activity update failed'));
+}
+
+/** The live session a Cookie header carries, with its user and factor state. */
+async function sessionFromCookie(deps: AuthDeps, cookie: string | undefined): Promise<{ session: SessionRow; email: string; state: FactorState } | null> {
+  const token = sessionTokenFromCookie(cookie);
+  if (!token || token.length > 512) return null;
+  const found = await sessionAndUser(deps.pool, sessionTokenHash(deps.config.AUTH_SECRET, token));
+  if (!found) return null;
+  const summary = await factorSummary(deps.pool, found.session.user_id);
+  return {
+    session: found.session,
+    email: found.user.email ?? '',
+    state: { required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: found.session.second_factor_verified_at !== null },
+  };
+}
+
+/**
+ * `auth.identity.resolve`: an `Authorization: Bearer` API key wins over a cookie (an explicit but
+ * unknown key is anonymous, never a fallback to the cookie); otherwise the session cookie.
+ */
+export async function resolveIdentity(deps: AuthDeps, req: { cookie?: string | undefined; authorization?: string | undefined }): Promise<Identity | null> {
+  if (req.authorization) {
+    const hash = apiKeyLookupHash(bearerToken(req.authorization) ?? '');
+    if (!hash) return null;
+    const key = await apiKeyByHash(deps.pool, hash);
+    if (!key) return null;
+    background(deps, touchApiKey(deps.pool, key.id));
+    background(deps, touchUser(deps.pool, key.user_id));
+    const summary = await factorSummary(deps.pool, key.user_id);
+    // A key was created by a session that had passed its factor; it stands in for that proof.
+    const ok = secondFactorOk({ required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: true });
+    return { id: key.user_id, email: key.email ?? '', method: 'api_key', readOnly: key.read_only, secondFactorOk: ok, isAdmin: false };
+  }
+  const found = await sessionFromCookie(deps, req.cookie);
+  if (!found) return null;
+  background(deps, touchSession(deps.pool, found.session.id));
+  background(deps, touchUser(deps.pool, found.session.user_id));
+  return {
+    id: found.session.user_id,
+    email: found.email,
+    method: 'session',
+    readOnly: false,
+    sessionId: found.session.id,
+    secondFactorOk: secondFactorOk(found.state),
+    isAdmin: false,
+  };
+}
+
+/** `auth.identity.pending-page`: where the page gate sends a browser whose second factor is pending. */
+export async function pendingPage(deps: AuthDeps, req: { cookie?: string | undefined }): Promise<{ page: '/setup/2fa' | '/login/2fa' | null }> {
+  const found = await sessionFromCookie(deps, req.cookie);
+  return { page: found ? pendingSecondFactorPage(found.state) : null };
+}

@@ -1,0 +1,207 @@
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import { AppError, type HttpCall, type RawResponse } from '@tasksvc/proto';
+import { inTransaction } from '@tasksvc/runtime';
+import { serializeSessionCookie } from '../domain/cookies.ts';
+import { assertCanEnrol, assertCanRemoveFactor } from '../domain/second-factor.ts';
+import { generateSessionToken, SESSION_MAX_AGE_SECONDS, sessionTokenHash } from '../domain/tokens.ts';
+import {
+  authenticatorByCredentialId,
+  authenticatorExists,
+  deleteAuthenticator,
+  factorSummary,
+  insertAuthenticator,
+  insertChallenge,
+  listAuthenticators,
+  lockUserFactors,
+  recordAuthenticatorUse,
+  takeChallenge,
+  type AuthenticatorRow,
+  type ChallengePurpose,
+} from '../db/factors.ts';
+import { insertSession, markSecondFactorVerified } from '../db/sessions.ts';
+import { touchUser } from '../db/users.ts';
+import { factorState, publicOrigin, requireSession, secureCookies, type AuthDeps } from './context.ts';
+
+const CHALLENGE_TTL_SECONDS = 300;
+type EmptyCall = HttpCall<unknown, unknown, unknown>;
+type Credential = { id: string; rawId: string; type: 'public-key'; response: Record<string, unknown>; clientExtensionResults: Record<string, unknown>; authenticatorAttachment?: string | undefined };
+
+const badResponse = (message: string) => new AppError('VALIDATION_FAILED', message, [{ path: 'body.response', message }]);
+const expiredChallenge = () => new AppError('VALIDATION_FAILED', 'the ceremony expired or was already used: start again', [{ path: 'body.challengeId', message: 'unknown or expired challenge' }]);
+
+function summary(a: AuthenticatorRow) {
+  return { id: a.id, name: a.name, createdAt: a.created_at.toISOString(), lastUsedAt: a.last_used_at?.toISOString() ?? null, backedUp: a.backed_up };
+}
+
+function uuidBytes(id: string): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(Buffer.from(id.replace(/-/g, ''), 'hex'));
+}
+
+export function passkeyHandlers(deps: AuthDeps) {
+  const rpID = deps.config.WEBAUTHN_RP_ID;
+  const origin = publicOrigin(deps.config);
+
+  async function challengeFor(purpose: ChallengePurpose, userId: string | null, challenge: string): Promise<string> {
+    return insertChallenge(deps.pool, { purpose, userId, challenge, ttlSeconds: CHALLENGE_TTL_SECONDS });
+  }
+
+  /** Check an assertion against a stored passkey and advance its signature counter. */
+  async function verifyAssertion(challenge: string, response: Credential, authenticator: AuthenticatorRow, requireUserVerification: boolean): Promise<void> {
+    let result;
+    try {
+      result = await verifyAuthenticationResponse({
+        response: response as unknown as AuthenticationResponseJSON,
+        expectedChallenge: challenge,
+        expectedOrigin: origin,
+        expectedRPID: rpID,
+        requireUserVerification,
+        credential: {
+          id: authenticator.credential_id,
+          publicKey: new Uint8Array(authenticator.public_key),
+          counter: Number(authenticator.counter),
+          transports: authenticator.transports,
+        },
+      });
+    } catch (err) {
+      throw badResponse(`passkey check failed: ${(err as Error).message}`);
+    }
+    if (!result.verified) throw badResponse('passkey check failed');
+    await recordAuthenticatorUse(deps.pool, authenticator.id, result.authenticationInfo.newCounter);
+  }
+
+  return {
+    list: async (call: EmptyCall) => {
+      const s = requireSession(call.user);
+      return { passkeys: (await listAuthenticators(deps.pool, s.userId)).map(summary) };
+    },
+
+    registerOptions: async (call: EmptyCall) => {
+      const s = requireSession(call.user);
+      assertCanEnrol(await factorState(deps, s.userId, s.sessionId));
+      const existing = await listAuthenticators(deps.pool, s.userId);
+      const options = await generateRegistrationOptions({
+        rpName: deps.config.WEBAUTHN_RP_NAME,
+        rpID,
+        userName: s.email || s.userId,
+        userID: uuidBytes(s.userId),
+        attestationType: 'none',
+        excludeCredentials: existing.map((a) => ({ id: a.credential_id, transports: a.transports })),
+        authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+      });
+      return { challengeId: await challengeFor('register', s.userId, options.challenge), options: options as unknown as Record<string, unknown> };
+    },
+
+    registerVerify: async (call: HttpCall<unknown, unknown, { challengeId: string; name?: string | undefined; response: Credential }>) => {
+      const s = requireSession(call.user);
+      const challenge = await takeChallenge(deps.pool, call.body.challengeId, 'register', s.userId);
+      if (!challenge) throw expiredChallenge();
+      let result;
+      try {
+        result = await verifyRegistrationResponse({
+          response: call.body.response as unknown as RegistrationResponseJSON,
+          expectedChallenge: challenge,
+          expectedOrigin: origin,
+          expectedRPID: rpID,
+          requireUserVerification: false,
+        });
+      } catch (err) {
+        throw badResponse(`passkey registration failed: ${(err as Error).message}`);
+      }
+      if (!result.verified) throw badResponse('passkey registration failed');
+      const { credential, credentialDeviceType, credentialBackedUp } = result.registrationInfo;
+      const row = await inTransaction(deps.pool, async (tx) => {
+        await lockUserFactors(tx, s.userId);
+        assertCanEnrol(await factorState(deps, s.userId, s.sessionId));
+        if (await authenticatorByCredentialId(tx, credential.id)) throw new AppError('CONFLICT', 'this passkey is already registered');
+        const inserted = await insertAuthenticator(tx, {
+          userId: s.userId,
+          credentialId: credential.id,
+          publicKey: credential.publicKey,
+          counter: credential.counter,
+          transports: credential.transports ?? [],
+          deviceType: credentialDeviceType,
+          backedUp: credentialBackedUp,
+          name: call.body.name ?? 'Passkey',
+        });
+        // Registering a factor proves it for this session: the REQUIRE_2FA restriction lifts at once.
+        await markSecondFactorVerified(tx, s.sessionId, s.userId);
+        return inserted;
+      });
+      return summary(row);
+    },
+
+    remove: async (call: HttpCall<{ id: string }, unknown, unknown>) => {
+      const s = requireSession(call.user);
+      await inTransaction(deps.pool, async (tx) => {
+        await lockUserFactors(tx, s.userId);
+        if (!(await authenticatorExists(tx, call.params.id, s.userId))) throw new AppError('NOT_FOUND', 'no such passkey');
+        assertCanRemoveFactor({ required: deps.config.REQUIRE_2FA, ...(await factorSummary(tx, s.userId)), sessionVerified: true });
+        await deleteAuthenticator(tx, call.params.id, s.userId);
+      });
+      return null;
+    },
+
+    /** Passwordless: any discoverable credential for this RP. */
+    loginOptions: async () => {
+      const options = await generateAuthenticationOptions({ rpID, userVerification: 'required' });
+      return { challengeId: await challengeFor('login', null, options.challenge), options: options as unknown as Record<string, unknown> };
+    },
+
+    login: async (call: HttpCall<unknown, unknown, { challengeId: string; response: Credential }>): Promise<RawResponse> => {
+      const challenge = await takeChallenge(deps.pool, call.body.challengeId, 'login', null);
+      if (!challenge) throw expiredChallenge();
+      const authenticator = await authenticatorByCredentialId(deps.pool, call.body.response.id);
+      if (!authenticator) throw new AppError('UNAUTHENTICATED', 'this passkey is not registered here');
+      await verifyAssertion(challenge, call.body.response, authenticator, true);
+      const token = generateSessionToken();
+      const expires = new Date(Date.now() + SESSION_MAX_AGE_SECONDS * 1000);
+      // A user-verified passkey is possession plus PIN/biometric: the session counts as second-factor verified.
+      await insertSession(deps.pool, {
+        tokenHash: sessionTokenHash(deps.config.AUTH_SECRET, token),
+        userId: authenticator.user_id,
+        expires,
+        ip: call.ip,
+        userAgent: call.userAgent,
+        secondFactorVerified: true,
+      });
+      await touchUser(deps.pool, authenticator.user_id);
+      return {
+        status: 200,
+        contentType: 'application/json',
+        headers: { 'set-cookie': serializeSessionCookie(token, expires, secureCookies(deps.config)), 'cache-control': 'no-store' },
+        body: JSON.stringify({ userId: authenticator.user_id }),
+      };
+    },
+
+    /** Second factor: one of this user's passkeys. */
+    verifyOptions: async (call: EmptyCall) => {
+      const s = requireSession(call.user);
+      const mine = await listAuthenticators(deps.pool, s.userId);
+      if (mine.length === 0) throw new AppError('CONFLICT', 'no passkey is registered');
+      const options = await generateAuthenticationOptions({
+        rpID,
+        userVerification: 'preferred',
+        allowCredentials: mine.map((a) => ({ id: a.credential_id, transports: a.transports })),
+      });
+      return { challengeId: await challengeFor('second_factor', s.userId, options.challenge), options: options as unknown as Record<string, unknown> };
+    },
+
+    verify: async (call: HttpCall<unknown, unknown, { challengeId: string; response: Credential }>) => {
+      const s = requireSession(call.user);
+      const challenge = await takeChallenge(deps.pool, call.body.challengeId, 'second_factor', s.userId);
+      if (!challenge) throw expiredChallenge();
+      const authenticator = await authenticatorByCredentialId(deps.pool, call.body.response.id);
+      if (!authenticator || authenticator.user_id !== s.userId) throw badResponse('this passkey does not belong to the signed-in user');
+      await verifyAssertion(challenge, call.body.response, authenticator, false);
+      await markSecondFactorVerified(deps.pool, s.sessionId, s.userId);
+      return { method: 'passkey' as const };
+    },
+  };
+}
