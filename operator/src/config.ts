@@ -1,0 +1,28 @@
+/** The operator's environment, parsed once (the only reader of process.env in the operator). */
+import { hostname } from 'node:os';
+import { z } from 'zod';
+
+const int = (fallback: number, min: number, max: number) =>
+  z.preprocess((v) => (v === undefined || v === '' ? String(fallback) : v), z.string().regex(/^\d+$/, 'must be an integer').transform(Number).pipe(z.number().min(min).max(max)));
+
+const schema = z.object({
+  /** namespace of the leader-election Lease (the operator's own; the Downward API sets it) */
+  POD_NAMESPACE: z.string().min(1).default('default'),
+  /** this replica's identity in the Lease */
+  POD_NAME: z.string().min(1).default(hostname()),
+  LEASE_NAME: z.string().min(1).default('taskservice-operator'),
+  LEADER_ELECT: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  LEASE_DURATION_SECONDS: int(15, 2, 300),
+  /** liveness/readiness HTTP port, served by every replica */
+  HEALTH_PORT: int(8081, 0, 65535),
+  WORKERS: int(2, 1, 16),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type OperatorConfig = z.infer<typeof schema>;
+
+export function loadOperatorConfig(env: Record<string, string | undefined> = process.env): OperatorConfig {
+  const r = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  if (r.success) return r.data;
+  throw new Error(`Invalid operator configuration:\n${r.error.issues.map((i) => `  - ${String(i.path[0])}: ${i.message}`).join('\n')}`);
+}

@@ -1,0 +1,254 @@
+/**
+ * The TaskService CustomResourceDefinition: the single source of the API group, names, the structural
+ * schema (defaults and bounds) and printer columns. The chart's crds/ file is generated from this
+ * module (`node tools/k8s/gen-crd.ts`) and a test keeps the two identical.
+ *
+ * Kept free of `x-kubernetes-*` keys: @kubernetes/client-node's models silently drop hyphenated keys,
+ * so a schema that relied on them would differ depending on who installed it.
+ */
+
+export const GROUP = 'tasks.example.io';
+export const VERSION = 'v1alpha1';
+export const KIND = 'TaskService';
+export const PLURAL = 'taskservices';
+export const SINGULAR = 'taskservice';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const CRD_NAME = `${PLURAL}.${GROUP}`;
+
+/** The six application processes, each its own Deployment (entry point services/<name>/src/main.ts). */
+export const SERVICES = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+type Schema = Record<string, unknown>;
+
+const str = (extra: Schema = {}): Schema => ({ type: 'string', ...extra });
+const bool = (def: boolean, description?: string): Schema => ({ type: 'boolean', default: def, ...(description ? { description } : {}) });
+const int = (def: number, minimum: number, maximum?: number, description?: string): Schema => ({
+  type: 'integer',
+  default: def,
+  minimum,
+  ...(maximum === undefined ? {} : { maximum }),
+  ...(description ? { description } : {}),
+});
+/** An object whose absence still yields its inner defaults (the API server defaults `{}` recursively). */
+const section = (properties: Record<string, Schema>, description?: string): Schema => ({
+  type: 'object',
+  default: {},
+  ...(description ? { description } : {}),
+  properties,
+});
+
+const QUANTITY = '^([+]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
+
+const secretKeyRef = (defaultKey: string, description: string): Schema => ({
+  type: 'object',
+  description: `${description} (a key of a Secret in the TaskService's namespace)`,
+  required: ['name'],
+  properties: {
+    name: str({ minLength: 1, maxLength: 253 }),
+    key: str({ default: defaultKey, minLength: 1, maxLength: 253 }),
+  },
+});
+
+const secretName = (keys: string, description: string): Schema => ({
+  type: 'object',
+  description: `${description}; the whole Secret is passed as environment (${keys}). Optional.`,
+  required: ['name'],
+  properties: { name: str({ minLength: 1, maxLength: 253 }) },
+});
+
+/** spec/firewall-daemon.md as a structural schema: every bound and default from its tables. */
+export const firewallConfigSchema: Schema = {
+  type: 'object',
+  description: 'The firewall daemon configuration file (spec: Firewall Daemon Configuration). Unknown keys are pruned.',
+  default: {},
+  properties: {
+    socket_path: str({ default: '/run/task-firewall/core.sock', minLength: 1 }),
+    data_dir: str({ default: '/var/lib/task-firewall', minLength: 1 }),
+    log_dir: str({ default: '/var/log/task-firewall', minLength: 1 }),
+    acceptance: section({
+      enabled: bool(true, 'two-step activation'),
+      duration: int(120, 10, 3600, 'seconds to wait for confirmation before rollback'),
+    }),
+    ipv6: section({
+      enabled: bool(true),
+      icmp_allow_router_advertisement: bool(true),
+      icmp_allow_neighbor_advertisement: bool(true),
+    }),
+    container: section({
+      enabled: bool(false),
+      allow_bridge_networks: bool(true),
+      custom_networks: {
+        type: 'array',
+        default: [],
+        items: str({ pattern: '^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9a-fA-F:]+/[0-9]{1,3})$' }),
+      },
+    }),
+    firewall: section({
+      ssh_brute_force: bool(true),
+      ssh_brute_force_log: bool(false),
+      ssh_brute_force_connection_limit: int(5, 1, 100),
+      ssh_brute_force_log_limit: int(60, 1),
+      icmp_flood: bool(true),
+      icmp_flood_log: bool(false),
+      icmp_flood_connection_limit: int(10, 1, 1000),
+      icmp_flood_log_limit: int(60, 1),
+      syn_flood: bool(true),
+      syn_flood_log: bool(false),
+      syn_flood_limit: int(100, 1, 10000),
+      port_scan: bool(true),
+      port_scan_log: bool(false),
+      drop_invalid_packets: bool(true),
+      drop_invalid_packets_log: bool(false),
+      drop_fragments: bool(false),
+      drop_fragments_log: bool(false),
+      bogon_filter: bool(false),
+      bogon_filter_log: bool(false),
+      connection_limit_per_ip: bool(false),
+      connection_limit_max: int(100, 1, 100000),
+      tcp_rst_flood: bool(false),
+      tcp_rst_flood_log: bool(false),
+      tcp_rst_flood_limit: int(100, 1, 10000),
+      drop_broadcast: bool(false),
+      drop_multicast: bool(false),
+      drop_anycast: bool(false),
+      log_blocked_connections: bool(false),
+      log_blocked_connections_limit: int(60, 1),
+      log_blacklist_connections: bool(false),
+      log_blacklist_connections_limit: int(60, 1),
+    }),
+  },
+};
+
+const replicas = Object.fromEntries(SERVICES.map((s) => [s, int(2, 0, 100, `${s} replicas`)]));
+
+export const specSchema: Schema = {
+  type: 'object',
+  required: ['publicUrl', 'secrets'],
+  properties: {
+    version: str({
+      default: 'latest',
+      pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$',
+      description: 'image tag of every component (e.g. 1.4.2, 1.4, sha-abc1234, latest)',
+    }),
+    image: section({
+      registry: str({
+        default: 'ghcr.io/task-service',
+        minLength: 1,
+        maxLength: 200,
+        description: 'registry and namespace; a component image is <registry>/task-service-<component>:<version> (as released)',
+      }),
+      pullPolicy: str({ default: 'IfNotPresent', enum: ['Always', 'IfNotPresent', 'Never'] }),
+      pullSecrets: { type: 'array', maxItems: 10, items: str({ minLength: 1, maxLength: 253 }) },
+    }),
+    replicas: section(replicas, 'replicas per service (the spec example runs 2 of each)'),
+    resources: section(
+      {
+        memory: str({ default: '512Mi', pattern: QUANTITY, description: 'memory request and limit per pod' }),
+        cpu: str({ default: '500m', pattern: QUANTITY, description: 'CPU request and limit per pod' }),
+      },
+      'per-pod resources of every service',
+    ),
+    publicUrl: str({ pattern: '^https?://[^/]+', maxLength: 2048, description: 'PUBLIC_APP_URL (also the default AUTH_CALLBACK_URL)' }),
+    natsUrl: str({ default: 'nats://nats:4222', pattern: '^(nats|tls|ws|wss)://', maxLength: 2048, description: 'NATS_URL of the bus' }),
+    config: {
+      type: 'object',
+      description: 'non-secret environment variables for every service (e.g. RUNTIME_ENV, ADMIN_USER_IDS, REQUIRE_2FA)',
+      maxProperties: 100,
+      additionalProperties: { type: 'string', maxLength: 4096 },
+    },
+    secrets: {
+      type: 'object',
+      description: 'references to Secrets in the same namespace',
+      required: ['databaseUrl', 'authSecret', 'cronSecret'],
+      properties: {
+        databaseUrl: secretKeyRef('DATABASE_URL', 'DATABASE_URL'),
+        authSecret: secretKeyRef('AUTH_SECRET', 'AUTH_SECRET'),
+        cronSecret: secretKeyRef('CRON_SECRET', 'CRON_SECRET, sent by the cron job as a bearer token'),
+        totpEncryptionKey: secretKeyRef('TOTP_ENCRYPTION_KEY', 'TOTP_ENCRYPTION_KEY'),
+        providers: secretName('CODEHOST_CLIENT_ID, CODEHOST_CLIENT_SECRET, …, OIDC_ISSUER', 'identity provider credentials'),
+        smtp: secretName('SMTP_HOST, SMTP_PORT, SMTP_USER, SMTP_PASS, SMTP_FROM, SMTP_SECURE', 'SMTP settings'),
+        vapid: secretName('PUBLIC_VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY, VAPID_CONTACT', 'browser push keys'),
+      },
+    },
+    cron: section({
+      schedule: str({ default: '*/5 * * * *', minLength: 9, maxLength: 100, description: 'schedule of POST /api/cron' }),
+      suspend: bool(false),
+    }),
+    firewall: section({
+      enabled: bool(false, 'run the firewall daemon on every node (privileged, host network)'),
+      namespace: str({
+        maxLength: 63,
+        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+        description: "namespace of the DaemonSet; defaults to the TaskService's own (another namespace is cleaned up by a finalizer)",
+      }),
+      config: firewallConfigSchema,
+    }),
+  },
+};
+
+const conditionSchema: Schema = {
+  type: 'object',
+  required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
+  properties: {
+    type: str({ maxLength: 316 }),
+    status: str({ enum: ['True', 'False', 'Unknown'] }),
+    observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
+    lastTransitionTime: str({ format: 'date-time' }),
+    reason: str({ maxLength: 1024 }),
+    message: str({ maxLength: 32768 }),
+  },
+};
+
+export const statusSchema: Schema = {
+  type: 'object',
+  properties: {
+    observedGeneration: { type: 'integer', format: 'int64' },
+    readyServices: str({ description: 'ready Deployments out of all, e.g. 6/6' }),
+    cronJobApiVersion: str(),
+    conditions: { type: 'array', items: conditionSchema },
+  },
+};
+
+/** The CRD as a plain object (apiextensions.k8s.io/v1; Kubernetes >= 1.16). */
+export function customResourceDefinition(): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: CRD_NAME, labels: { 'app.kubernetes.io/part-of': 'task-service' } },
+    spec: {
+      group: GROUP,
+      scope: 'Namespaced',
+      names: { kind: KIND, listKind: `${KIND}List`, plural: PLURAL, singular: SINGULAR, shortNames: ['tsvc'], categories: ['all'] },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'Version', type: 'string', jsonPath: '.spec.version' },
+            { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+            { name: 'Services', type: 'string', jsonPath: '.status.readyServices' },
+            { name: 'URL', type: 'string', jsonPath: '.spec.publicUrl', priority: 1 },
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: 'A Task Service installation: its services, cron job and optional firewall daemon.',
+              required: ['spec'],
+              properties: {
+                apiVersion: str(),
+                kind: str(),
+                metadata: { type: 'object' },
+                spec: specSchema,
+                status: statusSchema,
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}

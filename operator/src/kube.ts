@@ -1,0 +1,148 @@
+/**
+ * The operator's only door to the API server: a small interface the reconciler uses, and its
+ * implementation over @kubernetes/client-node (server-side apply with one field manager).
+ */
+import {
+  ApiException,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { GROUP, PLURAL, VERSION, KIND, API_VERSION } from './crd.ts';
+import { FIELD_MANAGER, type CronJobApiVersion } from './desired.ts';
+import type { KubeObject, TaskService, TaskServiceStatus } from './types.ts';
+
+export interface ChildRef {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+}
+
+export interface KubeClient {
+  getTaskService(namespace: string, name: string): Promise<TaskService | undefined>;
+  /** Server-side apply (force, fixed field manager); returns the live object. */
+  apply(obj: KubeObject): Promise<KubeObject>;
+  get(ref: ChildRef): Promise<KubeObject | undefined>;
+  /** Objects of a kind matching a label selector, in every namespace. */
+  list(apiVersion: string, kind: string, labelSelector: string): Promise<KubeObject[]>;
+  /** Delete (background propagation); a missing object is fine. */
+  delete(ref: ChildRef): Promise<void>;
+  patchStatus(ts: TaskService, status: TaskServiceStatus): Promise<void>;
+  /** Replace the finalizer list, guarded by resourceVersion (409 on a stale read). */
+  setFinalizers(ts: TaskService, finalizers: string[]): Promise<void>;
+  event(ts: TaskService, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+}
+
+export const isNotFound = (err: unknown): boolean => err instanceof ApiException && err.code === 404;
+export const isConflict = (err: unknown): boolean => err instanceof ApiException && err.code === 409;
+
+/** Readable one-liner from an ApiException (its body is the API server's Status JSON). */
+export function describeError(err: unknown): string {
+  if (err instanceof ApiException) {
+    try {
+      const body = typeof err.body === 'string' ? JSON.parse(err.body) : err.body;
+      return `HTTP ${err.code}: ${body?.message ?? String(err.body)}`;
+    } catch {
+      return `HTTP ${err.code}: ${String(err.body)}`;
+    }
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+const asJsonMerge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/**
+ * Which CronJob API the server serves: batch/v1 from Kubernetes 1.21, batch/v1beta1 before
+ * (the project's test server is 1.20.2, which answers 404 for batch/v1 CronJobs).
+ */
+export async function discoverCronJobApiVersion(kc: KubeConfig): Promise<CronJobApiVersion> {
+  const resources = await kc.makeApiClient(BatchV1Api).getAPIResources();
+  return resources.resources.some((r) => r.name === 'cronjobs') ? 'batch/v1' : 'batch/v1beta1';
+}
+
+export function createKubeClient(kc: KubeConfig, component = FIELD_MANAGER): KubeClient {
+  const objects = KubernetesObjectApi.makeApiClient(kc);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  const tsParams = (ts: { metadata: { namespace: string; name: string } }) => ({
+    group: GROUP,
+    version: VERSION,
+    plural: PLURAL,
+    namespace: ts.metadata.namespace,
+    name: ts.metadata.name,
+  });
+
+  return {
+    async getTaskService(namespace, name) {
+      try {
+        return (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name })) as TaskService;
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    },
+    async apply(obj) {
+      // The full object every time: a field left out of an apply gives up our ownership of it.
+      const body = { ...obj, metadata: { ...obj.metadata } } as KubernetesObject;
+      return (await objects.patch(body, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as KubeObject;
+    },
+    async get(ref) {
+      try {
+        return (await objects.read(ref)) as KubeObject;
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    },
+    async list(apiVersion, kind, labelSelector) {
+      const res = await objects.list(apiVersion, kind, undefined, undefined, undefined, undefined, undefined, labelSelector);
+      // List items carry no apiVersion/kind; callers compare and delete them by those.
+      return res.items.map((i) => ({ ...i, apiVersion, kind }) as KubeObject);
+    },
+    async delete(ref) {
+      try {
+        await objects.delete(ref, undefined, undefined, undefined, undefined, 'Background');
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    },
+    async patchStatus(ts, status) {
+      await custom.patchNamespacedCustomObjectStatus({ ...tsParams(ts), body: { status } }, asJsonMerge);
+    },
+    async setFinalizers(ts, finalizers) {
+      await custom.patchNamespacedCustomObject(
+        { ...tsParams(ts), body: { metadata: { finalizers, resourceVersion: ts.metadata.resourceVersion } } },
+        asJsonMerge,
+      );
+    },
+    async event(ts, type, reason, message) {
+      const now = new Date();
+      await core.createNamespacedEvent({
+        namespace: ts.metadata.namespace,
+        body: {
+          metadata: { generateName: `${ts.metadata.name}.`, namespace: ts.metadata.namespace },
+          involvedObject: {
+            apiVersion: API_VERSION,
+            kind: KIND,
+            name: ts.metadata.name,
+            namespace: ts.metadata.namespace,
+            uid: ts.metadata.uid,
+            resourceVersion: ts.metadata.resourceVersion,
+          },
+          type,
+          reason,
+          message: message.slice(0, 1024),
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1,
+          source: { component },
+        },
+      });
+    },
+  };
+}

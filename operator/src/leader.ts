@@ -1,0 +1,133 @@
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease with compare-and-swap on resourceVersion:
+ * only one replica reconciles; a stale write gets 409 and loses. On stop the Lease is released so
+ * a successor takes over at once instead of after the lease duration.
+ */
+import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { describeError, isConflict, isNotFound } from './kube.ts';
+
+export interface LeaderElectionOptions {
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationSeconds?: number;
+  /** how often to renew (leader) or retry (candidate) */
+  retryPeriodMs?: number;
+  log: Logger;
+  onStartedLeading: () => void | Promise<void>;
+  onStoppedLeading: () => void | Promise<void>;
+}
+
+export interface LeaderElector {
+  isLeader(): boolean;
+  stop(): Promise<void>;
+}
+
+/** Read responses hold strings; the serializer needs a V1MicroTime (6 fractional digits) to write one. */
+const micro = (v: unknown): V1MicroTime => new V1MicroTime(v as string);
+const time = (v: unknown): number => (v ? new Date(v as string).getTime() : 0);
+
+/** Pure: may `identity` take or keep this Lease at `now`? */
+export function canAcquire(lease: V1Lease, identity: string, now: number): boolean {
+  const spec = lease.spec ?? {};
+  if (!spec.holderIdentity || spec.holderIdentity === identity) return true;
+  const renewed = time(spec.renewTime ?? spec.acquireTime);
+  return renewed + (spec.leaseDurationSeconds ?? 15) * 1000 < now;
+}
+
+export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions): LeaderElector {
+  const api = kc.makeApiClient(CoordinationV1Api);
+  const duration = opts.leaseDurationSeconds ?? 15;
+  const retry = opts.retryPeriodMs ?? 2000;
+  const { namespace, name, identity, log } = opts;
+  let leader = false;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let lastRenew = 0;
+
+  const spec = (acquire: boolean, prev?: V1Lease) => ({
+    holderIdentity: identity,
+    leaseDurationSeconds: duration,
+    acquireTime: acquire || !prev?.spec?.acquireTime ? new V1MicroTime() : micro(prev.spec.acquireTime),
+    renewTime: new V1MicroTime(),
+    leaseTransitions: (prev?.spec?.leaseTransitions ?? 0) + (acquire && prev ? 1 : 0),
+  });
+
+  async function tryAcquireOrRenew(): Promise<boolean> {
+    let lease: V1Lease | undefined;
+    try {
+      lease = await api.readNamespacedLease({ name, namespace });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    if (!lease) {
+      await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: spec(true) } });
+      return true;
+    }
+    if (!canAcquire(lease, identity, Date.now())) return false;
+    const acquire = lease.spec?.holderIdentity !== identity;
+    // replace carries metadata.resourceVersion: a concurrent writer makes this 409.
+    await api.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: spec(acquire, lease) } });
+    return true;
+  }
+
+  async function tick(): Promise<void> {
+    if (stopped) return;
+    let ok: boolean;
+    try {
+      ok = await tryAcquireOrRenew();
+      if (ok) lastRenew = Date.now();
+    } catch (err) {
+      if (!isConflict(err)) log.warn({ err: describeError(err) }, 'lease update failed');
+      // A leader that cannot renew keeps leading until its lease could have expired for others.
+      ok = leader && Date.now() - lastRenew < (duration * 1000 * 2) / 3;
+    }
+    if (stopped) return;
+    if (ok && !leader) {
+      leader = true;
+      log.info({ lease: `${namespace}/${name}`, identity }, 'became leader');
+      await opts.onStartedLeading();
+    } else if (!ok && leader) {
+      leader = false;
+      log.warn({ lease: `${namespace}/${name}`, identity }, 'lost leadership');
+      await opts.onStoppedLeading();
+    }
+    if (!stopped) timer = setTimeout(() => void tick(), retry);
+  }
+
+  void tick();
+
+  return {
+    isLeader: () => leader,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      if (!leader) return;
+      leader = false;
+      await opts.onStoppedLeading();
+      try {
+        const lease = await api.readNamespacedLease({ name, namespace });
+        if (lease.spec?.holderIdentity === identity) {
+          // Released the way client-go does it: no holder, and a 1 s duration so nobody waits.
+          await api.replaceNamespacedLease({
+            name,
+            namespace,
+            body: {
+              ...lease,
+              spec: {
+                ...lease.spec,
+                holderIdentity: undefined,
+                leaseDurationSeconds: 1,
+                acquireTime: lease.spec.acquireTime ? micro(lease.spec.acquireTime) : undefined,
+                renewTime: new V1MicroTime(),
+              },
+            },
+          });
+        }
+      } catch (err) {
+        log.warn({ err: describeError(err) }, 'could not release lease');
+      }
+    },
+  };
+}

@@ -1,0 +1,100 @@
+/** Pure status computation: observed children -> TaskService.status (conditions in metav1.Condition shape). */
+import type { Condition, TaskServiceStatus } from './types.ts';
+
+export interface ObservedDeployment {
+  name: string;
+  generation?: number;
+  spec?: { replicas?: number };
+  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number; availableReplicas?: number };
+}
+
+export interface StatusInput {
+  generation: number;
+  previous: TaskServiceStatus | undefined;
+  /** the Deployments the TaskService should have, as read back (missing ones count as not ready) */
+  deployments: (ObservedDeployment | undefined)[];
+  /** a reconcile failure, if any: makes the resource Degraded */
+  error?: { reason: string; message: string };
+  cronJobApiVersion?: string;
+  now: Date;
+}
+
+export const deploymentRolledOut = (d: ObservedDeployment): boolean => {
+  const want = d.spec?.replicas ?? 1;
+  const s = d.status ?? {};
+  return (s.observedGeneration ?? 0) >= (d.generation ?? 0) && (s.updatedReplicas ?? 0) >= want && (s.replicas ?? 0) <= want;
+};
+
+export const deploymentAvailable = (d: ObservedDeployment): boolean => {
+  const want = d.spec?.replicas ?? 1;
+  return (d.status?.observedGeneration ?? 0) >= (d.generation ?? 0) && (d.status?.availableReplicas ?? 0) >= want;
+};
+
+function condition(prev: Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: Date): Condition {
+  const old = prev?.find((c) => c.type === next.type);
+  // lastTransitionTime moves only when the status flips (metav1.Condition semantics).
+  const lastTransitionTime = old && old.status === next.status ? old.lastTransitionTime : now.toISOString().replace(/\.\d+Z$/, 'Z');
+  return { ...next, lastTransitionTime };
+}
+
+export function computeStatus(input: StatusInput): TaskServiceStatus {
+  const { generation, previous, deployments, error, now } = input;
+  const prev = previous?.conditions;
+  const present = deployments.filter((d): d is ObservedDeployment => d !== undefined);
+  const available = present.filter(deploymentAvailable);
+  const notAvailable = deployments.length - available.length;
+  const rollingOut = present.filter((d) => !deploymentRolledOut(d)).map((d) => d.name);
+  const missing = deployments.length - present.length;
+  const g = { observedGeneration: generation };
+
+  const ready = error
+    ? { status: 'False' as const, reason: error.reason, message: error.message }
+    : notAvailable === 0
+      ? { status: 'True' as const, reason: 'AllServicesAvailable', message: `all ${deployments.length} services available` }
+      : {
+          status: 'False' as const,
+          reason: 'ServicesUnavailable',
+          message: `${notAvailable} of ${deployments.length} services not available: ${deployments
+            .map((d, i) => (d && deploymentAvailable(d) ? undefined : (d?.name ?? `#${i}`)))
+            .filter(Boolean)
+            .join(', ')}`,
+        };
+  const progressing =
+    rollingOut.length > 0 || missing > 0
+      ? { status: 'True' as const, reason: 'RollingOut', message: `rolling out: ${rollingOut.join(', ') || `${missing} missing`}` }
+      : { status: 'False' as const, reason: 'RolloutComplete', message: 'every Deployment runs the current template' };
+  const degraded = error
+    ? { status: 'True' as const, reason: error.reason, message: error.message }
+    : { status: 'False' as const, reason: 'ReconcileSucceeded', message: 'children applied' };
+
+  return {
+    observedGeneration: generation,
+    readyServices: `${available.length}/${deployments.length}`,
+    ...(input.cronJobApiVersion ? { cronJobApiVersion: input.cronJobApiVersion } : {}),
+    conditions: [
+      condition(prev, { type: 'Ready', ...ready, ...g }, now),
+      condition(prev, { type: 'Progressing', ...progressing, ...g }, now),
+      condition(prev, { type: 'Degraded', ...degraded, ...g }, now),
+    ],
+  };
+}
+
+/** Conditions whose status flipped (or appeared): each becomes an Event. */
+export function transitions(previous: TaskServiceStatus | undefined, next: TaskServiceStatus): Condition[] {
+  return (next.conditions ?? []).filter((c) => previous?.conditions?.find((p) => p.type === c.type)?.status !== c.status);
+}
+
+/** Whether writing `next` would change anything the API server stores (avoids status write loops). */
+export function statusChanged(previous: TaskServiceStatus | undefined, next: TaskServiceStatus): boolean {
+  return canonical(previous ?? {}) !== canonical(next);
+}
+
+/** JSON with sorted keys: the API server does not keep our key order. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
+    return `{${entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}

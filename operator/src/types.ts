@@ -1,0 +1,100 @@
+import { specSchema } from './crd.ts';
+import type { ServiceName } from './crd.ts';
+
+export interface SecretKeyRef {
+  name: string;
+  key: string;
+}
+
+/** The firewall daemon's configuration file (spec/firewall-daemon.md); passed through verbatim. */
+export type FirewallConfig = Record<string, unknown>;
+
+/** TaskService.spec after the API server's structural defaulting (see crd.ts for meanings). */
+export interface TaskServiceSpec {
+  version: string;
+  image: { registry: string; pullPolicy: 'Always' | 'IfNotPresent' | 'Never'; pullSecrets?: string[] };
+  replicas: Record<ServiceName, number>;
+  resources: { memory: string; cpu: string };
+  publicUrl: string;
+  natsUrl: string;
+  config?: Record<string, string>;
+  secrets: {
+    databaseUrl: SecretKeyRef;
+    authSecret: SecretKeyRef;
+    cronSecret: SecretKeyRef;
+    totpEncryptionKey?: SecretKeyRef;
+    providers?: { name: string };
+    smtp?: { name: string };
+    vapid?: { name: string };
+  };
+  cron: { schedule: string; suspend: boolean };
+  firewall: { enabled: boolean; namespace?: string; config: FirewallConfig };
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+export interface TaskServiceStatus {
+  observedGeneration?: number;
+  readyServices?: string;
+  cronJobApiVersion?: string;
+  conditions?: Condition[];
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[];
+}
+
+export interface TaskService {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta & { namespace: string; uid: string };
+  spec: TaskServiceSpec;
+  status?: TaskServiceStatus;
+}
+
+/** Any Kubernetes object the operator writes: always a full desired object for server-side apply. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta & { namespace?: string };
+  [field: string]: unknown;
+}
+
+type Schema = { type?: string; default?: unknown; properties?: Record<string, Schema>; items?: Schema };
+
+/** Apply an OpenAPI schema's defaults the way the API server does (recursively, `{}` defaults included). */
+export function applyDefaults(schema: Schema, value: unknown): unknown {
+  const v = value === undefined && schema.default !== undefined ? structuredClone(schema.default) : value;
+  if (schema.type === 'object' && schema.properties && v && typeof v === 'object' && !Array.isArray(v)) {
+    const out: Record<string, unknown> = { ...(v as Record<string, unknown>) };
+    for (const [k, sub] of Object.entries(schema.properties)) {
+      const d = applyDefaults(sub, out[k]);
+      if (d !== undefined) out[k] = d;
+    }
+    return out;
+  }
+  if (schema.type === 'array' && schema.items && Array.isArray(v)) return v.map((item) => applyDefaults(schema.items as Schema, item));
+  return v;
+}
+
+/** A spec as the builders see it: defaults filled in even when the object did not pass an API server. */
+export function normalizeSpec(spec: unknown): TaskServiceSpec {
+  return applyDefaults(specSchema, spec) as TaskServiceSpec;
+}

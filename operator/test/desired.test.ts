@@ -1,0 +1,232 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- tests read deep into untyped Kubernetes objects */
+/**
+ * L0: the pure desired-state builders. Every object passes Kubernetes schema validation, the output
+ * matches reviewed golden files, and the spec's numbers (probes, resources, cron) are where they belong.
+ */
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { customResourceDefinition, SERVICES } from '../src/crd.ts';
+import {
+  CONFIG_HASH_ANNOTATION,
+  FIELD_MANAGER,
+  desiredChildren,
+  desiredState,
+  needsFinalizer,
+  InvalidTaskServiceError,
+  type CronJobApiVersion,
+} from '../src/desired.ts';
+import type { KubeObject } from '../src/types.ts';
+import { full, minimal } from './fixtures.ts';
+import { validateObject } from './validate.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const v1 = { cronJobApiVersion: 'batch/v1' as CronJobApiVersion };
+const find = (objs: KubeObject[], kind: string, name: string) => {
+  const o = objs.find((x) => x.kind === kind && x.metadata.name === name);
+  if (!o) throw new Error(`${kind}/${name} not rendered`);
+  return o as any;
+};
+
+describe('desired state (L0)', () => {
+  it('renders a ConfigMap, a Deployment and a Service per service and the CronJob for a minimal spec', () => {
+    const objs = desiredChildren(minimal(), v1);
+    expect(objs.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(
+      [
+        'ConfigMap/demo-config',
+        'CronJob/demo-cron',
+        ...SERVICES.flatMap((s) => [`Deployment/demo-${s}`, `Service/demo-${s}`]),
+      ].sort(),
+    );
+    // Same namespace as the owner: garbage collection through owner references, no finalizer.
+    for (const o of objs) {
+      expect(o.metadata.namespace).toBe('apps');
+      expect(o.metadata.ownerReferences).toEqual([
+        { apiVersion: 'tasks.example.io/v1alpha1', kind: 'TaskService', name: 'demo', uid: minimal().metadata.uid, controller: true, blockOwnerDeletion: true },
+      ]);
+    }
+    expect(needsFinalizer(minimal())).toBe(false);
+  });
+
+  it.each([
+    ['minimal', minimal()],
+    ['full', full()],
+  ])('every object of the %s fixture passes Kubernetes schema validation', (_n, ts) => {
+    for (const cron of ['batch/v1', 'batch/v1beta1'] as const) {
+      const problems = desiredChildren(ts, { cronJobApiVersion: cron }).flatMap((o) => validateObject(o));
+      expect(problems).toEqual([]);
+    }
+  });
+
+  it('the validator is not a rubber stamp: it rejects a broken Deployment and a bad name', () => {
+    const d = structuredClone(find(desiredChildren(minimal(), v1), 'Deployment', 'demo-gateway'));
+    d.spec.replicas = 'many';
+    expect(validateObject(d).join()).toMatch(/replicas/);
+    const s = structuredClone(find(desiredChildren(minimal(), v1), 'Service', 'demo-auth'));
+    s.metadata.name = 'Demo_Auth';
+    expect(validateObject(s).join()).toMatch(/DNS/);
+  });
+
+  it.each([
+    ['minimal', minimal(), 'batch/v1'],
+    ['full', full(), 'batch/v1'],
+    ['minimal-v1beta1', minimal(), 'batch/v1beta1'],
+  ] as const)('matches the golden file %s (UPDATE_GOLDEN=1 rewrites it)', (name, ts, cron) => {
+    const text = desiredChildren(ts, { cronJobApiVersion: cron })
+      .map((o) => stringify(o, { lineWidth: 0 }))
+      .join('---\n');
+    const file = join(here, 'golden', `${name}.yaml`);
+    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(file, text);
+    expect(existsSync(file), `${file} missing: run with UPDATE_GOLDEN=1 and review it`).toBe(true);
+    expect(text).toBe(readFileSync(file, 'utf8'));
+  });
+
+  it('gateway: port 3000, the spec probes and 512Mi/500m by default; 2 replicas of every service', () => {
+    const objs = desiredChildren(minimal(), v1);
+    const gw = find(objs, 'Deployment', 'demo-gateway');
+    const c = gw.spec.template.spec.containers[0];
+    expect(c.image).toBe('ghcr.io/task-service/task-service-gateway:latest');
+    expect(c.ports).toEqual([{ name: 'http', containerPort: 3000, protocol: 'TCP' }]);
+    expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/api/health', port: 'http' }, periodSeconds: 30, failureThreshold: 3 });
+    expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/api/health', port: 'http' }, periodSeconds: 10 });
+    expect(c.resources).toEqual({ requests: { memory: '512Mi', cpu: '500m' }, limits: { memory: '512Mi', cpu: '500m' } });
+    expect(gw.spec.template.spec.securityContext).toMatchObject({ runAsUser: 1001, runAsNonRoot: true });
+    for (const s of SERVICES) expect(find(objs, 'Deployment', `demo-${s}`).spec.replicas).toBe(2);
+    expect(find(objs, 'Service', 'demo-gateway').spec.ports).toEqual([{ name: 'http', port: 3000, targetPort: 'http', protocol: 'TCP' }]);
+    expect(find(objs, 'Service', 'demo-tasks').spec.clusterIP).toBe('None');
+  });
+
+  it('secrets come from Secret references, non-secret config from the ConfigMap', () => {
+    const objs = desiredChildren(full(), v1);
+    const c = find(objs, 'Deployment', 'prod-auth').spec.template.spec.containers[0];
+    expect(c.env).toEqual([
+      { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'DATABASE_URL' } } },
+      { name: 'AUTH_SECRET', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'AUTH_SECRET' } } },
+      { name: 'CRON_SECRET', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'CRON_SECRET' } } },
+      { name: 'TOTP_ENCRYPTION_KEY', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'TOTP_ENCRYPTION_KEY' } } },
+    ]);
+    expect(c.envFrom).toEqual([
+      { configMapRef: { name: 'prod-config' } },
+      { secretRef: { name: 'task-service-providers' } },
+      { secretRef: { name: 'task-service-smtp' } },
+      { secretRef: { name: 'task-service-vapid' } },
+    ]);
+    const cm = find(objs, 'ConfigMap', 'prod-config');
+    expect(cm.data).toMatchObject({
+      PUBLIC_APP_URL: 'https://tasks.example.com',
+      AUTH_TRUST_HOST: 'true',
+      NATS_URL: 'nats://nats.messaging:4222',
+      REQUIRE_2FA: 'true',
+    });
+    expect(JSON.stringify(cm.data)).not.toMatch(/DATABASE_URL|AUTH_SECRET/);
+  });
+
+  it('a config change changes the pod template (so the Deployments roll out)', () => {
+    const a = find(desiredChildren(minimal(), v1), 'Deployment', 'demo-tasks');
+    const changed = minimal();
+    (changed.spec as any).config = { LOG_LEVEL: 'debug' };
+    const b = find(desiredChildren(changed, v1), 'Deployment', 'demo-tasks');
+    expect(b.spec.template.metadata.annotations[CONFIG_HASH_ANNOTATION]).not.toBe(a.spec.template.metadata.annotations[CONFIG_HASH_ANNOTATION]);
+  });
+
+  it('the CronJob POSTs /api/cron on the gateway every 5 minutes with the bearer token from the Secret', () => {
+    for (const cron of ['batch/v1', 'batch/v1beta1'] as const) {
+      const job = find(desiredChildren(minimal(), { cronJobApiVersion: cron }), 'CronJob', 'demo-cron');
+      expect(job.apiVersion).toBe(cron);
+      expect(job.spec.schedule).toBe('*/5 * * * *');
+      const c = job.spec.jobTemplate.spec.template.spec.containers[0];
+      expect(c.env).toContainEqual({ name: 'CRON_URL', value: 'http://demo-gateway.apps.svc:3000/api/cron' });
+      expect(c.env).toContainEqual({ name: 'CRON_SECRET', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'CRON_SECRET' } } });
+      expect(c.command.join(' ')).toMatch(/method: 'POST'.*authorization: 'Bearer ' \+ process\.env\.CRON_SECRET/);
+    }
+  });
+
+  it('the firewall DaemonSet is privileged on the host network, configured from the CR, and cleaned by a finalizer across namespaces', () => {
+    const ts = full();
+    const objs = desiredChildren(ts, v1);
+    const ds = find(objs, 'DaemonSet', 'prod-firewall');
+    expect(ds.metadata.namespace).toBe('kube-system');
+    expect(ds.metadata.ownerReferences).toBeUndefined();
+    expect(ds.metadata.labels).toMatchObject({ 'tasks.example.io/owner-name': 'prod', 'tasks.example.io/owner-namespace': 'apps' });
+    expect(ds.spec.template.spec.hostNetwork).toBe(true);
+    const core = ds.spec.template.spec.containers.find((c: any) => c.name === 'core');
+    expect(core.securityContext.privileged).toBe(true);
+    expect(core.command).toEqual(['node', 'services/firewall/src/cli.ts', 'core', '--config', '/etc/task-firewall/config.json']);
+    const cm = find(objs, 'ConfigMap', 'prod-firewall');
+    const config = JSON.parse(cm.data['config.json']);
+    // CRD defaults filled in, the CR's own values kept.
+    expect(config.acceptance).toEqual({ enabled: true, duration: 300 });
+    expect(config.firewall.ssh_brute_force_connection_limit).toBe(10);
+    expect(config.firewall.syn_flood_limit).toBe(100);
+    expect(config.ipv6).toEqual({ enabled: true, icmp_allow_router_advertisement: true, icmp_allow_neighbor_advertisement: true });
+    expect(needsFinalizer(ts)).toBe(true);
+    ts.spec.firewall.namespace = undefined;
+    expect(needsFinalizer(ts)).toBe(false);
+    expect(find(desiredChildren(ts, v1), 'DaemonSet', 'prod-firewall').metadata.namespace).toBe('apps');
+  });
+
+  it('a set of TaskServices: one set of children each, none for one being deleted', () => {
+    const deleting = minimal('old');
+    deleting.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    const all = desiredState([minimal('a'), full('b', 'other'), deleting], v1);
+    const names = new Set(all.map((o) => `${o.metadata.namespace}/${o.kind}/${o.metadata.name}`));
+    expect(names.size).toBe(all.length);
+    expect(all.filter((o) => o.metadata.name.startsWith('old-'))).toEqual([]);
+    expect(all.filter((o) => o.kind === 'Deployment')).toHaveLength(12);
+  });
+
+  it('rejects a name whose child names would break Kubernetes limits', () => {
+    expect(() => desiredChildren(minimal('x'.repeat(43)), v1)).toThrow(InvalidTaskServiceError);
+    expect(FIELD_MANAGER).toBe('taskservice-operator');
+  });
+});
+
+describe('TaskService CRD schema', () => {
+  const crd = customResourceDefinition() as any;
+  const schema = crd.spec.versions[0].schema.openAPIV3Schema;
+  const ajv = new Ajv({ strict: false, useDefaults: true, validateFormats: false, allErrors: true });
+  const validate = ajv.compile(schema);
+
+  it('is valid as a CustomResourceDefinition and structural (every node typed)', () => {
+    expect(validateObject(crd)).toEqual([]);
+    const untyped: string[] = [];
+    const walk = (s: any, path: string) => {
+      if (!s.type) untyped.push(path);
+      for (const [k, sub] of Object.entries(s.properties ?? {})) walk(sub, `${path}.${k}`);
+      if (s.items) walk(s.items, `${path}[]`);
+      if (typeof s.additionalProperties === 'object') walk(s.additionalProperties, `${path}{}`);
+    };
+    walk(schema, '');
+    expect(untyped).toEqual([]);
+    expect(crd.spec.versions[0].subresources).toEqual({ status: {} });
+    expect(crd.spec.scope).toBe('Namespaced');
+  });
+
+  it('accepts the fixtures and fills in the defaults the spec names', () => {
+    const obj: any = structuredClone(minimal());
+    expect(validate(obj)).toBe(true);
+    expect(obj.spec.resources).toEqual({ memory: '512Mi', cpu: '500m' });
+    expect(obj.spec.replicas.gateway).toBe(2);
+    expect(obj.spec.cron.schedule).toBe('*/5 * * * *');
+    expect(obj.spec.firewall.enabled).toBe(false);
+    expect(validate(structuredClone(full()))).toBe(true);
+  });
+
+  it.each([
+    ['negative replicas', (s: any) => (s.replicas = { gateway: -1 })],
+    ['acceptance.duration below 10', (s: any) => (s.firewall = { config: { acceptance: { duration: 5 } } })],
+    ['ssh limit above 100', (s: any) => (s.firewall = { config: { firewall: { ssh_brute_force_connection_limit: 101 } } })],
+    ['a CIDR without prefix', (s: any) => (s.firewall = { config: { container: { custom_networks: ['10.0.0.0'] } } })],
+    ['a relative public URL', (s: any) => (s.publicUrl = '/tasks')],
+    ['a missing database secret', (s: any) => delete s.secrets.databaseUrl],
+    ['a bad memory quantity', (s: any) => (s.resources = { memory: 'lots' })],
+  ])('rejects %s', (_n, mutate) => {
+    const obj: any = structuredClone(minimal());
+    obj.spec.secrets = structuredClone(obj.spec.secrets);
+    mutate(obj.spec);
+    expect(validate(obj)).toBe(false);
+  });
+});

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds (or reuses) kube-apiserver + kube-controller-manager 1.20.2 from Debian bookworm's
+# `kubernetes` source package, for the operator's L3 tests (no kubelet, no container engine needed).
+# Binaries are cached outside the checkout; re-running with a warm cache is a no-op.
+# Recipe and the reasons for each step: shared/notes/kubernetes.md §4 and docs/kubernetes.md.
+set -euo pipefail
+
+VERSION=1.20.2
+CACHE=${TASKSVC_K8S_CACHE:-/var/cache/task-service/k8s-$VERSION}
+BIN=$CACHE/bin
+log() { echo "[ensure-apiserver] $*"; }
+
+need_pkgs=()
+command -v go >/dev/null || need_pkgs+=(golang-go)
+command -v etcd >/dev/null || need_pkgs+=(etcd-server)
+command -v rsync >/dev/null || need_pkgs+=(rsync)
+[ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] || need_pkgs+=(golang-github-modern-go-reflect2-dev)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  log "installing Debian packages: ${need_pkgs[*]}"
+  # The lock timeout lets this coexist with other apt users on a shared machine.
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+fi
+
+if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ]; then
+  log "cached binaries in $BIN ($("$BIN/kube-apiserver" --version 2>/dev/null || echo unknown))"
+  exit 0
+fi
+
+mkdir -p "$CACHE"
+# One build at a time even if CI and a developer race each other.
+exec 9>"$CACHE/.lock"
+flock 9
+if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ]; then
+  log "built concurrently by another run: $BIN"
+  exit 0
+fi
+
+SRC=$CACHE/src
+if ! ls "$SRC"/kubernetes_*.orig.tar.gz >/dev/null 2>&1; then
+  log "downloading Debian source package 'kubernetes'"
+  W=$(mktemp -d)
+  mkdir -p "$W/lists/partial" "$SRC"
+  # A private deb-src index derived from the machine's own sources: the system apt config is untouched.
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >"$W/src.sources"
+    O=(-o "Dir::Etc::SourceList=$W/src.sources" -o "Dir::Etc::SourceParts=$W/none" -o "Dir::State::Lists=$W/lists")
+  else
+    sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >"$W/src.list"
+    O=(-o "Dir::Etc::SourceList=$W/src.list" -o "Dir::Etc::SourceParts=$W/none" -o "Dir::State::Lists=$W/lists")
+  fi
+  apt-get "${O[@]}" update -qq
+  (cd "$SRC" && apt-get "${O[@]}" source --download-only kubernetes >/dev/null 2>&1)
+  rm -rf "$W"
+fi
+
+TREE=$CACHE/tree
+if [ ! -f "$TREE/Makefile" ]; then
+  log "unpacking source"
+  rm -rf "$TREE" && mkdir -p "$TREE"
+  tar -xzf "$(ls "$SRC"/kubernetes_*.orig.tar.gz | head -1)" -C "$TREE" --strip-components=1
+  # The vendored reflect2 1.0.1 crashes (SIGSEGV on the first custom-resource request) under Go >= 1.18.
+  rm -rf "$TREE/vendor/github.com/modern-go/reflect2"
+  cp -r /usr/share/gocode/src/github.com/modern-go/reflect2 "$TREE/vendor/github.com/modern-go/reflect2"
+fi
+
+log "building kube-apiserver and kube-controller-manager (about 10 min cold on 2 cores)"
+(cd "$TREE" && CGO_ENABLED=0 GOFLAGS= make WHAT="cmd/kube-apiserver cmd/kube-controller-manager")
+OUT=$(find "$TREE/_output" -type f -name kube-apiserver -path '*bin*' | head -1)
+mkdir -p "$BIN"
+cp "$(dirname "$OUT")/kube-apiserver" "$(dirname "$OUT")/kube-controller-manager" "$BIN/"
+log "done: $("$BIN/kube-apiserver" --version)"
+# The tree and Go build cache are kept so a rebuild is warm; drop them with TASKSVC_K8S_PRUNE=1.
+if [ "${TASKSVC_K8S_PRUNE:-0}" = 1 ]; then rm -rf "$TREE"; fi
