@@ -158,6 +158,15 @@ const envSchema = z
         .transform((v) => v.split(',').map((s) => Number(s.trim())))
         .refine((a) => a.length >= 1 && a.length <= 100 && a.every((n) => Number.isFinite(n) && n >= 0 && n <= 7 * 86_400), 'must be 1 to 100 comma-separated delays in seconds (0 to 604800)'),
     ),
+    /** Per-attempt time limit of a webhook delivery; a crashed worker's deliveries are reclaimed after twice this plus 5 s. */
+    WEBHOOK_TIMEOUT_SECONDS: z.preprocess(
+      (v) => (v === undefined || v === '' ? '15' : v),
+      z
+        .string()
+        .regex(/^\d+$/, 'must be a whole number of seconds')
+        .transform(Number)
+        .refine((n) => n >= 1 && n <= 60, 'must be between 1 and 60'),
+    ),
     /** An endpoint failing without a success for this many hours is disabled and its owner notified. */
     WEBHOOK_DISABLE_AFTER_HOURS: z.preprocess(
       (v) => (v === undefined || v === '' ? '120' : v),

@@ -12,10 +12,10 @@ export interface WorkerDeps {
   onNotify?: () => void;
 }
 
-/** Per-attempt time limit (connect to last response byte). */
-export const DELIVERY_TIMEOUT_MS = 15_000;
-/** A claimed delivery is reclaimed by any worker when its lease runs out (the timeout plus margin). */
-export const LEASE_MS = 60_000;
+/** A claimed delivery is reclaimed by any worker when its lease runs out: twice the attempt time limit plus 5 s. */
+export function leaseMs(config: Config): number {
+  return config.WEBHOOK_TIMEOUT_SECONDS * 2_000 + 5_000;
+}
 const RETENTION_DAYS = 30;
 
 /**
@@ -51,7 +51,7 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery): Pro
         method: 'POST',
         headers: deliveryHeaders({ deliveryId: d.id, event: d.event, body: d.body, secret, attempt: d.attempts }),
         body: d.body,
-        timeoutMs: DELIVERY_TIMEOUT_MS,
+        timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
         maxResponseBytes: 2048,
       });
       result = { status: res.status, retryAfterSec: parseRetryAfter(res.headers['retry-after']) };
@@ -123,7 +123,7 @@ export interface DeliveryWorker {
 
 /**
  * The delivery loop: keeps up to `concurrency` attempts in flight, claiming due rows from the
- * database (so replicas share the work and a killed worker's rows are reclaimed after LEASE_MS).
+ * database (so replicas share the work and a killed worker's rows are reclaimed after the lease).
  */
 export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; pollMs?: number }): DeliveryWorker {
   const concurrency = deps.concurrency ?? 32;
@@ -144,11 +144,11 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
       do {
         again = false;
         while (!stopped && inFlight.size < concurrency) {
-          const rows = await claimDue(deps.pool, concurrency - inFlight.size, LEASE_MS);
+          const rows = await claimDue(deps.pool, concurrency - inFlight.size, leaseMs(deps.config));
           if (rows.length === 0) break;
           for (const row of rows) {
             const p: Promise<void> = attemptDelivery(deps, row)
-              .catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'delivery attempt failed to record; the lease will expire and it is retried'))
+              .catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'delivery attempt failed to record; the lease expires and it is retried'))
               .finally(() => {
                 inFlight.delete(p);
                 void pump();

@@ -3,7 +3,7 @@ import { AppError, MAX_WEBHOOK_ENDPOINTS, webhookApi, type Identity, type TaskEv
 import { encryptSecret, inTransaction, OutboundError, type Bus, type Config, type Outbound, type Pool, type Subscription } from '@tasksvc/runtime';
 import { claimOne, deliveryView, getDelivery, insertTestDelivery, listDeliveries, requeue } from '../db/deliveries.ts';
 import { deleteEndpoint, endpointView, getEndpoint, insertEndpoint, listEndpoints, updateEndpoint } from '../db/endpoints.ts';
-import { attemptDelivery, LEASE_MS, type WorkerDeps } from '../worker.ts';
+import { attemptDelivery, leaseMs, type WorkerDeps } from '../worker.ts';
 
 function caller(user: Identity | null): string {
   if (!user) throw new AppError('UNAUTHENTICATED', 'sign in first');
@@ -44,7 +44,7 @@ export function serveWebhookApi(deps: WorkerDeps & { bus: Bus; pool: Pool }): Su
 
   /** Send a delivery now (one attempt) and return its log entry. */
   const sendNow = async (userId: string, endpointId: string, id: string) => {
-    const claimed = await claimOne(pool, id, LEASE_MS);
+    const claimed = await claimOne(pool, id, leaseMs(config));
     if (claimed) await attemptDelivery(deps, claimed);
     return deliveryView(await getDelivery(pool, userId, endpointId, id));
   };
