@@ -21,9 +21,17 @@ export function Chart(props: { labels: string[]; series: { label: string; values
       height: props.height ?? 220,
       legend: { show: props.series.length > 1 },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: false } },
+      // Categories sit on whole numbers with half a slot of room either side, so every bar is whole.
+      scales: { x: { time: false, range: [-0.5, xs.length - 0.5] } },
       axes: [
-        { stroke: muted, grid: { stroke: border, width: 1 }, ticks: { stroke: border }, values: (_u, ticks) => ticks.map((t) => props.labels[t] ?? '') },
+        {
+          stroke: muted,
+          grid: { show: false },
+          ticks: { stroke: border },
+          // At most ~12 labels, always on whole categories.
+          splits: () => xs.filter((i) => i % Math.max(1, Math.ceil(xs.length / 12)) === 0),
+          values: (_u, ticks) => ticks.map((t) => props.labels[t] ?? ''),
+        },
         { stroke: muted, grid: { stroke: border, width: 1 }, ticks: { stroke: border } },
       ],
       series: [

@@ -90,11 +90,11 @@ export function StreakCard(): JSX.Element {
         {(g) => (
           <div class="kpis">
             <div class="kpi">
-              <div class="value">🔥 {g().streak}</div>
+              <div class="value">{g().streak}</div>
               <div class="label">day streak</div>
             </div>
             <div class="kpi">
-              <div class="value">◎ {g().coins}</div>
+              <div class="value">{g().coins}</div>
               <div class="label">coins</div>
             </div>
             <div class="kpi">

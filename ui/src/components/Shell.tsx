@@ -49,11 +49,11 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
           {(s) => (
             <span class="stats-pill" data-testid="stats-pill" aria-label={`Level ${s().level}, ${s().coins} coins, streak ${s().streak} days`}>
               <span title="Streak">
-                🔥 {s().streak}
+                Streak {s().streak}
                 <span class="label"> days</span>
               </span>
               <span title="Coins">
-                ◎ {s().coins}
+                {s().coins}
                 <span class="label"> coins</span>
               </span>
               <span title="Level">Lv {s().level}</span>

@@ -13,7 +13,7 @@ export interface TaskActions {
   edit?: (t: Task) => void;
 }
 
-async function complete(t: Task, actions: TaskActions) {
+async function complete(t: Task, actions: TaskActions): Promise<boolean> {
   try {
     const r = await post<{ coinsEarned: number; task: Task }>(`/api/tasks/${t.id}/complete`);
     actions.changed();
@@ -23,19 +23,23 @@ async function complete(t: Task, actions: TaskActions) {
       // Undo exists for non-recurring tasks only (the server refuses it for recurring ones).
       action: recurring ? undefined : { label: 'Undo', run: () => void undo(t, actions) },
     });
+    return true;
   } catch (err) {
     toastError(err);
+    return false;
   }
 }
 
-async function undo(t: Task, actions: TaskActions) {
+async function undo(t: Task, actions: TaskActions): Promise<boolean> {
   try {
     const r = await del<{ coinsRemoved: number }>(`/api/tasks/${t.id}/complete`);
     actions.changed();
     refreshGame();
     toast(`Reopened "${t.title}" · −${r.coinsRemoved} coins`);
+    return true;
   } catch (err) {
     toastError(err);
+    return false;
   }
 }
 
@@ -76,8 +80,11 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
         disabled={t().blocked && !done()}
         aria-label={done() ? `Reopen "${t().title}"` : `Complete "${t().title}"`}
         onChange={(e) => {
-          e.currentTarget.checked = done();
-          void (done() ? undo(t(), props.actions) : complete(t(), props.actions));
+          const box = e.currentTarget;
+          // The box shows the new state at once; a failed request puts it back.
+          void (done() ? undo(t(), props.actions) : complete(t(), props.actions)).then((ok) => {
+            if (!ok) box.checked = done();
+          });
         }}
       />
       <div class="grow">
@@ -99,7 +106,7 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
             <span class="badge ok">★ quest</span>
           </Show>
           <Show when={snoozed()}>
-            <span class="badge">💤 until {t().snoozedUntil}</span>
+            <span class="badge">snoozed until {t().snoozedUntil}</span>
           </Show>
           <Show when={t().blocked}>
             <span class="badge" title="Sequential topic: an earlier task comes first">⏸ waiting</span>
@@ -143,7 +150,7 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
             </button>
           </Show>
           <button class="small ghost" type="button" onClick={() => void remove(t(), props.actions)} aria-label={`Delete "${t().title}"`}>
-            🗑
+            Delete
           </button>
         </div>
       </Show>

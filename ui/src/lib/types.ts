@@ -2,8 +2,7 @@
  * Types of the HTTP contract, taken from proto (type-only: nothing of zod reaches the bundle). A
  * contract change that breaks a screen therefore fails the UI typecheck in `pnpm run build`.
  */
-export type { WebhookEndpoint, WebhookDelivery, NotificationChannel, NotificationChannelType, UpdateStatus } from '../../../proto/src/index.ts';
-export type { Task, Topic, Profile } from './types-pending.ts';
+export type { Task, Topic, Profile, WebhookEndpoint, WebhookDelivery, NotificationChannel, NotificationChannelType, UpdateStatus } from '../../../proto/src/index.ts';
 export type { AdminStats } from './types-pending.ts';
 
 export type Priority = 'HIGH' | 'NORMAL' | 'SOMEDAY';

@@ -34,9 +34,12 @@ function safeNext(next: string | undefined): string {
 }
 
 export default function Login(): JSX.Element {
-  const [params] = useSearchParams<{ next?: string; error?: string }>();
+  const [params] = useSearchParams<{ next?: string; callbackUrl?: string; error?: string; login_hint?: string }>();
   const navigate = useNavigate();
-  const next = () => safeNext(params.next);
+  // `callbackUrl` is what the gateway's page gate and Auth.js use; `next` is the app's own redirect.
+  const next = () => safeNext(params.next ?? params.callbackUrl);
+  // A login hint (e.g. from an invitation link) is passed on to the identity provider.
+  const hint = () => (params.login_hint ? `?login_hint=${encodeURIComponent(params.login_hint)}` : '');
   const [providers] = createResource(async () => {
     const list = await get<Record<string, Provider>>('/api/auth/providers').catch(() => ({}) as Record<string, Provider>);
     // Passkeys have their own button below; everything else is an OAuth/OIDC provider.
@@ -90,7 +93,7 @@ export default function Login(): JSX.Element {
             <For each={providers()} fallback={<div class="banner warn">No sign-in provider is configured. The operator must set at least one identity provider (for example OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET).</div>}>
               {(p) => (
                 // Auth.js expects a real form POST with its CSRF token; the browser then follows the provider redirect.
-                <form method="post" action={`/api/auth/signin/${encodeURIComponent(p.id)}`}>
+                <form method="post" action={`/api/auth/signin/${encodeURIComponent(p.id)}${hint()}`}>
                   <input type="hidden" name="csrfToken" value={csrf() ?? ''} />
                   <input type="hidden" name="callbackUrl" value={next()} />
                   <button class="primary" type="submit" disabled={!csrf()} data-provider={p.id}>
@@ -104,7 +107,7 @@ export default function Login(): JSX.Element {
         <Show when={typeof window.PublicKeyCredential === 'function'}>
           <div class="divider">or</div>
           <button type="button" style={{ width: '100%' }} onClick={() => void passkeySignIn()} disabled={passkeyBusy()} aria-busy={passkeyBusy()}>
-            🔑 Sign in with a passkey
+            Sign in with a passkey
           </button>
           <Show when={passkeyError()}>
             <p class="error small" role="alert" style={{ color: 'var(--danger)', 'margin-top': '0.5rem' }}>

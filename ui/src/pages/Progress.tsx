@@ -106,7 +106,7 @@ interface Achievement {
   unlockedAt: string | null;
 }
 
-const MEDAL: Record<string, string> = { common: '🥉', rare: '🥈', epic: '🥇', legendary: '🏆' };
+const MEDAL: Record<string, string> = { common: '★', rare: '★★', epic: '★★★', legendary: '♛' };
 
 function Achievements(): JSX.Element {
   const [data] = createResource(() => optional<{ achievements: Achievement[] }>('/api/achievements'));
@@ -125,7 +125,7 @@ function Achievements(): JSX.Element {
                   {(a) => (
                     <div class="card achievement" classList={{ locked: !a.unlockedAt }} data-testid="achievement">
                       <span class="medal" aria-hidden="true">
-                        {a.unlockedAt ? (MEDAL[a.rarity] ?? '🏅') : '🔒'}
+                        {a.unlockedAt ? (MEDAL[a.rarity] ?? '★') : '☆'}
                       </span>
                       <div>
                         <strong>{a.secret && !a.unlockedAt ? 'Secret achievement' : a.name}</strong>

@@ -82,7 +82,7 @@ export default function SecondFactor(props: { mode: 'setup' | 'verify' }): JSX.E
                 <Show when={(status()?.passkeys ?? 0) > 0}>
                   <div class="divider">or</div>
                   <button type="button" style={{ width: '100%' }} onClick={() => void verifyPasskey()} disabled={busy()}>
-                    🔑 Use a passkey
+                    Use a passkey
                   </button>
                 </Show>
               </>

@@ -118,7 +118,7 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
   }
 
   return (
-    <li class="card" style={{ display: 'block' }} data-testid={`channel-${props.channel.type}`}>
+    <li class="card" data-testid={`channel-${props.channel.type}`}>
       <div class="row between">
         <div>
           <h3 style={{ margin: 0 }}>{spec().title}</h3>

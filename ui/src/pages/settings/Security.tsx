@@ -102,7 +102,7 @@ export default function Security(): JSX.Element {
                 {(p) => (
                   <li data-testid="passkey-row">
                     <div class="grow">
-                      <div class="title">🔑 {p.name}</div>
+                      <div class="title">{p.name}</div>
                       <div class="meta">
                         added {formatDateTime(p.createdAt)} · last used {formatDateTime(p.lastUsedAt)}
                         {p.backedUp ? ' · synced' : ''}

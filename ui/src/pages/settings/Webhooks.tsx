@@ -169,7 +169,7 @@ function EndpointCard(props: { endpoint: WebhookEndpoint; changed: () => void })
   const [version, setVersion] = createSignal(0);
   const e = () => props.endpoint;
   return (
-    <li class="card" style={{ display: 'block' }} data-testid="webhook-endpoint">
+    <li class="card" data-testid="webhook-endpoint">
       <div class="row between">
         <div style={{ 'min-width': 0 }}>
           <div class="mono" style={{ 'overflow-wrap': 'anywhere' }}>
@@ -178,7 +178,7 @@ function EndpointCard(props: { endpoint: WebhookEndpoint; changed: () => void })
           <div class="meta row small muted" style={{ 'margin-top': '0.25rem' }}>
             <span class={`badge ${e().enabled ? 'ok' : ''}`}>{e().enabled ? 'enabled' : 'disabled'}</span>
             <span>{e().events.length === 0 ? 'all events' : e().events.join(', ')}</span>
-            <span>{e().hasSecret ? '🔒 signed' : 'unsigned'}</span>
+            <span>{e().hasSecret ? 'signed' : 'unsigned'}</span>
             <Show when={e().failingSince}>
               <span class="badge high">failing since {formatDateTime(e().failingSince)}</span>
             </Show>

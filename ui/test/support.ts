@@ -1,0 +1,122 @@
+import { spawnSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+export const UI_DIR = new URL('..', import.meta.url).pathname;
+export const DIST = join(UI_DIR, 'dist');
+export const SCREENSHOTS = new URL('../../test-results/screenshots/', import.meta.url).pathname;
+export const CHROMIUM = '/usr/bin/chromium';
+
+function newestMtime(path: string): number {
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  return Math.max(st.mtimeMs, ...readdirSync(path).map((f) => newestMtime(join(path, f))));
+}
+
+/** Build the UI into ui/dist (what the gateway serves) when a source is newer than the build (build.test.ts typechecks). */
+export async function ensureUiBuilt(): Promise<void> {
+  const lock = join(UI_DIR, '.build-lock');
+  // Two test files may start at once: one builds, the other waits for it (mkdir is atomic).
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      await sleep(250);
+    }
+  }
+  try {
+    const sources = ['src', 'public', 'index.html', 'vite.config.ts', 'package.json'].map((p) => join(UI_DIR, p));
+    const built = existsSync(join(DIST, 'index.html')) ? statSync(join(DIST, 'index.html')).mtimeMs : 0;
+    if (built >= Math.max(...sources.map(newestMtime))) return;
+    const run = (bin: string, args: string[]) => {
+      const r = spawnSync(join(UI_DIR, 'node_modules/.bin', bin), args, { cwd: UI_DIR, encoding: 'utf8', env: { ...process.env, PUBLIC_APP_URL: '' } });
+      if (r.status !== 0) throw new Error(`${bin} ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
+    };
+    run('vite', ['build', '--logLevel', 'warn']);
+  } finally {
+    rmdirSync(lock);
+  }
+}
+
+/** Debian's Chromium, headless, as in notes/real-peers.md §4. */
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+export const hasChromium = existsSync(CHROMIUM);
+
+/** Base32 (RFC 4648) → bytes, for the TOTP secret the enrolment screen shows. */
+function base32(secret: string): Buffer {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const c of secret.replace(/=+$/, '').toUpperCase()) bits += alphabet.indexOf(c).toString(2).padStart(5, '0');
+  const bytes = [];
+  for (let i = 0; i + 8 <= bits.length; i += 8) bytes.push(parseInt(bits.slice(i, i + 8), 2));
+  return Buffer.from(bytes);
+}
+
+/** The current RFC 6238 code (SHA-1, 30 s, 6 digits), as an authenticator app computes it. */
+export function totpCode(secret: string, at = Date.now()): string {
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(at / 30_000)));
+  const h = createHmac('sha1', base32(secret)).update(counter).digest();
+  const o = h[h.length - 1]! & 0xf;
+  const n = ((h[o]! & 0x7f) << 24) | (h[o + 1]! << 16) | (h[o + 2]! << 8) | h[o + 3]!;
+  return String(n % 1_000_000).padStart(6, '0');
+}
+
+export const VIEWPORTS = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } } as const;
+
+export async function checkLayout(page: Page, name: string, groups: string[] = ['.page-head > *', '#main .card', '#main .kpi', '.primary-nav a']): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  for (const [label, size] of Object.entries(VIEWPORTS)) {
+    await page.setViewportSize(size);
+    // Let layout settle after the resize (fonts, charts that follow their container).
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const report = await page.evaluate((groupSelectors: string[]) => {
+      const problems: string[] = [];
+      const doc = document.scrollingElement!;
+      if (doc.scrollWidth > window.innerWidth) problems.push(`horizontal overflow: scrollWidth ${doc.scrollWidth} > innerWidth ${window.innerWidth}`);
+      const rect = (el: Element) => {
+        const r = el.getBoundingClientRect();
+        return { x: r.x + window.scrollX, y: r.y + window.scrollY, w: r.width, h: r.height };
+      };
+      const hit = (a: ReturnType<typeof rect>, b: ReturnType<typeof rect>) => a.x < b.x + b.w - 0.5 && b.x < a.x + a.w - 0.5 && a.y < b.y + b.h - 0.5 && b.y < a.y + a.h - 0.5;
+      const describe = (el: Element) => `${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}.${[...el.classList].join('.')} "${(el.textContent ?? '').trim().slice(0, 30)}"`;
+      // Siblings of each group (cards, KPI tiles, nav items, the page title and its buttons) never overlap.
+      for (const sel of groupSelectors) {
+        const els = [...document.querySelectorAll(sel)].filter((e) => (e as HTMLElement).offsetParent !== null);
+        for (let i = 0; i < els.length; i++)
+          for (let j = i + 1; j < els.length; j++) {
+            if (els[i]!.contains(els[j]!) || els[j]!.contains(els[i]!)) continue;
+            if (hit(rect(els[i]!), rect(els[j]!))) problems.push(`${sel}: ${describe(els[i]!)} overlaps ${describe(els[j]!)}`);
+          }
+      }
+      // The sticky top bar sits above the content, and at the end of the page the content ends above a fixed bottom bar.
+      const top = document.querySelector('.topbar');
+      const main = document.querySelector('#main');
+      if (top && main && window.scrollY === 0 && hit(rect(top), rect(main))) problems.push('top bar overlaps the main content');
+      const nav = document.querySelector('.primary-nav');
+      if (nav && main && getComputedStyle(nav).position === 'fixed') {
+        window.scrollTo(0, doc.scrollHeight);
+        const navTop = nav.getBoundingClientRect().top;
+        const mainBottom = main.getBoundingClientRect().bottom;
+        if (mainBottom > navTop + 0.5) problems.push(`content ends under the bottom navigation (${mainBottom} > ${navTop})`);
+        window.scrollTo(0, 0);
+      }
+      return problems;
+    }, groups);
+    expect(report, `${name} @${label}`).toEqual([]);
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size.width}.png`), fullPage: true });
+  }
+  await page.setViewportSize(VIEWPORTS.desktop);
+}
