@@ -155,13 +155,15 @@ export async function runRolloutCheck(opts: RolloutOptions, io: RolloutIo): Prom
   io.out(`[rollout] waiting for ${opts.healthUrl} to report commit ${opts.expectedCommit} (${opts.attempts} polls, every ${formatMs(opts.intervalMs)}, about ${budget})`);
   let last: PollResult | undefined;
   for (let attempt = 1; attempt <= opts.attempts; attempt++) {
+    const started = Date.now();
     last = await pollOnce(opts);
     if (last.kind === 'done') {
       io.out(`[rollout] poll ${attempt}/${opts.attempts}: commit ${last.commit} is live (version ${last.version ?? 'unknown'}); rollout confirmed`);
       return 0;
     }
     io.out(`[rollout] poll ${attempt}/${opts.attempts}: ${last.detail}`);
-    if (attempt < opts.attempts) await io.sleep(opts.intervalMs);
+    // Polls start every interval (a slow answer shortens the pause), so 30 × 20 s stays ten minutes.
+    if (attempt < opts.attempts) await io.sleep(Math.max(0, opts.intervalMs - (Date.now() - started)));
   }
   const lastSeen = last?.kind === 'waiting' ? last.detail : 'nothing';
   io.err(
