@@ -5,6 +5,7 @@ import * as settings from './handlers/settings.ts';
 import * as tasks from './handlers/tasks.ts';
 import * as topics from './handlers/topics.ts';
 import { registerGame } from './game/index.ts';
+import { serveTasksAdminStats } from './admin-stats.ts';
 
 /** How long published outbox rows are kept (for inspection) before the periodic cleanup drops them. */
 const OUTBOX_RETENTION = '7 days';
@@ -46,7 +47,8 @@ export const tasksService: ServiceDefinition = {
       bus.serve(api.feedRotate.rpc, (call) => settings.feedRotate(ctx, call)),
       bus.serve(api.feedRevoke.rpc, (call) => settings.feedRevoke(ctx, call)),
       bus.serve(api.feed.rpc, (call) => settings.feed(ctx, call)),
-      ...registerGame({ bus, pool, log }),
+      ...registerGame(bus, ctx),
+      serveTasksAdminStats(bus, pool),
     ];
     // Events committed before a crash are still pending: publish them now rather than at the first poll.
     relay.kick();
