@@ -3,21 +3,27 @@ import type { Bus, Config } from '@tasksvc/runtime';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorize, resolveIdentity } from './identity.ts';
 
-/** Path of the first string holding a NUL character: PostgreSQL cannot store one in text. */
-function findNul(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const hit = findNul(v, `${path}.${k}`) ?? findNul(k, `${path}.${k}`);
-      if (hit) return hit;
-    }
+/** Deeper input than any route needs; refusing it keeps recursive code downstream safe. */
+const MAX_DEPTH = 32;
+
+/**
+ * Refuse what no schema should have to think about: strings holding NUL (PostgreSQL cannot store
+ * them in text) and absurdly deep nesting. Returns the offending path and why.
+ */
+function inspectInput(value: unknown, path: string, depth = 0): { path: string; message: string } | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? { path, message: 'must not contain NUL characters' } : undefined;
+  if (!value || typeof value !== 'object') return undefined;
+  if (depth >= MAX_DEPTH) return { path, message: `is nested deeper than ${MAX_DEPTH} levels` };
+  for (const [k, v] of Object.entries(value)) {
+    const hit = inspectInput(k, `${path}.${k}`, depth + 1) ?? inspectInput(v, `${path}.${k}`, depth + 1);
+    if (hit) return hit;
   }
   return undefined;
 }
 
 function parsePart<T>(route: AnyRoute, part: 'params' | 'query' | 'body', value: unknown): T {
-  const nul = findNul(value, part);
-  if (nul) throw new AppError('VALIDATION_FAILED', `invalid ${part}`, [{ path: nul, message: 'must not contain NUL characters' }]);
+  const refused = inspectInput(value, part);
+  if (refused) throw new AppError('VALIDATION_FAILED', `invalid ${part}`, [refused]);
   const r = route[part].safeParse(value);
   if (!r.success) throw new AppError('VALIDATION_FAILED', `invalid ${part}`, issuesFromZod(r.error.issues, part));
   return r.data as T;

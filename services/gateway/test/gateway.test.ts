@@ -127,7 +127,7 @@ describe('gateway', () => {
 });
 
 describe('gateway input safety nets', () => {
-  it('refuses NUL characters anywhere in the input with 400 naming the field, and maps database value errors to 4xx', async () => {
+  it('refuses NUL characters and absurd nesting with 400 naming the field, and maps database value errors to 4xx', async () => {
     const config = testConfig({ ADMIN_USER_IDS: '' });
     const bus = createMemoryBus(log);
     const pool = createPool('postgres://postgres@127.0.0.1:1/none', log);
@@ -144,6 +144,10 @@ describe('gateway input safety nets', () => {
     expect(nul.statusCode).toBe(400);
     expect(nul.json().issues[0].path).toBe('body.title');
     expect(reached).toBe(false);
+    const deep = `{"title":"x","deep":${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}}`;
+    const nested = await app.inject({ method: 'POST', url: `/api/test/things/${randomUUID()}`, headers: { ...headers, 'content-type': 'application/json' }, payload: deep });
+    expect(nested.statusCode).toBe(400);
+    expect(nested.json().issues[0].message).toMatch(/nested deeper/);
     const range = await app.inject({ method: 'POST', url: `/api/test/things/${randomUUID()}`, headers, payload: { title: 'ok' } });
     expect(range.statusCode).toBe(400);
     expect(range.json().code).toBe('VALIDATION_FAILED');
