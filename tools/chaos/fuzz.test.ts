@@ -31,7 +31,7 @@ describe('input fuzzing from /api/openapi.json', () => {
           const c = cases[next++]!;
           let status: number;
           try {
-            const res = await fetch(`${system.url}${c.path}`, { method: c.method, headers: c.headers, body: c.body ?? null, signal: AbortSignal.timeout(30_000) });
+            const res = await fetch(`${system.url}${c.path}`, { method: c.method, headers: c.headers, body: c.body ? new Uint8Array(c.body) : null, signal: AbortSignal.timeout(30_000) });
             status = res.status;
             await res.arrayBuffer();
           } catch (err) {
