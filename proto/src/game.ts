@@ -1,10 +1,117 @@
 import { z } from 'zod';
 import { defineRpc } from './bus.ts';
-import type { AnyRoute } from './http.ts';
+import { defineRoute, type AnyRoute } from './http.ts';
 import { notificationTag } from './notify.ts';
+import { isoDate } from './task-events.ts';
+import { energyLevel, task } from './tasks.ts';
 
-/** HTTP routes of the game rules (daily quest, streaks, achievements, review, stats) and cron. */
-export const gameRoutes: AnyRoute[] = [];
+// ── Game HTTP API ───────────────────────────────────────────────────────────────────────────────
+
+const TAG_GAME = 'Game';
+const clock = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time HH:MM (24 h)');
+
+export const dailyQuestReply = z.object({
+  /** the user's local date the quest belongs to */
+  date: isoDate,
+  /** null when no task qualifies */
+  quest: task.nullable(),
+  /** overdue | high-priority | recurring-due | random */
+  tier: z.string().nullable(),
+  completed: z.boolean(),
+  postponesToday: z.number().int(),
+  postponeLimit: z.number().int(),
+});
+export type DailyQuestReply = z.infer<typeof dailyQuestReply>;
+
+export const achievementView = z.object({
+  key: z.string(),
+  /** a locked secret achievement shows neither title nor description */
+  title: z.string(),
+  description: z.string(),
+  rarity: z.enum(['common', 'rare', 'epic', 'legendary']),
+  category: z.string(),
+  secret: z.boolean(),
+  reward: z.number().int(),
+  unlocked: z.boolean(),
+  unlockedAt: z.string().nullable(),
+});
+export const achievementsReply = z.object({ achievements: z.array(achievementView), unlocked: z.number().int(), total: z.number().int() });
+
+export const weeklyReviewReply = z.object({
+  weekStart: isoDate,
+  weekEnd: isoDate,
+  completions: z.number().int(),
+  previousWeekCompletions: z.number().int(),
+  postponements: z.number().int(),
+  coinsEarned: z.number().int(),
+  streakCurrent: z.number().int(),
+  streakMax: z.number().int(),
+  tasksCreated: z.number().int(),
+  topTopics: z.array(z.object({ topicId: z.uuid(), title: z.string(), completions: z.number().int() })),
+});
+
+const streakView = z.object({ current: z.number().int(), max: z.number().int(), lastDate: isoDate.nullable() });
+export const statsReply = z.object({
+  date: isoDate,
+  coins: z.number().int(),
+  level: z.number().int(),
+  levelStart: z.number().int(),
+  nextLevelAt: z.number().int().nullable(),
+  /** current is 0 once the streak can no longer be continued */
+  streak: streakView.extend({ shieldAvailable: z.boolean() }),
+  questStreak: streakView,
+  tasksCompleted: z.number().int(),
+  questsCompleted: z.number().int(),
+  achievementsUnlocked: z.number().int(),
+  /** completions per local day, the last 30 days, oldest first */
+  completionsByDay: z.array(z.object({ date: isoDate, count: z.number().int() })),
+});
+
+export const questSettings = z.object({ postponeLimit: z.number().int().min(1).max(5), energyLevel: energyLevel.nullable() });
+export const questSettingsBody = z.object({ postponeLimit: z.number().int().min(1).max(5).optional(), energyLevel: energyLevel.nullable().optional() }).strict();
+
+const reminder = z.object({ enabled: z.boolean(), time: clock });
+export const notificationSettings = z.object({
+  /** daily quest reminder, streak reminder and weekly review */
+  enabled: z.boolean(),
+  time: clock,
+  streakReminderTime: clock,
+  weeklyReviewTime: clock,
+  dueToday: reminder,
+  overdue: reminder,
+  recurringDue: reminder,
+  morningBriefing: reminder,
+});
+const reminderPatch = z.object({ enabled: z.boolean().optional(), time: clock.optional() }).strict();
+export const notificationSettingsBody = z
+  .object({
+    enabled: z.boolean().optional(),
+    time: clock.optional(),
+    streakReminderTime: clock.optional(),
+    weeklyReviewTime: clock.optional(),
+    dueToday: reminderPatch.optional(),
+    overdue: reminderPatch.optional(),
+    recurringDue: reminderPatch.optional(),
+    morningBriefing: reminderPatch.optional(),
+  })
+  .strict();
+
+export const gameApi = {
+  getQuest: defineRoute({ method: 'GET', path: '/api/daily-quest', auth: 'user', subject: 'tasks.http.quest.get', response: dailyQuestReply, summary: "Today's quest, selected now if there is none yet", tag: TAG_GAME }),
+  rerollQuest: defineRoute({ method: 'POST', path: '/api/daily-quest', auth: 'user', subject: 'tasks.http.quest.reroll', body: z.object({}).strict().optional(), response: dailyQuestReply, status: 200, summary: "Force a new selection of today's quest", tag: TAG_GAME }),
+  postponeQuest: defineRoute({ method: 'POST', path: '/api/daily-quest/postpone', auth: 'user', subject: 'tasks.http.quest.postpone', body: z.object({}).strict().optional(), response: dailyQuestReply, status: 200, summary: "Postpone today's quest to tomorrow and select another (429 LIMIT_REACHED over the daily limit)", tag: TAG_GAME }),
+  restoreQuest: defineRoute({ method: 'POST', path: '/api/daily-quest/restore', auth: 'user', subject: 'tasks.http.quest.restore', body: z.object({}).strict().optional(), response: dailyQuestReply, status: 200, summary: "Undo today's latest postponement: the task is due again and today's quest", tag: TAG_GAME }),
+  achievements: defineRoute({ method: 'GET', path: '/api/achievements', auth: 'user', subject: 'tasks.http.achievements', response: achievementsReply, summary: 'All 31 achievements with what the user has unlocked', tag: TAG_GAME }),
+  weeklyReview: defineRoute({ method: 'GET', path: '/api/review/weekly', auth: 'user', subject: 'tasks.http.review.weekly', query: z.object({ date: isoDate.optional() }).strict(), response: weeklyReviewReply, summary: 'The Monday–Sunday week containing `date` (default today), in the user timezone', tag: TAG_GAME }),
+  stats: defineRoute({ method: 'GET', path: '/api/stats', auth: 'user', subject: 'tasks.http.stats', response: statsReply, summary: 'Coins, level, streaks and completion counts', tag: TAG_GAME }),
+  getQuestSettings: defineRoute({ method: 'GET', path: '/api/settings/quest', auth: 'user', subject: 'tasks.http.settings.quest.get', response: questSettings, summary: 'Daily postpone limit and current energy', tag: TAG_GAME }),
+  setQuestSettings: defineRoute({ method: 'PUT', path: '/api/settings/quest', auth: 'user', subject: 'tasks.http.settings.quest.put', body: questSettingsBody, response: questSettings, summary: 'Set the daily postpone limit (1–5) and current energy', tag: TAG_GAME }),
+  getNotificationSettings: defineRoute({ method: 'GET', path: '/api/settings/notifications', auth: 'user', subject: 'tasks.http.settings.notifications.get', response: notificationSettings, summary: 'Reminder switches and local times', tag: TAG_GAME }),
+  setNotificationSettings: defineRoute({ method: 'PUT', path: '/api/settings/notifications', auth: 'user', subject: 'tasks.http.settings.notifications.put', body: notificationSettingsBody, response: notificationSettings, summary: 'Change reminder switches and local times (HH:MM in the user timezone)', tag: TAG_GAME }),
+};
+
+/** HTTP routes of the game rules (daily quest, streaks, achievements, review, stats). POST /api/cron is a gateway extension. */
+export const gameRoutes: AnyRoute[] = Object.values(gameApi);
 
 // ── Cron ────────────────────────────────────────────────────────────────────────────────────────
 

@@ -35,7 +35,7 @@ const pagoPago = randomUUID();
 const later = randomUUID();
 const caughtUp = randomUUID();
 const tooLate = randomUUID();
-const ours = new Set([berlin, kiritimati, pagoPago, later, caughtUp, tooLate]);
+const ours = new Set<string>([berlin, kiritimati, pagoPago, later, caughtUp, tooLate]);
 
 const hhmm = (at: Date, tz: string) => {
   const p = localParts(at, tz);

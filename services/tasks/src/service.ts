@@ -47,7 +47,7 @@ export const tasksService: ServiceDefinition = {
       bus.serve(api.feedRotate.rpc, (call) => settings.feedRotate(ctx, call)),
       bus.serve(api.feedRevoke.rpc, (call) => settings.feedRevoke(ctx, call)),
       bus.serve(api.feed.rpc, (call) => settings.feed(ctx, call)),
-      ...registerGame({ bus, pool, log }),
+      ...registerGame(bus, ctx),
       serveTasksAdminStats(bus, pool),
     ];
     // Events committed before a crash are still pending: publish them now rather than at the first poll.

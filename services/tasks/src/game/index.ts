@@ -1,22 +1,32 @@
-import { collectRemindersRpc, notificationRequested } from '@tasksvc/proto';
-import { startOutboxRelay, type Bus, type Logger, type Pool, type Subscription } from '@tasksvc/runtime';
+import { collectRemindersRpc, gameApi, notificationRequested } from '@tasksvc/proto';
+import { startOutboxRelay, type Bus, type Subscription } from '@tasksvc/runtime';
+import type { Ctx } from '../handlers/common.ts';
 import { collectReminders } from './collect.ts';
+import * as h from './handlers.ts';
 import { GAME_OUTBOX_SCHEMA } from './unlock.ts';
 
 /**
- * Everything the game rules serve from inside the tasks service: the scheduler's reminder
- * collection and the game's notification relay. Returned as subscriptions so the tasks service
- * stops them with its own.
+ * Everything the game rules serve from inside the tasks service: the game HTTP routes, the
+ * scheduler's reminder collection and the game's notification relay. Returned as subscriptions so
+ * the tasks service stops them with its own.
  */
-export function registerGame(deps: { bus: Bus; pool: Pool; log: Logger }): Subscription[] {
-  const { bus, pool, log } = deps;
+export function registerGame(bus: Bus, ctx: Ctx): Subscription[] {
+  const { pool, log } = ctx;
   const relay = startOutboxRelay({ pool, bus, schema: GAME_OUTBOX_SCHEMA, events: [notificationRequested], log });
   relay.kick();
   return [
-    bus.serve(collectRemindersRpc, async (req) => {
-      const reply = await collectReminders(pool, req);
-      return reply;
-    }),
+    bus.serve(collectRemindersRpc, (req) => collectReminders(pool, req)),
+    bus.serve(gameApi.getQuest.rpc, (call) => h.getQuest(ctx, call)),
+    bus.serve(gameApi.rerollQuest.rpc, (call) => h.rerollQuest(ctx, call)),
+    bus.serve(gameApi.postponeQuest.rpc, (call) => h.postponeQuest(ctx, call)),
+    bus.serve(gameApi.restoreQuest.rpc, (call) => h.restoreQuest(ctx, call)),
+    bus.serve(gameApi.achievements.rpc, (call) => h.achievements(ctx, call)),
+    bus.serve(gameApi.weeklyReview.rpc, (call) => h.weeklyReview(ctx, call)),
+    bus.serve(gameApi.stats.rpc, (call) => h.stats(ctx, call)),
+    bus.serve(gameApi.getQuestSettings.rpc, (call) => h.getQuestSettings(ctx, call)),
+    bus.serve(gameApi.setQuestSettings.rpc, (call) => h.setQuestSettings(ctx, call)),
+    bus.serve(gameApi.getNotificationSettings.rpc, (call) => h.getNotificationSettings(ctx, call)),
+    bus.serve(gameApi.setNotificationSettings.rpc, (call) => h.setNotificationSettings(ctx, call)),
     { stop: () => relay.stop() },
   ];
 }

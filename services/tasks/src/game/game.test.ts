@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { notificationRequested, type NotificationRequest } from '@tasksvc/proto';
+import { createNatsBus, type Bus, type Subscription } from '@tasksvc/runtime';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../../tools/system.ts';
+import { quietLogger, startNats, testSystemConfig, type LocalNats } from '../../../../tools/testenv/index.ts';
+import { apiClient, serveTestIdentities } from '../../test/support.ts';
+import { tasksService } from '../service.ts';
+import { localDate } from './domain/dates.ts';
+
+/**
+ * The game API end to end: HTTP → gateway → NATS → tasks service → PostgreSQL. Identity comes from
+ * the tasks tests' TEST DOUBLE of auth.identity.resolve; achievement notifications are read back
+ * from JetStream.
+ */
+
+let nats: LocalNats;
+let system: RunningSystem;
+let identity: Subscription;
+let observer: Bus;
+let api: ReturnType<typeof apiClient>;
+const notes: NotificationRequest[] = [];
+
+beforeAll(async () => {
+  nats = await startNats();
+  const config = await testSystemConfig({ NATS_URL: nats.url, PUBLIC_APP_URL: 'https://tasks.example.test' });
+  system = await startSystem(config, { log: quietLogger(), services: [tasksService, ALL_SERVICES.find((s) => s.name === 'gateway')!] });
+  identity = serveTestIdentities(system.bus);
+  observer = await createNatsBus({ servers: nats.url, name: 'observer', log: quietLogger() });
+  await observer.consume(notificationRequested, async (m) => void notes.push(m), { durable: 'game-test-observer' });
+  api = apiClient(system.url);
+});
+
+afterAll(async () => {
+  await identity?.stop();
+  await observer?.close();
+  await system?.stop();
+  await nats?.stop();
+});
+
+const today = () => localDate(new Date(), 'UTC');
+const addDays = (d: string, n: number) => new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+
+async function createTask(as: string, body: Record<string, unknown>) {
+  const res = await api('POST', '/api/tasks', { as, body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.task as { id: string; title: string };
+}
+
+async function eventually<T>(fn: () => T | undefined, what: string): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const v = fn();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('daily quest', () => {
+  it('selects by tier once per day, re-rolls on POST, and needs a user', async () => {
+    const u = randomUUID();
+    expect((await api('GET', '/api/daily-quest')).status).toBe(401);
+    await createTask(u, { title: 'plain', type: 'ONE_TIME' });
+    const overdue = await createTask(u, { title: 'overdue', type: 'ONE_TIME', dueDate: addDays(today(), -2) });
+    const first = await api('GET', '/api/daily-quest', { as: u });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ date: today(), tier: 'overdue', completed: false, postponesToday: 0, postponeLimit: 3 });
+    expect(first.body.quest).toMatchObject({ id: overdue.id, isDailyQuest: true, dailyQuestDate: today() });
+    expect((await api('GET', '/api/daily-quest', { as: u })).body.quest.id).toBe(overdue.id);
+    const rolled = await api('POST', '/api/daily-quest', { as: u });
+    expect(rolled.status).toBe(200);
+    expect(rolled.body.quest.title).toBe('plain');
+    expect((await api('GET', `/api/tasks/${overdue.id}`, { as: u })).body.task.isDailyQuest).toBe(false);
+  });
+
+  it('postpones to tomorrow up to the limit (429 LIMIT_REACHED), and restores', async () => {
+    const u = randomUUID();
+    expect((await api('PUT', '/api/settings/quest', { as: u, body: { postponeLimit: 9 } })).body.issues[0].path).toBe('body.postponeLimit');
+    expect((await api('PUT', '/api/settings/quest', { as: u, body: { postponeLimit: 1 } })).body).toEqual({ postponeLimit: 1, energyLevel: null });
+    const a = await createTask(u, { title: 'a', type: 'ONE_TIME', dueDate: addDays(today(), -1) });
+    await createTask(u, { title: 'b', type: 'ONE_TIME' });
+    expect((await api('GET', '/api/daily-quest', { as: u })).body.quest.id).toBe(a.id);
+    const p = await api('POST', '/api/daily-quest/postpone', { as: u });
+    expect(p.status).toBe(200);
+    expect(p.body).toMatchObject({ postponesToday: 1, quest: { title: 'b' } });
+    const moved = (await api('GET', `/api/tasks/${a.id}`, { as: u })).body.task;
+    expect(moved).toMatchObject({ dueDate: addDays(today(), 1), snoozedUntil: addDays(today(), 1), postponeCount: 1 });
+    const over = await api('POST', '/api/daily-quest/postpone', { as: u });
+    expect(over.status).toBe(429);
+    expect(over.body.code).toBe('LIMIT_REACHED');
+    const r = await api('POST', '/api/daily-quest/restore', { as: u });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ postponesToday: 0, quest: { id: a.id, dueDate: addDays(today(), -1), snoozedUntil: null, postponeCount: 0 } });
+    expect((await api('POST', '/api/daily-quest/restore', { as: u })).status).toBe(404);
+  });
+});
+
+describe('completion side effects', () => {
+  it('counts the streak and quest streak, unlocks achievements once with their coins, and undo takes back exactly the task coins', async () => {
+    const u = randomUUID();
+    // A zone where it is around noon now, so the secret night_owl / early_bird cannot fire.
+    const offset = 12 - new Date().getUTCHours();
+    const zone = offset === 0 ? 'UTC' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
+    expect((await api('PUT', '/api/settings/timezone', { as: u, body: { timezone: zone } })).status).toBe(200);
+    const t = await createTask(u, { title: 'quest me', type: 'ONE_TIME', coinValue: 5 });
+    expect((await api('GET', '/api/daily-quest', { as: u })).body.quest.id).toBe(t.id);
+    const done = await api('POST', `/api/tasks/${t.id}/complete`, { as: u });
+    expect(done.status).toBe(200);
+    const stats = (await api('GET', '/api/stats', { as: u })).body;
+    // 5 task coins + tasks_1 (10) + first_quest (10)
+    expect(stats).toMatchObject({ coins: 25, level: 1, streak: { current: 1, max: 1 }, questStreak: { current: 1 }, tasksCompleted: 1, questsCompleted: 1 });
+    const ach = (await api('GET', '/api/achievements', { as: u })).body;
+    expect(ach.total).toBe(31);
+    const unlocked = ach.achievements.filter((a: { unlocked: boolean }) => a.unlocked).map((a: { key: string }) => a.key);
+    expect(unlocked).toEqual(expect.arrayContaining(['tasks_1', 'first_quest']));
+    expect(ach.achievements.find((a: { key: string }) => a.key === 'double_shift')).toMatchObject({ title: '???', unlocked: false, secret: true });
+    expect((await api('GET', '/api/daily-quest', { as: u })).body.completed).toBe(true);
+
+    const undo = await api('DELETE', `/api/tasks/${t.id}/complete`, { as: u });
+    expect(undo.status).toBe(200);
+    // the achievement coins stay (unlocks are permanent); the task's 5 go
+    expect((await api('GET', '/api/stats', { as: u })).body.coins).toBe(20);
+    expect((await api('GET', '/api/daily-quest', { as: u })).body.completed).toBe(false);
+    // completing again does not unlock (or pay) tasks_1 twice
+    await api('POST', `/api/tasks/${t.id}/complete`, { as: u });
+    expect((await api('GET', '/api/stats', { as: u })).body.coins).toBe(25);
+    const achNotes = await eventually(() => {
+      const mine = notes.filter((n) => n.userId === u && n.tag === 'achievement');
+      return mine.length >= 2 ? mine : undefined;
+    }, 'achievement notifications');
+    expect(achNotes.map((n) => n.dedupeKey).sort()).toEqual([`achievement:${u}:first_quest`, `achievement:${u}:tasks_1`]);
+  });
+});
+
+describe('settings, review and stats', () => {
+  it('stores reminder times and rejects bad ones naming the field', async () => {
+    const u = randomUUID();
+    const bad = await api('PUT', '/api/settings/notifications', { as: u, body: { dueToday: { time: '25:00' } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.issues[0].path).toBe('body.dueToday.time');
+    const ok = await api('PUT', '/api/settings/notifications', { as: u, body: { enabled: true, time: '07:30', dueToday: { enabled: true, time: '08:15' } } });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ enabled: true, time: '07:30', streakReminderTime: '20:00', weeklyReviewTime: '18:00', dueToday: { enabled: true, time: '08:15' }, overdue: { enabled: false } });
+    expect((await api('GET', '/api/settings/notifications', { as: u })).body).toEqual(ok.body);
+  });
+  it('reviews the Monday–Sunday week', async () => {
+    const u = randomUUID();
+    await createTask(u, { title: 'x', type: 'ONE_TIME' });
+    const r = await api('GET', '/api/review/weekly?date=2026-11-18', { as: u });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ weekStart: '2026-11-16', weekEnd: '2026-11-22', completions: 0, topTopics: [] });
+    expect((await api('GET', '/api/review/weekly?date=yesterday', { as: u })).body.issues[0].path).toBe('query.date');
+    const s = await api('GET', '/api/stats', { as: u });
+    expect(s.body.completionsByDay).toHaveLength(30);
+    expect(s.body).toMatchObject({ coins: 0, level: 1, levelStart: 0, nextLevelAt: 50 });
+  });
+});
