@@ -110,46 +110,36 @@ describe('release workflow', () => {
     expect(step(wf.jobs.typecheck!, (s) => Boolean(s.run?.includes('tsc'))).run).toMatch(/tsc --noEmit/);
     expect(step(wf.jobs.test!, (s) => Boolean(s.run?.includes('.ci/run'))).run).toBeTruthy();
     expect(needs(wf.jobs.build!)).toEqual(expect.arrayContaining(['lint', 'typecheck', 'test', 'tags']));
-    expect(needs(wf.jobs.publish!)).toContain('build');
-    expect(needs(wf.jobs.rollout!)).toContain('publish');
+    expect(needs(wf.jobs.rollout!)).toContain('build');
   });
 
-  it('builds every Dockerfile target natively for amd64 and arm64 and publishes each one', () => {
+  it('builds every Dockerfile target for linux/amd64 and linux/arm64 and pushes it', () => {
     const build = wf.jobs.build!;
     expect(build.strategy!.matrix.target).toEqual(TARGETS);
-    expect(build.strategy!.matrix.arch).toEqual(['amd64', 'arm64']);
-    expect(build.strategy!.matrix.include!.map((i) => [i.arch, i.platform])).toEqual([
-      ['amd64', 'linux/amd64'],
-      ['arm64', 'linux/arm64'],
-    ]);
-    expect(wf.jobs.publish!.strategy!.matrix.target).toEqual(TARGETS);
+    expect(build.steps.some((s) => s.uses?.startsWith('docker/setup-qemu-action'))).toBe(true);
     const push = step(build, (s) => Boolean(s.uses?.startsWith('docker/build-push-action')));
-    expect(push.with).toMatchObject({ target: '${{ matrix.target }}', platforms: '${{ matrix.platform }}' });
+    expect(push.with).toMatchObject({ target: '${{ matrix.target }}', platforms: 'linux/amd64,linux/arm64', push: true, tags: '${{ steps.refs.outputs.tags }}' });
     expect(String(push.with!['build-args'])).toContain('SERVICE_COMMIT=${{ github.sha }}');
     expect(String(push.with!['build-args'])).toContain('PUBLIC_APP_URL=');
-    expect(String(push.with!.outputs)).toContain('push-by-digest=true');
     // The root Dockerfile, once it exists, must define every target the workflow builds.
     if (!existsSync(join(ROOT, 'Dockerfile'))) return;
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     for (const t of TARGETS) expect(dockerfile, `Dockerfile target ${t}`).toMatch(new RegExp(`^FROM\\s+\\S+\\s+AS\\s+${t}\\s*$`, 'im'));
+    expect(dockerfile).toMatch(/^ARG SERVICE_COMMIT/m);
+    expect(dockerfile).toMatch(/^ARG PUBLIC_APP_URL/m);
   });
 
   it('names three registries in the workflow env and logs in to each where it pushes', () => {
     const registries = [wf.env.REGISTRY_GHCR, wf.env.REGISTRY_DOCKERHUB, wf.env.REGISTRY_QUAY];
     expect(registries).toEqual(['ghcr.io', 'docker.io', 'quay.io']);
-    for (const job of [wf.jobs.build!, wf.jobs.publish!]) {
-      const logins = job.steps.filter((s) => s.uses?.startsWith('docker/login-action')).map((s) => s.with!.registry);
-      expect(logins).toEqual(['${{ env.REGISTRY_GHCR }}', '${{ env.REGISTRY_DOCKERHUB }}', '${{ env.REGISTRY_QUAY }}']);
-    }
+    const logins = wf.jobs.build!.steps.filter((s) => s.uses?.startsWith('docker/login-action')).map((s) => s.with!.registry);
+    expect(logins).toEqual(['${{ env.REGISTRY_GHCR }}', '${{ env.REGISTRY_DOCKERHUB }}', '${{ env.REGISTRY_QUAY }}']);
   });
 
   it('takes every image tag from tools/release/tags.ts, never from a literal', () => {
     // No hand-written tag anywhere: the only tag source is the script's output.
     expect(WORKFLOW_TEXT).not.toMatch(/:latest\b|:sha-|type=semver|docker\/metadata-action/);
-    const refs = step(wf.jobs.publish!, (s) => s.id === 'refs');
-    expect(refs.run).toContain('node tools/release/tags.ts');
-    const create = step(wf.jobs.publish!, (s) => Boolean(s.run?.includes('imagetools create')));
-    expect(create.env).toEqual({ REFS: '${{ steps.refs.outputs.tags }}', REPOS: '${{ steps.refs.outputs.repos }}' });
+    expect(step(wf.jobs.build!, (s) => s.id === 'refs').run).toContain('node tools/release/tags.ts');
     expect(step(wf.jobs.tags!, (s) => s.id === 'tags').run).toContain('node tools/release/tags.ts');
   });
 
@@ -178,44 +168,30 @@ describe('release workflow', () => {
     expect(wrong.stdout).toContain(`does not match package.json version ${version}`);
   });
 
-  it('pushes each architecture by digest to the three repositories of the target', () => {
-    const r = runStep(step(wf.jobs.build!, (s) => s.id === 'names'), { 'matrix.target': 'tasks' });
-    expect(r.status).toBe(0);
-    expect(r.outputs.repos).toBe('ghcr.io/taskorg/task-service-tasks,docker.io/taskorg/task-service-tasks,quay.io/taskorg/task-service-tasks');
-  });
-
-  it('creates one multi-arch manifest under every tag in every registry (docker stubbed)', () => {
-    const publish = wf.jobs.publish!;
-    const refs = runStep(step(publish, (s) => s.id === 'refs'), { 'matrix.target': 'gateway' });
+  it('pushes every tag of the target to the three registries and checks the arm64 image (docker stubbed)', () => {
+    const build = wf.jobs.build!;
+    const refs = runStep(step(build, (s) => s.id === 'refs'), { 'matrix.target': 'gateway' });
+    expect(refs.stderr).toBe('');
     expect(refs.status).toBe(0);
     const expectedRefs = ['ghcr.io', 'docker.io', 'quay.io'].flatMap((reg) =>
       ['latest', '1.2.3', '1.2', 'sha-0123456'].map((t) => `${reg}/taskorg/task-service-gateway:${t}`),
     );
     expect(refs.outputs.tags!.split('\n')).toEqual(expectedRefs);
 
-    // A stand-in `docker` that records its arguments, and the two digests the build jobs left.
+    // A stand-in `docker` answering `imagetools inspect` with a manifest list, and recording calls.
     const bin = join(tmp, 'bin');
-    const digests = join(tmp, 'digests');
     mkdirSync(bin, { recursive: true });
-    mkdirSync(digests, { recursive: true });
-    writeFileSync(join(bin, 'docker'), `#!/bin/sh\nprintf '%s\\n' "$@" > "${tmp}/docker-args"\n`);
+    writeFileSync(join(bin, 'docker'), `#!/bin/sh\necho "$*" >> "${tmp}/docker-calls"\nprintf '%s' "$MANIFESTS"\n`);
     chmodSync(join(bin, 'docker'), 0o755);
-    const [amd, arm] = ['a'.repeat(64), 'b'.repeat(64)];
-    writeFileSync(join(digests, amd), '');
-    writeFileSync(join(digests, arm), '');
-
-    const create = step(publish, (s) => Boolean(s.run?.includes('imagetools create')));
-    const r = runStep(create, {}, { REFS: refs.outputs.tags!, REPOS: refs.outputs.repos! }, { cwd: digests, path: bin });
-    expect(r.stderr).toBe('');
-    expect(r.status).toBe(0);
-    const args = readFileSync(join(tmp, 'docker-args'), 'utf8').trim().split('\n');
-    expect(args.slice(0, 3)).toEqual(['buildx', 'imagetools', 'create']);
-    expect(args.slice(3, 3 + 2 * expectedRefs.length)).toEqual(expectedRefs.flatMap((ref) => ['-t', ref]));
-    expect(args.slice(3 + 2 * expectedRefs.length)).toEqual([`ghcr.io/taskorg/task-service-gateway@sha256:${amd}`, `ghcr.io/taskorg/task-service-gateway@sha256:${arm}`]);
-
-    // One architecture missing: refuse rather than publish a single-arch image under every tag.
-    rmSync(join(digests, arm));
-    expect(runStep(create, {}, { REFS: refs.outputs.tags!, REPOS: refs.outputs.repos! }, { cwd: digests, path: bin }).status).not.toBe(0);
+    const inspect = step(build, (s) => Boolean(s.run?.includes('imagetools inspect')));
+    const both = '[{"platform":{"architecture":"amd64","os":"linux"}},{"platform":{"architecture":"arm64","os":"linux"}}]';
+    const ok = runStep(inspect, {}, { REFS: refs.outputs.tags!, MANIFESTS: both }, { path: bin });
+    expect(ok.status).toBe(0);
+    const calls = readFileSync(join(tmp, 'docker-calls'), 'utf8').trim().split('\n');
+    expect(calls.map((c) => c.split(' ')[3])).toEqual(expectedRefs);
+    const amdOnly = runStep(inspect, {}, { REFS: refs.outputs.tags!, MANIFESTS: '[{"platform":{"architecture":"amd64","os":"linux"}}]' }, { path: bin });
+    expect(amdOnly.status).not.toBe(0);
+    expect(amdOnly.stdout).toContain('has no arm64 image');
   });
 
   it('checks the rollout by commit after publishing, only for releases the deployment follows', () => {
