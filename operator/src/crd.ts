@@ -140,6 +140,11 @@ export const specSchema: Schema = {
       }),
       pullPolicy: str({ default: 'IfNotPresent', enum: ['Always', 'IfNotPresent', 'Never'] }),
       pullSecrets: { type: 'array', maxItems: 10, items: str({ minLength: 1, maxLength: 253 }) },
+      overrides: {
+        type: 'object',
+        description: 'full image references per component, winning over registry and version (used by skaffold)',
+        properties: Object.fromEntries([...SERVICES, 'firewall'].map((c) => [c, str({ minLength: 1, maxLength: 512 })])),
+      },
     }),
     replicas: section(replicas, 'replicas per service (the spec example runs 2 of each)'),
     resources: section(
@@ -182,6 +187,7 @@ export const specSchema: Schema = {
         pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
         description: "namespace of the DaemonSet; defaults to the TaskService's own (another namespace is cleaned up by a finalizer)",
       }),
+      webPasswordSecret: secretKeyRef('FIREWALL_WEB_PASSWORD', 'password of the firewall web component'),
       config: firewallConfigSchema,
     }),
   },

@@ -33,6 +33,7 @@ export type Component = ServiceName | 'cron' | 'firewall' | 'config';
 export const childName = (ts: TaskService, component: Component): string => `${ts.metadata.name}-${component}`;
 
 export const image = (spec: TaskServiceSpec, component: ServiceName | 'firewall'): string =>
+  spec.image.overrides?.[component] ??
   `${spec.image.registry.replace(/\/+$/, '')}/task-service-${component}:${spec.version}`;
 
 export function selectorLabels(ts: TaskService, component: Component): Record<string, string> {
@@ -288,6 +289,8 @@ function firewall(ts: TaskService, spec: TaskServiceSpec): KubeObject[] {
               image: image(spec, 'firewall'),
               imagePullPolicy: spec.image.pullPolicy,
               command: cli('core'),
+              // The socket's group: the web container's gid may connect.
+              env: [{ name: 'FIREWALL_SOCKET_GROUP', value: '1001' }],
               securityContext: { privileged: true, runAsUser: 0 },
               resources: { requests: { memory: '64Mi', cpu: '50m' }, limits: { memory: '256Mi', cpu: '500m' } },
               volumeMounts: [
@@ -301,8 +304,13 @@ function firewall(ts: TaskService, spec: TaskServiceSpec): KubeObject[] {
               image: image(spec, 'firewall'),
               imagePullPolicy: spec.image.pullPolicy,
               command: cli('web'),
-              // Talks to the core only through the Unix socket; root because the socket is root's.
-              securityContext: { runAsUser: 0, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              // Unprivileged; reaches the core only through the socket. On the host network it listens
+              // on the node's loopback only (kubectl port-forward reaches it), never on every interface.
+              env: [
+                { name: 'FIREWALL_WEB_HOST', value: '127.0.0.1' },
+                ...secretEnv('FIREWALL_WEB_PASSWORD', spec.firewall.webPasswordSecret),
+              ],
+              securityContext: restrictedContainerSecurity,
               resources: { requests: { memory: '64Mi', cpu: '20m' }, limits: { memory: '256Mi', cpu: '200m' } },
               volumeMounts: mounts,
             },

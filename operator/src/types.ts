@@ -12,7 +12,12 @@ export type FirewallConfig = Record<string, unknown>;
 /** TaskService.spec after the API server's structural defaulting (see crd.ts for meanings). */
 export interface TaskServiceSpec {
   version: string;
-  image: { registry: string; pullPolicy: 'Always' | 'IfNotPresent' | 'Never'; pullSecrets?: string[] };
+  image: {
+    registry: string;
+    pullPolicy: 'Always' | 'IfNotPresent' | 'Never';
+    pullSecrets?: string[];
+    overrides?: Partial<Record<ServiceName | 'firewall', string>>;
+  };
   replicas: Record<ServiceName, number>;
   resources: { memory: string; cpu: string };
   publicUrl: string;
@@ -28,7 +33,7 @@ export interface TaskServiceSpec {
     vapid?: { name: string };
   };
   cron: { schedule: string; suspend: boolean };
-  firewall: { enabled: boolean; namespace?: string; config: FirewallConfig };
+  firewall: { enabled: boolean; namespace?: string; webPasswordSecret?: SecretKeyRef; config: FirewallConfig };
 }
 
 export interface Condition {

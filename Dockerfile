@@ -1,0 +1,92 @@
+# syntax=docker/dockerfile:1
+# One image per component, one target each:
+#   gateway auth tasks notifier webhook scheduler firewall operator
+# e.g. docker build --target gateway --build-arg SERVICE_COMMIT=$(git rev-parse HEAD) \
+#        --build-arg PUBLIC_APP_URL=https://tasks.example.com -t task-service-gateway .
+# Node 24 runs the TypeScript sources directly (type stripping), so there is no compile step except
+# the UI bundle. Every service migrates its own schema before it serves (runtime/src/service.ts).
+
+ARG NODE_IMAGE=node:24-bookworm-slim
+ARG PNPM_VERSION=12.21.0
+
+# ---- workspace manifests only: dependency layers are rebuilt only when these change ----
+FROM ${NODE_IMAGE} AS manifests
+WORKDIR /app
+COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
+COPY proto/package.json proto/
+COPY services/runtime/package.json services/runtime/
+COPY services/gateway/package.json services/gateway/
+COPY services/auth/package.json services/auth/
+COPY services/tasks/package.json services/tasks/
+COPY services/notifier/package.json services/notifier/
+COPY services/webhook/package.json services/webhook/
+COPY services/scheduler/package.json services/scheduler/
+COPY services/firewall/package.json services/firewall/
+COPY operator/package.json operator/
+COPY tools/package.json tools/
+COPY ui/package.json ui/
+
+# ---- production dependencies of the whole workspace (no dev tools in the images) ----
+FROM manifests AS prod-deps
+ARG PNPM_VERSION
+RUN npm install -g pnpm@${PNPM_VERSION} \
+ && pnpm install --frozen-lockfile --prod
+
+# ---- the UI bundle: PUBLIC_APP_URL is inlined at build time (spec: Versioning) ----
+FROM manifests AS ui-build
+ARG PNPM_VERSION
+ARG PUBLIC_APP_URL=http://localhost:3000
+RUN npm install -g pnpm@${PNPM_VERSION} \
+ && pnpm install --frozen-lockfile
+COPY . .
+ENV PUBLIC_APP_URL=${PUBLIC_APP_URL}
+RUN pnpm --filter @tasksvc/ui build
+
+# ---- common runtime: sources + production node_modules, user 1001 ----
+FROM ${NODE_IMAGE} AS runtime
+ARG SERVICE_COMMIT=""
+ARG PUBLIC_APP_URL=http://localhost:3000
+ENV NODE_ENV=production \
+    SERVICE_COMMIT=${SERVICE_COMMIT} \
+    PUBLIC_APP_URL=${PUBLIC_APP_URL}
+WORKDIR /app
+RUN groupadd --gid 1001 app && useradd --uid 1001 --gid 1001 --no-create-home --shell /usr/sbin/nologin app
+COPY --from=prod-deps /app /app
+COPY . .
+USER 1001
+
+FROM runtime AS gateway
+COPY --from=ui-build /app/ui/dist /app/ui/dist
+EXPOSE 3000
+# Start period: migrations run before the server listens.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:3000/api/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "services/gateway/src/main.ts"]
+
+FROM runtime AS auth
+CMD ["node", "services/auth/src/main.ts"]
+
+FROM runtime AS tasks
+CMD ["node", "services/tasks/src/main.ts"]
+
+FROM runtime AS notifier
+CMD ["node", "services/notifier/src/main.ts"]
+
+FROM runtime AS webhook
+CMD ["node", "services/webhook/src/main.ts"]
+
+FROM runtime AS scheduler
+CMD ["node", "services/scheduler/src/main.ts"]
+
+# The core needs root and CAP_NET_ADMIN at run time (the operator's DaemonSet runs it privileged as
+# uid 0); the image default stays unprivileged, which suits the web component.
+FROM runtime AS firewall
+USER root
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libnftables1 \
+ && rm -rf /var/lib/apt/lists/*
+USER 1001
+CMD ["node", "services/firewall/src/cli.ts", "core", "--config", "/etc/task-firewall/config.json"]
+
+FROM runtime AS operator
+CMD ["node", "operator/src/main.ts"]
