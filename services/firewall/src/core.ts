@@ -1,4 +1,5 @@
 // The core daemon's state machine: staged rules, atomic apply, two-step activation, rollback.
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { loadConfigFile, type FirewallConfig } from './config.ts';
 import { detectBridges } from './bridges.ts';
@@ -63,6 +64,7 @@ export class FirewallCore {
   /** Boot: an apply left unconfirmed by a dead daemon is rolled back; otherwise enforce current rules. */
   start(): void {
     writeVersionCache(this.config.data_dir);
+    if (!existsSync(this.store.file)) this.persist();
     if (this.state.pending && this.state.backup) {
       this.log.warn('unconfirmed apply found at start: restoring the previous rules');
       this.rollback('daemon restarted during the confirmation window', 'system');

@@ -44,6 +44,7 @@ export function dispatch(core: FirewallCore, req: Request): Reply {
         return { success: true, data: core.apply(actor) };
       case 'ACCEPT':
       case 'CONFIRM':
+      case 'CONFIRM_RULES':
         return { success: true, data: core.accept(actor) };
       case 'GET_OPTIONS':
         return { success: true, data: core.config };
@@ -51,7 +52,8 @@ export function dispatch(core: FirewallCore, req: Request): Reply {
         const r = core.reload(actor);
         return r.ok ? { success: true, data: core.config } : { success: false, error: r.error ?? 'reload failed' };
       }
-      case 'GET_LOG': {
+      case 'GET_LOG':
+      case 'GET_AUDIT_LOG': {
         const limit = typeof payload.limit === 'number' && payload.limit > 0 ? Math.min(payload.limit, 1000) : 200;
         return { success: true, data: core.audit.tail(limit) };
       }

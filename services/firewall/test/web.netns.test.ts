@@ -1,7 +1,8 @@
 // The Unix socket protocol and the web component, both against a real core daemon
 // (running in its own network namespace) and the real CLI entry points.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createConnection, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_REQUEST_BYTES } from '../src/socket.ts';
@@ -80,6 +81,24 @@ describe.skipIf(!!skip)('core socket and web component', () => {
       expect(opts.data).toMatchObject({ acceptance: { enabled: true, duration: 60 }, firewall: { syn_flood_limit: 100 } });
       const rules = await core.req('GET_RULES');
       expect(rules.data).toMatchObject({ current: { tcp: [{ port: '22', ssh: true }], blacklist: [] }, staged: { udp: [] } });
+    });
+
+    it('keeps rules.json, the version cache and audit.log in the configured directories', () => {
+      const rules = JSON.parse(readFileSync(join(bed.dir, 'data', 'rules.json'), 'utf8'));
+      expect(Object.keys(rules)).toEqual(expect.arrayContaining(['current', 'staged', 'backup']));
+      const version = JSON.parse(readFileSync(join(bed.dir, 'data', 'version.json'), 'utf8'));
+      expect(Object.keys(version).sort()).toEqual(['checked_at', 'current', 'latest', 'release_url', 'update_available']);
+      const audit = readFileSync(join(bed.dir, 'log', 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(audit[0]).toMatchObject({ action: 'boot_enforced', actor: 'system' });
+      expect(statSync(join(bed.dir, 'log', 'audit.log')).mode & 0o777).toBe(0o640);
+    });
+
+    it('refuses to start when data_dir is not writable', () => {
+      const file = join(bed.dir, 'unwritable.json');
+      writeFileSync(file, JSON.stringify({ socket_path: join(bed.dir, 'x.sock'), data_dir: join(core.configFile, 'data'), log_dir: join(bed.dir, 'log') }));
+      const r = spawnSync('ip', ['netns', 'exec', bed.host, NODE, CLI, 'core', '--config', file], { encoding: 'utf8', timeout: 20_000 });
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toContain('data_dir');
     });
 
     it('validates staged rules and caps request size', async () => {
