@@ -50,6 +50,12 @@ async function eventually<T>(fn: () => T | undefined, what: string): Promise<T> 
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** Coins recorded on a task's completion rows (what an undo would take back). */
+async function awarded(taskId: string): Promise<number[]> {
+  const { rows } = await system.pool.query<{ coins_awarded: number }>('SELECT coins_awarded FROM tasks.task_completions WHERE task_id = $1 ORDER BY created_at', [taskId]);
+  return rows.map((r) => r.coins_awarded);
+}
+
 const eventFor = (name: string, id: string) => eventually(() => events.find((e) => e.payload.event === name && e.payload.task.id === id), `${name} of ${id}`);
 
 async function createTask(as: string, body: Record<string, unknown>) {
@@ -186,7 +192,9 @@ describe('tasks API over HTTP (gateway + NATS + Postgres; identity test double)'
     const t = await createTask(dave, { title: 'Once', coinValue: 4 });
     const done = await api('POST', `/api/tasks/${t.id}/complete`, { as: dave });
     expect(done.status).toBe(200);
-    expect(done.body).toMatchObject({ coinsEarned: 4, coins: 4 });
+    // The balance may also hold achievement coins granted by the game hooks; the completion's own grant is exact.
+    expect(done.body.coinsEarned).toBe(4);
+    expect(done.body.coins).toBeGreaterThanOrEqual(4);
     expect(done.body.task.completedAt).not.toBeNull();
     const completed = await eventFor('task.completed', t.id);
     expect(completed.payload.task.completedAt).toBe(done.body.task.completedAt);
@@ -195,7 +203,9 @@ describe('tasks API over HTTP (gateway + NATS + Postgres; identity test double)'
     expect(again.body.code).toBe('ALREADY_COMPLETED');
     const undo = await api('DELETE', `/api/tasks/${t.id}/complete`, { as: dave });
     expect(undo.status).toBe(200);
-    expect(undo.body).toMatchObject({ coinsRemoved: 4, coins: 0 });
+    expect(undo.body.coinsRemoved).toBe(4);
+    expect(done.body.coins - undo.body.coins).toBeGreaterThanOrEqual(4);
+    expect(await awarded(t.id)).toEqual([]);
     expect(undo.body.task.completedAt).toBeNull();
     expect((await api('DELETE', `/api/tasks/${t.id}/complete`, { as: dave })).status).toBe(409);
   });
@@ -210,9 +220,12 @@ describe('tasks API over HTTP (gateway + NATS + Postgres; identity test double)'
       expect(p.body.task.snoozedUntil).toBe(p.body.task.dueDate);
     }
     const done = await api('POST', `/api/tasks/${t.id}/complete`, { as: erin });
-    expect(done.body).toMatchObject({ coinsEarned: 4, coins: 4 });
-    expect((await api('DELETE', `/api/tasks/${t.id}/complete`, { as: erin })).body).toMatchObject({ coinsRemoved: 4, coins: 0 });
-    expect((await api('GET', '/api/settings/profile', { as: erin })).body.profile).toMatchObject({ coins: 0, totalTasksCreated: 1, timezone: 'UTC' });
+    expect(done.body.coinsEarned).toBe(4);
+    expect(await awarded(t.id)).toEqual([4]);
+    const undo = await api('DELETE', `/api/tasks/${t.id}/complete`, { as: erin });
+    expect(undo.body.coinsRemoved).toBe(4);
+    expect(done.body.coins - undo.body.coins).toBeGreaterThanOrEqual(4);
+    expect((await api('GET', '/api/settings/profile', { as: erin })).body.profile).toMatchObject({ coins: undo.body.coins, totalTasksCreated: 1, timezone: 'UTC' });
   });
 
   it('of concurrent completions of one task exactly one succeeds', async () => {
@@ -239,6 +252,9 @@ describe('tasks API over HTTP (gateway + NATS + Postgres; identity test double)'
     expect(weekly.nextDueDate).toBe('2030-01-11'); // the first Friday on or after the Monday it starts
     const patched = await api('PATCH', `/api/tasks/${weekly.id}`, { as: alice, body: { recurrenceType: 'NTH_WEEKDAY', recurrenceWeekOfMonth: -1 } });
     expect(patched.body.task).toMatchObject({ recurrenceType: 'NTH_WEEKDAY', recurrenceWeekOfMonth: -1, nextDueDate: '2030-01-25' });
+    const oneOff = await api('PATCH', `/api/tasks/${weekly.id}`, { as: alice, body: { type: 'ONE_TIME' } });
+    expect(oneOff.status).toBe(200);
+    expect(oneOff.body.task).toMatchObject({ type: 'ONE_TIME', recurrenceType: null, recurrenceWeekdays: null, nextDueDate: null, dueDate: '2030-01-07' });
   });
 
   it("snooze needs a date after today in the user's timezone; unsnooze clears it", async () => {
@@ -263,7 +279,7 @@ describe('tasks API over HTTP (gateway + NATS + Postgres; identity test double)'
     expect((await api('PATCH', '/api/tasks/bulk', { as: frank, body: { action: 'setPriority', taskIds: ids, priority: 'HIGH' } })).body).toEqual({ success: true, affected: 3 });
     expect((await api('PATCH', '/api/tasks/bulk', { as: frank, body: { action: 'changeTopic', taskIds: ids, topicId: topic.id } })).body.affected).toBe(3);
     expect((await api('PATCH', '/api/tasks/bulk', { as: frank, body: { action: 'complete', taskIds: ids } })).body.affected).toBe(2);
-    expect((await api('GET', '/api/settings/profile', { as: frank })).body.profile.coins).toBe(0);
+    expect([...(await awarded(a.id)), ...(await awarded(b.id)), ...(await awarded(r.id))]).toEqual([0, 0]);
     const list = (await api('GET', `/api/tasks?topicId=${topic.id}`, { as: frank })).body.tasks;
     expect(list.map((t: { priority: string }) => t.priority)).toEqual(['HIGH', 'HIGH', 'HIGH']);
     expect(list.filter((t: { completedAt: string | null }) => t.completedAt).length).toBe(2);

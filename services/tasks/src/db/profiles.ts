@@ -52,6 +52,11 @@ export async function addCoins(db: Queryable, userId: string, delta: number): Pr
   return rows[0]?.coins ?? 0;
 }
 
+export async function coinBalance(db: Queryable, userId: string): Promise<number> {
+  const { rows } = await db.query<{ coins: number }>('SELECT coins FROM tasks.profiles WHERE user_id = $1', [userId]);
+  return rows[0]?.coins ?? 0;
+}
+
 export async function countTaskCreated(db: Queryable, userId: string): Promise<void> {
   await db.query('UPDATE tasks.profiles SET total_tasks_created = total_tasks_created + 1 WHERE user_id = $1', [userId]);
 }

@@ -3,7 +3,7 @@ import type { PoolClient } from '@tasksvc/runtime';
 import { addDays, localDate } from '../domain/dates.ts';
 import { advanceOnCompletion } from '../domain/recurrence.ts';
 import { completionCoins, resolveRecurrence, type RecurrenceInput } from '../domain/task-schedule.ts';
-import { addCoins, countTaskCreated, ensureProfile } from '../db/profiles.ts';
+import { addCoins, coinBalance, countTaskCreated, ensureProfile } from '../db/profiles.ts';
 import {
   deleteTask,
   getTask,
@@ -126,13 +126,15 @@ export async function update(ctx: Ctx, call: IdCall<UpdateTaskBody>) {
     if (b.type !== undefined) cols.type = b.type;
     if (RECURRENCE_KEYS.some((k) => b[k] !== undefined)) {
       const type = b.type ?? current.type;
+      // Stored rule fields carry over only while the task stays RECURRING; leaving RECURRING drops them.
+      const keep = type === 'RECURRING' && current.type === 'RECURRING';
       const merged: RecurrenceInput = {
         type,
-        recurrenceType: b.recurrenceType !== undefined ? b.recurrenceType : current.recurrence_type,
-        recurrenceInterval: b.recurrenceInterval !== undefined ? b.recurrenceInterval : current.recurrence_interval,
-        recurrenceWeekdays: b.recurrenceWeekdays !== undefined ? b.recurrenceWeekdays : current.recurrence_weekdays,
-        recurrenceWeekOfMonth: b.recurrenceWeekOfMonth !== undefined ? b.recurrenceWeekOfMonth : current.recurrence_week_of_month,
-        recurrenceFixed: b.recurrenceFixed ?? current.recurrence_fixed,
+        recurrenceType: b.recurrenceType !== undefined ? b.recurrenceType : keep ? current.recurrence_type : null,
+        recurrenceInterval: b.recurrenceInterval !== undefined ? b.recurrenceInterval : keep ? current.recurrence_interval : null,
+        recurrenceWeekdays: b.recurrenceWeekdays !== undefined ? b.recurrenceWeekdays : keep ? current.recurrence_weekdays : null,
+        recurrenceWeekOfMonth: b.recurrenceWeekOfMonth !== undefined ? b.recurrenceWeekOfMonth : keep ? current.recurrence_week_of_month : null,
+        recurrenceFixed: b.recurrenceFixed ?? (keep ? current.recurrence_fixed : false),
         dueDate: b.dueDate !== undefined ? b.dueDate : current.due_date,
       };
       // A changed rule restarts the schedule from the new due date, else from where it stood.
@@ -185,11 +187,11 @@ async function completeIn(c: PoolClient, who: { userId: string; today: string; n
     previousNextDueDate: current.next_due_date,
     previousAnchor: current.recurrence_anchor,
   });
-  const balance = coins > 0 ? await addCoins(c, userId, coins) : null;
+  if (coins > 0) await addCoins(c, userId, coins);
   // Webhook consumers see the occurrence that was done, not the one the schedule moved on to.
   await emitTaskEvent(c, 'task.completed', row, { completedAt: now, dueDate: current.type === 'RECURRING' ? current.next_due_date : current.due_date });
   await afterComplete(c, { userId, task: row, completionId, completedAt: now, localDate: today, awardedCoins: coins });
-  return { row, coins, completionId, balance };
+  return { row, coins, completionId };
 }
 
 export async function complete(ctx: Ctx, call: IdCall) {
@@ -199,13 +201,14 @@ export async function complete(ctx: Ctx, call: IdCall) {
     if (!current) throw taskNotFound();
     if (current.completed_at) throw new AppError('ALREADY_COMPLETED', 'task already completed');
     const done = await completeIn(c, who, current, { awardCoins: true });
-    return { task: toTask(done.row), coinsEarned: done.coins, completionId: done.completionId, coins: done.balance ?? who.profile.coins };
+    // Read after the game hooks, which may have granted achievement coins too.
+    return { task: toTask(done.row), coinsEarned: done.coins, completionId: done.completionId, coins: await coinBalance(c, who.userId) };
   });
 }
 
 export async function undoComplete(ctx: Ctx, call: IdCall) {
   return transact(ctx, async (c) => {
-    const { userId, today, now, profile } = await caller(c, call);
+    const { userId, today, now } = await caller(c, call);
     const current = await getTask(c, userId, call.params.id, today);
     if (!current) throw taskNotFound();
     let row: TaskRow | null;
@@ -221,7 +224,7 @@ export async function undoComplete(ctx: Ctx, call: IdCall) {
       completion = await popLatestCompletion(c, userId, current.id);
     }
     const removed = completion?.coins_awarded ?? 0;
-    const balance = removed > 0 ? await addCoins(c, userId, -removed) : profile.coins;
+    if (removed > 0) await addCoins(c, userId, -removed);
     await emitTaskEvent(c, 'task.updated', row);
     await afterUndo(c, {
       userId,
@@ -231,7 +234,7 @@ export async function undoComplete(ctx: Ctx, call: IdCall) {
       localDate: completion?.local_date ?? today,
       awardedCoins: removed,
     });
-    return { task: toTask(row), coinsRemoved: removed, coins: balance };
+    return { task: toTask(row), coinsRemoved: removed, coins: await coinBalance(c, userId) };
   });
 }
 
