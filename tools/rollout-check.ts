@@ -14,8 +14,8 @@
  * by default) it gives up with exit code 1. A URL without http:// or https:// is refused with
  * exit code 2 before any request, naming the variable it came from.
  *
- * Flags (mostly for tests): --url <base>, --attempts <n>, --interval <20s | 500ms | seconds>,
- * --interval-ms <n>, --request-timeout <duration>.
+ * Flags (mostly for tests): --url <base>, --attempts <n> (or --max-attempts), --interval
+ * <20s | 500ms | a number of seconds>, --interval-ms <n>, --request-timeout <duration>.
  */
 
 export const DEFAULT_ATTEMPTS = 30;
@@ -46,11 +46,16 @@ export function parseDuration(value: string, flag: string): number {
   return Math.round(m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1000);
 }
 
+/** Flags by name; a single bare argument is taken as the commit (`rollout-check.ts <sha>`). */
 function parseFlags(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (!a.startsWith('--')) throw new UsageError(`unexpected argument "${a}"`);
+    if (!a.startsWith('--')) {
+      if (out.commit !== undefined) throw new UsageError(`unexpected argument "${a}"`);
+      out.commit = a;
+      continue;
+    }
     const eq = a.indexOf('=');
     if (eq > 0) {
       out[a.slice(2, eq)] = a.slice(eq + 1);
@@ -77,7 +82,8 @@ export function healthUrlFrom(base: string, variable: string): string {
 /** Options from flags and environment; throws UsageError for anything an operator must fix. */
 export function resolveOptions(argv: string[], env: Record<string, string | undefined>): RolloutOptions {
   const flags = parseFlags(argv);
-  const known = new Set(['commit', 'url', 'attempts', 'interval', 'interval-ms', 'request-timeout']);
+  if (flags['max-attempts'] !== undefined) flags.attempts ??= flags['max-attempts'];
+  const known = new Set(['commit', 'url', 'attempts', 'max-attempts', 'interval', 'interval-ms', 'request-timeout']);
   for (const k of Object.keys(flags)) if (!known.has(k)) throw new UsageError(`unknown flag --${k}`);
 
   const expectedCommit = (flags.commit ?? env.EXPECTED_COMMIT ?? '').trim();

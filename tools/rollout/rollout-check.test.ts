@@ -170,6 +170,12 @@ describe('rollout check options', () => {
     expect(o.attempts * o.intervalMs).toBe(10 * 60_000);
   });
 
+  it('takes the commit as a bare argument and --max-attempts as an alias', () => {
+    const o = resolveOptions([NEW, '--max-attempts', '3', '--interval-ms', '40'], { ROLLOUT_HEALTH_URL: 'http://127.0.0.1:1' });
+    expect(o).toMatchObject({ expectedCommit: NEW, attempts: 3, intervalMs: 40, healthUrl: 'http://127.0.0.1:1/api/health' });
+    expect(() => resolveOptions([NEW, OLD], { ROLLOUT_HEALTH_URL: 'http://127.0.0.1:1' })).toThrow(/unexpected argument/);
+  });
+
   it('parses durations and rejects nonsense', () => {
     expect(parseDuration('20s', 'x')).toBe(20_000);
     expect(parseDuration('250ms', 'x')).toBe(250);
