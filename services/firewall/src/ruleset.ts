@@ -76,7 +76,7 @@ class Builder {
     if (!this.chains.some((c) => c.name === name)) {
       this.chains.push({
         name,
-        rules: [`limit rate ${limit}/minute burst ${limit} packets log prefix ${q(`${LOG_PREFIX} ${module}: `)}`, 'drop'],
+        rules: [`limit rate ${limit}/minute burst ${limit} packets counter log prefix ${q(`${LOG_PREFIX} ${module}: `)}`, 'drop'],
       });
     }
     return `counter jump ${name}`;
@@ -243,7 +243,7 @@ export function buildRuleset({ config, rules, bridges }: RulesetInput): string {
 
   if (fw.log_blocked_connections) {
     const n = fw.log_blocked_connections_limit;
-    input.push(`limit rate ${n}/minute burst ${n} packets log prefix ${q(`${LOG_PREFIX} blocked: `)}`);
+    input.push(`limit rate ${n}/minute burst ${n} packets counter log prefix ${q(`${LOG_PREFIX} blocked: `)}`);
   }
 
   const chains: Chain[] = [];

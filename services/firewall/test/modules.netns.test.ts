@@ -156,6 +156,22 @@ describe.skipIf(!!skip)('protection modules in network namespaces', () => {
     expect(chains).toContain('"prefix":"task-firewall blocked: "');
   });
 
+  it('blacklist and blocked-connection logging is throttled to *_log_limit entries per minute', async () => {
+    await configure({ log_blacklist_connections: true, log_blacklist_connections_limit: 5 }, {}, { blacklist: [bed.peerIp] });
+    expect(ping(bed, bed.hostIp, 20, 20).received).toBe(0);
+    // The log rule's counter counts packets that passed the limit, i.e. log entries written.
+    const logged = counterOf(bed, 'task-firewall blacklist: ', 'blacklist-drop');
+    expect(logged).toBeGreaterThanOrEqual(5);
+    expect(logged).toBeLessThanOrEqual(6);
+    expect(counterOf(bed, '@blacklist-v4')).toBe(20);
+
+    await configure({ log_blocked_connections: true, log_blocked_connections_limit: 3 });
+    expect(concurrentConnects(bed, bed.hostIp, 8081, 4, 1500)).toBe(0);
+    const blocked = counterOf(bed, 'task-firewall blocked: ');
+    expect(blocked).toBeGreaterThanOrEqual(3);
+    expect(blocked).toBeLessThanOrEqual(4);
+  });
+
   it('broadcast, multicast and anycast drops', async () => {
     await configure({ drop_broadcast: true, drop_multicast: true, drop_anycast: true });
     const send = (addr: string) =>

@@ -95,14 +95,14 @@ describe('buildRuleset: modules', () => {
     expect(s).toContain('ct state new add @connlimit-v4 { ip saddr ct count over 99 }');
     expect(s).toContain('ct state new add @connlimit-v6 { ip6 saddr ct count over 99 }');
     expect(s).toContain('update @tcprst-v4 { ip saddr timeout 1m limit rate over 33/second burst 33 packets }');
-    expect(s).toContain('limit rate 4/minute burst 4 packets log prefix "task-firewall blocked: "');
-    expect(s).toContain('limit rate 6/minute burst 6 packets log prefix "task-firewall blacklist: "');
+    expect(s).toContain('limit rate 4/minute burst 4 packets counter log prefix "task-firewall blocked: "');
+    expect(s).toContain('limit rate 6/minute burst 6 packets counter log prefix "task-firewall blacklist: "');
   });
 
   it('every *_log option logs through a rate-limited <module>-drop chain with its own limit', () => {
     const s = build({ ...ALL_ON, ...ALL_LOGS, ssh_brute_force_log_limit: 3, icmp_flood_log_limit: 5, log_blocked_connections_limit: 9 });
     for (const [module, limit] of [['sshbrute', 3], ['icmpflood', 5], ['synflood', 9], ['portscan', 9], ['invalid', 9], ['fragments', 9], ['bogon', 9], ['tcprst', 9]] as const) {
-      expect(s).toContain(`chain ${module}-drop {\n\t\tlimit rate ${limit}/minute burst ${limit} packets log prefix "task-firewall ${module}: "\n\t\tdrop\n\t}`);
+      expect(s).toContain(`chain ${module}-drop {\n\t\tlimit rate ${limit}/minute burst ${limit} packets counter log prefix "task-firewall ${module}: "\n\t\tdrop\n\t}`);
       expect(s).toContain(`counter jump ${module}-drop`);
     }
     expect(build({ ...ALL_ON })).not.toContain('log prefix "task-firewall sshbrute');
