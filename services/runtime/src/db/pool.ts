@@ -17,6 +17,12 @@ export function createPool(url: string, log: Logger, opts: { max?: number; appli
     application_name: opts.application ?? 'task-service',
   });
   pool.on('error', (err) => log.warn({ err: err.message }, 'idle database connection lost'));
+  // pg-pool listens for errors only on idle clients; a checked-out client whose server goes away
+  // (e.g. held across a bus publish) would otherwise emit an unhandled 'error' and kill the process.
+  // Its pending query still rejects, and the pool discards the broken client on release.
+  pool.on('connect', (client) => {
+    client.on('error', (err) => log.warn({ err: err.message }, 'database connection lost while in use'));
+  });
   return pool;
 }
 
