@@ -257,6 +257,7 @@ export const tasksApi = {
   list: defineRoute({ method: 'GET', path: '/api/tasks', auth: 'user', subject: 'tasks.http.list', query: listTasksQuery, response: taskListReply, summary: 'List tasks (filters, bounded pagination)', tag: TAG_TASKS }),
   create: defineRoute({ method: 'POST', path: '/api/tasks', auth: 'user', subject: 'tasks.http.create', body: createTaskBody, response: taskReply, summary: 'Create a task', tag: TAG_TASKS }),
   bulk: defineRoute({ method: 'PATCH', path: '/api/tasks/bulk', auth: 'user', subject: 'tasks.http.bulk', body: bulkBody, response: bulkReply, summary: 'Bulk action: complete (no coins, recurring skipped), delete, changeTopic, setPriority, snooze', tag: TAG_TASKS }),
+  bulkPost: defineRoute({ method: 'POST', path: '/api/tasks/bulk', auth: 'user', subject: 'tasks.http.bulk.post', body: bulkBody, response: bulkReply, status: 200, summary: 'Bulk action (same as PATCH)', tag: TAG_TASKS }),
   get: defineRoute({ method: 'GET', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.get', params: uuidParam, response: taskReply, summary: 'Get a task', tag: TAG_TASKS }),
   update: defineRoute({ method: 'PATCH', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.update', params: uuidParam, body: updateTaskBody, response: taskReply, summary: 'Update a task', tag: TAG_TASKS }),
   remove: defineRoute({ method: 'DELETE', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.delete', params: uuidParam, response: successReply, summary: 'Delete a task', tag: TAG_TASKS }),

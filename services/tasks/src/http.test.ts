@@ -129,6 +129,22 @@ describe('tasks API over HTTP (gateway + NATS + Postgres; identity test double)'
     }
   });
 
+  it('every route rejects a malformed id (params.id) and unknown body fields (strict bodies) with 400', async () => {
+    for (const route of tasksRoutes.filter((r) => r.auth === 'user')) {
+      const hasBody = route.method !== 'GET' && route.method !== 'DELETE';
+      if (route.path.includes(':id')) {
+        const res = await api(route.method, route.path.replace(':id', 'not-a-uuid'), { as: alice, body: hasBody ? {} : undefined });
+        expect(res.status, `${route.method} ${route.path}`).toBe(400);
+        expect(res.body.issues.map((i: { path: string }) => i.path), `${route.method} ${route.path}`).toContain('params.id');
+      }
+      if (hasBody) {
+        const res = await api(route.method, route.path.replace(':id', randomUUID()), { as: alice, body: { unexpected: true } });
+        expect(res.status, `${route.method} ${route.path}`).toBe(400);
+        expect(res.body.code).toBe('VALIDATION_FAILED');
+      }
+    }
+  });
+
   it("every by-id route answers 404 for another user's task or topic, and changes nothing", async () => {
     const t = await createTask(alice, { title: 'Private', dueDate: '2026-12-02' });
     const topic = (await api('POST', '/api/topics', { as: alice, body: { title: 'Secret topic' } })).body.topic;

@@ -23,6 +23,7 @@ export const tasksService: ServiceDefinition = {
       bus.serve(api.list.rpc, (call) => tasks.list(ctx, call)),
       bus.serve(api.create.rpc, (call) => tasks.create(ctx, call)),
       bus.serve(api.bulk.rpc, (call) => tasks.bulk(ctx, call)),
+      bus.serve(api.bulkPost.rpc, (call) => tasks.bulk(ctx, call)),
       bus.serve(api.get.rpc, (call) => tasks.get(ctx, call)),
       bus.serve(api.update.rpc, (call) => tasks.update(ctx, call)),
       bus.serve(api.remove.rpc, (call) => tasks.remove(ctx, call)),
