@@ -1,9 +1,26 @@
-import type { ServiceDefinition } from '@tasksvc/runtime';
+import { createOutbound, type ServiceDefinition } from '@tasksvc/runtime';
+import { createMailer, type SenderDeps } from './channels/targets.ts';
+import { pruneDeliveries } from './db/store.ts';
+import { consumeNotificationRequests } from './handlers/events.ts';
+import { serveNotifyApi } from './handlers/http.ts';
 
+/** Notifications: six channels per user, each notification at most once per channel, retried when transient. */
 export const notifierService: ServiceDefinition = {
   name: 'notifier',
   migrations: { schema: 'notifier', dir: new URL('../migrations', import.meta.url).pathname },
-  async start() {
-    return { async stop() {} };
+  async start({ config, bus, pool, log }) {
+    const deps: SenderDeps = { config, pool, outbound: createOutbound({ allowList: config.OUTBOUND_ALLOW_LIST, userAgent: 'TaskService-Notifier/1' }), mailer: createMailer(config) };
+    const api = serveNotifyApi({ ...deps, bus, log });
+    const consumer = await consumeNotificationRequests({ ...deps, bus, log });
+    const prune = setInterval(() => void pruneDeliveries(pool).catch((err: unknown) => log.warn({ err }, 'pruning the notification log failed')), 3_600_000);
+    prune.unref();
+    return {
+      async stop() {
+        clearInterval(prune);
+        await consumer.stop();
+        for (const s of api) await s.stop();
+        deps.mailer?.close();
+      },
+    };
   },
 };

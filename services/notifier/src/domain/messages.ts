@@ -1,0 +1,107 @@
+import type { HttpAlertPayload } from '@tasksvc/proto';
+
+/**
+ * Pure message building for the six channels, and how an answer is judged. No I/O here: the
+ * senders in ../channels take these requests and put them on the wire.
+ */
+
+/** What every channel renders. */
+export interface Notice {
+  title: string;
+  body: string;
+  /** relative application path, e.g. `/tasks` */
+  url: string | null;
+  tag: string | null;
+}
+
+export interface HttpMessage {
+  url: string;
+  method: 'POST';
+  headers: Record<string, string>;
+  body: string | Buffer;
+}
+
+/** The absolute link for a relative application path (anything else is dropped). */
+export function appLink(appUrl: string, path: string | null): string | null {
+  if (!path || !path.startsWith('/') || path.startsWith('//')) return null;
+  return `${appUrl.replace(/\/+$/, '')}${path}`;
+}
+
+/** The spec's HTTP Alert body, exactly these six fields in this order. */
+export function httpAlertBody(n: Notice, now: Date): string {
+  const payload: HttpAlertPayload = { event: 'service.notification', title: n.title, body: n.body, url: n.url, tag: n.tag, timestamp: now.toISOString() };
+  return JSON.stringify(payload);
+}
+
+/** ntfy JSON publishing: POST the JSON to the server root (emoji-safe, unlike headers). */
+export function ntfyMessage(cfg: { server: string; topic: string; priority: number | null; token: string | null }, n: Notice, appUrl: string): HttpMessage {
+  const link = appLink(appUrl, n.url);
+  const body: Record<string, unknown> = { topic: cfg.topic, title: n.title, message: n.body || n.title };
+  if (n.tag) body.tags = [n.tag];
+  if (cfg.priority) body.priority = cfg.priority;
+  if (link) body.click = link;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (cfg.token) headers.authorization = `Bearer ${cfg.token}`;
+  return { url: `${cfg.server.replace(/\/+$/, '')}/`, method: 'POST', headers, body: JSON.stringify(body) };
+}
+
+/** Pushover Message API: form-encoded POST to /1/messages.json. */
+export function pushoverMessage(
+  apiBase: string,
+  cfg: { appToken: string; userKey: string; device: string | null; priority: number | null },
+  n: Notice,
+  appUrl: string,
+): HttpMessage {
+  const form = new URLSearchParams({ token: cfg.appToken, user: cfg.userKey, title: n.title, message: n.body || n.title });
+  const link = appLink(appUrl, n.url);
+  if (link) {
+    form.set('url', link);
+    form.set('url_title', 'Open Task Service');
+  }
+  if (cfg.device) form.set('device', cfg.device);
+  if (cfg.priority !== null) form.set('priority', String(cfg.priority));
+  return { url: `${apiBase.replace(/\/+$/, '')}/1/messages.json`, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() };
+}
+
+/** Telegram Bot API sendMessage, plain text (no parse mode, so nothing needs escaping). */
+export function telegramMessage(apiBase: string, cfg: { botToken: string; chatId: string }, n: Notice, appUrl: string): HttpMessage {
+  const link = appLink(appUrl, n.url);
+  const text = [n.title, n.body, link].filter(Boolean).join('\n\n');
+  return {
+    url: `${apiBase.replace(/\/+$/, '')}/bot${cfg.botToken}/sendMessage`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ chat_id: cfg.chatId, text, disable_web_page_preview: true }),
+  };
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+export function emailMessage(from: string, to: string, n: Notice, appUrl: string): { from: string; to: string; subject: string; text: string; html: string } {
+  const link = appLink(appUrl, n.url);
+  const text = [n.body, link ? `Open: ${link}` : null].filter(Boolean).join('\n\n');
+  const html = `<p>${escapeHtml(n.body).replace(/\n/g, '<br>')}</p>${link ? `<p><a href="${escapeHtml(link)}">Open Task Service</a></p>` : ''}`;
+  return { from, to, subject: n.title, text, html };
+}
+
+/** What the service worker receives (decrypted) in its push event. */
+export function pushPayload(n: Notice): string {
+  return JSON.stringify({ title: n.title, body: n.body, url: n.url, tag: n.tag });
+}
+
+export type SendOutcome = { kind: 'sent' } | { kind: 'retry'; error: string } | { kind: 'failed'; error: string } | { kind: 'gone'; error: string };
+
+/**
+ * 2xx is sent. 408, 429, 5xx, redirects (never followed) and network errors are transient. 404/410
+ * from a push service means the subscription is gone. Other 4xx are permanent (bad token, chat…).
+ */
+export function judgeHttp(status: number, detail: string, opts: { push?: boolean } = {}): SendOutcome {
+  if (status >= 200 && status < 300) return { kind: 'sent' };
+  const error = `HTTP ${status}${detail ? `: ${detail.slice(0, 200)}` : ''}`;
+  if (opts.push && (status === 404 || status === 410)) return { kind: 'gone', error };
+  if (status === 408 || status === 429 || status >= 500 || (status >= 300 && status < 400)) return { kind: 'retry', error };
+  return { kind: 'failed', error };
+}
+
+/** Attempts per (notification, channel, target) before giving up. */
+export const MAX_ATTEMPTS = 8;

@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import {
+  AppError,
+  channelConfigInput,
+  issuesFromZod,
+  NOTIFICATION_CHANNEL_TYPES,
+  notifyApi,
+  type Identity,
+  type NotificationChannel,
+  type NotificationChannelType,
+} from '@tasksvc/proto';
+import { encryptSecret, OutboundError, type Bus, type Logger, type Subscription } from '@tasksvc/runtime';
+import { channelAvailable, readSecrets, targetsFor, type SenderDeps } from '../channels/targets.ts';
+import {
+  deleteChannel,
+  deletePushSubscription,
+  getChannel,
+  history,
+  listChannels,
+  listPushSubscriptions,
+  upsertChannel,
+  upsertPushSubscription,
+  type ChannelRow,
+} from '../db/store.ts';
+import { deliver } from '../deliver.ts';
+import { mergeChannelInput, redactedConfig, type Scalar } from '../domain/channel-config.ts';
+
+function caller(user: Identity | null): Identity {
+  if (!user) throw new AppError('UNAUTHENTICATED', 'sign in first');
+  return user;
+}
+
+const UNAVAILABLE: Record<string, string> = {
+  email: 'email is not available: the operator has not set SMTP_HOST',
+  push: 'browser push is not available: the operator has not set PUBLIC_VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY',
+};
+
+export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Subscription[] {
+  const { bus, pool, config, outbound, log } = deps;
+
+  const requireAvailable = (type: NotificationChannelType) => {
+    if (!channelAvailable(config, type)) throw new AppError('BAD_REQUEST', UNAVAILABLE[type] ?? `${type} is not available`);
+  };
+
+  const view = (type: NotificationChannelType, row: ChannelRow | null, devices: number): NotificationChannel => {
+    const available = channelAvailable(config, type);
+    if (type === 'push') {
+      return { type, available, configured: devices > 0, enabled: row?.enabled ?? false, config: { devices }, updatedAt: row?.updated_at.toISOString() ?? null };
+    }
+    return {
+      type,
+      available,
+      configured: row !== null,
+      enabled: row?.enabled ?? false,
+      config: row ? redactedConfig(type, row.config, row.secret_fields) : null,
+      updatedAt: row?.updated_at.toISOString() ?? null,
+    };
+  };
+
+  /** Check an outbound URL now (it is checked again on every send). */
+  const checkUrl = async (url: string, path: string): Promise<string> => {
+    try {
+      return (await outbound.check(url)).url.toString();
+    } catch (err) {
+      if (err instanceof OutboundError) throw new AppError('VALIDATION_FAILED', `invalid ${path}: ${err.message}`, [{ path, message: err.message }]);
+      throw err;
+    }
+  };
+
+  const devicesOf = async (userId: string) => (await listPushSubscriptions(pool, userId)).length;
+
+  return [
+    bus.serve(notifyApi.channels.rpc, async ({ user }) => {
+      const me = caller(user);
+      const rows = new Map((await listChannels(pool, me.id)).map((r) => [r.type, r]));
+      const devices = await devicesOf(me.id);
+      return { channels: NOTIFICATION_CHANNEL_TYPES.map((t) => view(t, rows.get(t) ?? null, devices)) };
+    }),
+    bus.serve(notifyApi.channel.rpc, async ({ user, params }) => {
+      const me = caller(user);
+      return view(params.type, await getChannel(pool, me.id, params.type), await devicesOf(me.id));
+    }),
+    bus.serve(notifyApi.saveChannel.rpc, async ({ user, params, body }) => {
+      const me = caller(user);
+      const type = params.type;
+      requireAvailable(type);
+      const parsed = channelConfigInput[type].safeParse(body.config);
+      if (!parsed.success) throw new AppError('VALIDATION_FAILED', 'invalid channel settings', issuesFromZod(parsed.error.issues, 'body.config'));
+      const input = { ...(parsed.data as Record<string, unknown>) };
+      const existing = await getChannel(pool, me.id, type);
+      const stored = existing ? readSecrets(config, existing) : {};
+      const merged = mergeChannelInput(type, input, 'error' in stored ? {} : (stored));
+      if (merged.missing.length > 0) {
+        throw new AppError(
+          'VALIDATION_FAILED',
+          'invalid channel settings',
+          merged.missing.map((f) => ({ path: `body.config.${f}`, message: 'is required' })),
+        );
+      }
+      const secretFields = Object.keys(merged.secrets);
+      if (secretFields.length > 0 && !config.TOTP_ENCRYPTION_KEY) {
+        const message = 'cannot store a channel secret: the operator must set TOTP_ENCRYPTION_KEY (64 hex characters) to encrypt secrets at rest';
+        throw new AppError('BAD_REQUEST', message, secretFields.map((f) => ({ path: `body.config.${f}`, message })));
+      }
+      const cfg: Record<string, Scalar> = merged.config;
+      if (type === 'http-alert') cfg.url = await checkUrl(String(cfg.url), 'body.config.url');
+      if (type === 'ntfy') cfg.server = cfg.server ? (await checkUrl(String(cfg.server), 'body.config.server')).replace(/\/+$/, '') : null;
+      if (type === 'email') cfg.address = (cfg.address as string | null) ?? me.email;
+      const secretsEnc = secretFields.length > 0 ? encryptSecret(config.TOTP_ENCRYPTION_KEY!, JSON.stringify(merged.secrets)) : null;
+      const row = await upsertChannel(pool, me.id, type, { enabled: body.enabled, config: cfg, secretsEnc, secretFields });
+      return view(type, row, await devicesOf(me.id));
+    }),
+    bus.serve(notifyApi.deleteChannel.rpc, async ({ user, params }) => {
+      if (!(await deleteChannel(pool, caller(user).id, params.type))) throw new AppError('NOT_FOUND', `${params.type} is not configured`);
+      return null;
+    }),
+    bus.serve(notifyApi.testChannel.rpc, async ({ user, params }) => {
+      const me = caller(user);
+      requireAvailable(params.type);
+      const targets = await targetsFor(deps, me.id, params.type);
+      if (targets.length === 0) throw new AppError('NOT_FOUND', params.type === 'push' ? 'no device is subscribed to browser push' : `${params.type} is not configured`);
+      const report = await deliver(
+        pool,
+        log,
+        targets,
+        { userId: me.id, title: 'Test notification', body: 'Notifications on this channel work.', url: '/settings', tag: null, dedupeKey: `test:${randomUUID()}` },
+        { test: true },
+      );
+      return { type: params.type, ok: report.sent > 0 && report.failed === 0, delivered: report.sent, error: report.errors.join('; ') || null };
+    }),
+    bus.serve(notifyApi.history.rpc, async ({ user }) => ({
+      entries: (await history(pool, caller(user).id)).map((r) => ({
+        id: r.id,
+        channel: r.channel,
+        title: r.title,
+        tag: r.tag,
+        status: r.status,
+        attempts: r.attempts,
+        error: r.error,
+        test: r.test,
+        createdAt: r.created_at.toISOString(),
+        updatedAt: r.updated_at.toISOString(),
+      })),
+    })),
+    bus.serve(notifyApi.vapidPublicKey.rpc, async () => ({ publicKey: channelAvailable(config, 'push') ? config.PUBLIC_VAPID_PUBLIC_KEY! : null })),
+    bus.serve(notifyApi.pushSubscribe.rpc, async ({ user, body, userAgent }) => {
+      const me = caller(user);
+      requireAvailable('push');
+      const endpoint = await checkUrl(body.endpoint, 'body.endpoint');
+      const row = await upsertPushSubscription(pool, me.id, { endpoint, p256dh: body.keys.p256dh, auth: body.keys.auth, userAgent: userAgent?.slice(0, 300) ?? null });
+      return { id: row.id, endpointHost: new URL(row.endpoint).host, userAgent: row.user_agent, createdAt: row.created_at.toISOString() };
+    }),
+    bus.serve(notifyApi.pushUnsubscribe.rpc, async ({ user, body }) => ({ removed: await deletePushSubscription(pool, caller(user).id, body.endpoint) })),
+    bus.serve(notifyApi.pushSubscriptions.rpc, async ({ user }) => ({
+      subscriptions: (await listPushSubscriptions(pool, caller(user).id)).map((r) => ({
+        id: r.id,
+        endpointHost: new URL(r.endpoint).host,
+        userAgent: r.user_agent,
+        createdAt: r.created_at.toISOString(),
+      })),
+    })),
+  ];
+}

@@ -1,0 +1,424 @@
+import { execFileSync } from 'node:child_process';
+import { createECDH, createHmac, createPublicKey, randomBytes, randomUUID, timingSafeEqual, verify as verifySig } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildGateway } from '@tasksvc/gateway';
+import { notificationRequested, notifyRoutes, resolveIdentityRpc, type NotificationRequest } from '@tasksvc/proto';
+import { createMemoryBus, createNatsBus, createPool, freePort, startService, type Bus, type Pool, type RunningService } from '@tasksvc/runtime';
+import * as ece from 'http_ece';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import webpush from 'web-push';
+import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { notifierService } from './service.ts';
+
+// ---------------------------------------------------------------- harness
+
+/** TEST DOUBLE for the auth service's `auth.identity.resolve` (Bearer test-<uuid> → that user). */
+function serveTestIdentityDouble(bus: Bus) {
+  return bus.serve(resolveIdentityRpc, async ({ authorization }) => {
+    const m = /^Bearer test-([0-9a-f-]{36})$/.exec(authorization ?? '');
+    return m ? { id: m[1]!, email: `${m[1]}@example.test`, method: 'test' as const, readOnly: false, secondFactorOk: true, isAdmin: false } : null;
+  });
+}
+
+interface Harness {
+  bus: Bus;
+  pool: Pool;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test responses are inspected loosely
+  call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, userId: string, body?: unknown): Promise<{ status: number; json: any }>;
+  stop(): Promise<void>;
+}
+
+async function startHarness(overrides: Record<string, string | undefined>, nats: boolean): Promise<Harness> {
+  const config = await testSystemConfig(overrides, { nats });
+  const log = quietLogger('notifier-test');
+  const pool = createPool(config.DATABASE_URL, log);
+  const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'notifier-test', log }) : createMemoryBus(log);
+  const identity = serveTestIdentityDouble(bus);
+  const svc: RunningService = await startService(notifierService, { config, bus, pool, log });
+  const app = await buildGateway({ config, bus, pool, log, routes: notifyRoutes });
+  return {
+    bus,
+    pool,
+    async call(method, url, userId, body) {
+      const res = await app.inject({ method, url, headers: { authorization: `Bearer test-${userId}`, 'user-agent': 'vitest-device' }, ...(body === undefined ? {} : { payload: body as object }) });
+      return { status: res.statusCode, json: res.body ? res.json() : null };
+    },
+    async stop() {
+      await app.close();
+      await svc.stop();
+      await identity.stop();
+      await bus.close();
+      await pool.end();
+    },
+  };
+}
+
+async function until<T>(fn: () => T | null | undefined | false | Promise<T | null | undefined | false>, what: string, limitMs = 30_000): Promise<T> {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// ---------------------------------------------------------------- real local peers
+
+interface Hit {
+  path: string;
+  headers: IncomingHttpHeaders;
+  raw: Buffer;
+}
+const hits: Hit[] = [];
+let responder: (h: Hit) => { status: number; body?: string } | null = () => null;
+let http: Server;
+let rxUrl = '';
+
+/** One local HTTP peer standing in for the ntfy server, the Pushover and Telegram APIs, HTTP Alert receivers and push services. */
+async function startHttpPeer(): Promise<void> {
+  http = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const hit: Hit = { path: req.url ?? '/', headers: req.headers, raw: Buffer.concat(chunks) };
+      hits.push(hit);
+      const custom = responder(hit);
+      if (custom) return res.writeHead(custom.status, { 'content-type': 'application/json' }).end(custom.body ?? '{}');
+      if (hit.path.startsWith('/push/gone')) return res.writeHead(410).end();
+      if (hit.path.startsWith('/push/')) return res.writeHead(201).end();
+      if (hit.path.startsWith('/pushover/')) return res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":1,"request":"r-1"}');
+      if (hit.path.startsWith('/telegram/')) return res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"result":{"message_id":1}}');
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"x"}');
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  rxUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+}
+
+interface Mail {
+  parsed: ParsedMail;
+  secure: boolean;
+  user: string | undefined;
+}
+const mails: Mail[] = [];
+let smtp: SMTPServer;
+let smtpPort = 0;
+let certFile = '';
+
+/** smtp-server offering STARTTLS with a self-signed certificate, requiring authentication. */
+async function startSmtpPeer(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'smtp-'));
+  certFile = join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', certFile, '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+    { stdio: 'ignore' },
+  );
+  smtp = new SMTPServer({
+    key: readFileSync(join(dir, 'key.pem')),
+    cert: readFileSync(certFile),
+    secure: false,
+    authMethods: ['PLAIN', 'LOGIN'],
+    logger: false,
+    onAuth(auth, _session, cb) {
+      if (auth.username === 'mailer' && auth.password === 'mail-pass') cb(null, { user: auth.username });
+      else cb(new Error('bad credentials'));
+    },
+    onData(stream, session, cb) {
+      simpleParser(stream)
+        .then((parsed) => {
+          mails.push({ parsed, secure: session.secure, user: session.user });
+          cb();
+        })
+        .catch((err: Error) => cb(err));
+    },
+  });
+  smtpPort = await freePort();
+  await new Promise<void>((r) => smtp.listen(smtpPort, '127.0.0.1', r));
+}
+
+/** A browser's push subscription: our own P-256 key pair and auth secret, so the peer can decrypt. */
+function fakeBrowser(path: string) {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  const auth = randomBytes(16);
+  return { ecdh, auth, subscription: { endpoint: `${rxUrl}${path}`, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: auth.toString('base64url') } } };
+}
+
+/** RFC 8292: `Authorization: vapid t=<ES256 JWT>, k=<public key>`; returns the verified claims. */
+function verifyVapid(header: string | undefined, expectedKey: string): Record<string, unknown> {
+  const m = /^vapid t=([^,\s]+),\s*k=([A-Za-z0-9_-]+)$/.exec(header ?? '');
+  if (!m) throw new Error(`no VAPID authorization: ${header}`);
+  const [h, p, s] = m[1]!.split('.');
+  expect(m[2]).toBe(expectedKey);
+  const raw = Buffer.from(m[2]!, 'base64url');
+  const key = createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: raw.subarray(1, 33).toString('base64url'), y: raw.subarray(33, 65).toString('base64url') }, format: 'jwk' });
+  const ok = verifySig('sha256', Buffer.from(`${h}.${p}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(s!, 'base64url'));
+  if (!ok) throw new Error('VAPID signature does not verify');
+  expect(JSON.parse(Buffer.from(h!, 'base64url').toString())).toMatchObject({ alg: 'ES256', typ: 'JWT' });
+  return JSON.parse(Buffer.from(p!, 'base64url').toString()) as Record<string, unknown>;
+}
+
+function hmacOk(secret: string, raw: Buffer, header: string | string[] | undefined): boolean {
+  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`);
+  const given = Buffer.from(typeof header === 'string' ? header : '');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+// ---------------------------------------------------------------- tests
+
+const VAPID = webpush.generateVAPIDKeys();
+const CONTACT = 'mailto:ops@example.test';
+const KEY = randomBytes(32).toString('hex');
+const APP = 'https://tasks.example.test';
+const BOT = '123456789:AAF-test_token_abcdefghijklmnop';
+const APP_TOKEN = 'azGDORePK8gMaC0QOYAMyEEuzJnyUi';
+const USER_KEY = 'uQiRzpo4DXghDmr9QzzfQu27cmVRsG';
+let h: Harness;
+const alice = randomUUID();
+const bob = randomUUID();
+
+beforeAll(async () => {
+  await Promise.all([startHttpPeer(), startSmtpPeer()]);
+  h = await startHarness(
+    {
+      OUTBOUND_ALLOW_LIST: '127.0.0.1',
+      TOTP_ENCRYPTION_KEY: KEY,
+      PUBLIC_APP_URL: APP,
+      PUBLIC_VAPID_PUBLIC_KEY: VAPID.publicKey,
+      VAPID_PRIVATE_KEY: VAPID.privateKey,
+      VAPID_CONTACT: CONTACT,
+      SMTP_HOST: '127.0.0.1',
+      SMTP_PORT: String(smtpPort),
+      SMTP_USER: 'mailer',
+      SMTP_PASS: 'mail-pass',
+      SMTP_FROM: 'Task Service <tasks@example.test>',
+      SMTP_TLS_CA_FILE: certFile,
+      PUSHOVER_API_URL: `${rxUrl}/pushover`,
+      TELEGRAM_API_URL: `${rxUrl}/telegram`,
+    },
+    true,
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+  await new Promise((r) => smtp?.close(() => r(undefined)));
+  http?.closeAllConnections();
+  await new Promise((r) => http?.close(r));
+});
+
+const notify = (n: NotificationRequest) => h.bus.publish(notificationRequested, n, randomUUID());
+const hitsAt = (prefix: string) => hits.filter((x) => x.path.startsWith(prefix));
+
+describe('notification channels against real local peers', () => {
+  const alicePhone = () => browsers.phone!;
+  const browsers: { phone?: ReturnType<typeof fakeBrowser>; stale?: ReturnType<typeof fakeBrowser> } = {};
+
+  it('lists six channels, all available when the operator configured SMTP and VAPID', async () => {
+    const res = await h.call('GET', '/api/settings/notification-channels', alice);
+    expect(res.status).toBe(200);
+    expect(res.json.channels.map((c: { type: string }) => c.type)).toEqual(['push', 'ntfy', 'pushover', 'telegram', 'email', 'http-alert']);
+    expect(res.json.channels.every((c: { available: boolean; configured: boolean }) => c.available && !c.configured)).toBe(true);
+    expect((await h.call('GET', '/api/push/vapid-public-key', alice)).json).toEqual({ publicKey: VAPID.publicKey });
+  });
+
+  it('configures every channel; secrets are encrypted at rest and never returned', async () => {
+    const put = (type: string, config: unknown) => h.call('PUT', `/api/settings/notification-channels/${type}`, alice, { config });
+    const ntfy = await put('ntfy', { server: `${rxUrl}/ntfy`, topic: 'alice-tasks', token: 'tk_alice_secret', priority: 4 });
+    expect(ntfy.status).toBe(200);
+    expect(ntfy.json).toMatchObject({ type: 'ntfy', configured: true, enabled: true, config: { server: `${rxUrl}/ntfy`, topic: 'alice-tasks', priority: 4, hasToken: true } });
+    expect((await put('pushover', { appToken: APP_TOKEN, userKey: USER_KEY })).json.config).toMatchObject({ hasAppToken: true, hasUserKey: true });
+    expect((await put('telegram', { botToken: BOT, chatId: '-100123456' })).json.config).toEqual({ chatId: '-100123456', hasBotToken: true });
+    expect((await put('email', { address: 'alice@example.test' })).json.config).toEqual({ address: 'alice@example.test' });
+    expect((await put('http-alert', { url: `${rxUrl}/alert`, secret: 'alert-secret-1' })).json.config).toEqual({ url: `${rxUrl}/alert`, hasSecret: true });
+    browsers.phone = fakeBrowser('/push/phone');
+    browsers.stale = fakeBrowser('/push/gone');
+    expect((await h.call('POST', '/api/push/subscribe', alice, browsers.phone.subscription)).status).toBe(201);
+    expect((await h.call('POST', '/api/push/subscribe', alice, browsers.stale.subscription)).status).toBe(201);
+    const subs = await h.call('GET', '/api/push/subscriptions', alice);
+    expect(subs.json.subscriptions).toHaveLength(2);
+    expect(subs.json.subscriptions[0].userAgent).toBe('vitest-device');
+
+    const list = await h.call('GET', '/api/settings/notification-channels', alice);
+    const text = JSON.stringify(list.json);
+    for (const secret of ['tk_alice_secret', APP_TOKEN, USER_KEY, BOT, 'alert-secret-1']) expect(text).not.toContain(secret);
+    expect(list.json.channels.find((c: { type: string }) => c.type === 'push')).toMatchObject({ configured: true, enabled: true, config: { devices: 2 } });
+    const stored = await h.pool.query<{ secrets_enc: string }>("SELECT secrets_enc FROM notifier.channels WHERE user_id = $1 AND type = 'telegram'", [alice]);
+    expect(stored.rows[0]!.secrets_enc).not.toContain(BOT);
+    // updating without the secret keeps it
+    expect((await put('telegram', { chatId: '-100999' })).json.config).toEqual({ chatId: '-100999', hasBotToken: true });
+    expect((await put('telegram', { botToken: BOT, chatId: '-100123456' })).status).toBe(200);
+  });
+
+  it('delivers one notification on all six channels, each in the shape its peer expects', async () => {
+    const n: NotificationRequest = { userId: alice, title: 'Streak at risk 🔥', body: 'Complete one task today to keep your 12-day streak.', url: '/tasks', tag: 'streak', dedupeKey: `streak:${alice}:2026-11-22` };
+    await notify(n);
+    await until(() => mails.length >= 1 && hitsAt('/ntfy').length >= 1 && hitsAt('/pushover').length >= 1 && hitsAt('/telegram').length >= 1 && hitsAt('/alert').length >= 1 && hitsAt('/push/phone').length >= 1 && hitsAt('/push/gone').length >= 1, 'all six channels');
+
+    // ntfy: JSON publish to the server root
+    const ntfy = hitsAt('/ntfy')[0]!;
+    expect(ntfy.path).toBe('/ntfy/');
+    expect(ntfy.headers['content-type']).toBe('application/json');
+    expect(ntfy.headers.authorization).toBe('Bearer tk_alice_secret');
+    expect(JSON.parse(ntfy.raw.toString())).toEqual({ topic: 'alice-tasks', title: n.title, message: n.body, tags: ['streak'], priority: 4, click: `${APP}/tasks` });
+
+    // Pushover: form-encoded Message API
+    const po = hitsAt('/pushover')[0]!;
+    expect(po.path).toBe('/pushover/1/messages.json');
+    expect(po.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(Object.fromEntries(new URLSearchParams(po.raw.toString()))).toEqual({ token: APP_TOKEN, user: USER_KEY, title: n.title, message: n.body, url: `${APP}/tasks`, url_title: 'Open Task Service' });
+
+    // Telegram: Bot API sendMessage
+    const tg = hitsAt('/telegram')[0]!;
+    expect(tg.path).toBe(`/telegram/bot${BOT}/sendMessage`);
+    expect(JSON.parse(tg.raw.toString())).toEqual({ chat_id: '-100123456', text: `${n.title}\n\n${n.body}\n\n${APP}/tasks`, disable_web_page_preview: true });
+
+    // HTTP Alert: exactly the spec's body, signed over the raw bytes
+    const alert = hitsAt('/alert')[0]!;
+    const body = JSON.parse(alert.raw.toString()) as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual(['event', 'title', 'body', 'url', 'tag', 'timestamp']);
+    expect(body).toMatchObject({ event: 'service.notification', title: n.title, body: n.body, url: '/tasks', tag: 'streak' });
+    expect(new Date(body.timestamp as string).toISOString()).toBe(body.timestamp);
+    expect(alert.headers['x-service-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(hmacOk('alert-secret-1', alert.raw, alert.headers['x-service-signature'])).toBe(true);
+    expect(hmacOk('wrong-secret', alert.raw, alert.headers['x-service-signature'])).toBe(false);
+
+    // Web Push: the endpoint decrypts aes128gcm and verifies the VAPID JWT
+    const push = hitsAt('/push/phone')[0]!;
+    expect(push.headers['content-encoding']).toBe('aes128gcm');
+    expect(Number(push.headers.ttl)).toBeGreaterThan(0);
+    expect(push.headers.urgency).toBe('normal');
+    const plain = ece.decrypt(push.raw, { version: 'aes128gcm', privateKey: alicePhone().ecdh, authSecret: alicePhone().auth });
+    expect(JSON.parse(plain.toString('utf8'))).toEqual({ title: n.title, body: n.body, url: '/tasks', tag: 'streak' });
+    const claims = verifyVapid(push.headers.authorization, VAPID.publicKey);
+    expect(claims.aud).toBe(rxUrl);
+    expect(claims.sub).toBe(CONTACT);
+    expect(claims.exp as number).toBeGreaterThan(Date.now() / 1000);
+
+    // Email: received over STARTTLS, authenticated, parsed by mailparser
+    const mail = mails[0]!;
+    expect(mail.secure).toBe(true);
+    expect(mail.user).toBe('mailer');
+    expect(mail.parsed.from?.value[0]).toMatchObject({ address: 'tasks@example.test', name: 'Task Service' });
+    expect(mail.parsed.to && !Array.isArray(mail.parsed.to) ? mail.parsed.to.value[0]?.address : null).toBe('alice@example.test');
+    expect(mail.parsed.subject).toBe(n.title);
+    expect(mail.parsed.text).toContain(n.body);
+    expect(mail.parsed.text).toContain(`${APP}/tasks`);
+    expect(mail.parsed.html).toContain(`href="${APP}/tasks"`);
+
+    // the push service said 410 for the stale device: it is forgotten
+    await until(async () => (await h.call('GET', '/api/push/subscriptions', alice)).json.subscriptions.length === 1, 'stale subscription removed');
+    const hist = await until(async () => {
+      const e = (await h.call('GET', '/api/settings/notification-history', alice)).json.entries as { channel: string; status: string; title: string }[];
+      return e.length >= 7 && e.every((x) => x.status === 'sent' || x.status === 'failed') ? e : null;
+    }, 'history settled');
+    expect(hist.filter((e) => e.status === 'sent').map((e) => e.channel).sort()).toEqual(['email', 'http-alert', 'ntfy', 'push', 'pushover', 'telegram']);
+    expect(hist.filter((e) => e.status === 'failed').map((e) => e.channel)).toEqual(['push']);
+  });
+
+  it('a repeated dedupe key is not delivered again on any channel', async () => {
+    const before = { alert: hitsAt('/alert').length, ntfy: hitsAt('/ntfy').length, mails: mails.length, push: hitsAt('/push/phone').length };
+    await notify({ userId: alice, title: 'Streak at risk 🔥', body: 'again', url: '/tasks', tag: 'streak', dedupeKey: `streak:${alice}:2026-11-22` });
+    // a later, different notification: the consumer handles messages in order, so once it arrives the duplicate was handled
+    await notify({ userId: alice, title: 'Sentinel', body: 'after', url: null, tag: null, dedupeKey: `sentinel:${randomUUID()}` });
+    await until(() => hitsAt('/alert').some((x) => JSON.parse(x.raw.toString()).title === 'Sentinel') && mails.some((m) => m.parsed.subject === 'Sentinel'), 'sentinel');
+    expect(hitsAt('/alert').length).toBe(before.alert + 1);
+    expect(hitsAt('/ntfy').length).toBe(before.ntfy + 1);
+    expect(mails.length).toBe(before.mails + 1);
+    expect(hitsAt('/push/phone').length).toBe(before.push + 1);
+  });
+
+  it('retries a transient failure and records the attempts', async () => {
+    await h.call('PUT', '/api/settings/notification-channels/http-alert', bob, { config: { url: `${rxUrl}/alert-bob` } });
+    let n = 0;
+    responder = (hit) => (hit.path === '/alert-bob' && ++n === 1 ? { status: 503 } : null);
+    await notify({ userId: bob, title: 'Due today', body: '3 tasks', url: '/today', tag: 'due-today', dedupeKey: `due:${bob}:1` });
+    const entry = await until(async () => {
+      const e = (await h.call('GET', '/api/settings/notification-history', bob)).json.entries as { status: string; attempts: number }[];
+      return e[0]?.status === 'sent' ? e[0] : null;
+    }, 'bob alert sent after a retry');
+    responder = () => null;
+    expect(entry.attempts).toBe(2);
+    expect(hitsAt('/alert-bob')).toHaveLength(2);
+    expect(hitsAt('/alert-bob')[1]!.headers['x-service-signature']).toBeUndefined();
+  });
+
+  it('each channel has a test endpoint that sends now and reports the outcome', async () => {
+    for (const type of ['ntfy', 'pushover', 'telegram', 'email', 'http-alert', 'push']) {
+      const res = await h.call('POST', `/api/settings/notification-channels/${type}/test`, alice);
+      expect(res.status, type).toBe(200);
+      expect(res.json, type).toMatchObject({ type, ok: true, delivered: 1, error: null });
+    }
+    expect(mails.at(-1)!.parsed.subject).toBe('Test notification');
+    expect(JSON.parse(hitsAt('/alert').at(-1)!.raw.toString()).title).toBe('Test notification');
+    // a permanent error from the peer is reported, not retried
+    responder = (hit) => (hit.path.startsWith('/pushover') ? { status: 400, body: '{"status":0,"errors":["application token is invalid"]}' } : null);
+    const bad = await h.call('POST', '/api/settings/notification-channels/pushover/test', alice);
+    responder = () => null;
+    expect(bad.json).toMatchObject({ type: 'pushover', ok: false, delivered: 0 });
+    expect(bad.json.error).toMatch(/HTTP 400.*application token is invalid/);
+    const hist = (await h.call('GET', '/api/settings/notification-history', alice)).json.entries as { channel: string; status: string; test: boolean }[];
+    expect(hist[0]).toMatchObject({ channel: 'pushover', status: 'failed', test: true });
+    expect(hist.length).toBeLessThanOrEqual(50);
+    expect((await h.call('POST', '/api/settings/notification-channels/ntfy/test', bob)).status).toBe(404);
+  });
+
+  it('names the bad field and keeps users apart', async () => {
+    const topic = await h.call('PUT', '/api/settings/notification-channels/ntfy', bob, { config: { topic: 'bad topic!' } });
+    expect(topic.status).toBe(400);
+    expect(topic.json.issues[0].path).toBe('body.config.topic');
+    const priv = await h.call('PUT', '/api/settings/notification-channels/http-alert', bob, { config: { url: 'https://10.0.0.1/hook' } });
+    expect(priv.status).toBe(400);
+    expect(priv.json.issues[0]).toMatchObject({ path: 'body.config.url' });
+    const meta = await h.call('PUT', '/api/settings/notification-channels/ntfy', bob, { config: { topic: 'x', server: 'http://169.254.169.254' } });
+    expect(meta.json.issues[0].path).toBe('body.config.server');
+    const po = await h.call('PUT', '/api/settings/notification-channels/pushover', bob, { config: { userKey: USER_KEY } });
+    expect(po.status).toBe(400);
+    expect(po.json.issues[0]).toEqual({ path: 'body.config.appToken', message: 'is required' });
+    expect((await h.call('PUT', '/api/settings/notification-channels/telegram', bob, { config: { botToken: BOT, chatId: '1', colour: 'red' } })).status).toBe(400);
+    const type = await h.call('PUT', '/api/settings/notification-channels/carrier-pigeon', bob, { config: {} });
+    expect(type.status).toBe(400);
+    expect(type.json.issues[0].path).toBe('params.type');
+    const sub = await h.call('POST', '/api/push/subscribe', bob, { endpoint: 'https://push.example.test/x', keys: { p256dh: 'short', auth: 'x' } });
+    expect(sub.json.issues.map((i: { path: string }) => i.path)).toEqual(['body.keys.p256dh', 'body.keys.auth']);
+    // bob sees none of alice's settings and cannot remove her device
+    const bobs = await h.call('GET', '/api/settings/notification-channels', bob);
+    expect(bobs.json.channels.filter((c: { configured: boolean }) => c.configured).map((c: { type: string }) => c.type)).toEqual(['http-alert']);
+    expect((await h.call('POST', '/api/push/unsubscribe', bob, { endpoint: alicePhone().subscription.endpoint })).json).toEqual({ removed: false });
+    expect((await h.call('GET', '/api/settings/notification-history', bob)).json.entries.every((e: { title: string }) => e.title !== 'Streak at risk 🔥')).toBe(true);
+    expect((await h.call('DELETE', '/api/settings/notification-channels/http-alert', bob)).status).toBe(204);
+    expect((await h.call('DELETE', '/api/settings/notification-channels/http-alert', bob)).status).toBe(404);
+  });
+});
+
+describe('without SMTP, VAPID or TOTP_ENCRYPTION_KEY', () => {
+  let h2: Harness;
+  beforeAll(async () => {
+    h2 = await startHarness({ OUTBOUND_ALLOW_LIST: '127.0.0.1' }, false);
+  });
+  afterAll(async () => h2?.stop());
+
+  it('reports email and push unavailable, refuses them, and refuses to store secrets', async () => {
+    const u = randomUUID();
+    const list = (await h2.call('GET', '/api/settings/notification-channels', u)).json.channels as { type: string; available: boolean }[];
+    expect(list.filter((c) => !c.available).map((c) => c.type)).toEqual(['push', 'email']);
+    const email = await h2.call('PUT', '/api/settings/notification-channels/email', u, { config: {} });
+    expect(email.status).toBe(400);
+    expect(email.json.message).toMatch(/SMTP_HOST/);
+    expect((await h2.call('GET', '/api/push/vapid-public-key', u)).json).toEqual({ publicKey: null });
+    const secret = await h2.call('PUT', '/api/settings/notification-channels/http-alert', u, { config: { url: `${rxUrl}/x`, secret: 'alert-secret-1' } });
+    expect(secret.status).toBe(400);
+    expect(secret.json.issues[0].path).toBe('body.config.secret');
+    expect(secret.json.message).toMatch(/TOTP_ENCRYPTION_KEY/);
+    const plain = await h2.call('PUT', '/api/settings/notification-channels/http-alert', u, { config: { url: `${rxUrl}/x` } });
+    expect(plain.json.config).toEqual({ url: `${rxUrl}/x`, hasSecret: false });
+  });
+});
