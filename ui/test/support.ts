@@ -85,7 +85,17 @@ export async function checkLayout(page: Page, name: string, groups: string[] = [
     const report = await page.evaluate((groupSelectors: string[]) => {
       const problems: string[] = [];
       const doc = document.scrollingElement!;
-      if (doc.scrollWidth > window.innerWidth) problems.push(`horizontal overflow: scrollWidth ${doc.scrollWidth} > innerWidth ${window.innerWidth}`);
+      if (doc.scrollWidth > window.innerWidth) {
+        // Name the culprits: elements sticking out on the right that no scrolling ancestor contains.
+        const clipped = (el: Element) => {
+          // Absolutely positioned boxes escape a scrolling ancestor unless it is also their containing block.
+          if (getComputedStyle(el).position === 'absolute') return false;
+          for (let a = el.parentElement; a; a = a.parentElement) if (/(auto|scroll|hidden)/.test(getComputedStyle(a).overflowX)) return true;
+          return false;
+        };
+        const culprits = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > window.innerWidth + 0.5 && !clipped(el)).slice(0, 3);
+        problems.push(`horizontal overflow: scrollWidth ${doc.scrollWidth} > innerWidth ${window.innerWidth}: ${culprits.map((c) => `${c.tagName.toLowerCase()}.${[...c.classList].join('.')}`).join(', ')}`);
+      }
       const rect = (el: Element) => {
         const r = el.getBoundingClientRect();
         return { x: r.x + window.scrollX, y: r.y + window.scrollY, w: r.width, h: r.height };
@@ -101,6 +111,51 @@ export async function checkLayout(page: Page, name: string, groups: string[] = [
             if (hit(rect(els[i]!), rect(els[j]!))) problems.push(`${sel}: ${describe(els[i]!)} overlaps ${describe(els[j]!)}`);
           }
       }
+      // Nothing is squeezed: the top bar stays one line, buttons at most two lines, task titles readable.
+      const bar = document.querySelector('.topbar');
+      if (bar && bar.getBoundingClientRect().height > 72) problems.push(`top bar wraps (${Math.round(bar.getBoundingClientRect().height)} px high)`);
+      for (const b of document.querySelectorAll('button')) {
+        const r = b.getBoundingClientRect();
+        const line = parseFloat(getComputedStyle(b).fontSize) * 1.5;
+        if (r.height > 0 && r.height > 2.6 * line + 16) problems.push(`button squeezed: ${describe(b)} (${Math.round(r.width)}×${Math.round(r.height)})`);
+      }
+      for (const t of document.querySelectorAll('.list .title')) {
+        const r = t.getBoundingClientRect();
+        if (r.width > 0 && r.width < 6 * parseFloat(getComputedStyle(t).fontSize)) problems.push(`title squeezed: ${describe(t)} (${Math.round(r.width)} px wide)`);
+      }
+      // Accessibility basics: every control has a name, and text contrast meets WCAG AA (4.5:1).
+      const visible = (el: Element) => (el as HTMLElement).offsetParent !== null || getComputedStyle(el).position === 'fixed';
+      for (const el of document.querySelectorAll('input:not([type=hidden]), select, textarea')) {
+        if (!visible(el)) continue;
+        const id = el.getAttribute('id');
+        const named = el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.closest('label') || (id && document.querySelector(`label[for="${CSS.escape(id)}"]`));
+        if (!named) problems.push(`unlabelled control: ${describe(el)}`);
+      }
+      for (const b of document.querySelectorAll('button, a[href]')) {
+        if (visible(b) && !(b.textContent ?? '').trim() && !b.getAttribute('aria-label')) problems.push(`control without a name: ${describe(b)}`);
+      }
+      const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
+      const lum = ([r, g, b]: number[]) => {
+        const f = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+        return 0.2126 * f(r!) + 0.7152 * f(g!) + 0.0722 * f(b!);
+      };
+      const background = (el: Element | null): number[] => {
+        for (let e = el; e; e = e.parentElement) {
+          const c = rgb(getComputedStyle(e).backgroundColor);
+          if (c.length === 3 || (c.length === 4 && c[3]! > 0.5)) return c.slice(0, 3);
+          if (getComputedStyle(e).backgroundImage !== 'none') return [];
+        }
+        return rgb(getComputedStyle(document.documentElement).backgroundColor).slice(0, 3);
+      };
+      for (const el of document.querySelectorAll('p, li, label, a, button, .badge, .muted, .small, h1, h2, h3, th, td, dd, dt')) {
+        if (!visible(el) || !(el.textContent ?? '').trim() || (el as HTMLButtonElement).disabled) continue;
+        const bg = background(el);
+        if (bg.length !== 3) continue; // over a gradient: not measurable this way
+        const fg = rgb(getComputedStyle(el).color).slice(0, 3);
+        const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+        const ratio = (a! + 0.05) / (b! + 0.05);
+        if (ratio < 4.5) problems.push(`low contrast ${ratio.toFixed(2)}: ${describe(el)}`);
+      }
       // The sticky top bar sits above the content, and at the end of the page the content ends above a fixed bottom bar.
       const top = document.querySelector('.topbar');
       const main = document.querySelector('#main');
@@ -115,8 +170,8 @@ export async function checkLayout(page: Page, name: string, groups: string[] = [
       }
       return problems;
     }, groups);
-    expect(report, `${name} @${label}`).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size.width}.png`), fullPage: true });
+    expect(report, `${name} @${label}`).toEqual([]);
   }
   await page.setViewportSize(VIEWPORTS.desktop);
 }

@@ -1,10 +1,12 @@
+import { updateStatusRpc } from '@tasksvc/proto';
 import type { Config } from '@tasksvc/runtime';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GatewayDeps } from './app.ts';
+import { authorize, resolveIdentity } from './identity.ts';
 
 /**
  * Server-rendered pages: the legal pages (/impressum, /datenschutz) and the crawler files
- * (/sitemap.xml, /robots.txt). They are rendered here, not by the single-page app, because they must
+ * (/sitemap.xml, /robots.txt); plus the admin page's update status (GET /api/admin/update-status). They are rendered here, not by the single-page app, because they must
  * be readable without JavaScript and because they use the RUN-TIME configuration (the imprint
  * variables and PUBLIC_APP_URL), whereas the app bundle only knows the build-time public URL.
  */
@@ -173,5 +175,12 @@ export function registerPages(app: FastifyInstance, deps: GatewayDeps): void {
   app.get('/impressum', html(renderImpressum));
   app.get('/datenschutz', html(renderDatenschutz));
   app.get('/sitemap.xml', async (_req, reply) => reply.type('application/xml; charset=utf-8').header('cache-control', 'public, max-age=3600').send(renderSitemap(config.PUBLIC_APP_URL)));
+  // The admin page's update banner: the scheduler's last release check (admins only, like /admin).
+  app.get('/api/admin/update-status', async (req, reply) => {
+    const user = await resolveIdentity(req, deps.bus, config);
+    authorize('admin', 'GET', user);
+    const status = await deps.bus.request(updateStatusRpc, {}, { requestId: String(req.id), timeoutMs: 5_000 });
+    return reply.header('cache-control', 'no-store').send(status);
+  });
   app.get('/robots.txt', async (_req, reply) => reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=3600').send(renderRobots(config.PUBLIC_APP_URL)));
 }

@@ -1,75 +1,77 @@
 import { createResource, Show, type JSX } from 'solid-js';
 import { ApiError, get, post } from '../lib/api.ts';
-import { gameSummary, refreshGame } from '../lib/game.ts';
+import { gameStats, refreshGame } from '../lib/game.ts';
 import { toast, toastError } from '../lib/toast.ts';
-import type { Task } from '../lib/types.ts';
+import type { DailyQuestReply } from '../lib/types.ts';
 import { AsyncButton, Spinner } from './ui.tsx';
 
-interface QuestReply {
-  task: Task | null;
-  completed: boolean;
-  postponesLeft?: number;
-}
+const TIER: Record<string, string> = {
+  overdue: 'Overdue the longest',
+  'high-priority': 'High priority in a topic',
+  'recurring-due': 'Recurring and due',
+  random: 'Picked for you',
+  restored: 'Back after a postponement',
+};
 
-/** Today's daily quest: complete it, postpone it to tomorrow, or roll a different one. */
+/** Today's daily quest: complete it, postpone it to tomorrow (with undo), or roll a different one. */
 export function QuestCard(props: { onChange: () => void }): JSX.Element {
-  const [quest, { refetch }] = createResource(async () => {
-    try {
-      return await get<QuestReply>('/api/daily-quest');
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404 && err.code === 'NOT_FOUND') return undefined;
-      throw err;
-    }
-  });
-  const after = (msg: string) => {
-    void refetch();
+  const [quest, { refetch, mutate }] = createResource(() => get<DailyQuestReply>('/api/daily-quest'));
+  const after = (msg: string, action?: { label: string; run: () => void }) => {
     refreshGame();
     props.onChange();
-    toast(msg);
+    toast(msg, { action });
   };
+  async function postpone() {
+    try {
+      mutate(await post<DailyQuestReply>('/api/daily-quest/postpone'));
+      after('Postponed to tomorrow', {
+        label: 'Undo',
+        run: () =>
+          void post<DailyQuestReply>('/api/daily-quest/restore')
+            .then((r) => (mutate(r), after('Quest restored')))
+            .catch(toastError),
+      });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'LIMIT_REACHED') toast(`Daily postpone limit reached (${quest()?.postponeLimit ?? ''}).`, { kind: 'error' });
+      else throw err;
+    }
+  }
   return (
     <section class="card quest" aria-labelledby="quest-h" data-testid="daily-quest">
       <h2 id="quest-h">★ Daily quest</h2>
-      <Show when={!quest.loading} fallback={<Spinner />}>
+      <Show when={quest() || !quest.loading} fallback={<Spinner />}>
         <Show when={!quest.error} fallback={<p class="muted">{(quest.error as Error)?.message}</p>}>
-          <Show when={quest()?.task} fallback={<p class="muted">No quest today: add a task and the quest picks from your open tasks.</p>}>
+          <Show when={quest()?.quest} fallback={<p class="muted">No quest today: add a task and the quest picks one of your open tasks.</p>}>
             {(t) => (
               <>
                 <p class="quest-title" data-testid="quest-title">
                   {t().title}
                 </p>
+                <Show when={quest()!.tier}>
+                  <p class="small muted" style={{ 'margin-top': '-0.5rem' }}>
+                    {TIER[quest()!.tier!] ?? quest()!.tier}
+                  </p>
+                </Show>
                 <Show
                   when={!quest()!.completed}
                   fallback={
-                    <p class="banner ok" role="status">
+                    <p class="banner ok" role="status" data-testid="quest-done">
                       Quest complete! See you tomorrow.
                     </p>
                   }
                 >
                   <div class="row">
-                    <AsyncButton class="primary" action={async () => (await post(`/api/tasks/${t().id}/complete`), after('Quest complete!'))}>
+                    <AsyncButton class="primary" action={async () => (await post(`/api/tasks/${t().id}/complete`), await refetch(), after('Quest complete!'))}>
                       Complete
                     </AsyncButton>
-                    <AsyncButton
-                      action={async () => {
-                        try {
-                          await post('/api/daily-quest/postpone');
-                          after('Postponed to tomorrow');
-                        } catch (err) {
-                          if (err instanceof ApiError && err.code === 'LIMIT_REACHED') toast('Daily postpone limit reached.', { kind: 'error' });
-                          else toastError(err);
-                        }
-                      }}
-                    >
+                    <AsyncButton action={postpone} disabled={quest()!.postponesToday >= quest()!.postponeLimit}>
                       Postpone
                     </AsyncButton>
-                    <AsyncButton action={async () => (await post('/api/daily-quest'), after('New quest rolled'))}>Re-roll</AsyncButton>
+                    <AsyncButton action={async () => (mutate(await post<DailyQuestReply>('/api/daily-quest')), after('New quest rolled'))}>Re-roll</AsyncButton>
                   </div>
-                  <Show when={quest()!.postponesLeft !== undefined}>
-                    <p class="small muted" style={{ 'margin-top': '0.5rem' }}>
-                      Postpones left today: {quest()!.postponesLeft}
-                    </p>
-                  </Show>
+                  <p class="small muted" style={{ 'margin-top': '0.5rem' }}>
+                    Postponed today: {quest()!.postponesToday} of {quest()!.postponeLimit}
+                  </p>
                 </Show>
               </>
             )}
@@ -80,31 +82,48 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
   );
 }
 
-/** Streak, shield, coins and level, with progress towards the next level. */
+/** Streak with its monthly shield, quest streak, coins and progress to the next level. */
 export function StreakCard(): JSX.Element {
-  const s = gameSummary;
   return (
     <section class="card" aria-labelledby="streak-h" data-testid="streak-card">
       <h2 id="streak-h">Streak &amp; coins</h2>
-      <Show when={s()} fallback={<p class="muted">Complete a task to start your streak.</p>}>
+      <Show when={gameStats()} fallback={<p class="muted">Complete a task to start your streak.</p>}>
         {(g) => (
-          <div class="kpis">
-            <div class="kpi">
-              <div class="value">{g().streak}</div>
-              <div class="label">day streak</div>
+          <div class="stack" style={{ gap: '0.75rem' }}>
+            <div class="kpis">
+              <div class="kpi">
+                <div class="value" data-testid="streak-current">
+                  {g().streak.current}
+                </div>
+                <div class="label">day streak (best {g().streak.max})</div>
+              </div>
+              <div class="kpi">
+                <div class="value">{g().coins}</div>
+                <div class="label">coins</div>
+              </div>
+              <div class="kpi">
+                <div class="value">{g().level}</div>
+                <div class="label">level</div>
+              </div>
             </div>
-            <div class="kpi">
-              <div class="value">{g().coins}</div>
-              <div class="label">coins</div>
-            </div>
-            <div class="kpi">
-              <div class="value">{g().level}</div>
-              <div class="label">level</div>
-            </div>
+            <p class="small" style={{ margin: 0 }} data-testid="shield">
+              {g().streak.shieldAvailable ? 'Streak shield ready: one missed day this month keeps your streak.' : 'Streak shield used this month.'} Quest streak: {g().questStreak.current}.
+            </p>
+            <Show when={g().nextLevelAt}>
+              {(next) => (
+                <div>
+                  <div class="progress" role="progressbar" aria-label="Progress to the next level" aria-valuemin={g().levelStart} aria-valuemax={next()} aria-valuenow={g().coins}>
+                    <span style={{ width: `${Math.min(100, ((g().coins - g().levelStart) / Math.max(1, next() - g().levelStart)) * 100)}%` }} />
+                  </div>
+                  <p class="small muted" style={{ margin: '0.25rem 0 0' }}>
+                    {next() - g().coins} coins to level {g().level + 1}
+                  </p>
+                </div>
+              )}
+            </Show>
           </div>
         )}
       </Show>
     </section>
   );
 }
-

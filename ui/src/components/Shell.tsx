@@ -3,7 +3,7 @@ import { For, Show, type JSX } from 'solid-js';
 import { session, signOut } from '../lib/session.ts';
 import { setTheme, theme, type Theme } from '../lib/theme.ts';
 import { dismiss, toasts } from '../lib/toast.ts';
-import { gameSummary } from '../lib/game.ts';
+import { gameStats } from '../lib/game.ts';
 
 const NAV = [
   { href: '/dashboard', label: 'Today', icon: '☀' },
@@ -16,7 +16,7 @@ const NAV = [
 const NEXT_THEME: Record<Theme, Theme> = { system: 'dark', dark: 'light', light: 'system' };
 
 export function Shell(props: { children: JSX.Element }): JSX.Element {
-  const summary = gameSummary;
+  const summary = gameStats;
   return (
     <>
       <header class="topbar">
@@ -47,10 +47,10 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
         <span class="spacer" />
         <Show when={summary()}>
           {(s) => (
-            <span class="stats-pill" data-testid="stats-pill" aria-label={`Level ${s().level}, ${s().coins} coins, streak ${s().streak} days`}>
+            <span class="stats-pill" data-testid="stats-pill" aria-label={`Level ${s().level}, ${s().coins} coins, streak ${s().streak.current} days`}>
               <span title="Streak">
-                Streak {s().streak}
-                <span class="label"> days</span>
+                Streak {s().streak.current}
+                <span class="label"> {s().streak.current === 1 ? 'day' : 'days'}</span>
               </span>
               <span title="Coins">
                 {s().coins}

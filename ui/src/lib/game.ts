@@ -1,24 +1,20 @@
 import { createResource, createRoot } from 'solid-js';
 import { ApiError, get } from './api.ts';
+import type { StatsReply } from './types.ts';
 
-export interface GameSummary {
-  coins: number;
-  level: number;
-  streak: number;
-}
-
-/** Coins, level and streak for the top bar; absent (null) while the game API is unavailable. */
+/** Coins, level, streaks and completion counts (GET /api/stats), shared by the top bar, dashboard and progress. */
 const shared = createRoot(() => {
-  const [summary, { refetch }] = createResource<GameSummary | null>(async () => {
+  const [stats, { refetch }] = createResource<StatsReply | null>(async () => {
     try {
-      return await get<GameSummary>('/api/game/summary');
+      return await get<StatsReply>('/api/stats');
     } catch (err) {
+      // Without the game API the rest of the app still works; the widgets hide themselves.
       if (err instanceof ApiError && (err.status === 404 || err.status >= 500)) return null;
       throw err;
     }
   });
-  return { summary, refetch };
+  return { stats, refetch };
 });
 
-export const gameSummary = shared.summary;
+export const gameStats = shared.stats;
 export const refreshGame = () => void shared.refetch();

@@ -20,7 +20,7 @@ export function dismiss(id: number): void {
 /** A short message in the live region; an action (e.g. Undo) keeps it up longer. */
 export function toast(text: string, opts: { kind?: 'info' | 'error'; action?: Toast['action'] } = {}): void {
   const id = ++seq;
-  setToasts((t) => [...t.slice(-3), { id, text, kind: opts.kind ?? 'info', action: opts.action }]);
+  setToasts((t) => [...t.slice(-1), { id, text, kind: opts.kind ?? 'info', action: opts.action }]);
   setTimeout(() => dismiss(id), opts.action ? 8000 : 4000);
 }
 

@@ -39,6 +39,9 @@ function UpdateBanner(props: { update: UpdateStatus }): JSX.Element {
 
 export default function Admin(): JSX.Element {
   const [stats] = createResource(() => get<AdminStats>('/api/admin/stats'));
+  // The scheduler's release check; null when it cannot be asked (the stats still show).
+  const [update] = createResource(() => get<UpdateStatus>('/api/admin/update-status').catch(() => null));
+  const updateStatus = () => (stats()?.update as UpdateStatus | null | undefined) ?? update() ?? null;
   const forbidden = () => stats.error instanceof ApiError && stats.error.status === 403;
   return (
     <>
@@ -50,9 +53,7 @@ export default function Admin(): JSX.Element {
           <Show when={stats()} fallback={<Spinner />}>
             {(s) => (
               <div class="stack" data-testid="admin-stats">
-                <Show when={s().update && typeof s().update === 'object'}>
-                  <UpdateBanner update={s().update as UpdateStatus} />
-                </Show>
+                <Show when={updateStatus()}>{(u) => <UpdateBanner update={u()} />}</Show>
                 <section class="card">
                   <h2>Users</h2>
                   <div class="kpis">

@@ -3,7 +3,7 @@ import { createMemo, createResource, Show, type JSX } from 'solid-js';
 import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { addDays, formatDate } from '../lib/dates.ts';
-import { gameSummary, refreshGame } from '../lib/game.ts';
+import { gameStats, refreshGame } from '../lib/game.ts';
 import { session } from '../lib/session.ts';
 import type { Task } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
@@ -41,6 +41,11 @@ export default function Dashboard(): JSX.Element {
         </div>
       </div>
       <div class="stack">
+        <Show when={shared.profile()?.totalTasksCreated === 0}>
+          <div class="banner info" data-testid="onboarding-hint">
+            New here? <A href="/onboarding">Take the two-minute setup</A>: timezone, a first task, reminders.
+          </div>
+        </Show>
         {/* Morning-briefing style summary: the same facts the 08:00 notification carries. */}
         <section class="card" aria-labelledby="brief-h" data-testid="briefing">
           <h2 id="brief-h">Your day</h2>
@@ -49,7 +54,7 @@ export default function Dashboard(): JSX.Element {
               {dueToday().length === 0 && overdue().length === 0
                 ? 'Nothing is due today. '
                 : `${dueToday().length} task${dueToday().length === 1 ? '' : 's'} due today${overdue().length ? `, ${overdue().length} overdue` : ''}. `}
-              <Show when={gameSummary()}>{(g) => <>Streak: {g().streak} day{g().streak === 1 ? '' : 's'}. </>}</Show>
+              <Show when={gameStats()}>{(g) => <>Streak: {g().streak.current} day{g().streak.current === 1 ? '' : 's'}. Level {g().level}, {g().coins} coins. </>}</Show>
             </p>
           </Show>
         </section>

@@ -3,8 +3,8 @@ import { createMemo, createResource, For, lazy, Match, Show, Switch, type JSX } 
 import { ApiError, get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { addDays, formatDate } from '../lib/dates.ts';
-import { gameSummary } from '../lib/game.ts';
-import type { Task } from '../lib/types.ts';
+import { gameStats } from '../lib/game.ts';
+import type { AchievementsReply, Task, WeeklyReviewReply } from '../lib/types.ts';
 import { Empty, ErrorBanner, Spinner, Tabs } from '../components/ui.tsx';
 
 // The chart library is only downloaded when a chart is on screen.
@@ -36,6 +36,10 @@ function Stats(): JSX.Element {
   const [completed] = createResource(async () => (await get<{ tasks: Task[] }>(`/api/tasks${qs({ completed: true, limit: 500 })}`)).tasks);
   const [open] = createResource(async () => (await get<{ tasks: Task[]; total: number }>(`/api/tasks${qs({ completed: false, limit: 1 })}`)).total);
   const series = createMemo(() => {
+    // The game API counts every completion (recurring ones too) per local day; without it, the
+    // completed tasks are counted in the user's timezone.
+    const server = gameStats()?.completionsByDay;
+    if (server && server.length) return { labels: server.map((d) => d.date.slice(5)), values: server.map((d) => d.count) };
     const today = shared.today();
     const tz = shared.timezone();
     const days = Array.from({ length: DAYS }, (_, i) => addDays(today, i - DAYS + 1));
@@ -64,12 +68,16 @@ function Stats(): JSX.Element {
           <div class="value">{open() ?? '…'}</div>
           <div class="label">open tasks</div>
         </div>
-        <Show when={gameSummary()}>
+        <Show when={gameStats()}>
           {(g) => (
             <>
               <div class="kpi">
-                <div class="value">{g().streak}</div>
-                <div class="label">day streak</div>
+                <div class="value">{g().streak.current}</div>
+                <div class="label">day streak (best {g().streak.max})</div>
+              </div>
+              <div class="kpi">
+                <div class="value">{g().questsCompleted}</div>
+                <div class="label">quests completed</div>
               </div>
               <div class="kpi">
                 <div class="value">{g().coins}</div>
@@ -97,42 +105,32 @@ function Stats(): JSX.Element {
   );
 }
 
-interface Achievement {
-  key: string;
-  name: string;
-  description: string;
-  rarity: string;
-  secret?: boolean;
-  unlockedAt: string | null;
-}
-
 const MEDAL: Record<string, string> = { common: '★', rare: '★★', epic: '★★★', legendary: '♛' };
 
 function Achievements(): JSX.Element {
-  const [data] = createResource(() => optional<{ achievements: Achievement[] }>('/api/achievements'));
-  const unlocked = () => (data()?.achievements ?? []).filter((a) => a.unlockedAt).length;
+  const [data] = createResource(() => optional<AchievementsReply>('/api/achievements'));
   return (
     <Show when={!data.error} fallback={<ErrorBanner error={data.error} />}>
       <Show when={data() !== undefined} fallback={<Spinner />}>
         <Show when={data()} fallback={<Empty>Achievements are not available on this server yet.</Empty>}>
           {(d) => (
             <>
-              <p>
-                {unlocked()} of {d().achievements.length} unlocked
+              <p data-testid="achievements-count">
+                {d().unlocked} of {d().total} unlocked
               </p>
               <div class="grid">
                 <For each={d().achievements}>
                   {(a) => (
-                    <div class="card achievement" classList={{ locked: !a.unlockedAt }} data-testid="achievement">
+                    <div class="card achievement" classList={{ locked: !a.unlocked }} data-testid="achievement">
                       <span class="medal" aria-hidden="true">
-                        {a.unlockedAt ? (MEDAL[a.rarity] ?? '★') : '☆'}
+                        {a.unlocked ? (MEDAL[a.rarity] ?? '★') : '☆'}
                       </span>
                       <div>
-                        <strong>{a.secret && !a.unlockedAt ? 'Secret achievement' : a.name}</strong>
-                        <div class="small muted">{a.secret && !a.unlockedAt ? 'Keep going to find out.' : a.description}</div>
+                        <strong>{a.secret && !a.unlocked ? 'Secret achievement' : a.title}</strong>
+                        <div class="small muted">{a.secret && !a.unlocked ? 'Keep going to find out.' : a.description}</div>
                         <div class="small muted">
-                          {a.rarity}
-                          {a.unlockedAt ? ` · unlocked ${formatDate(a.unlockedAt)}` : ''}
+                          {a.rarity} · {a.reward} coins
+                          {a.unlockedAt ? ` · unlocked ${formatDate(a.unlockedAt.slice(0, 10))}` : ''}
                         </div>
                       </div>
                     </div>
@@ -147,25 +145,9 @@ function Achievements(): JSX.Element {
   );
 }
 
-interface Review {
-  weekStart: string;
-  weekEnd: string;
-  completed: number;
-  completedLastWeek: number;
-  postponed: number;
-  coinsEarned: number;
-  streakCurrent: number;
-  streakMax: number;
-  tasksCreated: number;
-  topTopics: { title: string; completed: number }[];
-}
-
 function WeeklyReview(): JSX.Element {
-  const [data] = createResource(() => optional<{ review: Review } | Review>('/api/review'));
-  const review = () => {
-    const d = data();
-    return d ? ('review' in d ? d.review : d) : null;
-  };
+  const [data] = createResource(() => optional<WeeklyReviewReply>('/api/review/weekly'));
+  const review = () => data() ?? null;
   return (
     <Show when={!data.error} fallback={<ErrorBanner error={data.error} />}>
       <Show when={data() !== undefined} fallback={<Spinner />}>
@@ -177,15 +159,15 @@ function WeeklyReview(): JSX.Element {
               </p>
               <div class="kpis">
                 <div class="kpi">
-                  <div class="value">{r().completed}</div>
-                  <div class="label">completed (last week {r().completedLastWeek})</div>
+                  <div class="value">{r().completions}</div>
+                  <div class="label">completed (week before: {r().previousWeekCompletions})</div>
                 </div>
                 <div class="kpi">
                   <div class="value">{r().coinsEarned}</div>
                   <div class="label">coins earned</div>
                 </div>
                 <div class="kpi">
-                  <div class="value">{r().postponed}</div>
+                  <div class="value">{r().postponements}</div>
                   <div class="label">postponed</div>
                 </div>
                 <div class="kpi">
@@ -206,7 +188,7 @@ function WeeklyReview(): JSX.Element {
                     <For each={r().topTopics}>
                       {(t) => (
                         <li>
-                          {t.title}: {t.completed}
+                          {t.title}: {t.completions}
                         </li>
                       )}
                     </For>

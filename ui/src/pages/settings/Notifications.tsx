@@ -4,6 +4,7 @@ import { formatDateTime } from '../../lib/dates.ts';
 import { errorText, toast, toastError } from '../../lib/toast.ts';
 import type { NotificationChannel, NotificationChannelType } from '../../lib/types.ts';
 import { AsyncButton, ErrorBanner, Field, Spinner } from '../../components/ui.tsx';
+import Reminders from './Reminders.tsx';
 
 interface FieldSpec {
   key: string;
@@ -249,6 +250,7 @@ export default function Notifications(): JSX.Element {
   };
   return (
     <div class="stack">
+      <Reminders />
       <Show when={!channels.error} fallback={<ErrorBanner error={channels.error} />}>
         <Show when={channels()} fallback={<Spinner />}>
           {/* Channels the operator has not enabled (e-mail without SMTP, push without VAPID) are hidden. */}

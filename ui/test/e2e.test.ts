@@ -1,0 +1,365 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createHmac } from 'node:crypto';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, type Config } from '../../services/runtime/src/index.ts';
+import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOp, type LocalOp } from '../../services/auth/test/helpers.ts';
+import { startSystem, type RunningSystem } from '../../tools/system.ts';
+import { testSystemConfig } from '../../tools/testenv/index.ts';
+import { checkLayout, ensureUiBuilt, hasChromium, launchChromium, totpCode } from './support.ts';
+
+/**
+ * The whole system in-process (every service, real PostgreSQL), a real OpenID provider for sign-in,
+ * a local HTTP receiver for webhooks, and Debian's Chromium driving the built UI from the gateway.
+ * The tests run in order and share one browser; each user gets a browser context (cookie jar).
+ */
+
+const IMPRINT_NAME = 'Erika Mustermann';
+let op: LocalOp;
+let system: RunningSystem;
+let config: Config;
+let url: string;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+
+/** Deliveries the webhook receiver got: raw body, signature and event header. */
+const received: { body: string; signature: string | undefined; event: string | undefined }[] = [];
+let receiver: Server;
+let receiverUrl: string;
+
+async function restart(overrides: Partial<Config>): Promise<void> {
+  await system.stop();
+  config = { ...config, ...overrides };
+  system = await startSystem(config);
+}
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: url });
+  contexts.push(context);
+  const page = await context.newPage();
+  // Confirmation dialogs (delete, rotate) are accepted, as a user clicking OK would.
+  page.on('dialog', (d) => void d.accept());
+  return page;
+}
+
+/** Sign in through the UI: the OIDC button, the provider's (headless) login, back to the dashboard. */
+async function signIn(page: Page, email: string, expectPath = '/dashboard'): Promise<void> {
+  await page.goto(`/login?login_hint=${encodeURIComponent(email)}`);
+  await page.locator('button[data-provider="oidc"]:not([disabled])').click();
+  await page.waitForURL(`${url}${expectPath}`);
+}
+
+async function api<T>(page: Page, path: string): Promise<T> {
+  const res = await page.request.get(path);
+  expect(res.status(), `GET ${path}`).toBe(200);
+  return (await res.json()) as T;
+}
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  await ensureUiBuilt();
+  receiver = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ body: Buffer.concat(chunks).toString('utf8'), signature: req.headers['x-service-signature'] as string | undefined, event: req.headers['x-service-event'] as string | undefined });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks/tasks`;
+
+  const port = await freePort();
+  // `localhost` is a secure context (WebAuthn, service workers) and the WebAuthn RP id.
+  url = `http://localhost:${port}`;
+  op = await startOp(url);
+  config = await testSystemConfig({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_APP_URL: url,
+    AUTH_CALLBACK_URL: url,
+    OIDC_ISSUER: op.issuer,
+    OIDC_CLIENT_ID,
+    OIDC_CLIENT_SECRET,
+    TOTP_ENCRYPTION_KEY: 'b'.repeat(64),
+    OUTBOUND_ALLOW_LIST: '127.0.0.1',
+    PUBLIC_IMPRINT_NAME: IMPRINT_NAME,
+    PUBLIC_IMPRINT_ADDRESS: 'Musterstraße 1, 12345 Musterstadt',
+    PUBLIC_IMPRINT_EMAIL: 'legal@example.org',
+  });
+  system = await startSystem(config);
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  for (const c of contexts) await c.close().catch(() => undefined);
+  await browser?.close();
+  await system?.stop();
+  await op?.stop();
+  receiver?.close();
+});
+
+describe.skipIf(!hasChromium)('UI in headless Chromium against the running system', () => {
+  let alice: Page;
+  let aliceId: string;
+
+  it('sends anonymous visitors to sign-in, which offers only the configured provider and passkeys', async () => {
+    const page = await newPage();
+    await page.goto('/');
+    await page.waitForURL(/\/login/);
+    const providers = page.locator('button[data-provider]');
+    await expect.poll(() => providers.count()).toBe(1);
+    expect(await providers.first().getAttribute('data-provider')).toBe('oidc');
+    await expect.poll(() => page.getByRole('button', { name: /passkey/i }).isVisible()).toBe(true);
+    await checkLayout(page, 'login', ['.auth-card']);
+  });
+
+  it('signs in with the real OpenID provider and shows the dashboard', async () => {
+    alice = await newPage();
+    await signIn(alice, 'alice@example.test');
+    await alice.getByRole('heading', { level: 1 }).waitFor();
+    const me = await api<{ id: string; email: string }>(alice, '/api/auth/me');
+    expect(me.email).toBe('alice@example.test');
+    aliceId = me.id;
+    await alice.getByText('Signed in as alice@example.test').waitFor();
+    await alice.getByTestId('daily-quest').waitFor();
+    await checkLayout(alice, 'dashboard');
+  });
+
+  it('creates a task with quick add, completes it and undoes the completion', async () => {
+    await alice.goto('/tasks');
+    const quick = alice.getByLabel('Quick add a task');
+    await quick.fill('Water the plants !high @today');
+    await quick.press('Enter');
+    const row = alice.getByTestId('task-row').filter({ hasText: 'Water the plants' });
+    await row.waitFor();
+    await row.getByText('High').waitFor();
+    const id = (await row.getAttribute('data-task-id'))!;
+    const created = await api<{ task: { priority: string; dueDate: string; completedAt: string | null } }>(alice, `/api/tasks/${id}`);
+    expect(created.task).toMatchObject({ priority: 'HIGH', completedAt: null });
+
+    await row.getByRole('checkbox', { name: /Complete "Water the plants"/ }).check();
+    const toast = alice.locator('.toast').filter({ hasText: 'Completed "Water the plants"' });
+    await toast.waitFor();
+    await expect.poll(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).not.toBeNull();
+    // Completed tasks leave the "open" list.
+    await expect.poll(() => alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).count()).toBe(0);
+
+    await toast.getByRole('button', { name: 'Undo' }).click();
+    await expect.poll(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).toBeNull();
+    await alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).waitFor();
+    await checkLayout(alice, 'tasks');
+  });
+
+  it('edits a recurring task in the recurrence editor, which previews the next dates', async () => {
+    await alice.goto('/tasks');
+    await alice.getByRole('button', { name: 'New task' }).click();
+    const editor = alice.getByTestId('task-editor');
+    await editor.getByLabel('Title').fill('Take out the bins');
+    await editor.getByLabel('Type').selectOption('RECURRING');
+    await editor.getByLabel('Starts on').fill('2030-01-07'); // a Monday
+    await editor.getByLabel('Pattern').selectOption('WEEKDAY');
+    await editor.getByRole('checkbox', { name: 'Thu' }).check();
+    const preview = editor.getByTestId('recurrence-preview');
+    // Mondays and Thursdays from Monday 7 January 2030.
+    await expect.poll(() => preview.textContent()).toMatch(/7.*10.*14.*17.*21/s);
+    await checkLayout(alice, 'task-editor');
+    await editor.getByRole('button', { name: 'Create task' }).click();
+    const row = alice.getByTestId('task-row').filter({ hasText: 'Take out the bins' });
+    await row.waitFor();
+    const id = (await row.getAttribute('data-task-id'))!;
+    const { task } = await api<{ task: { type: string; recurrenceType: string; recurrenceWeekdays: number[]; nextDueDate: string } }>(alice, `/api/tasks/${id}`);
+    expect(task).toMatchObject({ type: 'RECURRING', recurrenceType: 'WEEKDAY', recurrenceWeekdays: [0, 3], nextDueDate: '2030-01-07' });
+  });
+
+  it("runs today's daily quest from the dashboard: re-roll, postpone with undo, complete", async () => {
+    for (const title of ['Read a chapter', 'Tidy the desk']) {
+      expect((await alice.request.post('/api/tasks', { data: { title, type: 'DAILY_ELIGIBLE' } })).status()).toBe(201);
+    }
+    await alice.goto('/dashboard');
+    const card = alice.getByTestId('daily-quest');
+    const title = card.getByTestId('quest-title');
+    await title.waitFor();
+    const questOf = () => api<{ quest: { id: string; title: string } | null; completed: boolean; postponesToday: number }>(alice, '/api/daily-quest');
+    expect((await questOf()).quest?.title).toBe((await title.textContent())!.trim());
+
+    await card.getByRole('button', { name: 'Re-roll' }).click();
+    await alice.locator('.toast').filter({ hasText: 'New quest rolled' }).waitFor();
+    await expect.poll(async () => (await questOf()).quest?.title).toBe((await title.textContent())!.trim());
+
+    const postponed = (await questOf()).quest!.title;
+    await card.getByRole('button', { name: 'Postpone' }).click();
+    const toast = alice.locator('.toast').filter({ hasText: 'Postponed to tomorrow' });
+    await toast.waitFor();
+    await expect.poll(async () => (await questOf()).postponesToday).toBe(1);
+    await card.getByText('Postponed today: 1 of').waitFor();
+    expect((await questOf()).quest?.title).not.toBe(postponed);
+    await toast.getByRole('button', { name: 'Undo' }).click();
+    await expect.poll(async () => (await questOf()).quest?.title).toBe(postponed);
+    await expect.poll(async () => (await title.textContent())?.trim()).toBe(postponed);
+
+    await card.getByRole('button', { name: 'Complete' }).click();
+    await card.getByTestId('quest-done').waitFor();
+    expect((await questOf()).completed).toBe(true);
+    await expect.poll(async () => (await api<{ streak: { current: number } }>(alice, '/api/stats')).streak.current).toBe(1);
+    await alice.getByTestId('streak-current').getByText('1').waitFor();
+    await checkLayout(alice, 'dashboard-quest');
+  });
+
+  it('manages task-event webhooks: add with secret and filter, test delivery, log, redeliver, delete', async () => {
+    await alice.goto('/settings/integrations');
+    const form = alice.getByTestId('webhook-form');
+    await form.getByLabel('Endpoint URL').fill(receiverUrl);
+    await form.getByLabel('Signing secret (optional)').fill('a-very-secret-value');
+    await form.getByRole('checkbox', { name: 'task.completed' }).check();
+    await form.getByRole('button', { name: 'Add webhook' }).click();
+    const endpoint = alice.getByTestId('webhook-endpoint').filter({ hasText: receiverUrl });
+    await endpoint.waitFor();
+    await endpoint.getByText('task.completed').waitFor();
+    await endpoint.getByText('signed').waitFor();
+    await alice.getByTestId('webhook-count').getByText('1 of 10').waitFor();
+    const { webhooks } = await api<{ webhooks: { id: string; events: string[]; hasSecret: boolean }[] }>(alice, '/api/settings/webhooks');
+    expect(webhooks).toHaveLength(1);
+    expect(webhooks[0]).toMatchObject({ events: ['task.completed'], hasSecret: true });
+
+    await endpoint.getByRole('button', { name: 'Send test' }).click();
+    const log = endpoint.getByTestId('delivery-log');
+    await log.getByTestId('delivery-row').filter({ hasText: 'task.test' }).filter({ hasText: 'delivered' }).waitFor();
+    // The receiver got a body signed with the endpoint's secret.
+    await expect.poll(() => received.length).toBeGreaterThan(0);
+    const got = received.at(-1)!;
+    expect(got.signature).toBe(`sha256=${createHmac('sha256', 'a-very-secret-value').update(got.body).digest('hex')}`);
+
+    const before = received.length;
+    await log.getByTestId('delivery-row').first().getByRole('button', { name: 'Redeliver' }).click();
+    await expect.poll(() => received.length).toBeGreaterThan(before);
+    await checkLayout(alice, 'settings-webhooks');
+
+    await endpoint.getByRole('button', { name: /Delete webhook/ }).click();
+    await expect.poll(async () => (await api<{ webhooks: unknown[] }>(alice, '/api/settings/webhooks')).webhooks.length).toBe(0);
+    await alice.getByText('No webhooks yet.').waitFor();
+  });
+
+  it('enrols TOTP (QR code, backup codes) and a passkey, then signs in with the passkey', async () => {
+    const cdp = await alice.context().newCDPSession(alice);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    await alice.goto('/settings/security');
+    const totp = alice.getByTestId('totp-section');
+    await totp.getByRole('button', { name: 'Set up an authenticator app' }).click();
+    await totp.getByRole('img', { name: /QR code/ }).locator('svg').waitFor();
+    const secret = (await totp.getByTestId('totp-secret').textContent())!.trim();
+    await totp.getByLabel('Code from the app').fill(totpCode(secret));
+    await totp.getByRole('button', { name: 'Turn on' }).click();
+    const codes = totp.getByTestId('backup-codes');
+    await codes.waitFor();
+    expect((await codes.locator('.codes span').allTextContents()).length).toBe(10);
+    await checkLayout(alice, 'settings-security-backup-codes');
+    await totp.getByRole('button', { name: 'I saved my backup codes' }).click();
+    await totp.getByText('backup codes left').waitFor();
+
+    const passkeys = alice.getByTestId('passkey-section');
+    await passkeys.getByLabel('Passkey name (optional)').fill('Test laptop');
+    await passkeys.getByRole('button', { name: 'Add a passkey' }).click();
+    await passkeys.getByTestId('passkey-row').filter({ hasText: 'Test laptop' }).waitFor();
+    const status = await api<{ totpEnabled: boolean; passkeys: number }>(alice, '/api/auth/2fa/status');
+    expect(status).toMatchObject({ totpEnabled: true, passkeys: 1 });
+    await checkLayout(alice, 'settings-security');
+
+    // Passwordless: sign out, then the passkey alone signs in (the virtual authenticator holds it).
+    await alice.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await alice.waitForURL(/\/login/);
+    expect((await alice.request.get('/api/auth/me')).status()).toBe(401);
+    await alice.getByRole('button', { name: /Sign in with a passkey/ }).click();
+    await alice.waitForURL(`${url}/dashboard`);
+    expect((await api<{ id: string }>(alice, '/api/auth/me')).id).toBe(aliceId);
+  });
+
+  it('shows the admin page only to users in ADMIN_USER_IDS', async () => {
+    await restart({ ADMIN_USER_IDS: [aliceId] });
+    const carol = await newPage();
+    await signIn(carol, 'carol@example.test');
+    expect(await carol.getByRole('link', { name: 'Admin' }).count()).toBe(0);
+    const denied = await carol.goto('/admin');
+    expect(denied!.status()).toBe(403);
+    expect(await carol.content()).toMatch(/administrators/i);
+
+    await alice.goto('/dashboard');
+    await alice.getByRole('link', { name: 'Admin' }).click();
+    await alice.waitForURL(`${url}/admin`);
+    const stats = alice.getByTestId('admin-stats');
+    await stats.waitFor();
+    await stats.getByText('total').waitFor();
+    // The update banner reflects the scheduler's check, which these tests switch off (DISABLE_UPDATE_CHECK).
+    await alice.getByTestId('update-banner').getByText(/Update check disabled/).waitFor();
+    await checkLayout(alice, 'admin');
+  });
+
+  it('REQUIRE_2FA sends a user without a second factor to /setup/2fa until one is set up', async () => {
+    await restart({ REQUIRE_2FA: true });
+    const dave = await newPage();
+    await signIn(dave, 'dave@example.test', '/setup/2fa');
+    await dave.getByText('requires a second factor').waitFor();
+    // Every other page leads back to the setup page.
+    await dave.goto('/tasks');
+    await dave.waitForURL(`${url}/setup/2fa`);
+    expect((await dave.request.get('/api/tasks')).status()).toBe(403);
+    await checkLayout(dave, 'setup-2fa', ['.auth-card']);
+
+    await dave.getByRole('button', { name: 'Set up an authenticator app' }).click();
+    const secret = (await dave.getByTestId('totp-secret').textContent())!.trim();
+    await dave.getByLabel('Code from the app').fill(totpCode(secret));
+    await dave.getByRole('button', { name: 'Turn on' }).click();
+    await dave.getByTestId('backup-codes').waitFor();
+    await dave.getByRole('button', { name: 'I saved my backup codes' }).click();
+    await dave.waitForURL(`${url}/dashboard`);
+    expect((await dave.request.get('/api/tasks')).status()).toBe(200);
+  });
+
+  it('serves the legal pages as HTML with the configured imprint, linked from the app', async () => {
+    const page = await newPage();
+    await page.goto('/login');
+    await page.getByRole('link', { name: 'Impressum' }).click();
+    await page.waitForURL(`${url}/impressum`);
+    await page.getByTestId('imprint').getByText(IMPRINT_NAME).waitFor();
+    await checkLayout(page, 'impressum', ['header', 'main']);
+    await page.goto('/datenschutz');
+    await page.getByRole('heading', { name: 'Datenschutzerklärung' }).waitFor();
+    expect(await page.content()).toContain('legal@example.org');
+  });
+
+  it('renders the remaining main screens without overlap at phone and desktop widths', async () => {
+    for (const [path, name] of [
+      ['/topics', 'topics'],
+      ['/stats', 'stats'],
+      ['/achievements', 'achievements'],
+      ['/review', 'review'],
+      ['/settings', 'settings-profile'],
+      ['/settings/notifications', 'settings-notifications'],
+      ['/settings/calendar', 'settings-calendar'],
+      ['/settings/api-keys', 'settings-api-keys'],
+      ['/onboarding', 'onboarding'],
+    ] as const) {
+      await alice.goto(path);
+      await alice.locator('#main h1').first().waitFor();
+      await alice.waitForLoadState('networkidle');
+      await checkLayout(alice, name);
+    }
+    // Dark mode (from the OS setting): same checks, contrast included.
+    await alice.emulateMedia({ colorScheme: 'dark' });
+    for (const [path, name] of [
+      ['/dashboard', 'dashboard-dark'],
+      ['/tasks', 'tasks-dark'],
+      ['/stats', 'stats-dark'],
+    ] as const) {
+      await alice.goto(path);
+      await alice.locator('#main h1').first().waitFor();
+      await alice.waitForLoadState('networkidle');
+      expect(await alice.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(17, 17, 24)');
+      await checkLayout(alice, name);
+    }
+    await alice.emulateMedia({ colorScheme: 'light' });
+  });
+});
