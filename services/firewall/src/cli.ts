@@ -37,8 +37,10 @@ async function main(argv: string[]): Promise<void> {
       }
       const r = readConfigFile(file);
       if (!r.ok) {
-        console.error(`${file}: ${r.problems.length} problem(s)`);
-        for (const p of r.problems) console.error(`  ${p.path}: ${p.message}`);
+        const report = [`${file}: ${r.problems.length} problem(s)`, ...r.problems.map((p) => `  ${p.path}: ${p.message}`)].join('\n');
+        console.error(report);
+        // Scripts capturing only stdout see the report too; a terminal shows it once.
+        if (!(process.stdout.isTTY && process.stderr.isTTY)) console.log(report);
         process.exit(1);
       }
       const c = r.config;

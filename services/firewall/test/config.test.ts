@@ -158,7 +158,10 @@ describe('task-firewall check-config', () => {
     writeFileSync(file, JSON.stringify({ ...REQUIRED, hidden: 1, acceptance: { duration: 5 }, ipv6: { enabled: 'yes' }, container: { custom_networks: ['nope'] } }));
     const r = run(file);
     expect(r.status).not.toBe(0);
-    for (const path of ['hidden', 'acceptance.duration', 'ipv6.enabled', 'container.custom_networks[0]']) expect(r.stderr).toContain(`${path}:`);
+    for (const path of ['hidden', 'acceptance.duration', 'ipv6.enabled', 'container.custom_networks[0]']) {
+      expect(r.stderr).toContain(`${path}:`);
+      expect(r.stdout).toContain(`${path}:`);
+    }
   });
 
   it('fails on a missing file and on usage errors', () => {
