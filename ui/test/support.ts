@@ -4,7 +4,6 @@ import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { expect } from 'vitest';
 
 export const UI_DIR = new URL('..', import.meta.url).pathname;
 export const DIST = join(UI_DIR, 'dist');
@@ -171,7 +170,7 @@ export async function checkLayout(page: Page, name: string, groups: string[] = [
       return problems;
     }, groups);
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size.width}.png`), fullPage: true });
-    expect(report, `${name} @${label}`).toEqual([]);
+    if (report.length > 0) throw new Error(`layout check failed for ${name} @${label} (${size.width} px):\n  ${report.join('\n  ')}`);
   }
   await page.setViewportSize(VIEWPORTS.desktop);
 }
