@@ -277,6 +277,79 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     expect((await api<{ id: string }>(alice, '/api/auth/me')).id).toBe(aliceId);
   });
 
+  it('sets up an HTTP Alert notification channel, sends a test and shows it in the delivery log', async () => {
+    await alice.goto('/settings/notifications');
+    const card = alice.getByTestId('channel-http-alert');
+    await card.getByRole('button', { name: 'Set up' }).click();
+    await card.getByLabel('URL', { exact: true }).fill(receiverUrl);
+    await card.getByRole('button', { name: 'Save' }).click();
+    await card.getByText('on', { exact: true }).waitFor();
+    const before = received.length;
+    await card.getByRole('button', { name: 'Send test' }).click();
+    await alice.locator('.toast').filter({ hasText: 'Test sent' }).waitFor();
+    await expect.poll(() => received.length).toBeGreaterThan(before);
+    const alert = JSON.parse(received.at(-1)!.body) as { event: string; title: string };
+    expect(alert.event).toBe('service.notification');
+    const history = alice.getByTestId('notification-history');
+    await history.getByText('HTTP Alert (webhook)').first().waitFor();
+    await history.getByText('sent').first().waitFor();
+    await checkLayout(alice, 'settings-notifications-configured');
+  });
+
+  it('creates, uses and rotates the iCal feed URL', async () => {
+    await alice.goto('/settings/calendar');
+    await alice.getByRole('button', { name: 'Create feed URL' }).click();
+    const feedUrl = await alice.getByTestId('feed-url').inputValue();
+    expect(feedUrl).toMatch(new RegExp(`^${url}/api/calendar/ts_cal_[\\w-]{43}\\.ics$`));
+    const feed = await fetch(feedUrl);
+    expect(feed.status).toBe(200);
+    expect(feed.headers.get('content-type')).toMatch(/text\/calendar/);
+    const ics = await feed.text();
+    expect(ics).toContain('BEGIN:VCALENDAR');
+    expect(ics).toContain('Take out the bins');
+    await alice.getByRole('button', { name: 'Rotate feed URL' }).click();
+    await expect.poll(() => alice.getByTestId('feed-url').inputValue()).not.toBe(feedUrl);
+    expect((await fetch(feedUrl)).status).toBe(404);
+    expect((await fetch(await alice.getByTestId('feed-url').inputValue())).status).toBe(200);
+  });
+
+  it('creates a read-only API key that reads but cannot write', async () => {
+    await alice.goto('/settings/api-keys');
+    await alice.getByLabel('Name').fill('Dashboard widget');
+    await alice.getByLabel('Read-only').check();
+    await alice.getByRole('button', { name: 'Create key' }).click();
+    const key = await alice.getByTestId('new-api-key').inputValue();
+    await alice.getByText('Dashboard widget').waitFor();
+    // A cookie-less client with only the key.
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    expect((await fetch(`${url}/api/tasks`, { headers })).status).toBe(200);
+    const write = await fetch(`${url}/api/tasks`, { method: 'POST', headers, body: JSON.stringify({ title: 'nope' }) });
+    expect(write.status).toBe(403);
+    expect(((await write.json()) as { code: string }).code).toBe('READ_ONLY_KEY');
+  });
+
+  it('keeps a sequential topic in order: later tasks wait for the first', async () => {
+    await alice.goto('/topics');
+    await alice.getByRole('button', { name: 'New topic' }).click();
+    await alice.getByLabel('Topic name').fill('Move house');
+    await alice.getByLabel(/Sequential/).check();
+    await alice.getByRole('button', { name: 'Create topic' }).click();
+    await alice.getByRole('link', { name: /Move house/ }).click();
+    await alice.waitForURL(/\/topics\/[0-9a-f-]{36}$/);
+    const quick = alice.getByLabel('Quick add a task');
+    for (const t of ['Pack boxes', 'Hand over keys']) {
+      await quick.fill(t);
+      await quick.press('Enter');
+      await alice.getByTestId('task-row').filter({ hasText: t }).waitFor();
+    }
+    const second = alice.getByTestId('task-row').filter({ hasText: 'Hand over keys' });
+    await second.getByText('waiting').waitFor();
+    expect(await second.getByRole('checkbox').isDisabled()).toBe(true);
+    await alice.getByTestId('task-row').filter({ hasText: 'Pack boxes' }).getByRole('checkbox').check();
+    await expect.poll(() => second.getByRole('checkbox').isDisabled()).toBe(false);
+    await checkLayout(alice, 'topic-detail');
+  });
+
   it('shows the admin page only to users in ADMIN_USER_IDS', async () => {
     await restart({ ADMIN_USER_IDS: [aliceId] });
     const carol = await newPage();
