@@ -1,3 +1,8 @@
+import { addDays, weekday } from '../../domain/dates.ts';
+
+// The tasks service's calendar helpers are the one implementation; the game adds wall-clock parts.
+export { addDays, daysBetween, localDate } from '../../domain/dates.ts';
+
 /**
  * Calendar arithmetic in a user's IANA timezone. Dates are `YYYY-MM-DD` strings (never instants at
  * UTC midnight: the reference's defect); instants become dates only through the zone.
@@ -23,15 +28,6 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return f;
 }
 
-export function isValidTimeZone(tz: string): boolean {
-  try {
-    formatter(tz);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export interface LocalParts {
   date: IsoDate;
   hour: number;
@@ -49,31 +45,9 @@ export function localParts(instant: Date, timeZone: string): LocalParts {
   return { date: `${p.year}-${p.month}-${p.day}`, hour, minute, minuteOfDay: hour * 60 + minute };
 }
 
-export function localDate(instant: Date, timeZone: string): IsoDate {
-  return localParts(instant, timeZone).date;
-}
-
-const DAY_MS = 86_400_000;
-
-function toUtcMs(date: IsoDate): number {
-  const ms = Date.parse(`${date}T00:00:00Z`);
-  if (Number.isNaN(ms)) throw new Error(`not a date: ${date}`);
-  return ms;
-}
-
-export function addDays(date: IsoDate, days: number): IsoDate {
-  return new Date(toUtcMs(date) + days * DAY_MS).toISOString().slice(0, 10);
-}
-
-/** Whole days from `a` to `b` (positive when b is later). */
-export function daysBetween(a: IsoDate, b: IsoDate): number {
-  return Math.round((toUtcMs(b) - toUtcMs(a)) / DAY_MS);
-}
-
 /** ISO weekday: 1 = Monday … 7 = Sunday. */
 export function isoWeekday(date: IsoDate): number {
-  const d = new Date(toUtcMs(date)).getUTCDay();
-  return d === 0 ? 7 : d;
+  return weekday(date) + 1;
 }
 
 /** `YYYY-MM` of a date: the shield's once-a-month key. */
@@ -92,10 +66,4 @@ export function parseClock(value: string): number {
   const m = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(value);
   if (!m) throw new Error(`not a time HH:MM: ${value}`);
   return Number(m[1]) * 60 + Number(m[2]);
-}
-
-export function formatClock(minuteOfDay: number): string {
-  const h = Math.floor(minuteOfDay / 60);
-  const m = minuteOfDay % 60;
-  return `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`;
 }
