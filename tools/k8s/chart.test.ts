@@ -1,0 +1,117 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- tests read deep into untyped Kubernetes objects */
+/**
+ * L4: the Helm chart with the real helm binary (ensure-helm.sh): `helm lint --strict`, `helm template`
+ * output through the L0 validator, and the rendered manifests applied with a server-side dry run to a
+ * real kube-apiserver 1.20.2 (tools/k8s/cluster.ts), which checks what lint cannot.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv } from 'ajv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { customResourceDefinition } from '../../operator/src/crd.ts';
+import { validateObject } from '../../operator/test/validate.ts';
+import { apiServerBinaries, helmBinaries, requireBinaries } from './bins.ts';
+import { startTestCluster, type TestCluster } from './cluster.ts';
+import { CHART_DIR, CRD_FILE, renderCrdYaml } from './gen-crd.ts';
+
+const helmGate = requireBinaries(helmBinaries(), 'tools/k8s/ensure-helm.sh');
+const apiGate = helmGate.run ? requireBinaries(apiServerBinaries(), 'tools/k8s/ensure-apiserver.sh') : helmGate;
+const bin = helmBinaries().found as { helm: string; kubectl: string };
+
+const helm = (...args: string[]) => spawnSync(bin.helm, args, { encoding: 'utf8' });
+const render = (...args: string[]): any[] => {
+  const r = helm('template', 'tso', CHART_DIR, '--namespace', 'operators', ...args);
+  if (r.status !== 0) throw new Error(r.stderr);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJSON())
+    .filter(Boolean);
+};
+const CREATE_TS = ['--set', 'taskService.create=true'];
+
+describe('chart files', () => {
+  it('crds/ holds exactly the CRD operator/src/crd.ts defines (run node tools/k8s/gen-crd.ts after changing it)', () => {
+    expect(readFileSync(CRD_FILE, 'utf8')).toBe(renderCrdYaml());
+  });
+});
+
+describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
+  it.each([
+    ['default values', []],
+    ['with a TaskService', CREATE_TS],
+    ['the k3d values', ['-f', join(CHART_DIR, 'ci', 'k3d-values.yaml')]],
+  ])('helm lint --strict is clean with %s', (_n, extra) => {
+    const r = helm('lint', '--strict', CHART_DIR, ...(extra as string[]));
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/0 chart\(s\) failed/);
+  });
+
+  it('values.schema.json rejects bad values (lint fails)', () => {
+    expect(helm('lint', '--strict', CHART_DIR, '--set', 'replicaCount=many').status).not.toBe(0);
+    expect(helm('lint', '--strict', CHART_DIR, '--set', 'image.pullPolicy=Sometimes').status).not.toBe(0);
+  });
+
+  it('renders the operator, its least-privilege RBAC and (optionally) a TaskService; every object passes schema validation', () => {
+    const objs = render(...CREATE_TS);
+    expect(objs.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Role', 'RoleBinding', 'ServiceAccount', 'TaskService'].sort());
+    for (const o of objs.filter((x) => x.kind !== 'TaskService')) expect(validateObject(o)).toEqual([]);
+    // the TaskService against the CRD's own schema
+    const ajv = new Ajv({ strict: false, validateFormats: false });
+    const validate = ajv.compile((customResourceDefinition() as any).spec.versions[0].schema.openAPIV3Schema);
+    const ts = objs.find((o) => o.kind === 'TaskService');
+    expect(validate(ts), JSON.stringify(validate.errors)).toBe(true);
+
+    const dep = objs.find((o) => o.kind === 'Deployment');
+    const c = dep.spec.template.spec.containers[0];
+    expect(c.image).toBe('ghcr.io/task-service/task-service-operator:0.1.0');
+    expect(c.env.find((e: any) => e.name === 'POD_NAMESPACE').valueFrom.fieldRef.fieldPath).toBe('metadata.namespace');
+    expect(dep.spec.template.spec.securityContext.runAsUser).toBe(1001);
+    expect(dep.spec.replicas).toBe(2);
+
+    const cr = objs.find((o) => o.kind === 'ClusterRole');
+    const verbs = (group: string, resource: string) => cr.rules.find((r: any) => r.apiGroups.includes(group) && r.resources.includes(resource))?.verbs ?? [];
+    expect(verbs('tasks.example.io', 'taskservices/status')).toEqual(['get', 'patch']);
+    expect(verbs('apps', 'deployments')).not.toContain('*');
+    expect(verbs('', 'secrets')).toEqual([]); // the operator never reads Secrets: pods reference them
+    const role = objs.find((o) => o.kind === 'Role');
+    expect(role.metadata.namespace).toBe('operators');
+    expect(role.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
+  });
+
+  it('helm template --include-crds ships the CRD', () => {
+    const crds = render('--include-crds').filter((o) => o.kind === 'CustomResourceDefinition');
+    expect(crds.map((c) => c.metadata.name)).toEqual(['taskservices.tasks.example.io']);
+  });
+
+  describe.skipIf(!apiGate.run)('against a real kube-apiserver', () => {
+    let cluster: TestCluster;
+    const kubectl = (args: string[], input?: string) =>
+      spawnSync(bin.kubectl, ['--kubeconfig', cluster.kubeconfigPath, ...args], { encoding: 'utf8', input });
+
+    beforeAll(async () => {
+      cluster = await startTestCluster({ controllers: [] });
+      // The CRD for real (helm installs crds/ first), then the namespaces the dry run targets.
+      execFileSync(bin.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '-f', CRD_FILE]);
+      execFileSync(bin.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', 'crd/taskservices.tasks.example.io', '--timeout=60s']);
+      execFileSync(bin.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'create', 'namespace', 'operators']);
+    }, 180_000);
+    afterAll(async () => cluster?.stop(), 60_000);
+
+    it('helm template output applies with a server-side dry run (CRD, RBAC, Deployment, TaskService)', () => {
+      const out = helm('template', 'tso', CHART_DIR, '--namespace', 'operators', '--include-crds', ...CREATE_TS).stdout;
+      const r = kubectl(['apply', '--dry-run=server', '--server-side', '-f', '-'], out);
+      expect(r.status, r.stderr).toBe(0);
+      for (const kind of ['customresourcedefinition', 'clusterrole', 'role', 'deployment', 'taskservice']) expect(r.stdout.toLowerCase()).toContain(kind);
+    });
+
+    it('the server catches what helm lint does not: a TaskService outside the CRD bounds', () => {
+      // values.schema.json checks only the TaskService's outline; the CRD checks the rest.
+      const t = helm('template', 'tso', CHART_DIR, '--namespace', 'operators', ...CREATE_TS, '--set', 'taskService.spec.firewall.config.acceptance.duration=5');
+      expect(t.status, t.stderr).toBe(0);
+      const r = kubectl(['apply', '--dry-run=server', '-f', '-'], t.stdout);
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(/acceptance\.duration/);
+    });
+  });
+});
