@@ -21,6 +21,12 @@ const calendarDate = isoDate.refine((v) => {
   const t = new Date(Date.UTC(y, m - 1, d));
   return y >= 1970 && y <= 9999 && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
 }, 'must be a real calendar date');
+/**
+ * The reference lets a client send its current IANA zone with day-sensitive writes; when given it
+ * decides "today" for that request (the stored profile zone is used otherwise, and is not changed).
+ */
+const clientTimezone = z.string().min(1).max(64).optional();
+const timezoneOnly = z.object({ timezone: clientTimezone }).strict().optional();
 const weekdays = z.array(z.number().int().min(0).max(6)).max(7);
 
 export const task = z.object({
@@ -85,6 +91,7 @@ export const createTaskBody = z
     estimatedMinutes: z.number().int().min(1).max(1440).nullable().optional(),
     energyLevel: energyLevel.nullable().optional(),
     coinValue: z.number().int().min(1).max(10).default(1),
+    timezone: clientTimezone,
   })
   .strict();
 export type CreateTaskBody = z.infer<typeof createTaskBody>;
@@ -146,11 +153,11 @@ export const completeTaskReply = z.object({
 });
 export const undoCompleteReply = z.object({ task, coinsRemoved: z.number().int(), coins: z.number().int() });
 
-export const snoozeBody = z.object({ snoozedUntil: calendarDate }).strict();
+export const snoozeBody = z.object({ snoozedUntil: calendarDate, timezone: clientTimezone }).strict();
 
 const taskIds = z.array(z.uuid()).min(1).max(200);
 export const bulkBody = z.discriminatedUnion('action', [
-  z.object({ action: z.literal('complete'), taskIds }).strict(),
+  z.object({ action: z.literal('complete'), taskIds, timezone: clientTimezone }).strict(),
   z.object({ action: z.literal('delete'), taskIds }).strict(),
   z.object({ action: z.literal('changeTopic'), taskIds, topicId: z.uuid().nullable() }).strict(),
   z.object({ action: z.literal('setPriority'), taskIds, priority: taskPriority }).strict(),
@@ -261,11 +268,11 @@ export const tasksApi = {
   get: defineRoute({ method: 'GET', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.get', params: uuidParam, response: taskReply, summary: 'Get a task', tag: TAG_TASKS }),
   update: defineRoute({ method: 'PATCH', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.update', params: uuidParam, body: updateTaskBody, response: taskReply, summary: 'Update a task', tag: TAG_TASKS }),
   remove: defineRoute({ method: 'DELETE', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.delete', params: uuidParam, response: successReply, summary: 'Delete a task', tag: TAG_TASKS }),
-  complete: defineRoute({ method: 'POST', path: '/api/tasks/:id/complete', auth: 'user', subject: 'tasks.http.complete', params: uuidParam, body: z.object({}).strict().optional(), response: completeTaskReply, status: 200, summary: 'Complete a task (RECURRING: advance to the next due date)', tag: TAG_TASKS }),
+  complete: defineRoute({ method: 'POST', path: '/api/tasks/:id/complete', auth: 'user', subject: 'tasks.http.complete', params: uuidParam, body: timezoneOnly, response: completeTaskReply, status: 200, summary: 'Complete a task (RECURRING: advance to the next due date)', tag: TAG_TASKS }),
   undoComplete: defineRoute({ method: 'DELETE', path: '/api/tasks/:id/complete', auth: 'user', subject: 'tasks.http.uncomplete', params: uuidParam, response: undoCompleteReply, summary: 'Undo the latest completion, taking back exactly the coins it granted', tag: TAG_TASKS }),
   snooze: defineRoute({ method: 'POST', path: '/api/tasks/:id/snooze', auth: 'user', subject: 'tasks.http.snooze', params: uuidParam, body: snoozeBody, response: taskReply, status: 200, summary: 'Snooze a task until a future date', tag: TAG_TASKS }),
   unsnooze: defineRoute({ method: 'DELETE', path: '/api/tasks/:id/snooze', auth: 'user', subject: 'tasks.http.unsnooze', params: uuidParam, response: taskReply, summary: 'Wake a snoozed task', tag: TAG_TASKS }),
-  postpone: defineRoute({ method: 'POST', path: '/api/tasks/:id/postpone', auth: 'user', subject: 'tasks.http.postpone', params: uuidParam, body: z.object({}).strict().optional(), response: taskReply, status: 200, summary: 'Postpone a task to tomorrow (due date and snooze), counting the postponement', tag: TAG_TASKS }),
+  postpone: defineRoute({ method: 'POST', path: '/api/tasks/:id/postpone', auth: 'user', subject: 'tasks.http.postpone', params: uuidParam, body: timezoneOnly, response: taskReply, status: 200, summary: 'Postpone a task to tomorrow (due date and snooze), counting the postponement', tag: TAG_TASKS }),
   listTopics: defineRoute({ method: 'GET', path: '/api/topics', auth: 'user', subject: 'tasks.http.topics.list', query: listTopicsQuery, response: topicListReply, summary: 'List topics with task counts', tag: TAG_TOPICS }),
   createTopic: defineRoute({ method: 'POST', path: '/api/topics', auth: 'user', subject: 'tasks.http.topics.create', body: createTopicBody, response: topicReply, summary: 'Create a topic', tag: TAG_TOPICS }),
   reorderTopics: defineRoute({ method: 'PUT', path: '/api/topics/reorder', auth: 'user', subject: 'tasks.http.topics.reorder', body: reorderTopicsBody, response: successReply, summary: 'Order topics (array index becomes the sort order)', tag: TAG_TOPICS }),

@@ -343,6 +343,13 @@ describe('tasks API over HTTP (gateway + NATS + Postgres; identity test double)'
     const r = await createTask(hank, { title: 'daily', type: 'RECURRING' });
     const kiritimatiToday = new Intl.DateTimeFormat('en-CA', { timeZone: 'Pacific/Kiritimati' }).format(new Date());
     expect(r.nextDueDate).toBe(kiritimatiToday);
+    // A zone sent with the request (reference clients do) decides that request's today, without changing the profile.
+    const pagoToday = new Intl.DateTimeFormat('en-CA', { timeZone: 'Pacific/Pago_Pago' }).format(new Date());
+    expect((await createTask(hank, { title: 'daily 2', type: 'RECURRING', timezone: 'Pacific/Pago_Pago' })).nextDueDate).toBe(pagoToday);
+    expect((await api('GET', '/api/settings/timezone', { as: hank })).body.timezone).toBe('Pacific/Kiritimati');
+    const bad = await api('POST', '/api/tasks', { as: hank, body: { title: 'x', timezone: 'Nowhere/Land' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.issues[0].path).toBe('body.timezone');
   });
 
   it('calendar feed: secret URL from PUBLIC_APP_URL, iCal with every recurrence kind, rotation and revocation', async () => {

@@ -1,6 +1,6 @@
 import { AppError, type BulkBody, type CreateTaskBody, type HttpCall, type ListTasksQuery, type UpdateTaskBody } from '@tasksvc/proto';
 import type { PoolClient } from '@tasksvc/runtime';
-import { addDays, localDate } from '../domain/dates.ts';
+import { addDays, isValidTimeZone, localDate } from '../domain/dates.ts';
 import { advanceOnCompletion } from '../domain/recurrence.ts';
 import { completionCoins, resolveRecurrence, type RecurrenceInput } from '../domain/task-schedule.ts';
 import { addCoins, coinBalance, countTaskCreated, ensureProfile } from '../db/profiles.ts';
@@ -26,7 +26,11 @@ type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
 async function caller(c: Pick<PoolClient, 'query'>, call: HttpCall<unknown, unknown, unknown>, now = new Date()) {
   const user = userOf(call);
   const profile = await ensureProfile(c, user.id);
-  return { userId: user.id, profile, now, today: localDate(now, profile.timezone) };
+  // A zone sent with the request (reference behaviour) decides this request's "today".
+  const sent = (call.body as { timezone?: unknown } | undefined)?.timezone;
+  if (typeof sent === 'string' && !isValidTimeZone(sent)) throw fieldError('timezone', 'must be an IANA timezone such as Europe/Berlin');
+  const timezone = typeof sent === 'string' ? sent : profile.timezone;
+  return { userId: user.id, profile, now, today: localDate(now, timezone) };
 }
 
 function scheduleOrThrow(input: RecurrenceInput, start: string) {
