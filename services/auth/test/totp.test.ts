@@ -128,4 +128,20 @@ describe('TOTP', () => {
     const fresh = await signedIn(t, user);
     expect((await fresh.browser.json<{ secondFactorOk: boolean }>(`${t.url}/api/auth/me`)).body.secondFactorOk).toBe(true);
   });
+
+  it('refuses further codes after 10 wrong ones (429 RATE_LIMITED), even a right one', async () => {
+    const owner = await signedIn(t, 'guessed@example.test');
+    const setup = await owner.browser.json<{ secret: string }>(`${t.url}/api/auth/2fa/totp/setup`, { method: 'POST', body: '{}' });
+    await owner.browser.json(`${t.url}/api/auth/2fa/totp/enable`, { method: 'POST', body: JSON.stringify({ code: await codeAt(setup.body.secret, now) }) });
+    const attacker = await signedIn(t, 'guessed@example.test');
+    const right = await codeAt(setup.body.secret, now + 30);
+    const wrong = right === '123456' ? '654321' : '123456';
+    for (let i = 0; i < 10; i++) {
+      expect((await attacker.browser.json(`${t.url}/api/auth/2fa/verify`, { method: 'POST', body: JSON.stringify({ code: wrong }) })).status).toBe(400);
+    }
+    const limited = await attacker.browser.json<{ code: string }>(`${t.url}/api/auth/2fa/verify`, { method: 'POST', body: JSON.stringify({ code: right }) });
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe('RATE_LIMITED');
+    expect((await attacker.browser.json(`${t.url}/api/user/api-keys`)).status).toBe(403);
+  });
 });

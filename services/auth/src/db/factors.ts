@@ -149,3 +149,22 @@ export async function takeChallenge(db: Db, id: string, purpose: ChallengePurpos
   );
   return rows[0]?.challenge ?? null;
 }
+
+// ---- Failed codes (brute-force limit) --------------------------------------------------------------
+
+export async function recentFailures(db: Db, userId: string, windowMinutes: number): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM auth.second_factor_failures WHERE user_id = $1 AND at > now() - make_interval(mins => $2)`,
+    [userId, windowMinutes],
+  );
+  return rows[0]!.n;
+}
+
+export async function recordFailure(db: Db, userId: string, windowMinutes: number): Promise<void> {
+  await db.query(`DELETE FROM auth.second_factor_failures WHERE user_id = $1 AND at < now() - make_interval(mins => $2)`, [userId, windowMinutes]);
+  await db.query(`INSERT INTO auth.second_factor_failures (user_id) VALUES ($1)`, [userId]);
+}
+
+export async function clearFailures(db: Db, userId: string): Promise<void> {
+  await db.query(`DELETE FROM auth.second_factor_failures WHERE user_id = $1`, [userId]);
+}

@@ -88,9 +88,15 @@ export function buildProviders(config: Config): Provider[] {
   return out;
 }
 
+/** A provider as Auth.js will use it: the built-in defaults with our options laid over them (shallow). */
+export function resolvedProvider(p: Provider): Record<string, unknown> & { id: string; name: string; type: string } {
+  const o = (typeof p === 'function' ? p() : p) as unknown as Record<string, unknown> & { id: string; name: string; type: string; options?: Record<string, unknown> };
+  return { ...o, ...(o.options ?? {}) };
+}
+
 export function providerInfos(config: Config): ProviderInfo[] {
   return buildProviders(config).map((p) => {
-    const o = typeof p === 'function' ? p() : p;
+    const o = resolvedProvider(p);
     return { id: o.id as ProviderId, name: o.name, type: o.type as 'oauth' | 'oidc' };
   });
 }

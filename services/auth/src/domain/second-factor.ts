@@ -47,3 +47,13 @@ export function assertCanRemoveFactor(s: FactorState): void {
     throw new AppError('TOTP_REQUIRED_BY_ADMIN', 'the administrator requires a second factor: register another one before removing this one');
   }
 }
+
+/** Wrong second-factor codes allowed per user in the window before further attempts are refused (429). */
+export const MAX_FAILED_CODES = 10;
+export const FAILED_CODE_WINDOW_MINUTES = 15;
+
+export function assertAttemptsLeft(recentFailures: number): void {
+  if (recentFailures >= MAX_FAILED_CODES) {
+    throw new AppError('RATE_LIMITED', `too many wrong codes: try again in ${FAILED_CODE_WINDOW_MINUTES} minutes`);
+  }
+}

@@ -1,13 +1,24 @@
 import { AppError, type HttpCall } from '@tasksvc/proto';
 import { decryptSecret, encryptSecret, inTransaction } from '@tasksvc/runtime';
-import { assertCanEnrol, assertCanRemoveFactor, factorCount, pendingSecondFactorPage, secondFactorOk } from '../domain/second-factor.ts';
+import {
+  assertAttemptsLeft,
+  assertCanEnrol,
+  assertCanRemoveFactor,
+  factorCount,
+  FAILED_CODE_WINDOW_MINUTES,
+  pendingSecondFactorPage,
+  secondFactorOk,
+} from '../domain/second-factor.ts';
 import { backupCodeHash, checkTotp, isTotpShaped, newBackupCodes, newTotpSecret, totpUri } from '../domain/totp.ts';
 import {
   backupCodesRemaining,
+  clearFailures,
   deleteTotp,
   enableTotp,
   factorSummary,
   lockUserFactors,
+  recentFailures,
+  recordFailure,
   recordTotpStep,
   replaceBackupCodes,
   totpFor,
@@ -114,6 +125,7 @@ export function twoFactorHandlers(deps: AuthDeps, opts: { clock?: () => number }
       const s = requireSession(call.user);
       const state = await factorState(deps, s.userId, s.sessionId);
       if (factorCount(state) === 0) throw new AppError('CONFLICT', 'no second factor is registered: set one up at /setup/2fa');
+      assertAttemptsLeft(await recentFailures(deps.pool, s.userId, FAILED_CODE_WINDOW_MINUTES));
       const code = call.body.code;
       let method: 'totp' | 'backup_code' | null = null;
       if (isTotpShaped(code)) {
@@ -122,7 +134,11 @@ export function twoFactorHandlers(deps: AuthDeps, opts: { clock?: () => number }
         const hash = backupCodeHash(code);
         if (hash && (await useBackupCode(deps.pool, s.userId, hash))) method = 'backup_code';
       }
-      if (!method) throw invalidCode('invalid or already used code');
+      if (!method) {
+        await recordFailure(deps.pool, s.userId, FAILED_CODE_WINDOW_MINUTES);
+        throw invalidCode('invalid or already used code');
+      }
+      await clearFailures(deps.pool, s.userId);
       await markSecondFactorVerified(deps.pool, s.sessionId, s.userId);
       return { method, backupCodesRemaining: await backupCodesRemaining(deps.pool, s.userId) };
     },
