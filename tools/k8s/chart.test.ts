@@ -42,7 +42,7 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     ['with a TaskService', CREATE_TS],
     ['the k3d values', ['-f', join(CHART_DIR, 'ci', 'k3d-values.yaml')]],
   ])('helm lint --strict is clean with %s', (_n, extra) => {
-    const r = helm('lint', '--strict', CHART_DIR, ...(extra as string[]));
+    const r = helm('lint', '--strict', CHART_DIR, ...(extra));
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/0 chart\(s\) failed/);
   });
