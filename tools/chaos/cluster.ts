@@ -1,0 +1,122 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDatabase, createLogger, freePort, startLocalPostgres, type LocalPostgres } from '@tasksvc/runtime';
+import type { ServiceName } from '@tasksvc/proto';
+import { startNats, type LocalNats } from '../testenv/nats.ts';
+
+const root = new URL('../..', import.meta.url).pathname;
+const node = join(root, 'node_modules', '.bin', 'node');
+
+export const CLUSTER_SERVICES: ServiceName[] = ['auth', 'tasks', 'notifier', 'webhook', 'scheduler', 'gateway'];
+
+interface Proc {
+  child: ChildProcess;
+  output: string;
+}
+
+/**
+ * The distributed system for reliability tests: its own PostgreSQL and nats-server (so they can be
+ * stopped), and every service as its own OS process that can be SIGKILLed and restarted.
+ */
+export interface Cluster {
+  url: string;
+  databaseUrl: string;
+  natsUrl: string;
+  env: Record<string, string>;
+  kill(name: ServiceName): Promise<void>;
+  start(name: ServiceName): Promise<void>;
+  restartNats(): Promise<void>;
+  stopPostgres(): Promise<void>;
+  startPostgres(): Promise<void>;
+  /** wait until /api/health is 200 and every service answers its ping */
+  ready(timeoutMs?: number): Promise<void>;
+  output(name: ServiceName): string;
+  stop(): Promise<void>;
+}
+
+export async function startCluster(extraEnv: Record<string, string> = {}): Promise<Cluster> {
+  const log = createLogger('chaos', 'silent');
+  const dir = mkdtempSync(join(tmpdir(), 'chaos-'));
+  const pgPort = await freePort();
+  let pg: LocalPostgres = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, port: pgPort });
+  const nats: LocalNats = await startNats({ storeDir: join(dir, 'nats') });
+  const databaseUrl = await createDatabase(pg.url, 'chaos');
+  const port = await freePort();
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    DATABASE_URL: databaseUrl,
+    NATS_URL: nats.url,
+    AUTH_SECRET: 'chaos-secret-chaos-secret-chaos-secret-00',
+    AUTH_TRUST_HOST: 'true',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    RUNTIME_ENV: 'test',
+    DISABLE_UPDATE_CHECK: 'true',
+    ...extraEnv,
+  };
+  const procs = new Map<ServiceName, Proc>();
+
+  const start = async (name: ServiceName) => {
+    const child = spawn(node, [join(root, 'services', name, 'src', 'main.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc: Proc = { child, output: procs.get(name)?.output ?? '' };
+    const append = (d: Buffer) => {
+      proc.output = (proc.output + d.toString()).slice(-20_000);
+    };
+    child.stdout.on('data', append);
+    child.stderr.on('data', append);
+    procs.set(name, proc);
+  };
+
+  const kill = async (name: ServiceName) => {
+    const p = procs.get(name);
+    if (!p || p.child.exitCode !== null || p.child.signalCode) return;
+    const exited = new Promise((r) => p.child.once('exit', r));
+    p.child.kill('SIGKILL');
+    await exited;
+  };
+
+  const url = `http://127.0.0.1:${port}`;
+  const ready = async (timeoutMs = 60_000) => {
+    const end = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < end) {
+      try {
+        const h = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2_000) });
+        const s = (await (await fetch(`${url}/api/health/services`, { signal: AbortSignal.timeout(3_000) })).json()) as Record<string, { up: boolean }>;
+        last = `health ${h.status}, services ${JSON.stringify(s)}`;
+        if (h.status === 200 && CLUSTER_SERVICES.every((n) => s[n]?.up)) return;
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const down = CLUSTER_SERVICES.map((n) => `--- ${n} (exit ${procs.get(n)?.child.exitCode ?? 'running'}) ---\n${(procs.get(n)?.output ?? '').slice(-1_500)}`).join('\n');
+    throw new Error(`cluster not ready: ${last}\n${down}`);
+  };
+
+  for (const name of CLUSTER_SERVICES) await start(name);
+
+  return {
+    url,
+    databaseUrl,
+    natsUrl: nats.url,
+    env,
+    kill,
+    start,
+    ready,
+    restartNats: () => nats.restart(),
+    stopPostgres: () => pg.stop(),
+    async startPostgres() {
+      pg = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, port: pgPort });
+    },
+    output: (name) => procs.get(name)?.output ?? '',
+    async stop() {
+      for (const name of procs.keys()) await kill(name);
+      await nats.stop();
+      await pg.stop();
+    },
+  };
+}
