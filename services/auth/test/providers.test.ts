@@ -106,4 +106,14 @@ describe('identity provider configuration', () => {
     expect(res.status).toBe(302);
     expect(new URL(res.headers.get('location')!).searchParams.get('redirect_uri')).toBe('https://tasks.example.test/api/auth/callback/codehost');
   });
+
+  it('AUTH_TRUST_HOST=false: Auth.js routes answer only on the configured host', async () => {
+    const url = await start({ AUTH_TRUST_HOST: 'false', CODEHOST_CLIENT_ID: 'ch-id', CODEHOST_CLIENT_SECRET: 'ch-secret' });
+    const ok = await fetch(`${url}/api/auth/providers`);
+    expect(ok.status).toBe(200);
+    const port = new URL(url).port;
+    const other = await fetch(`http://127.0.0.1:${port}/api/auth/providers`);
+    expect(other.status).toBe(400);
+    expect(((await other.json()) as { code: string }).code).toBe('UNTRUSTED_HOST');
+  });
 });
