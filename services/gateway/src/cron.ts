@@ -24,6 +24,9 @@ export function registerCron(app: FastifyInstance, deps: GatewayDeps): void {
   // Checked in onRequest, before the body is read, so an unauthorised call costs nothing.
   const guard = async (req: FastifyRequest) => {
     if (!cronAuthorized(secret, req.headers.authorization)) throw new AppError('CRON_UNAUTHORIZED', 'missing or wrong cron bearer token');
+    // The route takes no payload: a scheduler sending `Content-Type: application/json` with an empty
+    // body must not fail on body parsing.
+    if (!req.headers['content-length'] || req.headers['content-length'] === '0') delete req.headers['content-type'];
   };
   app.post('/api/cron', { onRequest: guard }, async (req, reply) => {
     const summary = await deps.bus.request(cronRunRpc, {}, { requestId: String(req.id), timeoutMs: CRON_TIMEOUT_MS });

@@ -24,7 +24,8 @@ afterAll(async () => {
 it('accepts an unauthenticated POST /api/cron when CRON_SECRET is unset, and health reports the run', async () => {
   const before = (await (await fetch(`${url}/api/health`)).json()) as { cron: unknown };
   expect(before.cron).toEqual({ lastRunAt: null, minutesSinceLastRun: null });
-  const res = await fetch(`${url}/api/cron`, { method: 'POST' });
+  // no payload, but a JSON content type, as some schedulers send
+  const res = await fetch(`${url}/api/cron`, { method: 'POST', headers: { 'content-type': 'application/json' } });
   expect(res.status).toBe(200);
   const after = (await (await fetch(`${url}/api/health`)).json()) as { cron: { lastRunAt: string | null; minutesSinceLastRun: number | null } };
   expect(after.cron.lastRunAt).not.toBeNull();
