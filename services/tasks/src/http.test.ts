@@ -9,9 +9,10 @@ import { apiClient, serveTestIdentities } from '../test/support.ts';
 import { tasksService } from './service.ts';
 
 /**
- * The tasks REST API end to end: HTTP → gateway → NATS → tasks service → PostgreSQL, with task
- * events read back from JetStream. Identity comes from a TEST DOUBLE of auth.identity.resolve.
- * A private nats-server keeps this file's subjects away from other test files.
+ * The tasks REST API end to end: HTTP → gateway → bus → tasks service → PostgreSQL, with task
+ * events read back from the durable event stream; run once over NATS (JetStream) and once over the
+ * in-process bus. Identity comes from a TEST DOUBLE of auth.identity.resolve. A private
+ * nats-server keeps this file's subjects away from other test files.
  */
 
 let nats: LocalNats;
@@ -23,23 +24,6 @@ let api: ReturnType<typeof apiClient>;
 
 const alice = randomUUID();
 const bob = randomUUID();
-
-beforeAll(async () => {
-  nats = await startNats();
-  const config = await testSystemConfig({ NATS_URL: nats.url, PUBLIC_APP_URL: 'https://tasks.example.test' });
-  system = await startSystem(config, { log: quietLogger(), services: [tasksService, ALL_SERVICES.find((s) => s.name === 'gateway')!] });
-  identity = serveTestIdentities(system.bus);
-  observer = await createNatsBus({ servers: nats.url, name: 'observer', log: quietLogger() });
-  await observer.consume(taskEvents['task.created'], async (m) => void events.push(m), { durable: 'http-test-observer', filter: TASK_EVENTS_FILTER });
-  api = apiClient(system.url);
-});
-
-afterAll(async () => {
-  await identity?.stop();
-  await observer?.close();
-  await system?.stop();
-  await nats?.stop();
-});
 
 async function eventually<T>(fn: () => T | undefined, what: string): Promise<T> {
   for (let i = 0; i < 200; i++) {
@@ -64,7 +48,27 @@ async function createTask(as: string, body: Record<string, unknown>) {
   return res.body.task;
 }
 
-describe('tasks API over HTTP (gateway + NATS + Postgres; identity test double)', () => {
+describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('tasks API over HTTP (gateway + $transport + Postgres; identity test double)', ({ transport }) => {
+  let onNats = false;
+  beforeAll(async () => {
+    events.length = 0;
+    onNats = transport === 'NATS';
+    if (onNats) nats = await startNats();
+    const config = await testSystemConfig({ NATS_URL: onNats ? nats.url : undefined, PUBLIC_APP_URL: 'https://tasks.example.test' });
+    system = await startSystem(config, { log: quietLogger(), services: [tasksService, ALL_SERVICES.find((s) => s.name === 'gateway')!] });
+    identity = serveTestIdentities(system.bus);
+    observer = onNats ? await createNatsBus({ servers: nats.url, name: 'observer', log: quietLogger() }) : system.bus;
+    await observer.consume(taskEvents['task.created'], async (m) => void events.push(m), { durable: 'http-test-observer', filter: TASK_EVENTS_FILTER });
+    api = apiClient(system.url);
+  });
+
+  afterAll(async () => {
+    await identity?.stop();
+    if (onNats) await observer?.close();
+    await system?.stop();
+    if (onNats) await nats?.stop();
+  });
+
   it('every tasks route refuses anonymous callers (401) except the iCal feed', async () => {
     for (const route of tasksRoutes) {
       const path = route.path.replace(':id', randomUUID()).replace(':file', `ts_cal_${'A'.repeat(43)}.ics`);
