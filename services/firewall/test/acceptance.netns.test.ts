@@ -11,7 +11,7 @@ if (skip) console.warn(`\n!!! firewall netns acceptance tests SKIPPED: ${skip}\n
 
 const DURATION = 10; // the spec's minimum acceptance.duration
 const beds: Bed[] = [];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 /** Rule text without counters (traffic changes them; rules are what must match). */
 const rulesText = (bed: Bed) => tableText(bed).replace(/counter packets \d+ bytes \d+/g, 'counter');
 

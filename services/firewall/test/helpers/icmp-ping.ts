@@ -1,6 +1,6 @@
 // Minimal ping over a raw socket (koffi -> libc), because CI images have no iputils-ping.
 // Usage (as root, inside a namespace): node icmp-ping.ts <addr> <count> <interval_ms> [payload_bytes]
-// Prints {"sent":N,"received":M}. The kernel fragments payloads above the MTU, like ping -s.
+// Prints {"sent":N,"received":M,"sendMs":T} (T: time spent sending, for rate-limit bounds). The kernel fragments payloads above the MTU, like ping -s.
 import koffi from 'koffi';
 import { isIPv6 } from 'node:net';
 import { v6ToBigInt } from '../../src/net.ts';
@@ -52,6 +52,7 @@ function drain(flags: number): boolean {
 
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 const MSG_DONTWAIT = 0x40;
+const started = Date.now();
 for (let seq = 0; seq < count; seq++) {
   const pkt = Buffer.alloc(8 + size, 0x61);
   pkt[0] = v6 ? 128 : 8;
@@ -64,10 +65,11 @@ for (let seq = 0; seq < count; seq++) {
   while (drain(MSG_DONTWAIT));
   if (seq < count - 1) sleep(interval);
 }
+const sendMs = Date.now() - started;
 // Late replies: keep draining for a second.
 const end = Date.now() + 1000;
 while (Date.now() < end) {
   if (!drain(MSG_DONTWAIT)) sleep(20);
 }
 close(fd);
-console.log(JSON.stringify({ sent: count, received: seen.size }));
+console.log(JSON.stringify({ sent: count, received: seen.size, sendMs }));

@@ -164,16 +164,25 @@ export function counterOf(bed: Bed, needle: string, chain = 'input'): number {
   return c ? Number(c.counter.packets) : 0;
 }
 
-export function ping(bed: Bed, target: string, count: number, intervalMs: number, size = 56): { sent: number; received: number } {
-  return JSON.parse(bed.inPeer([NODE, PING, target, String(count), String(intervalMs), String(size)])) as { sent: number; received: number };
+export function ping(bed: Bed, target: string, count: number, intervalMs: number, size = 56): { sent: number; received: number; sendMs: number } {
+  return JSON.parse(bed.inPeer([NODE, PING, target, String(count), String(intervalMs), String(size)])) as { sent: number; received: number; sendMs: number };
 }
 
 /** hping3 from the peer; returns the number of replies it saw. */
 export function hping(bed: Bed, args: string[]): number {
+  return hpingTimed(bed, args).received;
+}
+
+/** hping3 from the peer, with the wall time it took (bounds what a rate limit may let through). */
+export function hpingTimed(bed: Bed, args: string[]): { received: number; seconds: number } {
+  const t0 = Date.now();
   const out = bed.inPeer(['hping3', ...args], { allowFail: true });
   const m = /(\d+) packets received/.exec(out);
-  return m ? Number(m[1]) : 0;
+  return { received: m ? Number(m[1]) : 0, seconds: (Date.now() - t0) / 1000 };
 }
+
+/** Most packets a `limit rate over N/second burst B` meter can pass in `seconds` (+1 s of slack). */
+export const meterAllows = (rate: number, burst: number, seconds: number) => Math.ceil(burst + rate * (seconds + 1));
 
 /** Start TCP listeners on `ports` inside the host namespace (held open until stopped). */
 export function listen(bed: Bed, ports: number[]): { stop: () => void } {
