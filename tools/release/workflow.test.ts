@@ -38,7 +38,7 @@ const TARGETS = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler',
 const SHA = '0123456789abcdef0123456789abcdef01234567';
 
 const needs = (job: Job) => (Array.isArray(job.needs) ? job.needs : job.needs ? [job.needs] : []);
-const step = (job: Job, pred: (s: Step) => boolean) => {
+const step = (job: { steps: Step[] }, pred: (s: Step) => boolean) => {
   const found = job.steps.find(pred);
   if (!found) throw new Error('step not found');
   return found;
@@ -127,6 +127,19 @@ describe('release workflow', () => {
     for (const t of TARGETS) expect(dockerfile, `Dockerfile target ${t}`).toMatch(new RegExp(`^FROM\\s+\\S+\\s+AS\\s+${t}\\s*$`, 'im'));
     expect(dockerfile).toMatch(/^ARG SERVICE_COMMIT/m);
     expect(dockerfile).toMatch(/^ARG PUBLIC_APP_URL/m);
+  });
+
+  it('installs the workspace with the pnpm release that tools/bootstrap.mjs pins (npx stubbed)', () => {
+    const action = parse(readFileSync(join(ROOT, '.github/actions/setup/action.yml'), 'utf8')) as { runs: { using: string; steps: Step[] } };
+    expect(action.runs.using).toBe('composite');
+    const install = step(action.runs, (s) => Boolean(s.run?.includes('install')));
+    const bin = join(tmp, 'npx-bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'npx'), `#!/bin/sh\nprintf '%s\\n' "$@" > "${tmp}/npx-args"\n`);
+    chmodSync(join(bin, 'npx'), 0o755);
+    expect(runStep(install, {}, {}, { path: bin }).status).toBe(0);
+    const pinned = /pnpm@[\d.]+/.exec(readFileSync(join(ROOT, 'tools/bootstrap.mjs'), 'utf8'))![0];
+    expect(readFileSync(join(tmp, 'npx-args'), 'utf8').trim().split('\n')).toEqual(['-y', pinned, 'install', '--frozen-lockfile']);
   });
 
   it('names three registries in the workflow env and logs in to each where it pushes', () => {
