@@ -49,6 +49,9 @@ async function signIn(page: Page, email: string, expectPath = '/dashboard'): Pro
   await page.waitForURL(`${url}${expectPath}`);
 }
 
+/** expect.poll with room for a loaded CI machine (the default gives up after one second). */
+const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 100 });
+
 async function api<T>(page: Page, path: string): Promise<T> {
   const res = await page.request.get(path);
   expect(res.status(), `GET ${path}`).toBe(200);
@@ -108,9 +111,9 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await page.goto('/');
     await page.waitForURL(/\/login/);
     const providers = page.locator('button[data-provider]');
-    await expect.poll(() => providers.count()).toBe(1);
+    await eventually(() => providers.count()).toBe(1);
     expect(await providers.first().getAttribute('data-provider')).toBe('oidc');
-    await expect.poll(() => page.getByRole('button', { name: /passkey/i }).isVisible()).toBe(true);
+    await eventually(() => page.getByRole('button', { name: /passkey/i }).isVisible()).toBe(true);
     await checkLayout(page, 'login', ['.auth-card']);
   });
 
@@ -126,9 +129,37 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await checkLayout(alice, 'dashboard');
   });
 
+  it('is an installable PWA whose service worker turns push messages into notifications', async () => {
+    const manifest = (await (await alice.request.get('/manifest.webmanifest')).json()) as { name: string; start_url: string; icons: { src: string }[] };
+    expect(manifest).toMatchObject({ name: 'Task Service', start_url: '/dashboard' });
+    for (const icon of manifest.icons) expect((await alice.request.get(icon.src)).status(), icon.src).toBe(200);
+    await alice.context().grantPermissions(['notifications'], { origin: url });
+    await eventually(() => alice.evaluate(async () => (await navigator.serviceWorker.getRegistration('/'))?.active?.state ?? null)).toBe('activated');
+    // Deliver a push message the way the browser's push service would (CDP), with the notifier's payload shape.
+    const cdp = await alice.context().newCDPSession(alice);
+    const registrations: string[] = [];
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (e: { registrations: { registrationId: string; scopeURL: string }[] }) => {
+      for (const r of e.registrations) if (r.scopeURL === `${url}/`) registrations.push(r.registrationId);
+    });
+    await cdp.send('ServiceWorker.enable');
+    await eventually(() => registrations.length).toBeGreaterThan(0);
+    await cdp.send('ServiceWorker.deliverPushMessage', {
+      origin: url,
+      registrationId: registrations[0]!,
+      data: JSON.stringify({ title: "Today's quest", body: 'Water the plants', url: '/dashboard', tag: 'daily-quest' }),
+    });
+    await eventually(() => alice.evaluate(async () => (await (await navigator.serviceWorker.getRegistration('/'))!.getNotifications()).map((n) => `${n.title}|${n.body}|${n.tag}`)))
+      .toContain("Today's quest|Water the plants|daily-quest");
+    await cdp.detach();
+  });
+
   it('creates a task with quick add, completes it and undoes the completion', async () => {
     await alice.goto('/tasks');
     const quick = alice.getByLabel('Quick add a task');
+    // Keyboard first: `n` anywhere focuses quick add.
+    await alice.getByRole('heading', { name: 'Tasks', level: 1 }).click();
+    await alice.keyboard.press('n');
+    await eventually(() => alice.evaluate(() => document.activeElement?.id)).toBe('quick-add');
     await quick.fill('Water the plants !high @today');
     await quick.press('Enter');
     const row = alice.getByTestId('task-row').filter({ hasText: 'Water the plants' });
@@ -141,12 +172,12 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await row.getByRole('checkbox', { name: /Complete "Water the plants"/ }).check();
     const toast = alice.locator('.toast').filter({ hasText: 'Completed "Water the plants"' });
     await toast.waitFor();
-    await expect.poll(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).not.toBeNull();
+    await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).not.toBeNull();
     // Completed tasks leave the "open" list.
-    await expect.poll(() => alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).count()).toBe(0);
+    await eventually(() => alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).count()).toBe(0);
 
     await toast.getByRole('button', { name: 'Undo' }).click();
-    await expect.poll(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).toBeNull();
+    await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).toBeNull();
     await alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).waitFor();
     await checkLayout(alice, 'tasks');
   });
@@ -162,7 +193,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await editor.getByRole('checkbox', { name: 'Thu' }).check();
     const preview = editor.getByTestId('recurrence-preview');
     // Mondays and Thursdays from Monday 7 January 2030.
-    await expect.poll(() => preview.textContent()).toMatch(/7.*10.*14.*17.*21/s);
+    await eventually(() => preview.textContent()).toMatch(/7.*10.*14.*17.*21/s);
     await checkLayout(alice, 'task-editor');
     await editor.getByRole('button', { name: 'Create task' }).click();
     const row = alice.getByTestId('task-row').filter({ hasText: 'Take out the bins' });
@@ -185,23 +216,23 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
 
     await card.getByRole('button', { name: 'Re-roll' }).click();
     await alice.locator('.toast').filter({ hasText: 'New quest rolled' }).waitFor();
-    await expect.poll(async () => (await questOf()).quest?.title).toBe((await title.textContent())!.trim());
+    await eventually(async () => (await questOf()).quest?.title).toBe((await title.textContent())!.trim());
 
     const postponed = (await questOf()).quest!.title;
     await card.getByRole('button', { name: 'Postpone' }).click();
     const toast = alice.locator('.toast').filter({ hasText: 'Postponed to tomorrow' });
     await toast.waitFor();
-    await expect.poll(async () => (await questOf()).postponesToday).toBe(1);
+    await eventually(async () => (await questOf()).postponesToday).toBe(1);
     await card.getByText('Postponed today: 1 of').waitFor();
     expect((await questOf()).quest?.title).not.toBe(postponed);
     await toast.getByRole('button', { name: 'Undo' }).click();
-    await expect.poll(async () => (await questOf()).quest?.title).toBe(postponed);
-    await expect.poll(async () => (await title.textContent())?.trim()).toBe(postponed);
+    await eventually(async () => (await questOf()).quest?.title).toBe(postponed);
+    await eventually(async () => (await title.textContent())?.trim()).toBe(postponed);
 
     await card.getByRole('button', { name: 'Complete' }).click();
     await card.getByTestId('quest-done').waitFor();
     expect((await questOf()).completed).toBe(true);
-    await expect.poll(async () => (await api<{ streak: { current: number } }>(alice, '/api/stats')).streak.current).toBe(1);
+    await eventually(async () => (await api<{ streak: { current: number } }>(alice, '/api/stats')).streak.current).toBe(1);
     await alice.getByTestId('streak-current').getByText('1').waitFor();
     await checkLayout(alice, 'dashboard-quest');
   });
@@ -226,17 +257,17 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     const log = endpoint.getByTestId('delivery-log');
     await log.getByTestId('delivery-row').filter({ hasText: 'task.test' }).filter({ hasText: 'delivered' }).waitFor();
     // The receiver got a body signed with the endpoint's secret.
-    await expect.poll(() => received.length).toBeGreaterThan(0);
+    await eventually(() => received.length).toBeGreaterThan(0);
     const got = received.at(-1)!;
     expect(got.signature).toBe(`sha256=${createHmac('sha256', 'a-very-secret-value').update(got.body).digest('hex')}`);
 
     const before = received.length;
     await log.getByTestId('delivery-row').first().getByRole('button', { name: 'Redeliver' }).click();
-    await expect.poll(() => received.length).toBeGreaterThan(before);
+    await eventually(() => received.length).toBeGreaterThan(before);
     await checkLayout(alice, 'settings-webhooks');
 
     await endpoint.getByRole('button', { name: /Delete webhook/ }).click();
-    await expect.poll(async () => (await api<{ webhooks: unknown[] }>(alice, '/api/settings/webhooks')).webhooks.length).toBe(0);
+    await eventually(async () => (await api<{ webhooks: unknown[] }>(alice, '/api/settings/webhooks')).webhooks.length).toBe(0);
     await alice.getByText('No webhooks yet.').waitFor();
   });
 
@@ -287,7 +318,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     const before = received.length;
     await card.getByRole('button', { name: 'Send test' }).click();
     await alice.locator('.toast').filter({ hasText: 'Test sent' }).waitFor();
-    await expect.poll(() => received.length).toBeGreaterThan(before);
+    await eventually(() => received.length).toBeGreaterThan(before);
     const alert = JSON.parse(received.at(-1)!.body) as { event: string; title: string };
     expect(alert.event).toBe('service.notification');
     const history = alice.getByTestId('notification-history');
@@ -308,7 +339,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     expect(ics).toContain('BEGIN:VCALENDAR');
     expect(ics).toContain('Take out the bins');
     await alice.getByRole('button', { name: 'Rotate feed URL' }).click();
-    await expect.poll(() => alice.getByTestId('feed-url').inputValue()).not.toBe(feedUrl);
+    await eventually(() => alice.getByTestId('feed-url').inputValue()).not.toBe(feedUrl);
     expect((await fetch(feedUrl)).status).toBe(404);
     expect((await fetch(await alice.getByTestId('feed-url').inputValue())).status).toBe(200);
   });
@@ -346,7 +377,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await second.getByText('waiting').waitFor();
     expect(await second.getByRole('checkbox').isDisabled()).toBe(true);
     await alice.getByTestId('task-row').filter({ hasText: 'Pack boxes' }).getByRole('checkbox').check();
-    await expect.poll(() => second.getByRole('checkbox').isDisabled()).toBe(false);
+    await eventually(() => second.getByRole('checkbox').isDisabled()).toBe(false);
     await checkLayout(alice, 'topic-detail');
   });
 

@@ -55,37 +55,41 @@ export default function Reminders(): JSX.Element {
       </Show>
       <Show when={settings()}>
         {(s) => (
-          <>
-            <div class="row">
-              <label class="check">
+          <ul class="list" aria-label="Reminder times">
+            <li class="reminder">
+              <label class="check grow">
                 <input type="checkbox" checked={s().enabled} disabled={busy()} onChange={(e) => void save({ enabled: e.currentTarget.checked })} />
-                Daily quest and streak reminders
+                Daily quest reminder
               </label>
-              <label class="check">
-                at <input type="time" style={{ width: 'auto' }} value={s().time} aria-label="Daily quest reminder time" onChange={(e) => void save({ time: e.currentTarget.value })} />
-              </label>
-              <label class="check">
-                streak at <input type="time" style={{ width: 'auto' }} value={s().streakReminderTime} aria-label="Streak reminder time" onChange={(e) => void save({ streakReminderTime: e.currentTarget.value })} />
-              </label>
-              <label class="check">
-                weekly review (Sundays) at <input type="time" style={{ width: 'auto' }} value={s().weeklyReviewTime} aria-label="Weekly review time" onChange={(e) => void save({ weeklyReviewTime: e.currentTarget.value })} />
-              </label>
-            </div>
+              <input type="time" value={s().time} aria-label="Daily quest reminder time" onChange={(e) => void save({ time: e.currentTarget.value })} />
+            </li>
+            <li class="reminder">
+              <span class="grow">Streak reminder (when nothing is done yet)</span>
+              <input type="time" value={s().streakReminderTime} aria-label="Streak reminder time" onChange={(e) => void save({ streakReminderTime: e.currentTarget.value })} />
+            </li>
+            <li class="reminder">
+              <span class="grow">Weekly review, Sundays</span>
+              <input type="time" value={s().weeklyReviewTime} aria-label="Weekly review time" onChange={(e) => void save({ weeklyReviewTime: e.currentTarget.value })} />
+            </li>
             <For each={KINDS}>
               {(k) => (
-                <div class="row">
-                  <label class="check">
+                <li class="reminder">
+                  <label class="check grow">
                     <input type="checkbox" checked={s()[k.key].enabled} disabled={busy()} onChange={(e) => void save({ [k.key]: { enabled: e.currentTarget.checked } } as Partial<ReminderSettings>)} />
-                    {k.label}
+                    <span>
+                      {k.label}
+                      <Show when={'hint' in k}>
+                        <span class="small muted" style={{ display: 'block' }}>
+                          {(k as { hint?: string }).hint}
+                        </span>
+                      </Show>
+                    </span>
                   </label>
-                  <input type="time" style={{ width: 'auto' }} value={s()[k.key].time} aria-label={`${k.label} time`} onChange={(e) => void save({ [k.key]: { time: e.currentTarget.value } } as Partial<ReminderSettings>)} />
-                  <Show when={'hint' in k}>
-                    <span class="small muted">{(k as { hint?: string }).hint}</span>
-                  </Show>
-                </div>
+                  <input type="time" value={s()[k.key].time} aria-label={`${k.label} time`} onChange={(e) => void save({ [k.key]: { time: e.currentTarget.value } } as Partial<ReminderSettings>)} />
+                </li>
               )}
             </For>
-          </>
+          </ul>
         )}
       </Show>
       <Show when={quest()}>
