@@ -64,7 +64,6 @@ describe('tags CLI', () => {
     expect(runCli(['--tag', 'v1.2.3', '--sha', SHA])).toEqual({ code: 0, stdout: 'latest\n1.2.3\n1.2\nsha-abc1234\n', stderr: '' });
     expect(runCli(['v1.2.3', SHA, '--format', 'json']).stdout).toBe('["latest","1.2.3","1.2","sha-abc1234"]\n');
     expect(runCli(['v1.2.3', SHA, '--format', 'github-output']).stdout).toContain('\njson=["latest","1.2.3","1.2","sha-abc1234"]\n');
-    expect(runCli(['v1.2.3', SHA, '--format', 'github-output']).stdout).not.toContain('repos=');
     const gh = runCli(['--tag', 'v1.3.0-rc.1', '--sha', SHA, '--image', 'task-service-auth', '--registries', 'ghcr.io/o,quay.io/o', '--format', 'github-output']);
     expect(gh.code).toBe(0);
     expect(gh.stdout).toBe(
@@ -79,7 +78,6 @@ describe('tags CLI', () => {
         'version=1.3.0-rc.1',
         'short_sha=abc1234',
         'prerelease=true',
-        'repos=ghcr.io/o/task-service-auth,quay.io/o/task-service-auth',
         '',
       ].join('\n'),
     );

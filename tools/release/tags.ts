@@ -190,8 +190,6 @@ export function runCli(argv: string[]): { code: number; stdout: string; stderr: 
         // Multi-line value syntax of $GITHUB_OUTPUT; the delimiter cannot occur in a tag.
         const delimiter = 'TAGS_EOF_7f3c';
         const lines = [`tags<<${delimiter}`, ...list, delimiter, `json=${JSON.stringify(list)}`, `version=${formatVersion(parsed)}`, `short_sha=${shortSha(args.sha)}`, `prerelease=${parsed.prerelease.length > 0}`];
-        // The bare repositories (for push-by-digest builds, which are tagged later).
-        if (args.image) lines.push(`repos=${[...new Set(list.map((ref) => ref.slice(0, ref.lastIndexOf(':'))))].join(',')}`);
         return { code: 0, stdout: `${lines.join('\n')}\n`, stderr: '' };
       }
       default:
