@@ -1,12 +1,12 @@
 // The core daemon's state machine: staged rules, atomic apply, two-step activation, rollback.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { loadConfigFile, type FirewallConfig } from './config.ts';
+import { loadConfigFile, parseConfig, type FirewallConfig } from './config.ts';
 import { detectBridges } from './bridges.ts';
 import { nftRun } from './nft.ts';
 import { buildRuleset, type Bridge } from './ruleset.ts';
 import { RULE_TYPES, ruleListSchemas, ruleSetSchema, type RuleSet, type RuleType } from './rules.ts';
-import { AuditLog, ensureWritableDir, RulesStore, writeVersionCache, type RulesState } from './store.ts';
+import { AuditLog, ensureWritableDir, RulesStore, writeFileAtomic, writeVersionCache, type RulesState } from './store.ts';
 
 export const ERR_APPLY_IN_PROGRESS = 'an apply is already in progress';
 export const ERR_NOTHING_PENDING = 'no applied rules are awaiting confirmation';
@@ -221,6 +221,31 @@ export class FirewallCore {
   shutdown(): void {
     this.stop();
     if (this.state.pending) this.rollback('daemon stopped during the confirmation window', 'system');
+  }
+
+  /**
+   * Change option sections (acceptance, ipv6, container, firewall) in the config file: each given
+   * section is merged key by key, the whole file is validated, written atomically, then reloaded.
+   * The paths (socket, data, log) are not changeable over the socket.
+   */
+  saveOptions(patch: unknown, actor: string): FirewallConfig {
+    if (!this.configFile) throw new UserError('no config file to write');
+    const sections = ['acceptance', 'ipv6', 'container', 'firewall'];
+    if (!patch || typeof patch !== 'object' || Array.isArray(patch)) throw new UserError('options must be an object of sections');
+    const extra = Object.keys(patch).filter((k) => !sections.includes(k));
+    if (extra.length) throw new UserError(`only ${sections.join(', ')} can be changed here (got ${extra.join(', ')})`);
+    const raw = JSON.parse(readFileSync(this.configFile, 'utf8')) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
+      const cur = raw[k];
+      raw[k] = v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' ? { ...cur, ...v } : v;
+    }
+    const parsed = parseConfig(raw);
+    if (!parsed.ok) throw new UserError(`invalid options: ${parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+    writeFileAtomic(this.configFile, `${JSON.stringify(raw, null, 2)}\n`, statSync(this.configFile).mode & 0o777);
+    this.audit.write('options_saved', `changed ${Object.keys(patch).join(', ')}`, actor);
+    const r = this.reload(actor);
+    if (!r.ok) throw new UserError(r.error ?? 'reload failed');
+    return this.config;
   }
 
   /** Re-read the config file; an invalid file is refused and the running rules stay as they are. */

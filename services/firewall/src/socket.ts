@@ -48,6 +48,8 @@ export function dispatch(core: FirewallCore, req: Request): Reply {
         return { success: true, data: core.accept(actor) };
       case 'GET_OPTIONS':
         return { success: true, data: core.config };
+      case 'SAVE_OPTIONS':
+        return { success: true, data: core.saveOptions(payload.options, actor) };
       case 'RELOAD_OPTIONS': {
         const r = core.reload(actor);
         return r.ok ? { success: true, data: core.config } : { success: false, error: r.error ?? 'reload failed' };

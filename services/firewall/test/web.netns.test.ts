@@ -101,6 +101,18 @@ describe.skipIf(!!skip)('core socket and web component', () => {
       expect(r.stderr).toContain('data_dir');
     });
 
+    it('SAVE_OPTIONS validates, writes the config file and reloads; paths cannot be changed', async () => {
+      const bad = await core.req('SAVE_OPTIONS', { options: { firewall: { icmp_flood_connection_limit: 5000 } } });
+      expect(bad.success).toBe(false);
+      expect(bad.error).toContain('firewall.icmp_flood_connection_limit');
+      expect((await core.req('SAVE_OPTIONS', { options: { socket_path: '/tmp/x' } })).success).toBe(false);
+      const ok = await core.req('SAVE_OPTIONS', { options: { firewall: { icmp_flood_connection_limit: 42 } } });
+      expect(ok.success).toBe(true);
+      expect(JSON.parse(readFileSync(core.configFile, 'utf8')).firewall.icmp_flood_connection_limit).toBe(42);
+      expect(bed.inHost(['nft', 'list', 'chain', 'inet', 'task_firewall', 'input'])).toContain('limit rate over 42/second');
+      expect((await core.req('GET_OPTIONS')).data).toMatchObject({ acceptance: { duration: 60 }, firewall: { icmp_flood_connection_limit: 42 } });
+    });
+
     it('validates staged rules and caps request size', async () => {
       expect((await core.req('SAVE_RULES', { rule_type: 'blacklist', rules: ['999.1.1.1'] })).success).toBe(false);
       expect((await core.req('SAVE_RULES', { rule_type: 'tcp', rules: [{ port: '70000' }] })).success).toBe(false);
