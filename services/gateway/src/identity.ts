@@ -2,10 +2,14 @@ import { AppError, resolveIdentityRpc, type Identity, type RouteAuth } from '@ta
 import type { Bus, Config } from '@tasksvc/runtime';
 import type { FastifyRequest } from 'fastify';
 
+/** `authjs.session-token` or `__Secure-authjs.session-token` among the request's cookies. */
+const SESSION_COOKIE_RE = /(?:^|;\s*)(?:__Secure-)?authjs\.session-token=/;
+
 /** Who is calling: asks the auth service (session cookie or API key). Null when anonymous. */
 export async function resolveIdentity(req: FastifyRequest, bus: Bus, config: Config): Promise<Identity | null> {
-  const cookie = req.headers.cookie;
   const authorization = req.headers.authorization;
+  // Only the session cookie identifies anyone: other cookies (CSRF, callback URL…) need no round trip.
+  const cookie = req.headers.cookie && SESSION_COOKIE_RE.test(req.headers.cookie) ? req.headers.cookie : undefined;
   if (!cookie && !authorization) return null;
   const user = await bus.request(resolveIdentityRpc, { cookie, authorization }, { requestId: String(req.id), timeoutMs: 5_000 });
   if (!user) return null;
