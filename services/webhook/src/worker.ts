@@ -1,6 +1,6 @@
 import { notificationRequested } from '@tasksvc/proto';
 import { decryptSecret, enqueueEvent, inTransaction, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
-import { claimDue, complete, disableEndpoint, markFailing, markHealthy, prune, type ClaimedDelivery } from './db/deliveries.ts';
+import { claimDue, complete, disableEndpoint, markFailing, prune, type ClaimedDelivery } from './db/deliveries.ts';
 import { deliveryHeaders, failingTooLong, judge, maxAttempts, nextDelaySec, type AttemptResult } from './domain/delivery.ts';
 
 export interface WorkerDeps {
@@ -77,24 +77,15 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery): Pro
   if (verdict.kind !== 'delivered') error = error ?? verdict.reason;
   if (status === 'failed' && verdict.kind === 'retry' && !d.manual) error = `${error}; gave up after ${d.attempts} attempts`;
 
+  const completion = { id: d.id, lease: d.lease, status, outcome: verdict.kind, responseStatus: result.status ?? null, error, durationMs, startedAt, nextAttemptAt };
+  if (verdict.kind === 'delivered' || d.manual) {
+    // one statement: outcome, attempt log and (for a success) the endpoint's health
+    await complete(deps.pool, completion, verdict.kind === 'delivered' && !d.manual ? { healthyEndpoint: d.endpoint_id } : {});
+    return;
+  }
   let notified = false;
   await inTransaction(deps.pool, async (c) => {
-    const held = await complete(c, {
-      id: d.id,
-      lease: d.lease,
-      status,
-      outcome: verdict.kind,
-      responseStatus: result.status ?? null,
-      error,
-      durationMs,
-      startedAt,
-      nextAttemptAt,
-    });
-    if (!held || d.manual) return;
-    if (verdict.kind === 'delivered') {
-      await markHealthy(c, d.endpoint_id);
-      return;
-    }
+    if (!(await complete(c, completion))) return;
     let disableReason: string | null = verdict.kind === 'gone' ? verdict.reason : null;
     const failing = await markFailing(c, d.endpoint_id);
     if (!disableReason && failing?.enabled && failingTooLong(failing.failing_since, new Date(), config.WEBHOOK_DISABLE_AFTER_HOURS)) {
@@ -143,7 +134,8 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
     try {
       do {
         again = false;
-        while (!stopped && inFlight.size < concurrency) {
+        // refill in batches (one claim query per half-window of work, not one per delivery)
+        while (!stopped && inFlight.size <= concurrency / 2) {
           const rows = await claimDue(deps.pool, concurrency - inFlight.size, leaseMs(deps.config));
           if (rows.length === 0) break;
           for (const row of rows) {

@@ -100,20 +100,6 @@ export async function claimDue(db: Db, limit: number, leaseMs: number): Promise<
   return rows;
 }
 
-/** Lease one given delivery (test send, redelivery) unless someone else holds it. */
-export async function claimOne(db: Db, id: string, leaseMs: number): Promise<ClaimedDelivery | null> {
-  const { rows } = await db.query<ClaimedDelivery>(
-    `WITH claimed AS (
-       UPDATE webhook.deliveries d
-          SET locked_until = clock_timestamp() + $2 * interval '1 millisecond', lease = gen_random_uuid(), attempts = d.attempts + 1
-        WHERE d.id = $1 AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < clock_timestamp())
-        RETURNING d.*)
-     ${CLAIM_RETURNING}`,
-    [id, leaseMs],
-  );
-  return rows[0] ?? null;
-}
-
 export interface Completion {
   id: string;
   lease: string;
@@ -132,7 +118,11 @@ export interface Completion {
  * reclaimed records nothing). The attempt is logged in the same statement. Returns false when the
  * lease was lost.
  */
-export async function complete(db: Db, c: Completion): Promise<boolean> {
+export async function complete(db: Db, c: Completion, opts: { healthyEndpoint?: string } = {}): Promise<boolean> {
+  // the hot path (a success) also clears the endpoint's failure streak in the same statement
+  const healthy = opts.healthyEndpoint
+    ? `, h AS (UPDATE webhook.endpoints SET failing_since = NULL WHERE id = $10 AND failing_since IS NOT NULL AND EXISTS (SELECT 1 FROM u))`
+    : '';
   const r = await db.query(
     `WITH u AS (
        UPDATE webhook.deliveries
@@ -141,16 +131,12 @@ export async function complete(db: Db, c: Completion): Promise<boolean> {
               delivered_at = CASE WHEN $3 = 'delivered' THEN clock_timestamp() ELSE delivered_at END,
               locked_until = NULL, lease = NULL
         WHERE id = $1 AND lease = $2
-        RETURNING id, attempts)
+        RETURNING id, attempts)${healthy}
      INSERT INTO webhook.attempts (delivery_id, attempt, started_at, outcome, response_status, error, duration_ms)
      SELECT id, attempts, $7, $9, $4, $5, $6 FROM u`,
-    [c.id, c.lease, c.status, c.responseStatus, c.error?.slice(0, 500) ?? null, c.durationMs, c.startedAt, c.nextAttemptAt, c.outcome],
+    [c.id, c.lease, c.status, c.responseStatus, c.error?.slice(0, 500) ?? null, c.durationMs, c.startedAt, c.nextAttemptAt, c.outcome, ...(opts.healthyEndpoint ? [opts.healthyEndpoint] : [])],
   );
   return (r.rowCount ?? 0) > 0;
-}
-
-export async function markHealthy(db: Db, endpointId: string): Promise<void> {
-  await db.query('UPDATE webhook.endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', [endpointId]);
 }
 
 /** Start (or continue) the endpoint's failure streak; returns it with the owner and URL. */
@@ -183,29 +169,39 @@ export async function listDeliveries(db: Db, userId: string, endpointId: string,
   ).rows;
 }
 
-/** Queue a logged delivery once more, now: same body, same delivery id, one more attempt. */
-export async function requeue(db: Db, userId: string, endpointId: string, id: string): Promise<void> {
-  const r = await db.query(
-    `UPDATE webhook.deliveries SET status = 'pending', manual = true, max_attempts = attempts + 1, next_attempt_at = clock_timestamp(), error = NULL
-      WHERE id = $1 AND endpoint_id = $2 AND user_id = $3 AND (locked_until IS NULL OR locked_until < clock_timestamp())`,
-    [id, endpointId, userId],
+/**
+ * Send a logged delivery once more, now: same body, same delivery id, one more attempt. Returns it
+ * leased to the caller (so the background worker cannot take it first), or null when it is in flight.
+ */
+export async function requeue(db: Db, userId: string, endpointId: string, id: string, leaseMs: number): Promise<ClaimedDelivery | null> {
+  const { rows } = await db.query<ClaimedDelivery>(
+    `WITH claimed AS (
+       UPDATE webhook.deliveries
+          SET status = 'pending', manual = true, max_attempts = attempts + 1, error = NULL, attempts = attempts + 1,
+              lease = gen_random_uuid(), locked_until = clock_timestamp() + $4 * interval '1 millisecond'
+        WHERE id = $1 AND endpoint_id = $2 AND user_id = $3 AND (locked_until IS NULL OR locked_until < clock_timestamp())
+        RETURNING *)
+     ${CLAIM_RETURNING}`,
+    [id, endpointId, userId, leaseMs],
   );
-  if (r.rowCount === 0) await getDelivery(db, userId, endpointId, id); // not found → 404; otherwise it is in flight already
+  if (rows[0]) return rows[0];
+  await getDelivery(db, userId, endpointId, id); // not found → 404; otherwise it is in flight already
+  return null;
 }
 
-/** A synthetic event and its single manual delivery to one endpoint. */
-export async function insertTestDelivery(client: PoolClient, userId: string, endpointId: string, body: string): Promise<string> {
+/** A synthetic event and its single manual delivery to one endpoint, leased to the caller. */
+export async function insertTestDelivery(client: PoolClient, userId: string, endpointId: string, body: string, leaseMs: number): Promise<ClaimedDelivery> {
   const msgId = `test:${randomUUID()}`;
-  const id = randomUUID();
   await client.query('INSERT INTO webhook.events (msg_id, user_id, event, body) VALUES ($1, $2, $3, $4)', [msgId, userId, 'task.test', body]);
-  await client.query('INSERT INTO webhook.deliveries (id, event_msg_id, endpoint_id, user_id, event, manual, max_attempts) VALUES ($1, $2, $3, $4, $5, true, 1)', [
-    id,
-    msgId,
-    endpointId,
-    userId,
-    'task.test',
-  ]);
-  return id;
+  const { rows } = await client.query<ClaimedDelivery>(
+    `WITH claimed AS (
+       INSERT INTO webhook.deliveries (id, event_msg_id, endpoint_id, user_id, event, manual, max_attempts, attempts, lease, locked_until)
+       VALUES ($1, $2, $3, $4, 'task.test', true, 1, 1, gen_random_uuid(), clock_timestamp() + $5 * interval '1 millisecond')
+       RETURNING *)
+     ${CLAIM_RETURNING}`,
+    [randomUUID(), msgId, endpointId, userId, leaseMs],
+  );
+  return rows[0]!;
 }
 
 /** Drop finished deliveries (and their events) older than the retention. */

@@ -11,6 +11,19 @@ export const WEBHOOK_CONSUMER = 'webhook-deliveries';
  * before it redelivers the event and nothing is lost; the delivery worker does the sending.
  */
 export async function consumeTaskEvents(deps: { bus: Bus; pool: Pool; onIngested: () => void }): Promise<Subscription> {
+  // several pull loops on the one durable: events are ingested in parallel (each one idempotently)
+  const subs = await Promise.all(Array.from({ length: INGEST_PARALLELISM }, () => consumeOnce(deps)));
+  return {
+    async stop() {
+      await Promise.all(subs.map((s) => s.stop()));
+    },
+  };
+}
+
+/** Concurrent ingestion loops per process. */
+export const INGEST_PARALLELISM = 4;
+
+function consumeOnce(deps: { bus: Bus; pool: Pool; onIngested: () => void }): Promise<Subscription> {
   return deps.bus.consume(
     taskEvents['task.created'],
     async (msg, meta) => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, MAX_WEBHOOK_ENDPOINTS, webhookApi, type Identity, type TaskEventPayload } from '@tasksvc/proto';
 import { encryptSecret, inTransaction, OutboundError, type Bus, type Config, type Outbound, type Pool, type Subscription } from '@tasksvc/runtime';
-import { claimOne, deliveryView, getDelivery, insertTestDelivery, listDeliveries, requeue } from '../db/deliveries.ts';
+import { deliveryView, getDelivery, insertTestDelivery, listDeliveries, requeue, type ClaimedDelivery } from '../db/deliveries.ts';
 import { deleteEndpoint, endpointView, getEndpoint, insertEndpoint, listEndpoints, updateEndpoint } from '../db/endpoints.ts';
 import { attemptDelivery, leaseMs, type WorkerDeps } from '../worker.ts';
 
@@ -42,9 +42,8 @@ function testPayload(): Omit<TaskEventPayload, 'event'> & { event: 'task.test' }
 export function serveWebhookApi(deps: WorkerDeps & { bus: Bus; pool: Pool }): Subscription[] {
   const { bus, pool, config, outbound } = deps;
 
-  /** Send a delivery now (one attempt) and return its log entry. */
-  const sendNow = async (userId: string, endpointId: string, id: string) => {
-    const claimed = await claimOne(pool, id, leaseMs(config));
+  /** Send a delivery leased to this request now (one attempt) and return its log entry. */
+  const sendNow = async (userId: string, endpointId: string, claimed: ClaimedDelivery | null, id: string) => {
     if (claimed) await attemptDelivery(deps, claimed);
     return deliveryView(await getDelivery(pool, userId, endpointId, id));
   };
@@ -73,8 +72,8 @@ export function serveWebhookApi(deps: WorkerDeps & { bus: Bus; pool: Pool }): Su
     bus.serve(webhookApi.test.rpc, async ({ user, params }) => {
       const userId = caller(user);
       await getEndpoint(pool, userId, params.id);
-      const id = await inTransaction(pool, (c) => insertTestDelivery(c, userId, params.id, JSON.stringify(testPayload())));
-      return sendNow(userId, params.id, id);
+      const claimed = await inTransaction(pool, (c) => insertTestDelivery(c, userId, params.id, JSON.stringify(testPayload()), leaseMs(config)));
+      return sendNow(userId, params.id, claimed, claimed.id);
     }),
     bus.serve(webhookApi.deliveries.rpc, async ({ user, params, query }) => {
       const userId = caller(user);
@@ -84,8 +83,8 @@ export function serveWebhookApi(deps: WorkerDeps & { bus: Bus; pool: Pool }): Su
     bus.serve(webhookApi.redeliver.rpc, async ({ user, params }) => {
       const userId = caller(user);
       await getEndpoint(pool, userId, params.id);
-      await requeue(pool, userId, params.id, params.deliveryId);
-      return sendNow(userId, params.id, params.deliveryId);
+      const claimed = await requeue(pool, userId, params.id, params.deliveryId, leaseMs(config));
+      return sendNow(userId, params.id, claimed, params.deliveryId);
     }),
   ];
 }
