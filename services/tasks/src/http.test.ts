@@ -173,9 +173,18 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('tasks A
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(res.body.code, `${method} ${path}`).toBe(code);
     }
+    // Bob's own topic and task cannot be tied to Alice's objects either.
+    const bobTopic = (await api('POST', '/api/topics', { as: bob, body: { title: 'Bob topic' } })).body.topic;
+    const bobTask = await createTask(bob, { title: 'Bob task', topicId: bobTopic.id });
+    const reorderForeign = await api('PUT', `/api/topics/${bobTopic.id}/reorder`, { as: bob, body: { taskIds: [bobTask.id, t.id] } });
+    expect([reorderForeign.status, reorderForeign.body.code]).toEqual([404, 'TASKS_NOT_FOUND']);
+    const moveToForeign = await api('PATCH', `/api/tasks/${bobTask.id}`, { as: bob, body: { topicId: topic.id } });
+    expect([moveToForeign.status, moveToForeign.body.code]).toEqual([404, 'TOPICS_NOT_FOUND']);
+    const bulkForeignTopic = await api('PATCH', '/api/tasks/bulk', { as: bob, body: { action: 'changeTopic', taskIds: [bobTask.id], topicId: topic.id } });
+    expect([bulkForeignTopic.status, bulkForeignTopic.body.code]).toEqual([404, 'TOPICS_NOT_FOUND']);
     const bulk = await api('PATCH', '/api/tasks/bulk', { as: bob, body: { action: 'delete', taskIds: [t.id] } });
     expect(bulk.body).toEqual({ success: true, affected: 0 });
-    expect((await api('GET', '/api/tasks', { as: bob })).body.tasks).toEqual([]);
+    expect((await api('GET', '/api/tasks', { as: bob })).body.tasks.map((x: { id: string }) => x.id)).toEqual([bobTask.id]);
     const still = await api('GET', `/api/tasks/${t.id}`, { as: alice });
     expect(still.body.task).toMatchObject({ title: 'Private', completedAt: null, snoozedUntil: null, postponeCount: 0 });
     expect((await api('GET', `/api/topics/${topic.id}`, { as: alice })).body.topic.title).toBe('Secret topic');
@@ -228,6 +237,10 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('tasks A
     expect(await awarded(t.id)).toEqual([]);
     expect(undo.body.task.completedAt).toBeNull();
     expect((await api('DELETE', `/api/tasks/${t.id}/complete`, { as: dave })).status).toBe(409);
+    // Refused changes roll back with their events: one completion, one undo, nothing from the 409s.
+    await eventually(() => (events.filter((e) => e.payload.task.id === t.id).length >= 3 ? true : undefined), 'events of the completion test');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(events.filter((e) => e.payload.task.id === t.id).map((e) => e.payload.event)).toEqual(['task.created', 'task.completed', 'task.updated']);
   });
 
   it('doubles coins after 3 postponements, and undo removes the doubled amount', async () => {

@@ -162,6 +162,28 @@ describe('advanceOnCompletion', () => {
   });
 });
 
+describe('completion days across DST changes', () => {
+  const daily = rule({ type: 'INTERVAL', interval: 1 });
+  const next = (instant: string, zone: string) => advanceOnCompletion(daily, { anchor: '2026-01-01', nextDueDate: '2026-01-01' }, localDate(new Date(instant), zone)).nextDueDate;
+
+  it('spring forward: 00:30 local on the 23-hour day counts for that day', () => {
+    expect(next('2026-03-28T23:30:00Z', 'Europe/Berlin')).toBe('2026-03-30'); // 00:30 CET on 2026-03-29
+    expect(next('2026-03-29T21:59:00Z', 'Europe/Berlin')).toBe('2026-03-30'); // 23:59 CEST, same day
+    expect(next('2026-03-29T22:00:00Z', 'Europe/Berlin')).toBe('2026-03-31'); // 00:00 CEST next day
+  });
+
+  it('fall back: both 01:30s of the repeated hour are the same day', () => {
+    expect(next('2026-11-01T05:30:00Z', 'America/New_York')).toBe('2026-11-02'); // 01:30 EDT
+    expect(next('2026-11-01T06:30:00Z', 'America/New_York')).toBe('2026-11-02'); // 01:30 EST
+    expect(next('2026-11-02T04:59:00Z', 'America/New_York')).toBe('2026-11-02'); // 23:59 EST on Nov 1
+  });
+
+  it('a day whose midnight does not exist (America/Santiago) still starts and ends correctly', () => {
+    expect(next('2026-09-06T03:59:00Z', 'America/Santiago')).toBe('2026-09-06'); // 23:59 on Sep 5 (-04)
+    expect(next('2026-09-06T04:00:00Z', 'America/Santiago')).toBe('2026-09-07'); // 01:00 on Sep 6 (-03)
+  });
+});
+
 describe('validateRule', () => {
   it('accepts each well-formed kind', () => {
     for (const r of [
