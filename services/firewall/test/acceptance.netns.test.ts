@@ -89,6 +89,18 @@ describe.skipIf(!!skip)('two-step activation in network namespaces', () => {
     await again.stop();
   });
 
+  it.concurrent('a graceful stop during the window restores the previous rules at once', async () => {
+    const { bed, core } = await setup('s');
+    const before = rulesText(bed);
+    await core.req('SAVE_RULES', { rule_type: 'blacklist', rules: [bed.peerIp] });
+    expect((await core.req('APPLY_RULES')).success).toBe(true);
+    expect(rulesText(bed)).not.toBe(before);
+    await core.stop();
+    expect(rulesText(bed)).toBe(before);
+    const stored = JSON.parse(readFileSync(join(bed.dir, 'data', 'rules.json'), 'utf8'));
+    expect(stored).toMatchObject({ pending: null, acceptance: 'rolled_back', current: { blacklist: [] } });
+  });
+
   it.concurrent('a broken ruleset is refused and the old ruleset stays byte-identical', async () => {
     const { bed, core } = await setup('b');
     const before = tableText(bed);
