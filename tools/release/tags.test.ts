@@ -83,6 +83,12 @@ describe('tags CLI', () => {
     );
   });
 
+  it('falls back to the GitHub Actions variables', () => {
+    expect(runCli([], { GITHUB_REF_NAME: 'v2.0.1', GITHUB_SHA: SHA }).stdout).toBe('latest\n2.0.1\n2.0\nsha-abc1234\n');
+    expect(runCli(['--tag', 'v2.0.2'], { GITHUB_REF_NAME: 'v9.9.9', GITHUB_SHA: SHA }).stdout).toContain('2.0.2\n');
+    expect(runCli([], {}).code).toBe(2);
+  });
+
   it('exits 2 with the reason for an invalid tag, as a real process', () => {
     const r = spawnSync(`${ROOT}node_modules/.bin/node`, ['tools/release/tags.ts', '--tag', 'v1.2', '--sha', SHA], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status).toBe(2);

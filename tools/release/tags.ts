@@ -139,13 +139,14 @@ export function imageReferences(opts: { tags: string[]; registries: string[]; im
 // CLI: node tools/release/tags.ts --tag v1.2.3 --sha <commit> [--released "<tags…>"]
 //        [--image task-service-gateway --registries ghcr.io/org,docker.io/org,quay.io/org]
 //        [--format lines|json|csv|github-output]
-// Positional form: tags.ts <tag> <sha>. Exit 2 (with the reason on stderr) for an invalid tag.
+// Positional form: tags.ts <tag> <sha>; in GitHub Actions both default to GITHUB_REF_NAME and
+// GITHUB_SHA. Exit 2 (with the reason on stderr) for an invalid tag.
 
 const USAGE =
   'usage: tags.ts --tag <v1.2.3> --sha <commit> [--released "<tag> <tag>…"] [--image <name> --registries <r1,r2,…>] [--format lines|json|csv|github-output]';
 
-export function parseCliArgs(argv: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
+export function parseCliArgs(argv: string[]): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
   const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -167,9 +168,12 @@ export function parseCliArgs(argv: string[]): Record<string, string> {
   return out;
 }
 
-export function runCli(argv: string[]): { code: number; stdout: string; stderr: string } {
+/** `env` supplies GITHUB_REF_NAME and GITHUB_SHA when --tag / --sha are not given (inside Actions). */
+export function runCli(argv: string[], env: Record<string, string | undefined> = {}): { code: number; stdout: string; stderr: string } {
   try {
     const args = parseCliArgs(argv);
+    args.tag ??= env.GITHUB_REF_NAME;
+    args.sha ??= env.GITHUB_SHA;
     if (!args.tag || !args.sha) return { code: 2, stdout: '', stderr: `${USAGE}\n` };
     const tags = computeTags({ tag: args.tag, sha: args.sha, releasedTags: args.released?.split(/[\s,]+/).filter(Boolean) });
     let list = tags;
@@ -202,7 +206,7 @@ export function runCli(argv: string[]): { code: number; stdout: string; stderr: 
 }
 
 if (import.meta.filename === process.argv[1]) {
-  const r = runCli(process.argv.slice(2));
+  const r = runCli(process.argv.slice(2), process.env);
   process.stdout.write(r.stdout);
   process.stderr.write(r.stderr);
   process.exitCode = r.code;
