@@ -45,6 +45,7 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let lastRenew = 0;
+  let transitions: Promise<void> = Promise.resolve();
 
   const spec = (acquire: boolean, prev?: V1Lease) => ({
     holderIdentity: identity,
@@ -54,6 +55,7 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
     leaseTransitions: (prev?.spec?.leaseTransitions ?? 0) + (acquire && prev ? 1 : 0),
   });
 
+  let lastObstacle = '';
   async function tryAcquireOrRenew(): Promise<boolean> {
     let lease: V1Lease | undefined;
     try {
@@ -65,7 +67,10 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
       await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: spec(true) } });
       return true;
     }
-    if (!canAcquire(lease, identity, Date.now())) return false;
+    if (!canAcquire(lease, identity, Date.now())) {
+      lastObstacle = `held by ${lease.spec?.holderIdentity} (renewed ${String(lease.spec?.renewTime)})`;
+      return false;
+    }
     const acquire = lease.spec?.holderIdentity !== identity;
     // replace carries metadata.resourceVersion: a concurrent writer makes this 409.
     await api.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: spec(acquire, lease) } });
@@ -79,19 +84,22 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
       ok = await tryAcquireOrRenew();
       if (ok) lastRenew = Date.now();
     } catch (err) {
-      if (!isConflict(err)) log.warn({ err: describeError(err) }, 'lease update failed');
+      lastObstacle = describeError(err);
+      if (!isConflict(err)) log.warn({ err: lastObstacle }, 'lease update failed');
       // A leader that cannot renew keeps leading until its lease could have expired for others.
       ok = leader && Date.now() - lastRenew < (duration * 1000 * 2) / 3;
     }
     if (stopped) return;
+    // Callbacks run outside the renew loop (serialized): a slow controller start must not delay
+    // renewals past the lease duration.
     if (ok && !leader) {
       leader = true;
       log.info({ lease: `${namespace}/${name}`, identity }, 'became leader');
-      await opts.onStartedLeading();
+      transitions = transitions.then(opts.onStartedLeading).catch((err: unknown) => log.error({ err }, 'onStartedLeading failed'));
     } else if (!ok && leader) {
       leader = false;
-      log.warn({ lease: `${namespace}/${name}`, identity }, 'lost leadership');
-      await opts.onStoppedLeading();
+      log.warn({ lease: `${namespace}/${name}`, identity, reason: lastObstacle }, 'lost leadership');
+      transitions = transitions.then(opts.onStoppedLeading).catch((err: unknown) => log.error({ err }, 'onStoppedLeading failed'));
     }
     if (!stopped) timer = setTimeout(() => void tick(), retry);
   }
@@ -103,6 +111,7 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      await transitions;
       if (!leader) return;
       leader = false;
       await opts.onStoppedLeading();

@@ -19,12 +19,15 @@ import {
   setHeaderOptions,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiServerBinaries, requireBinaries } from '../../tools/k8s/bins.ts';
 import { startTestCluster, type TestCluster } from '../../tools/k8s/cluster.ts';
 import { CRD_FILE } from '../../tools/k8s/gen-crd.ts';
+import { REPO } from '../../tools/k8s/paths.ts';
 import { GROUP, PLURAL, SERVICES, VERSION } from '../src/crd.ts';
 import { FIELD_MANAGER, FINALIZER } from '../src/desired.ts';
 import { runOperator, type RunningOperator } from '../src/operator.ts';
@@ -68,7 +71,7 @@ describe.skipIf(!gate.run)('operator against a real kube-apiserver (L3)', () => 
       POD_NAME: id,
       LEASE_NAME: 'taskservice-operator',
       LEADER_ELECT: true,
-      LEASE_DURATION_SECONDS: 4,
+      LEASE_DURATION_SECONDS: 8,
       HEALTH_PORT: 0,
       WORKERS: 2,
       retryPeriodMs: 300,
@@ -215,6 +218,23 @@ describe.skipIf(!gate.run)('operator against a real kube-apiserver (L3)', () => 
     await eventually('Ready again', async () => cond(await getTs('demo'), 'Ready')?.status === 'True');
   });
 
+  it('reconcile is idempotent: running it again changes nothing', async () => {
+    const snapshot = async () => {
+      const c = await children('demo');
+      const all = [...c.configMaps, ...c.services, ...c.deployments, ...c.cronJobs] as any[];
+      return Object.fromEntries(all.map((o) => [o.metadata.name + '/' + (o.kind ?? ''), o.metadata.resourceVersion]));
+    };
+    const tsBefore = (await getTs('demo')).metadata.resourceVersion;
+    const before = await snapshot();
+    const controller = leaderOf()[0]!.controller()!;
+    for (let i = 0; i < 3; i++) {
+      controller.queue.add(`${NS}/demo`);
+      await controller.queue.idle();
+    }
+    expect(await snapshot()).toEqual(before);
+    expect((await getTs('demo')).metadata.resourceVersion).toBe(tsBefore); // no status rewrite either
+  });
+
   it('a child deleted by hand is recreated', async () => {
     const before = await apps.readNamespacedDeployment({ name: 'demo-auth', namespace: NS });
     await apps.deleteNamespacedDeployment({ name: 'demo-auth', namespace: NS });
@@ -260,5 +280,31 @@ describe.skipIf(!gate.run)('operator against a real kube-apiserver (L3)', () => 
     await eventually('CR gone', async () => (await getTs('demo').catch((e: any) => (e.code === 404 ? 'gone' : undefined))) === 'gone');
     await eventually('cross-namespace children gone', async () => (await children('demo', 'kube-system')).count === 0);
     await eventually('owned children garbage-collected', async () => (await children('demo')).count === 0, 60_000);
+  });
+
+  it('the operator process (operator/src/main.ts) leads, and on SIGTERM exits 0 and releases its Lease', async () => {
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    const proc = spawn(process.execPath, [join(REPO, 'operator', 'src', 'main.ts')], {
+      env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, POD_NAMESPACE: LEASE_NS, POD_NAME: 'proc-1', LEASE_NAME: 'sigterm-test', HEALTH_PORT: '0', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    proc.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    try {
+      await eventually('process holds the lease', async () => {
+        const l = await leases.readNamespacedLease({ name: 'sigterm-test', namespace: LEASE_NS });
+        return l.spec?.holderIdentity === 'proc-1' && output.includes('controller started');
+      });
+    } catch (err) {
+      proc.kill('SIGKILL');
+      throw new Error(`${String(err)}\n${output}`, { cause: err });
+    }
+    proc.kill('SIGTERM');
+    expect(await exited, output).toBe(0);
+    const lease = await leases.readNamespacedLease({ name: 'sigterm-test', namespace: LEASE_NS });
+    expect(lease.spec?.holderIdentity).toBeUndefined();
+    expect(output).toMatch(/shutting down/);
   });
 });
