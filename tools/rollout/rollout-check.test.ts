@@ -56,7 +56,10 @@ function runCheck(args: string[], env: Record<string, string> = {}): Promise<{ c
   });
 }
 
-const FAST = ['--interval', '20ms', '--attempts', '6'];
+// Short pauses, but a generous per-request limit: on a loaded machine a slow answer must not turn
+// into a failed poll, or the poll counts below would depend on timing.
+const PATIENT = ['--request-timeout', '60s'];
+const FAST = ['--interval', '20ms', '--attempts', '6', ...PATIENT];
 
 describe('rollout check against a local health endpoint', () => {
   it('waits until the commit switches, printing each poll', async () => {
@@ -70,7 +73,7 @@ describe('rollout check against a local health endpoint', () => {
 
   it('gives up with a non-zero exit and a clear message when the commit never switches', async () => {
     const h = await fakeHealth((_n, _req, res) => health(res, 200, OLD));
-    const r = await runCheck(['--commit', NEW, '--interval', '10ms', '--attempts', '4'], { ROLLOUT_HEALTH_URL: h.base });
+    const r = await runCheck(['--commit', NEW, '--interval', '10ms', '--attempts', '4', ...PATIENT], { ROLLOUT_HEALTH_URL: h.base });
     expect(r.code).toBe(1);
     expect(h.hits).toBe(4);
     expect(r.stdout.match(/poll \d\/4/g)).toEqual(['poll 1/4', 'poll 2/4', 'poll 3/4', 'poll 4/4']);
@@ -97,7 +100,7 @@ describe('rollout check against a local health endpoint', () => {
     expect(r.stdout).toContain('still the previous deployment');
 
     const never = await fakeHealth((_n, _req, res) => health(res, 200, OLD, '1.2.3'));
-    const stale = await runCheck(['--commit', NEW, '--interval', '10ms', '--attempts', '3'], { ROLLOUT_HEALTH_URL: never.base });
+    const stale = await runCheck(['--commit', NEW, '--interval', '10ms', '--attempts', '3', ...PATIENT], { ROLLOUT_HEALTH_URL: never.base });
     expect(stale.code).toBe(1);
     expect(never.hits).toBe(3);
   });
