@@ -182,6 +182,47 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await checkLayout(alice, 'tasks');
   });
 
+  it('edits, snoozes, wakes and deletes a task; the timezone setting moves "today"', async () => {
+    await alice.goto('/tasks');
+    const quick = alice.getByLabel('Quick add a task');
+    await quick.fill('Call the bank');
+    await quick.press('Enter');
+    let row = alice.getByTestId('task-row').filter({ hasText: 'Call the bank' });
+    await row.waitFor();
+    const id = (await row.getAttribute('data-task-id'))!;
+
+    await row.getByRole('button', { name: 'Edit "Call the bank"' }).click();
+    const editor = alice.getByTestId('task-editor');
+    await editor.getByLabel('Title').fill('Call the bank about the loan');
+    await editor.getByLabel('Priority').selectOption('SOMEDAY');
+    await editor.getByRole('button', { name: 'Save' }).click();
+    row = alice.getByTestId('task-row').filter({ hasText: 'Call the bank about the loan' });
+    await row.getByText('Someday').waitFor();
+    expect((await api<{ task: { title: string; priority: string } }>(alice, `/api/tasks/${id}`)).task).toMatchObject({ title: 'Call the bank about the loan', priority: 'SOMEDAY' });
+
+    await row.getByLabel('Snooze "Call the bank about the loan"').selectOption('7');
+    await row.getByText(/snoozed until/).waitFor();
+    expect((await api<{ task: { snoozedUntil: string | null } }>(alice, `/api/tasks/${id}`)).task.snoozedUntil).not.toBeNull();
+    await row.getByRole('button', { name: 'Wake' }).click();
+    await eventually(async () => (await api<{ task: { snoozedUntil: string | null } }>(alice, `/api/tasks/${id}`)).task.snoozedUntil).toBeNull();
+
+    await row.getByRole('button', { name: 'Delete "Call the bank about the loan"' }).click();
+    await eventually(async () => (await alice.request.get(`/api/tasks/${id}`)).status()).toBe(404);
+    await eventually(() => alice.getByTestId('task-row').filter({ hasText: 'Call the bank' }).count()).toBe(0);
+
+    // Pacific/Kiritimati is UTC+14: its calendar date is at least the UTC date.
+    await alice.goto('/settings');
+    await alice.getByRole('combobox', { name: 'Timezone' }).selectOption('Pacific/Kiritimati');
+    await alice.getByRole('button', { name: 'Save timezone' }).click();
+    await eventually(async () => (await api<{ timezone: string }>(alice, '/api/settings/timezone')).timezone).toBe('Pacific/Kiritimati');
+    await alice.goto('/dashboard');
+    await alice.getByText('Pacific/Kiritimati', { exact: false }).waitFor();
+    await alice.goto('/settings');
+    await alice.getByRole('combobox', { name: 'Timezone' }).selectOption('UTC');
+    await alice.getByRole('button', { name: 'Save timezone' }).click();
+    await eventually(async () => (await api<{ timezone: string }>(alice, '/api/settings/timezone')).timezone).toBe('UTC');
+  });
+
   it('edits a recurring task in the recurrence editor, which previews the next dates', async () => {
     await alice.goto('/tasks');
     await alice.getByRole('button', { name: 'New task' }).click();

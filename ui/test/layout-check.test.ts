@@ -46,6 +46,10 @@ describe.skipIf(!hasChromium)('the layout check', () => {
     expect(await problemsOf('<div style="width:30px"><button>Sign out of every device right now please</button></div>')).toMatch(/button squeezed/);
   });
 
+  it('reports a one-word button label broken over two lines', async () => {
+    expect(await problemsOf('<div style="width:40px;overflow-wrap:anywhere"><button style="padding:8px">Undo</button></div>')).toMatch(/button squeezed/);
+  });
+
   it('reports an unlabelled field and low-contrast text', async () => {
     const report = await problemsOf('<input id="nolabel"><p style="color:#bbb">faint text</p>');
     expect(report).toMatch(/unlabelled control: input#nolabel/);

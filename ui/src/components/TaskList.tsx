@@ -65,7 +65,7 @@ async function remove(t: Task, actions: TaskActions) {
   }
 }
 
-export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; compact?: boolean }): JSX.Element {
+export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; compact?: boolean; hideTopic?: boolean }): JSX.Element {
   const t = () => props.task;
   const done = () => Boolean(t().completedAt);
   const due = () => dueLabel(t().type === 'RECURRING' ? t().nextDueDate : t().dueDate, props.today);
@@ -111,7 +111,7 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
           <Show when={t().blocked}>
             <span class="badge" title="Sequential topic: an earlier task comes first">⏸ waiting</span>
           </Show>
-          <Show when={topic() && !props.compact}>
+          <Show when={topic() && !props.compact && !props.hideTopic}>
             <a href={`/topics/${topic()!.id}`}>{topic()!.title}</a>
           </Show>
         </div>
@@ -158,11 +158,11 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
   );
 }
 
-export function TaskList(props: { tasks: Task[]; today: string; topics: Topic[]; actions: TaskActions; empty?: JSX.Element; compact?: boolean; label: string }): JSX.Element {
+export function TaskList(props: { tasks: Task[]; today: string; topics: Topic[]; actions: TaskActions; empty?: JSX.Element; compact?: boolean; hideTopic?: boolean; label: string }): JSX.Element {
   return (
     <Show when={props.tasks.length > 0} fallback={<Empty>{props.empty ?? 'Nothing here.'}</Empty>}>
       <ul class="list" aria-label={props.label}>
-        <For each={props.tasks}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} compact={props.compact} />}</For>
+        <For each={props.tasks}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} compact={props.compact} hideTopic={props.hideTopic} />}</For>
       </ul>
     </Show>
   );

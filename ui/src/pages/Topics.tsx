@@ -223,7 +223,7 @@ function TopicDetail(props: { id: string }): JSX.Element {
               </section>
               <section class="card">
                 <h2>Tasks</h2>
-                <TaskList label={`Tasks of ${d().topic.title}`} tasks={d().tasks} today={shared.today()} topics={shared.topics() ?? []} actions={{ changed, edit: setEditingTask }} empty="No tasks in this topic yet." />
+                <TaskList hideTopic label={`Tasks of ${d().topic.title}`} tasks={d().tasks} today={shared.today()} topics={shared.topics() ?? []} actions={{ changed, edit: setEditingTask }} empty="No tasks in this topic yet." />
               </section>
             </div>
           </>

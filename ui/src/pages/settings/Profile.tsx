@@ -6,7 +6,8 @@ import { setTheme, theme, type Theme } from '../../lib/theme.ts';
 import { toast, toastError } from '../../lib/toast.ts';
 import { Field, Spinner } from '../../components/ui.tsx';
 
-const ZONES: string[] = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? ['UTC'];
+// Browsers list only geographic zones; UTC (the service's default) must stay selectable.
+const ZONES: string[] = ['UTC', ...((Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? []).filter((z) => z !== 'UTC')];
 
 export default function Profile(): JSX.Element {
   const [tz, setTz] = createSignal<string | null>(null);
