@@ -1,4 +1,4 @@
-import { AppError, tasksAdminStatsRpc, type HttpCall } from '@tasksvc/proto';
+import { AppError, cronStatusRpc, tasksAdminStatsRpc, updateStatusRpc, type HttpCall, type Rpc } from '@tasksvc/proto';
 import { generateApiKey } from '../domain/tokens.ts';
 import { deleteApiKey, insertApiKey, listApiKeys, type ApiKeyRow } from '../db/api-keys.ts';
 import { deleteAllSessions, deleteSession, listSessions } from '../db/sessions.ts';
@@ -88,14 +88,14 @@ export function accountHandlers(deps: AuthDeps) {
     adminStats: async (call: EmptyCall) => {
       const u = requireUser(call.user);
       if (!u.isAdmin) throw new AppError('ADMIN_ONLY', 'administrators only');
-      const [users, tasks] = await Promise.all([
-        userStats(deps.pool),
-        deps.bus.request(tasksAdminStatsRpc, {}, { timeoutMs: 5_000 }).catch((err: unknown) => {
-          deps.log.warn({ err }, 'tasks.admin.stats unavailable');
+      // Other services' parts are optional: a service that does not answer leaves its field null.
+      const ask = <Res>(rpc: Rpc<Record<string, never>, Res>) =>
+        deps.bus.request(rpc, {}, { timeoutMs: 5_000 }).catch((err: unknown) => {
+          deps.log.warn({ err, subject: rpc.subject }, 'admin statistics: no answer');
           return null;
-        }),
-      ]);
-      return { generatedAt: new Date().toISOString(), users, tasks, cron: null, update: null };
+        });
+      const [users, tasks, cron, update] = await Promise.all([userStats(deps.pool), ask(tasksAdminStatsRpc), ask(cronStatusRpc), ask(updateStatusRpc)]);
+      return { generatedAt: new Date().toISOString(), users, tasks, cron, update };
     },
   };
 }
