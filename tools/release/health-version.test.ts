@@ -31,6 +31,9 @@ async function startGateway(env: Record<string, string | undefined>): Promise<st
   const config = testConfig({ DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', ...env });
   const pool = createPool(config.DATABASE_URL, log, { connectTimeoutMs: 1_000 });
   pools.push(pool);
+  // Open a connection first, so the health check's 2 s database limit never meets a cold pool on a
+  // loaded machine (the unreachable-database case fails here quickly and is left to the check).
+  await pool.query('SELECT 1').catch(() => undefined);
   const app = await buildGateway({ config, bus: createMemoryBus(log), pool, log });
   apps.push(app);
   await app.listen({ port, host: '127.0.0.1' });
@@ -65,11 +68,11 @@ async function startGatewayProcess(extraEnv: Record<string, string>): Promise<{ 
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const base = `http://127.0.0.1:${port}`;
-  // Wait until it listens (or dies): readiness, not a timing assertion.
+  // Wait until it is ready (200, database reached) or dies: readiness, not a timing assertion.
   for (;;) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${stderr}`);
-    const up = await fetch(`${base}/api/health`).then(() => true, () => false);
-    if (up) break;
+    const ready = await fetch(`${base}/api/health`).then((r) => r.status === 200, () => false);
+    if (ready) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
