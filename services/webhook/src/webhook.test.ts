@@ -182,6 +182,8 @@ describe('task-event deliveries', () => {
     expect(new Set(reqs.map((r) => r.headers['x-service-delivery'])).size).toBe(1);
     expect(reqs.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '2', '3']);
     expect(rx.requests.some((r) => r.path === '/elsewhere')).toBe(false);
+    // the success ended the endpoint's failure streak
+    expect((await h.call('GET', `/api/settings/webhooks/${ep.json.id}`, frank)).json).toMatchObject({ enabled: true, failingSince: null });
     const attempts = await h.pool.query('SELECT outcome, response_status FROM webhook.attempts WHERE delivery_id = $1 ORDER BY attempt', [d.id]);
     expect(attempts.rows).toEqual([
       { outcome: 'retry', response_status: 308 },
