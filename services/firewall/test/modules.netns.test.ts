@@ -19,6 +19,7 @@ describe.skipIf(!!skip)('protection modules in network namespaces', () => {
   let bed: Bed;
   let core: CoreProc;
   let server: { stop: () => void };
+  let foreign = '';
 
   /** Rewrite the config file, reload it in the running daemon, stage `rules` and apply. */
   async function configure(firewall: Record<string, unknown>, extra: Record<string, unknown> = {}, rules: Record<string, unknown> = {}) {
@@ -36,6 +37,9 @@ describe.skipIf(!!skip)('protection modules in network namespaces', () => {
 
   beforeAll(async () => {
     bed = createBed('m');
+    // Another party's table (e.g. a container engine's) that the daemon must never touch.
+    bed.inHost(['nft', 'add table ip foreign; add chain ip foreign engine { type filter hook forward priority 0; policy accept; }; add rule ip foreign engine counter accept']);
+    foreign = bed.inHost(['nft', 'list', 'table', 'ip', 'foreign']);
     const file = writeConfig(bed, { acceptance: { enabled: false } });
     core = await startCore(bed, file);
     server = listen(bed, [22, 8080, 8081]);
@@ -47,10 +51,12 @@ describe.skipIf(!!skip)('protection modules in network namespaces', () => {
     bed?.destroy();
   });
 
-  it('creates one inet table and nothing else', async () => {
+  it('creates one inet table and leaves other tables alone', async () => {
     await configure({});
+    await configure({ drop_fragments: true });
     const all = JSON.parse(bed.inHost(['nft', '-j', 'list', 'tables'])).nftables.filter((o: any) => o.table);
-    expect(all.map((o: any) => `${o.table.family} ${o.table.name}`)).toEqual([`inet ${TABLE}`]);
+    expect(all.map((o: any) => `${o.table.family} ${o.table.name}`).sort()).toEqual([`inet ${TABLE}`, 'ip foreign']);
+    expect(bed.inHost(['nft', 'list', 'table', 'ip', 'foreign'])).toBe(foreign);
     const input = tableJson(bed).find((o) => o.chain?.name === 'input')?.chain;
     expect(input).toMatchObject({ family: 'inet', type: 'filter', hook: 'input', policy: 'drop' });
   });

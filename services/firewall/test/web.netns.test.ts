@@ -113,6 +113,16 @@ describe.skipIf(!!skip)('core socket and web component', () => {
       expect((await core.req('GET_OPTIONS')).data).toMatchObject({ acceptance: { duration: 60 }, firewall: { icmp_flood_connection_limit: 42 } });
     });
 
+    it('EXPORT_RULES / IMPORT_RULES round-trip the staged rules (validated)', async () => {
+      const exported = await core.req('EXPORT_RULES');
+      expect(exported.data).toMatchObject({ tcp: [{ port: '22' }] });
+      const next = { ...(exported.data as object), udp: [{ port: '53', description: 'dns', ssh: false }] };
+      expect((await core.req('IMPORT_RULES', { rules: { ...next, bogus: [] } })).success).toBe(false);
+      expect((await core.req('IMPORT_RULES', { rules: next })).data).toMatchObject({ udp: [{ port: '53' }] });
+      expect((await core.req('GET_RULES')).data).toMatchObject({ staged: { udp: [{ port: '53' }] }, current: { udp: [] } });
+      expect((await core.req('GET_STATUS')).data).toMatchObject({ staged_changes: true });
+    });
+
     it('validates staged rules and caps request size', async () => {
       expect((await core.req('SAVE_RULES', { rule_type: 'blacklist', rules: ['999.1.1.1'] })).success).toBe(false);
       expect((await core.req('SAVE_RULES', { rule_type: 'tcp', rules: [{ port: '70000' }] })).success).toBe(false);
