@@ -186,6 +186,7 @@ describe('compose.yaml', () => {
     const config = testConfig({ DATABASE_URL: await testDatabase('compose'), PORT: String(port), HOST: '127.0.0.1', AUTH_TRUST_HOST: 'false', PUBLIC_APP_URL: 'https://tasks.example.com' });
     const bus = createMemoryBus(log);
     const pool = createPool(config.DATABASE_URL, log);
+    await pool.query('SELECT 1'); // a warm pool: the health check's 2 s database limit is not under test
     const app = await buildGateway({ config, bus, pool, log });
     await app.listen({ port, host: '127.0.0.1' });
     const ping = bus.serve(pingRpc('tasks'), async () => ({ service: 'tasks', version: '0.0.0', instance: 'test', uptimeSeconds: 1 }));
