@@ -423,8 +423,12 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
   });
 
   it('shows the admin page only to users in ADMIN_USER_IDS', async () => {
-    await restart({ ADMIN_USER_IDS: [aliceId] });
+    // Also configure a second provider kind: the sign-in page lists exactly the configured ones.
+    await restart({ ADMIN_USER_IDS: [aliceId], CODEHOST_CLIENT_ID: 'codehost-client', CODEHOST_CLIENT_SECRET: 'codehost-secret' });
     const carol = await newPage();
+    await carol.goto('/login');
+    await eventually(() => carol.locator('button[data-provider]').count()).toBe(2);
+    expect(await carol.locator('button[data-provider]').evaluateAll((els) => els.map((e) => e.getAttribute('data-provider')).sort())).toEqual(['codehost', 'oidc']);
     await signIn(carol, 'carol@example.test');
     expect(await carol.getByRole('link', { name: 'Admin' }).count()).toBe(0);
     const denied = await carol.goto('/admin');
