@@ -66,6 +66,15 @@ describe('identity provider configuration', () => {
     expect(loc.searchParams.get('client_id')).toBe('chat-id');
     expect(loc.searchParams.get('scope')).toBe('identify email');
     expect(loc.searchParams.get('redirect_uri')).toBe(`${url}/api/auth/callback/chat`);
+    // A JSON body crosses the proxy as sent, too.
+    const browser = new Browser();
+    const { body } = await browser.json<{ csrfToken: string }>(`${url}/api/auth/csrf`);
+    const res = await browser.fetch(`${url}/api/auth/signin/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ csrfToken: body.csrfToken, callbackUrl: `${url}/` }) });
+    expect(res.status).toBe(302);
+    expect(new URL(res.headers.get('location')!).origin).toBe('https://discord.com');
+    // A wrong CSRF token does not start a sign-in.
+    const forged = await browser.fetch(`${url}/api/auth/signin/chat`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrfToken=forged' });
+    expect(forged.headers.get('location') ?? '').not.toContain('discord.com');
   });
 
   it('SEARCH_*: search-engine OAuth 2.0 / OIDC authorization request', async () => {
