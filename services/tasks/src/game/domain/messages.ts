@@ -17,6 +17,12 @@ export const LIST_LIMIT = 10;
 /** Up to this many recurring tasks get a notification each; more get one summary. */
 export const RECURRING_SINGLE_MAX = 3;
 
+/** The notifier's limits (proto notificationRequest): a long task title must not fail a whole page. */
+const TITLE_MAX = 200;
+const BODY_MAX = 4000;
+const clip = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);
+const draft = (d: Draft): Draft => ({ ...d, title: clip(d.title, TITLE_MAX), body: clip(d.body, BODY_MAX) });
+
 const bullets = (titles: readonly string[]) => titles.map((t) => `• ${t}`).join('\n');
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -28,33 +34,33 @@ function listBody(titles: readonly string[], total: number): string {
 
 export function dueTodayDraft(userId: string, date: IsoDate, titles: readonly string[], total: number): Draft | null {
   if (total === 0) return null;
-  return { title: `${plural(total, 'task')} due today`, body: listBody(titles, total), url: '/tasks', tag: 'due-today', dedupeKey: `due-today:${userId}:${date}` };
+  return draft({ title: `${plural(total, 'task')} due today`, body: listBody(titles, total), url: '/tasks', tag: 'due-today', dedupeKey: `due-today:${userId}:${date}` });
 }
 
 export function overdueDraft(userId: string, date: IsoDate, titles: readonly string[], total: number): Draft | null {
   if (total === 0) return null;
-  return { title: `${plural(total, 'overdue task')}`, body: listBody(titles, total), url: '/tasks', tag: 'overdue', dedupeKey: `overdue:${userId}:${date}` };
+  return draft({ title: `${plural(total, 'overdue task')}`, body: listBody(titles, total), url: '/tasks', tag: 'overdue', dedupeKey: `overdue:${userId}:${date}` });
 }
 
 export function recurringDueDrafts(userId: string, date: IsoDate, tasks: readonly { id: string; title: string }[]): Draft[] {
   if (tasks.length === 0) return [];
   if (tasks.length <= RECURRING_SINGLE_MAX) {
-    return tasks.map((t) => ({ title: `Due today: ${t.title}`, body: 'A recurring task is due today.', url: '/tasks', tag: 'recurring-due', dedupeKey: `recurring-due:${userId}:${date}:${t.id}` }));
+    return tasks.map((t) => draft({ title: `Due today: ${t.title}`, body: 'A recurring task is due today.', url: '/tasks', tag: 'recurring-due', dedupeKey: `recurring-due:${userId}:${date}:${t.id}` }));
   }
   return [
-    {
+    draft({
       title: `${tasks.length} recurring tasks due today`,
       body: listBody(tasks.map((t) => t.title), tasks.length),
       url: '/tasks',
       tag: 'recurring-due',
       dedupeKey: `recurring-due:${userId}:${date}`,
-    },
+    }),
   ];
 }
 
 export function dailyQuestDraft(userId: string, date: IsoDate, questTitle: string | null): Draft | null {
   if (questTitle === null) return null;
-  return { title: "Today's quest", body: questTitle, url: '/dashboard', tag: 'daily-quest', dedupeKey: `daily-quest:${userId}:${date}` };
+  return draft({ title: "Today's quest", body: questTitle, url: '/dashboard', tag: 'daily-quest', dedupeKey: `daily-quest:${userId}:${date}` });
 }
 
 export function streakDraft(userId: string, date: IsoDate, streak: number): Draft {
@@ -89,7 +95,7 @@ export function weeklyReviewDraft(userId: string, r: WeeklyReview): Draft {
     `Streak ${r.streakCurrent} (best ${r.streakMax}), ${plural(r.tasksCreated, 'task')} created`,
   ];
   if (r.topTopics.length) lines.push(`Top topics: ${r.topTopics.map((t) => t.title).join(', ')}`);
-  return { title: 'Your weekly review', body: lines.join('\n'), url: '/review', tag: 'weekly-review', dedupeKey: `weekly-review:${userId}:${r.weekStart}` };
+  return draft({ title: 'Your weekly review', body: lines.join('\n'), url: '/review', tag: 'weekly-review', dedupeKey: `weekly-review:${userId}:${r.weekStart}` });
 }
 
 export interface Briefing {
@@ -112,9 +118,9 @@ export function morningBriefingDraft(userId: string, date: IsoDate, b: Briefing)
   if (b.streak > 0) lines.push(`Streak: ${plural(b.streak, 'day')}`);
   const ach = b.recentAchievements.slice(0, 5);
   if (ach.length) lines.push(`New achievements: ${ach.join(', ')}`);
-  return { title: 'Good morning', body: lines.join('\n'), url: '/dashboard', tag: 'morning-briefing', dedupeKey: `morning-briefing:${userId}:${date}` };
+  return draft({ title: 'Good morning', body: lines.join('\n'), url: '/dashboard', tag: 'morning-briefing', dedupeKey: `morning-briefing:${userId}:${date}` });
 }
 
 export function achievementDraft(userId: string, key: string, title: string, reward: number): Draft {
-  return { title: `Achievement unlocked: ${title}`, body: `+${plural(reward, 'coin')}`, url: '/achievements', tag: 'achievement', dedupeKey: `achievement:${userId}:${key}` };
+  return draft({ title: `Achievement unlocked: ${title}`, body: `+${plural(reward, 'coin')}`, url: '/achievements', tag: 'achievement', dedupeKey: `achievement:${userId}:${key}` });
 }

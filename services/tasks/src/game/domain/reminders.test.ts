@@ -77,6 +77,14 @@ describe('notification drafts', () => {
     expect(four).toHaveLength(1);
     expect(four[0]).toMatchObject({ tag: 'recurring-due', title: '4 recurring tasks due today' });
   });
+  it('clips long task titles to the notifier limits instead of failing the page', () => {
+    const long = 'x'.repeat(255);
+    const [single] = recurringDueDrafts(U, '2026-05-10', [{ id: 'a', title: long }]);
+    expect(single!.title.length).toBe(200);
+    expect(single!.title.endsWith('…')).toBe(true);
+    const many = dueTodayDraft(U, '2026-05-10', Array.from({ length: 10 }, () => long), 10)!;
+    expect(many.body.length).toBeLessThanOrEqual(4000);
+  });
   it('daily-quest only with a quest; streak always names the streak', () => {
     expect(dailyQuestDraft(U, '2026-05-10', null)).toBeNull();
     expect(dailyQuestDraft(U, '2026-05-10', 'Water plants')).toMatchObject({ tag: 'daily-quest', body: 'Water plants' });
