@@ -1,0 +1,104 @@
+/** L1 pieces without I/O: the work queue's guarantees, status conditions, Lease takeover rule. */
+import { describe, expect, it } from 'vitest';
+import { canAcquire } from '../src/leader.ts';
+import { WorkQueue } from '../src/queue.ts';
+import { computeStatus, statusChanged, transitions, type ObservedDeployment } from '../src/status.ts';
+
+describe('WorkQueue', () => {
+  it('dedupes a key queued many times, never runs one key twice at once, and reruns a key dirtied while running', async () => {
+    const runs: string[] = [];
+    let active = 0;
+    let maxActive = 0;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const q = new WorkQueue(
+      async (key) => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        runs.push(key);
+        if (runs.length === 1) await gate;
+        active--;
+      },
+      { workers: 1 },
+    );
+    q.add('ns/a'); // starts at once and blocks the only worker
+    q.add('ns/a'); // arrives while ns/a runs: marks it dirty, no second concurrent run
+    q.add('ns/a');
+    q.add('ns/b'); // waits: queued once however often it is added
+    q.add('ns/b');
+    q.add('ns/b');
+    expect(q.length).toBe(1);
+    release();
+    await q.idle();
+    expect(runs).toEqual(['ns/a', 'ns/b', 'ns/a']);
+    expect(maxActive).toBe(1);
+  });
+
+  it('retries a failing key with exponential backoff, capped', async () => {
+    const q = new WorkQueue(async () => undefined, { baseDelayMs: 100, maxDelayMs: 1000 });
+    expect([1, 2, 3, 4, 5, 6].map((n) => q.backoff(n))).toEqual([100, 200, 400, 800, 1000, 1000]);
+    let calls = 0;
+    const errors: number[] = [];
+    const failing = new WorkQueue(
+      async () => {
+        calls++;
+        if (calls < 3) throw new Error('boom');
+      },
+      { baseDelayMs: 1, onError: (_k, _e, attempt) => errors.push(attempt) },
+    );
+    failing.add('ns/x');
+    for (let i = 0; i < 200 && calls < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(calls).toBe(3);
+    expect(errors).toEqual([1, 2]);
+    await failing.shutdown();
+  });
+});
+
+describe('status', () => {
+  const dep = (name: string, want: number, available: number, gen = 1, observed = 1): ObservedDeployment => ({
+    name,
+    generation: gen,
+    spec: { replicas: want },
+    status: { observedGeneration: observed, replicas: want, updatedReplicas: want, availableReplicas: available },
+  });
+  const t0 = new Date('2026-01-01T00:00:00Z');
+  const t1 = new Date('2026-01-01T00:05:00Z');
+
+  it('Ready only when every Deployment is available; lastTransitionTime moves only on a flip', () => {
+    const a = computeStatus({ generation: 4, previous: undefined, deployments: [dep('x', 2, 2), dep('y', 2, 1)], now: t0 });
+    expect(a.observedGeneration).toBe(4);
+    expect(a.readyServices).toBe('1/2');
+    expect(a.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ServicesUnavailable', observedGeneration: 4 });
+    const b = computeStatus({ generation: 4, previous: a, deployments: [dep('x', 2, 2), dep('y', 2, 1)], now: t1 });
+    expect(statusChanged(a, b)).toBe(false);
+    const c = computeStatus({ generation: 4, previous: b, deployments: [dep('x', 2, 2), dep('y', 2, 2)], now: t1 });
+    const ready = c.conditions?.find((x) => x.type === 'Ready');
+    expect(ready).toMatchObject({ status: 'True', lastTransitionTime: '2026-01-01T00:05:00Z' });
+    expect(c.conditions?.find((x) => x.type === 'Degraded')?.lastTransitionTime).toBe('2026-01-01T00:00:00Z');
+    expect(transitions(b, c).map((x) => `${x.type}=${x.status}`)).toEqual(['Ready=True']);
+  });
+
+  it('a template not yet observed is Progressing and not Ready; an error is Degraded', () => {
+    const s = computeStatus({ generation: 2, previous: undefined, deployments: [dep('x', 2, 2, 3, 2)], now: t0 });
+    expect(s.conditions?.find((c) => c.type === 'Progressing')?.status).toBe('True');
+    expect(s.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+    const e = computeStatus({ generation: 2, previous: s, deployments: [], error: { reason: 'ApplyFailed', message: 'HTTP 422' }, now: t0 });
+    expect(e.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'True', reason: 'ApplyFailed' });
+  });
+
+  it('statusChanged ignores key order (the API server does not keep ours)', () => {
+    expect(statusChanged({ observedGeneration: 1, readyServices: '1/1' }, { readyServices: '1/1', observedGeneration: 1 })).toBe(false);
+    expect(statusChanged({ observedGeneration: 1 }, { observedGeneration: 2 })).toBe(true);
+  });
+});
+
+describe('Lease takeover rule', () => {
+  const now = Date.parse('2026-01-01T00:00:30Z');
+  const lease = (holder: string | undefined, renew: string, duration = 15) => ({ spec: { holderIdentity: holder, renewTime: renew as never, leaseDurationSeconds: duration } });
+  it('takes a free or expired Lease, keeps its own, leaves a live one alone', () => {
+    expect(canAcquire(lease(undefined, '2026-01-01T00:00:29Z'), 'me', now)).toBe(true);
+    expect(canAcquire(lease('me', '2026-01-01T00:00:00Z'), 'me', now)).toBe(true);
+    expect(canAcquire(lease('other', '2026-01-01T00:00:20Z'), 'me', now)).toBe(false);
+    expect(canAcquire(lease('other', '2026-01-01T00:00:10Z'), 'me', now)).toBe(true);
+  });
+});
