@@ -66,7 +66,7 @@ export default function Tasks(): JSX.Element {
           <h2 id="filters-h" class="sr-only">
             Filters
           </h2>
-          <div class="form-grid">
+          <div class="form-grid filters">
             <Field label="Show">
               {(id) => (
                 <select id={id} value={status()} onChange={(e) => setParams({ status: e.currentTarget.value === 'open' ? undefined : e.currentTarget.value })}>
