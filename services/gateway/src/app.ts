@@ -27,6 +27,11 @@ const BODY_LIMIT = 1024 * 1024;
 
 export const DEFAULT_UI_DIR = new URL('../../../ui/dist', import.meta.url).pathname;
 
+function isLoopbackHost(host: string): boolean {
+  const name = host.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+  return name === 'localhost' || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name);
+}
+
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const logger: FastifyBaseLogger = deps.log;
@@ -41,6 +46,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
 
   const allowedHosts = new Set([new URL(config.PUBLIC_APP_URL).host.toLowerCase(), new URL(config.AUTH_CALLBACK_URL).host.toLowerCase()]);
+  // Local development without a proxy: when the public URL is this machine, any loopback name and
+  // port is this machine too (localhost:3000, 127.0.0.1:3311, [::1]:3000).
+  const loopbackConfigured = isLoopbackHost(new URL(config.PUBLIC_APP_URL).host);
+  const trustedHost = (host: string) => allowedHosts.has(host) || (loopbackConfigured && isLoopbackHost(host));
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
@@ -50,7 +59,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     reply.header('x-frame-options', 'DENY');
     if (!config.AUTH_TRUST_HOST && !HOST_CHECK_EXEMPT.has(req.url.split('?')[0]!)) {
       const host = String(req.headers.host ?? '').toLowerCase();
-      if (!allowedHosts.has(host)) throw new AppError('UNTRUSTED_HOST', `untrusted host "${host}": set AUTH_TRUST_HOST=true behind a proxy, or use ${[...allowedHosts].join(' or ')}`);
+      if (!trustedHost(host)) throw new AppError('UNTRUSTED_HOST', `untrusted host "${host}": set AUTH_TRUST_HOST=true behind a proxy, or use ${[...allowedHosts].join(' or ')}`);
     }
   });
 

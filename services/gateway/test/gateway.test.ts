@@ -70,6 +70,7 @@ describe('gateway', () => {
     const res = await req({ url: '/api/test/things', token: `rw-${alice}`, host: 'evil.example.net' });
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('UNTRUSTED_HOST');
+    expect((await req({ url: '/api/test/things', token: `rw-${alice}`, host: '127.0.0.1:3000' })).statusCode).toBe(400);
     // probes call health by IP: exempt
     expect((await req({ url: '/api/health', host: '10.1.2.3:3000' })).json()).toHaveProperty('version');
   });
@@ -123,6 +124,24 @@ describe('gateway', () => {
     expect(new AppError('TASKS_NOT_FOUND', 'x').status).toBe(404);
     expect(new AppError('TOTP_REQUIRED_BY_ADMIN', 'x').status).toBe(403);
     expect(new AppError('LIMIT_REACHED', 'x').status).toBe(429);
+  });
+});
+
+describe('trusted hosts in local development', () => {
+  it('treats every loopback name and port as the configured loopback host, and still refuses others', async () => {
+    const config = testConfig({ AUTH_TRUST_HOST: 'false' }); // PUBLIC_APP_URL defaults to http://localhost:3000
+    const bus = createMemoryBus(log);
+    bus.serve(resolveIdentityRpc, async () => null);
+    const pool = createPool('postgres://postgres@127.0.0.1:1/none', log);
+    const app = await buildGateway({ config, bus, pool, log, routes: [list] });
+    for (const host of ['localhost:3000', '127.0.0.1:3000', '127.0.0.1:3311', '[::1]:3000', 'localhost']) {
+      expect((await app.inject({ method: 'GET', url: '/api/test/things', headers: { host } })).statusCode, host).toBe(401);
+    }
+    for (const host of ['evil.example.net', 'localhost.evil.net', '10.0.0.1:3000']) {
+      expect((await app.inject({ method: 'GET', url: '/api/test/things', headers: { host } })).json().code, host).toBe('UNTRUSTED_HOST');
+    }
+    await app.close();
+    await pool.end();
   });
 });
 
