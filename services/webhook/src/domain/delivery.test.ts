@@ -69,4 +69,16 @@ describe('webhook delivery rules', () => {
     expect(h['X-Service-Delivery']).toBe('d1');
     expect(deliveryHeaders({ deliveryId: 'd1', event: 'task.created', body, secret: null, attempt: 1 })['X-Service-Signature']).toBeUndefined();
   });
+
+  it('adds Standard Webhooks headers: id, timestamp, v1 signature over id.timestamp.body', () => {
+    const body = '{"event":"task.deleted"}';
+    const now = new Date('2026-11-22T06:00:00Z');
+    const h = deliveryHeaders({ deliveryId: 'msg_1', event: 'task.deleted', body, secret: 'k3y-material', attempt: 1, now });
+    expect(h['webhook-id']).toBe('msg_1');
+    expect(h['webhook-timestamp']).toBe(String(now.getTime() / 1000));
+    // what a Standard Webhooks receiver computes with the secret whsec_<base64("k3y-material")>
+    const key = Buffer.from(Buffer.from('k3y-material').toString('base64'), 'base64');
+    expect(h['webhook-signature']).toBe(`v1,${createHmac('sha256', key).update(`msg_1.${h['webhook-timestamp']}.${body}`).digest('base64')}`);
+    expect(deliveryHeaders({ deliveryId: 'x', event: 'task.deleted', body, secret: null, attempt: 1 })['webhook-signature']).toBeUndefined();
+  });
 });

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { WEBHOOK_HEADERS } from '@tasksvc/proto';
 import { signBody } from '@tasksvc/runtime';
 
@@ -71,14 +72,26 @@ export function failingTooLong(failingSince: Date | null, now: Date, windowHours
   return failingSince !== null && now.getTime() - failingSince.getTime() >= windowHours * 3_600_000;
 }
 
-/** The headers of one attempt. The delivery id is stable across retries (receivers dedupe on it). */
-export function deliveryHeaders(opts: { deliveryId: string; event: string; body: string; secret: string | null; attempt: number }): Record<string, string> {
+/**
+ * The headers of one attempt. The delivery id is stable across retries (receivers dedupe on it).
+ * Alongside the spec's X-Service-Signature, Standard Webhooks headers are sent: `webhook-id` (the
+ * delivery id), `webhook-timestamp` (Unix seconds of this attempt) and, with a secret,
+ * `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret's
+ * UTF-8 bytes (a Standard Webhooks library verifies it with the secret `whsec_<base64 of the secret>`).
+ */
+export function deliveryHeaders(opts: { deliveryId: string; event: string; body: string; secret: string | null; attempt: number; now?: Date }): Record<string, string> {
+  const timestamp = String(Math.floor((opts.now ?? new Date()).getTime() / 1000));
   const h: Record<string, string> = {
     'content-type': 'application/json',
     [WEBHOOK_HEADERS.event]: opts.event,
     [WEBHOOK_HEADERS.delivery]: opts.deliveryId,
     'X-Service-Attempt': String(opts.attempt),
+    'webhook-id': opts.deliveryId,
+    'webhook-timestamp': timestamp,
   };
-  if (opts.secret) h[WEBHOOK_HEADERS.signature] = signBody(opts.secret, opts.body);
+  if (opts.secret) {
+    h[WEBHOOK_HEADERS.signature] = signBody(opts.secret, opts.body);
+    h['webhook-signature'] = `v1,${createHmac('sha256', opts.secret).update(`${opts.deliveryId}.${timestamp}.${opts.body}`).digest('base64')}`;
+  }
   return h;
 }
