@@ -17,7 +17,7 @@ afterAll(() => {
 function build(env: Record<string, string>): { status: number | null; output: string; outDir: string } {
   const outDir = mkdtempSync(join(tmpdir(), 'ui-build-'));
   outDirs.push(outDir);
-  const r = spawnSync(join(UI_DIR, 'node_modules/.bin/vite'), ['build', '--outDir', outDir, '--emptyOutDir'], { cwd: UI_DIR, encoding: 'utf8', env: { ...process.env, ...env } });
+  const r = spawnSync(join(UI_DIR, 'node_modules/.bin/vite'), ['build', '--outDir', outDir, '--emptyOutDir'], { cwd: UI_DIR, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production', ...env } });
   return { status: r.status, output: `${r.stdout}\n${r.stderr}`, outDir };
 }
 
@@ -38,12 +38,14 @@ describe('UI build', () => {
     expect(html).not.toContain('%PUBLIC_APP_URL%');
     expect(html).not.toContain('localhost');
     expect(output).toMatch(/initial JavaScript: [\d.]+ KB gzipped \(budget 60 KB\)/);
-    const report = JSON.parse(readFileSync(join(outDir, 'build-report.json'), 'utf8')) as { initialJsGzipBytes: number; budgetBytes: number; lazyChunks: number };
+    const report = JSON.parse(readFileSync(join(outDir, 'build-report.json'), 'utf8')) as { initialJsGzipBytes: number; budgetBytes: number; lazyChunks: number; initialChunks: string[] };
     expect(report.budgetBytes).toBe(60 * 1024);
     expect(report.initialJsGzipBytes).toBeGreaterThan(1024);
     expect(report.initialJsGzipBytes).toBeLessThanOrEqual(report.budgetBytes);
     // Route-level splitting: the screens are separate chunks, loaded on navigation.
     expect(report.lazyChunks).toBeGreaterThanOrEqual(10);
+    // The production build of Solid, not its development build (vitest runs with NODE_ENV=test).
+    expect(report.initialChunks.join(' ')).not.toMatch(/\bdev-/);
     // The PWA pieces are in the build.
     const files = readdirSync(outDir);
     expect(files).toEqual(expect.arrayContaining(['manifest.webmanifest', 'sw.js', 'icon.svg']));

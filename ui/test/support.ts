@@ -32,8 +32,9 @@ export async function ensureUiBuilt(): Promise<void> {
     const sources = ['src', 'public', 'index.html', 'vite.config.ts', 'package.json'].map((p) => join(UI_DIR, p));
     const built = existsSync(join(DIST, 'index.html')) ? statSync(join(DIST, 'index.html')).mtimeMs : 0;
     if (built >= Math.max(...sources.map(newestMtime))) return;
+    // NODE_ENV=production: vitest sets `test`, which would make Solid bundle its development build.
     const run = (bin: string, args: string[]) => {
-      const r = spawnSync(join(UI_DIR, 'node_modules/.bin', bin), args, { cwd: UI_DIR, encoding: 'utf8', env: { ...process.env, PUBLIC_APP_URL: '' } });
+      const r = spawnSync(join(UI_DIR, 'node_modules/.bin', bin), args, { cwd: UI_DIR, encoding: 'utf8', env: { ...process.env, PUBLIC_APP_URL: '', NODE_ENV: 'production' } });
       if (r.status !== 0) throw new Error(`${bin} ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
     };
     run('vite', ['build', '--logLevel', 'warn']);
