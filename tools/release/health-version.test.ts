@@ -96,7 +96,8 @@ describe('health version and commit of the running gateway', () => {
         await gw.stop();
       }
     }
-  });
+    // Two process starts; generous because a loaded CI machine can take many seconds per start.
+  }, 180_000);
 
   it('reports the package manifest version and SERVICE_COMMIT', async () => {
     const base = await startGateway({ SERVICE_COMMIT: COMMIT });
