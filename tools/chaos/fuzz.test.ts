@@ -47,5 +47,5 @@ describe('input fuzzing from /api/openapi.json', () => {
     expect(failures).toEqual([]);
     const health = await fetch(`${system.url}/api/health`);
     expect(health.status).toBe(200);
-  });
+  }, 600_000);
 });
