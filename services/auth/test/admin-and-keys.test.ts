@@ -93,6 +93,10 @@ describe('API keys', () => {
     expect((await alice.browser.fetch(`${t.url}/api/user/api-keys/${created.body.id}`, { method: 'DELETE' })).status).toBe(404);
     expect((await bob.browser.fetch(`${t.url}/api/user/api-keys/${created.body.id}`, { method: 'DELETE' })).status).toBe(204);
     expect((await fetch(`${t.url}/api/auth/me`, { headers: bearer })).status).toBe(401);
+    // A non-Bearer Authorization header (a proxy's Basic auth) does not hide the session cookie.
+    const basic = await bob.browser.json<{ method: string }>(`${t.url}/api/auth/me`, { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+    expect(basic.status).toBe(200);
+    expect(basic.body.method).toBe('session');
     // An API key cannot mint keys.
     const mint = await fetch(`${t.url}/api/user/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${ro.body.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }) });
     expect(mint.status).toBe(403);

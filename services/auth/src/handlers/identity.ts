@@ -28,11 +28,14 @@ async function sessionFromCookie(deps: AuthDeps, cookie: string | undefined): Pr
 
 /**
  * `auth.identity.resolve`: an `Authorization: Bearer` API key wins over a cookie (an explicit but
- * unknown key is anonymous, never a fallback to the cookie); otherwise the session cookie.
+ * unknown key is anonymous, never a fallback to the cookie); otherwise the session cookie. Other
+ * Authorization schemes (e.g. a reverse proxy's Basic auth) are ignored.
  */
 export async function resolveIdentity(deps: AuthDeps, req: { cookie?: string | undefined; authorization?: string | undefined }): Promise<Identity | null> {
-  if (req.authorization) {
-    const hash = apiKeyLookupHash(bearerToken(req.authorization) ?? '');
+  const bearer = bearerToken(req.authorization);
+  // Only a Bearer credential is ours to judge; another scheme (a proxy's Basic auth) is ignored.
+  if (bearer !== null) {
+    const hash = apiKeyLookupHash(bearer);
     if (!hash) return null;
     const key = await apiKeyByHash(deps.pool, hash);
     if (!key) return null;
