@@ -9,7 +9,7 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { taskEvents, type TaskEventPayload } from '@tasksvc/proto';
@@ -108,7 +108,7 @@ async function run(s: Scenario): Promise<(string | number)[]> {
   const latencies = keys.map((k) => arrived.get(k)! - committed.get(k.split(' ')[0]!)!).sort((a, b) => a - b);
   const last = Math.max(...keys.map((k) => arrived.get(k)!));
   const seconds = (last - t0) / 1000;
-  return [s.name, s.events, s.endpoints, expected, seconds, expected / seconds, percentile(latencies, 50), percentile(latencies, 99)];
+  return [s.name, s.events, String(s.endpoints), expected, seconds, expected / seconds, percentile(latencies, 50), percentile(latencies, 99)];
 }
 
 const scenarios: Scenario[] = [
@@ -124,7 +124,7 @@ console.log(
 );
 console.log('Latency: from the publish of the event (its commit) to the receiver\'s 2xx.\n');
 console.log(table(['scenario', 'events', 'endpoints', 'deliveries', 'seconds', 'deliveries/s', 'p50 ms', 'p99 ms'], rows));
-console.log(`\nsignature failures: ${badSignatures}`);
+console.log(`\nsignature failures: ${badSignatures}; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores (a shared machine makes these numbers pessimistic)`);
 
 await svc.stop();
 await bus.close();
