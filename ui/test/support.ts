@@ -29,7 +29,8 @@ export async function ensureUiBuilt(): Promise<void> {
     }
   }
   try {
-    const sources = ['src', 'public', 'index.html', 'vite.config.ts', 'package.json'].map((p) => join(UI_DIR, p));
+    // The bundle also takes code from proto (types) and the tasks domain (recurrence preview).
+    const sources = [...['src', 'public', 'index.html', 'vite.config.ts', 'package.json'].map((p) => join(UI_DIR, p)), join(UI_DIR, '../proto/src'), join(UI_DIR, '../services/tasks/src/domain')];
     const built = existsSync(join(DIST, 'index.html')) ? statSync(join(DIST, 'index.html')).mtimeMs : 0;
     if (built >= Math.max(...sources.map(newestMtime))) return;
     // NODE_ENV=production: vitest sets `test`, which would make Solid bundle its development build.
