@@ -12,6 +12,19 @@ export const NOTIFIER_CONSUMER = 'notifier-deliveries';
  * growing delays); channels already sent are skipped by their dedupe key.
  */
 export async function consumeNotificationRequests(deps: SenderDeps & { bus: Bus; log: Logger }): Promise<Subscription> {
+  // a few pull loops, so one slow peer does not hold up every other notification
+  const subs = await Promise.all(Array.from({ length: CONSUME_PARALLELISM }, () => consumeOnce(deps)));
+  return {
+    async stop() {
+      await Promise.all(subs.map((s) => s.stop()));
+    },
+  };
+}
+
+/** Concurrent request loops per process; the per-channel claim keeps them from sending twice. */
+export const CONSUME_PARALLELISM = 4;
+
+function consumeOnce(deps: SenderDeps & { bus: Bus; log: Logger }): Promise<Subscription> {
   return deps.bus.consume(
     notificationRequested,
     async (n) => {
