@@ -111,7 +111,7 @@ export async function startCore(bed: Bed, configFile: string): Promise<CoreProc>
   proc.stderr?.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   const req = (type: string, payload?: unknown) => request(socket, type, payload ?? {});
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`core exited early (${proc.exitCode}): ${out}`);
     try {
@@ -196,7 +196,7 @@ export function listen(bed: Bed, ports: number[]): { stop: () => void } {
  * Open `n` concurrent TCP connections from the peer to host:port, hold them all, and report how many
  * completed the handshake within `timeoutMs`.
  */
-export function concurrentConnects(bed: Bed, host: string, port: number, n: number, timeoutMs = 2000): number {
+export function concurrentConnects(bed: Bed, host: string, port: number, n: number, timeoutMs = 3000): number {
   const code = `const net=require('node:net');let ok=0,done=0;const socks=[];
 for(let i=0;i<${n};i++){setTimeout(()=>{const s=net.connect({host:${JSON.stringify(host)},port:${port}});socks.push(s);
 const t=setTimeout(()=>{s.destroy();fin()},${timeoutMs});s.on('connect',()=>{clearTimeout(t);ok++;fin()});s.on('error',()=>{clearTimeout(t);fin()})},i*50)}
