@@ -29,6 +29,8 @@ export interface ClusterOptions {
    */
   controllers?: string[];
   log?: (line: string) => void;
+  /** more bearer tokens, e.g. one that authenticates as a service account to test RBAC */
+  users?: { token: string; name: string; groups: string[] }[];
 }
 
 const freePort = (): Promise<number> =>
@@ -105,7 +107,8 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
     writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
     const token = 'tasksvc-test-token';
-    writeFileSync(join(dir, 'tokens.csv'), `${token},admin,admin-uid,"system:masters"\n`);
+    const extra = (opts.users ?? []).map((u, i) => `${u.token},${u.name},uid-${i},"${u.groups.join(',')}"\n`).join('');
+    writeFileSync(join(dir, 'tokens.csv'), `${token},admin,admin-uid,"system:masters"\n${extra}`);
     mkdirSync(join(dir, 'certs'));
 
     log(`etcd on 127.0.0.1:${etcdPort}`);
