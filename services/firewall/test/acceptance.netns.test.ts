@@ -4,13 +4,14 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, NODE, createBed, netnsUnavailable, ping, startCore, tableText, writeConfig, type Bed } from './helpers/netns.ts';
+import { CLI, NODE, createBed, netnsUnavailable, ping, startCore, tableText, writeConfig, type Bed, type CoreProc } from './helpers/netns.ts';
 
 const skip = netnsUnavailable();
 if (skip) console.warn(`\n!!! firewall netns acceptance tests SKIPPED: ${skip}\n`);
 
 const DURATION = 10; // the spec's minimum acceptance.duration
 const beds: Bed[] = [];
+const cores: CoreProc[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 /** Rule text without counters (traffic changes them; rules are what must match). */
 const rulesText = (bed: Bed) => tableText(bed).replace(/counter packets \d+ bytes \d+/g, 'counter');
@@ -20,10 +21,13 @@ async function setup(tag: string, extra: Record<string, unknown> = {}) {
   beds.push(bed);
   const file = writeConfig(bed, { acceptance: { enabled: true, duration: DURATION }, ...extra });
   const core = await startCore(bed, file);
+  cores.push(core);
   return { bed, core, file };
 }
 
-afterAll(() => {
+// A failed assertion skips a test's own stop(): never leave a daemon behind.
+afterAll(async () => {
+  for (const c of cores) await c.stop();
   for (const b of beds) b.destroy();
 });
 
@@ -93,6 +97,7 @@ describe.skipIf(!!skip)('two-step activation in network namespaces', () => {
     // The kernel keeps the unconfirmed rules while no daemon runs.
     expect(rulesText(bed)).not.toBe(before);
     const again = await startCore(bed, file);
+    cores.push(again);
     expect(rulesText(bed)).toBe(before);
     expect((await again.req('GET_STATUS')).data).toMatchObject({ acceptance: 'rolled_back', has_pending: false });
     expect(ping(bed, bed.hostIp, 2, 100).received).toBe(2);
