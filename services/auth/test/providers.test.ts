@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { freePort } from '@tasksvc/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatewayService } from '../../gateway/src/service.ts';
@@ -120,9 +121,17 @@ describe('identity provider configuration', () => {
     const url = await start({ AUTH_TRUST_HOST: 'false', CODEHOST_CLIENT_ID: 'ch-id', CODEHOST_CLIENT_SECRET: 'ch-secret' });
     const ok = await fetch(`${url}/api/auth/providers`);
     expect(ok.status).toBe(200);
-    const port = new URL(url).port;
-    const other = await fetch(`http://127.0.0.1:${port}/api/auth/providers`);
+    const port = Number(new URL(url).port);
+    const other = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/api/auth/providers', headers: { host: 'evil.example' } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
     expect(other.status).toBe(400);
-    expect(((await other.json()) as { code: string }).code).toBe('UNTRUSTED_HOST');
+    expect((JSON.parse(other.body) as { code: string }).code).toBe('UNTRUSTED_HOST');
   });
 });
