@@ -35,6 +35,5 @@ export async function applyDevDefaults(env: Record<string, string | undefined>, 
     out.AUTH_TRUST_HOST = 'false';
     log.warn('AUTH_TRUST_HOST is unset: false (development default; must be true behind a proxy)');
   }
-  if (!out.CRON_SECRET) log.warn('CRON_SECRET is unset: POST /api/cron accepts unauthenticated calls');
   return { env: out, postgres };
 }

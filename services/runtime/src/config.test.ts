@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, configuredProviders, loadConfig } from './config.ts';
+import { ConfigError, configuredProviders, configWarnings, loadConfig } from './config.ts';
 
 const base = {
   DATABASE_URL: 'postgres://app:pw@db:5432/tasks',
@@ -82,11 +82,15 @@ describe('configuration', () => {
     expect(loadConfig({ ...base, REQUIRE_2FA: 'true', TOTP_ENCRYPTION_KEY: 'a1'.repeat(32) }).REQUIRE_2FA).toBe(true);
   });
 
-  it('requires provider credentials in pairs', () => {
-    expect(problems({ ...base, CODEHOST_CLIENT_ID: 'id' })).toHaveProperty('CODEHOST_CLIENT_SECRET');
-    expect(problems({ ...base, CHAT_CLIENT_SECRET: 's' })).toHaveProperty('CHAT_CLIENT_ID');
-    expect(problems({ ...base, OIDC_ISSUER: 'https://id.example.com' })).toHaveProperty('OIDC_CLIENT_ID');
-    expect(problems({ ...base, OIDC_CLIENT_ID: 'a', OIDC_CLIENT_SECRET: 'b' })).toHaveProperty('OIDC_ISSUER');
+  it('starts with incomplete provider pairs but warns about each (only REQUIRE_2FA without a key refuses to start)', () => {
+    expect(configWarnings(loadConfig({ ...base, CODEHOST_CLIENT_ID: 'id' })).join('\n')).toMatch(/CODEHOST_CLIENT_SECRET is unset/);
+    expect(configWarnings(loadConfig({ ...base, CHAT_CLIENT_SECRET: 's' })).join('\n')).toMatch(/CHAT_CLIENT_ID is unset/);
+    expect(configWarnings(loadConfig({ ...base, OIDC_CLIENT_ID: 'a', OIDC_CLIENT_SECRET: 'b' })).join('\n')).toMatch(/OIDC_ISSUER activates it/);
+    const issuerOnly = loadConfig({ ...base, OIDC_ISSUER: 'https://id.example.com' });
+    expect(configuredProviders(issuerOnly)).toEqual(['oidc']); // spec: setting OIDC_ISSUER activates the button
+    expect(configWarnings(issuerOnly).join('\n')).toMatch(/without OIDC_CLIENT_ID/);
+    expect(configWarnings(loadConfig({ ...base, CRON_SECRET: 'x', PUBLIC_VAPID_PUBLIC_KEY: 'pub' })).join('\n')).toMatch(/VAPID_PRIVATE_KEY must be set together/);
+    expect(configWarnings(loadConfig({ ...base, CRON_SECRET: 'x' }))).toEqual([]);
   });
 
   it('lists configured providers; the OIDC button needs OIDC_ISSUER', () => {
@@ -104,9 +108,11 @@ describe('configuration', () => {
     expect(configuredProviders(loadConfig(base))).toEqual([]);
   });
 
-  it('needs SMTP_FROM for email delivery and VAPID keys in pairs', () => {
-    expect(problems({ ...base, SMTP_HOST: 'mail.example.com' })).toHaveProperty('SMTP_FROM');
-    expect(problems({ ...base, PUBLIC_VAPID_PUBLIC_KEY: 'pub' })).toHaveProperty('VAPID_PRIVATE_KEY');
+  it('gives mail a sender when SMTP_FROM is unset (and warns), and parses the SMTP settings', () => {
+    const fromless = loadConfig({ ...base, SMTP_HOST: 'mail.example.com', PUBLIC_APP_URL: 'https://tasks.example.com' });
+    expect(fromless.SMTP_FROM).toBe('Task Service <noreply@tasks.example.com>');
+    expect(configWarnings(fromless).join('\n')).toMatch(/SMTP_FROM is unset/);
+    expect(loadConfig(base).SMTP_FROM).toBeUndefined();
     const c = loadConfig({ ...base, SMTP_HOST: 'mail.example.com', SMTP_FROM: 'Tasks <t@example.com>', SMTP_PORT: '465', SMTP_SECURE: 'true' });
     expect(c).toMatchObject({ SMTP_PORT: 465, SMTP_SECURE: true });
   });

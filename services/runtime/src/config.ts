@@ -181,22 +181,15 @@ const envSchema = z
     const need = (cond: boolean, path: string, message: string) => {
       if (cond) ctx.addIssue({ code: 'custom', path: [path], message });
     };
+    // The spec's one configuration that refuses to start; incomplete pairs are warnings (configWarnings).
     need(env.REQUIRE_2FA && !env.TOTP_ENCRYPTION_KEY, 'TOTP_ENCRYPTION_KEY', 'is required when REQUIRE_2FA is true');
-    for (const p of ['CODEHOST', 'CHAT', 'SEARCH', 'CONSUMER_ACCOUNT', 'OIDC'] as const) {
-      const id = env[`${p}_CLIENT_ID`];
-      const secret = env[`${p}_CLIENT_SECRET`];
-      need(Boolean(id) && !secret, `${p}_CLIENT_SECRET`, `is required when ${p}_CLIENT_ID is set`);
-      need(!id && Boolean(secret), `${p}_CLIENT_ID`, `is required when ${p}_CLIENT_SECRET is set`);
-    }
-    need(Boolean(env.OIDC_ISSUER) && !env.OIDC_CLIENT_ID, 'OIDC_CLIENT_ID', 'is required when OIDC_ISSUER is set');
-    need(Boolean(env.OIDC_CLIENT_ID) && !env.OIDC_ISSUER, 'OIDC_ISSUER', 'is required when OIDC_CLIENT_ID is set');
-    need(Boolean(env.PUBLIC_VAPID_PUBLIC_KEY) !== Boolean(env.VAPID_PRIVATE_KEY), env.PUBLIC_VAPID_PUBLIC_KEY ? 'VAPID_PRIVATE_KEY' : 'PUBLIC_VAPID_PUBLIC_KEY', 'PUBLIC_VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together');
-    need(Boolean(env.SMTP_HOST) && !env.SMTP_FROM, 'SMTP_FROM', 'is required when SMTP_HOST is set (display name plus <address>)');
-    need(Boolean(env.SMTP_USER) && !env.SMTP_PASS, 'SMTP_PASS', 'is required when SMTP_USER is set');
   })
   .transform((env) => ({
     ...env,
     WEBAUTHN_RP_ID: env.WEBAUTHN_RP_ID ?? new URL(env.PUBLIC_APP_URL).hostname,
+    // Mail needs a sender; without SMTP_FROM use the app's name at its own host (and warn).
+    SMTP_FROM: env.SMTP_FROM ?? (env.SMTP_HOST ? `${env.WEBAUTHN_RP_NAME} <noreply@${new URL(env.PUBLIC_APP_URL).hostname}>` : undefined),
+    SMTP_FROM_DEFAULTED: Boolean(env.SMTP_HOST && !env.SMTP_FROM),
   }));
 
 export type Config = z.infer<typeof envSchema>;
@@ -219,6 +212,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     message: i.code === 'invalid_type' && i.input === undefined ? 'is required' : i.message,
   }));
   throw new ConfigError(problems);
+}
+
+/**
+ * Settings that are allowed but probably not what the operator meant: logged at start by every
+ * process. (Only REQUIRE_2FA without TOTP_ENCRYPTION_KEY refuses to start, as the spec says.)
+ */
+export function configWarnings(config: Config): string[] {
+  const out: string[] = [];
+  for (const p of ['CODEHOST', 'CHAT', 'SEARCH', 'CONSUMER_ACCOUNT', 'OIDC'] as const) {
+    const id = config[`${p}_CLIENT_ID`];
+    const secret = config[`${p}_CLIENT_SECRET`];
+    if (id && !secret) out.push(`${p}_CLIENT_SECRET is unset although ${p}_CLIENT_ID is set: sign-in with that provider will fail`);
+    if (!id && secret) out.push(`${p}_CLIENT_ID is unset although ${p}_CLIENT_SECRET is set: that provider stays off`);
+  }
+  if (config.OIDC_ISSUER && !config.OIDC_CLIENT_ID) out.push('OIDC_ISSUER is set without OIDC_CLIENT_ID: the OIDC button shows, but sign-in will fail until the client is configured');
+  if (config.OIDC_CLIENT_ID && !config.OIDC_ISSUER) out.push('OIDC_CLIENT_ID is set without OIDC_ISSUER: the generic OIDC provider stays off (OIDC_ISSUER activates it)');
+  if (Boolean(config.PUBLIC_VAPID_PUBLIC_KEY) !== Boolean(config.VAPID_PRIVATE_KEY)) out.push('PUBLIC_VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together: browser push stays off');
+  if (config.SMTP_FROM_DEFAULTED) out.push(`SMTP_FROM is unset: mail is sent as ${config.SMTP_FROM}`);
+  if (config.SMTP_USER && !config.SMTP_PASS) out.push('SMTP_USER is set without SMTP_PASS: the mail server will probably refuse to authenticate');
+  if (!config.CRON_SECRET) out.push('CRON_SECRET is unset: POST /api/cron accepts unauthenticated calls');
+  if (config.RUNTIME_ENV === 'production' && !config.AUTH_CALLBACK_URL.startsWith('https://')) out.push('AUTH_CALLBACK_URL is not https:// in production: providers will refuse or browsers will drop cookies');
+  return out;
 }
 
 /** The configured identity providers, in the spec's order, by their callback path segment. */

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { pingRpc, type ServiceName } from '@tasksvc/proto';
 import type { Bus, Subscription } from './bus/types.ts';
 import { createNatsBus } from './bus/nats.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, configWarnings, loadConfig, type Config } from './config.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -87,6 +87,7 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
     exitOnConfigError(err, def.name);
   }
   const log = createLogger(def.name, config.LOG_LEVEL);
+  for (const warning of configWarnings(config)) log.warn(warning);
   if (!config.NATS_URL) {
     process.stderr.write(`${def.name}: refusing to start.\nInvalid configuration:\n  - NATS_URL: is required when a service runs as its own process (e.g. nats://127.0.0.1:4222)\n`);
     process.exit(1);
