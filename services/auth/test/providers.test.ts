@@ -49,6 +49,13 @@ describe('identity provider configuration', () => {
     expect(res.body.codehost!.callbackUrl).toBe(`${url}/api/auth/callback/codehost`);
   });
 
+  it('OIDC_ISSUER alone activates the OIDC button (spec), its callback under /api/auth/callback/oidc', async () => {
+    const url = await start({ OIDC_ISSUER: 'https://id.example.com' });
+    const res = await new Browser().json<Record<string, { callbackUrl: string }>>(`${url}/api/auth/providers`);
+    expect(Object.keys(res.body)).toEqual(['oidc']);
+    expect(res.body.oidc!.callbackUrl).toBe(`${url}/api/auth/callback/oidc`);
+  });
+
   it('CODEHOST_*: code-hosting OAuth authorization request', async () => {
     const url = await start({ CODEHOST_CLIENT_ID: 'ch-id', CODEHOST_CLIENT_SECRET: 'ch-secret' });
     const loc = await authorizationRequest(url, 'codehost');

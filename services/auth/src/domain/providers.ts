@@ -62,13 +62,14 @@ export function buildProviders(config: Config): Provider[] {
       }),
     );
   }
-  if (config.OIDC_ISSUER && config.OIDC_CLIENT_ID) {
+  // Spec: setting OIDC_ISSUER activates the OIDC button; a missing client is a logged start warning.
+  if (config.OIDC_ISSUER) {
     out.push({
       id: 'oidc',
       name: 'OpenID Connect',
       type: 'oidc',
       issuer: config.OIDC_ISSUER,
-      clientId: config.OIDC_CLIENT_ID,
+      clientId: config.OIDC_CLIENT_ID ?? '',
       clientSecret: config.OIDC_CLIENT_SECRET,
       authorization: { params: { scope: 'openid email profile' } },
       checks: ['pkce', 'state', 'nonce'],
