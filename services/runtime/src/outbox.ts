@@ -56,18 +56,23 @@ export function startOutboxRelay(opts: {
         `SELECT id, subject, payload FROM "${schema}".outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [batch],
       );
+      const done: string[] = [];
       for (const row of rows) {
         const event = bySubject.get(row.subject);
         try {
           if (!event) throw new Error(`no event definition for ${row.subject}`);
           await bus.publish(event, row.payload, row.id);
-          await client.query(`UPDATE "${schema}".outbox SET published_at = clock_timestamp(), attempts = attempts + 1 WHERE id = $1`, [row.id]);
-          published++;
+          done.push(row.id);
         } catch (err) {
           await client.query(`UPDATE "${schema}".outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [row.id, String((err as Error).message).slice(0, 500)]);
           log.warn({ err: (err as Error).message, outboxId: row.id }, 'outbox publish failed; will retry');
           break; // keep order: retry from this row next round
         }
+      }
+      // One statement marks the whole round (rows stay locked until COMMIT, so nobody re-publishes them).
+      if (done.length > 0) {
+        await client.query(`UPDATE "${schema}".outbox SET published_at = clock_timestamp(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [done]);
+        published = done.length;
       }
       await client.query('COMMIT');
     } catch (err) {
