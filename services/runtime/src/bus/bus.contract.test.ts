@@ -47,6 +47,7 @@ describe.each([
   it('answers a request with a reply checked against its schema', async () => {
     const rpc = makeRpc();
     server.serve(rpc, async ({ a, b }) => ({ sum: a + b }));
+    await Promise.all([server.flush(), client.flush()]);
     await expect(client.request(rpc, { a: 2, b: 3 })).resolves.toEqual({ sum: 5 });
   });
 
@@ -68,6 +69,7 @@ describe.each([
   it('refuses a bad request on the server side too (a caller without the schema)', async () => {
     const rpc = makeRpc();
     server.serve(rpc, async () => ({ sum: 0 }));
+    await Promise.all([server.flush(), client.flush()]);
     const lax = defineRpc(rpc.subject, z.any(), rpc.reply);
     const err = await client.request(lax, { a: 1, b: 2, extra: true }).catch((e: unknown) => e);
     expect((err as AppError).code).toBe('VALIDATION_FAILED');
@@ -117,6 +119,7 @@ describe.each([
     const hits = [0, 0];
     server.serve(rpc, async () => ({ sum: ++hits[0]! }));
     client.serve(rpc, async () => ({ sum: ++hits[1]! }));
+    await Promise.all([server.flush(), client.flush()]);
     for (let i = 0; i < 40; i++) await client.request(rpc, { a: 0, b: 0 });
     expect(hits[0]! + hits[1]!).toBe(40);
     expect(hits[0]).toBeGreaterThan(0);
