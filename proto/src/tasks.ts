@@ -75,21 +75,26 @@ const recurrenceFields = {
   recurrenceFixed: z.boolean(),
 };
 
+/** Fields that create and update accept alike (create adds defaults, update adds snooze and order). */
+const optionalTaskFields = {
+  notes: notes.nullable().optional(),
+  topicId: z.uuid().nullable().optional(),
+  dueDate: calendarDate.nullable().optional(),
+  recurrenceType: recurrenceFields.recurrenceType.optional(),
+  recurrenceInterval: recurrenceFields.recurrenceInterval.optional(),
+  recurrenceWeekdays: recurrenceFields.recurrenceWeekdays.optional(),
+  recurrenceWeekOfMonth: recurrenceFields.recurrenceWeekOfMonth.optional(),
+  recurrenceFixed: recurrenceFields.recurrenceFixed.optional(),
+  estimatedMinutes: z.number().int().min(1).max(1440).nullable().optional(),
+  energyLevel: energyLevel.nullable().optional(),
+};
+
 export const createTaskBody = z
   .object({
     title,
-    notes: notes.nullable().optional(),
+    ...optionalTaskFields,
     type: taskType.default('ONE_TIME'),
     priority: taskPriority.default('NORMAL'),
-    topicId: z.uuid().nullable().optional(),
-    dueDate: calendarDate.nullable().optional(),
-    recurrenceType: recurrenceFields.recurrenceType.optional(),
-    recurrenceInterval: recurrenceFields.recurrenceInterval.optional(),
-    recurrenceWeekdays: recurrenceFields.recurrenceWeekdays.optional(),
-    recurrenceWeekOfMonth: recurrenceFields.recurrenceWeekOfMonth.optional(),
-    recurrenceFixed: recurrenceFields.recurrenceFixed.optional(),
-    estimatedMinutes: z.number().int().min(1).max(1440).nullable().optional(),
-    energyLevel: energyLevel.nullable().optional(),
     coinValue: z.number().int().min(1).max(10).default(1),
     timezone: clientTimezone,
   })
@@ -99,18 +104,9 @@ export type CreateTaskBody = z.infer<typeof createTaskBody>;
 export const updateTaskBody = z
   .object({
     title: title.optional(),
-    notes: notes.nullable().optional(),
+    ...optionalTaskFields,
     type: taskType.optional(),
     priority: taskPriority.optional(),
-    topicId: z.uuid().nullable().optional(),
-    dueDate: calendarDate.nullable().optional(),
-    recurrenceType: recurrenceFields.recurrenceType.optional(),
-    recurrenceInterval: recurrenceFields.recurrenceInterval.optional(),
-    recurrenceWeekdays: recurrenceFields.recurrenceWeekdays.optional(),
-    recurrenceWeekOfMonth: recurrenceFields.recurrenceWeekOfMonth.optional(),
-    recurrenceFixed: recurrenceFields.recurrenceFixed.optional(),
-    estimatedMinutes: z.number().int().min(1).max(1440).nullable().optional(),
-    energyLevel: energyLevel.nullable().optional(),
     coinValue: z.number().int().min(1).max(10).optional(),
     snoozedUntil: calendarDate.nullable().optional(),
     sortOrder: z.number().int().min(0).max(1_000_000).optional(),
