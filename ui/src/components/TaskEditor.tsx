@@ -4,7 +4,7 @@ import { ApiError, patch, post } from '../lib/api.ts';
 import { formatDate } from '../lib/dates.ts';
 import { errorText } from '../lib/toast.ts';
 import type { Priority, Task, TaskType, Topic } from '../lib/types.ts';
-import { Field } from './ui.tsx';
+import { Field, PrioritySelect } from './ui.tsx';
 
 const WEEKDAY_NAMES = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 const UNIT: Record<RecurrenceType, [string, string]> = {
@@ -182,11 +182,7 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
         </Field>
         <Field label="Priority">
           {(id) => (
-            <select id={id} value={priority()} onChange={(e) => setPriority(e.currentTarget.value as Priority)}>
-              <option value="HIGH">High</option>
-              <option value="NORMAL">Normal</option>
-              <option value="SOMEDAY">Someday</option>
-            </select>
+            <PrioritySelect id={id} value={priority()} onChange={setPriority} />
           )}
         </Field>
         <Field label="Topic">

@@ -1,5 +1,6 @@
 import { createSignal, createUniqueId, For, Show, splitProps, type JSX } from 'solid-js';
 import { toastError } from '../lib/toast.ts';
+import type { Priority } from '../lib/types.ts';
 
 export function Spinner(): JSX.Element {
   return <span class="spinner" aria-hidden="true" />;
@@ -77,5 +78,32 @@ export function Tabs(props: { items: { href: string; label: string }[]; current:
         )}
       </For>
     </nav>
+  );
+}
+
+/** The submit button (and Cancel, when the form can be dismissed) that close a create/edit form. */
+export function FormActions(props: { submitLabel: string; onCancel?: (() => void) | undefined }): JSX.Element {
+  return (
+    <div class="row">
+      <button class="primary" type="submit">
+        {props.submitLabel}
+      </button>
+      <Show when={props.onCancel}>
+        <button type="button" onClick={() => props.onCancel!()}>
+          Cancel
+        </button>
+      </Show>
+    </div>
+  );
+}
+
+/** The three task priorities, for tasks and topics alike. */
+export function PrioritySelect(props: { id: string; value: Priority; onChange: (value: Priority) => void }): JSX.Element {
+  return (
+    <select id={props.id} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value as Priority)}>
+      <option value="HIGH">High</option>
+      <option value="NORMAL">Normal</option>
+      <option value="SOMEDAY">Someday</option>
+    </select>
   );
 }

@@ -6,7 +6,7 @@ import { toast, toastError } from '../lib/toast.ts';
 import type { Priority, Task, Topic } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
 import { TaskEditor } from '../components/TaskEditor.tsx';
-import { Empty, ErrorBanner, Field, Spinner } from '../components/ui.tsx';
+import { Empty, ErrorBanner, Field, FormActions, PrioritySelect, Spinner } from '../components/ui.tsx';
 
 function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel?: () => void }): JSX.Element {
   const [title, setTitle] = createSignal(props.topic?.title ?? '');
@@ -36,11 +36,7 @@ function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel
         </Field>
         <Field label="Priority">
           {(id) => (
-            <select id={id} value={priority()} onChange={(e) => setPriority(e.currentTarget.value as Priority)}>
-              <option value="HIGH">High</option>
-              <option value="NORMAL">Normal</option>
-              <option value="SOMEDAY">Someday</option>
-            </select>
+            <PrioritySelect id={id} value={priority()} onChange={setPriority} />
           )}
         </Field>
         <Field label="Colour">
@@ -55,20 +51,9 @@ function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel
         Sequential: only the first open task is actionable (the rest wait their turn)
       </label>
       <Show when={error() && error()!.issues.length === 0}>
-        <div class="banner error" role="alert">
-          {error()!.message}
-        </div>
+        <ErrorBanner error={error()} />
       </Show>
-      <div class="row">
-        <button class="primary" type="submit">
-          {props.topic ? 'Save topic' : 'Create topic'}
-        </button>
-        <Show when={props.onCancel}>
-          <button type="button" onClick={() => props.onCancel!()}>
-            Cancel
-          </button>
-        </Show>
-      </div>
+      <FormActions submitLabel={props.topic ? 'Save topic' : 'Create topic'} onCancel={props.onCancel} />
     </form>
   );
 }

@@ -3,7 +3,7 @@ import { ApiError, del, get, patch, post } from '../../lib/api.ts';
 import { formatDateTime } from '../../lib/dates.ts';
 import { toast, toastError } from '../../lib/toast.ts';
 import { TASK_EVENTS, type WebhookDelivery, type WebhookEndpoint } from '../../lib/types.ts';
-import { AsyncButton, Empty, ErrorBanner, Field, Spinner } from '../../components/ui.tsx';
+import { AsyncButton, Empty, ErrorBanner, Field, FormActions, Spinner } from '../../components/ui.tsx';
 
 function EventFilter(props: { value: string[]; onChange: (v: string[]) => void }): JSX.Element {
   return (
@@ -73,20 +73,9 @@ function EndpointForm(props: { endpoint?: WebhookEndpoint; onSaved: () => void; 
       </Show>
       <EventFilter value={events()} onChange={setEvents} />
       <Show when={error() && (error()!.issues.length === 0 || (!error()!.fieldError('url') && !error()!.fieldError('secret')))}>
-        <div class="banner error" role="alert">
-          {error()!.message}
-        </div>
+        <ErrorBanner error={error()} />
       </Show>
-      <div class="row">
-        <button class="primary" type="submit">
-          {props.endpoint ? 'Save' : 'Add webhook'}
-        </button>
-        <Show when={props.onCancel}>
-          <button type="button" onClick={() => props.onCancel!()}>
-            Cancel
-          </button>
-        </Show>
-      </div>
+      <FormActions submitLabel={props.endpoint ? 'Save' : 'Add webhook'} onCancel={props.onCancel} />
     </form>
   );
 }
