@@ -1,12 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from '@tasksvc/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sharedNatsUrl, testDatabase } from './testenv/index.ts';
+import { sharedNatsUrl, testDatabase, waitForPort } from './testenv/index.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const node = join(root, 'node_modules', '.bin', 'node');
@@ -133,19 +132,3 @@ describe('npm start (tools/start.ts)', () => {
     expect(p.output()).toMatch(/NATS_URL: is required/);
   });
 });
-
-async function waitForPort(port: number, timeoutMs = 90_000): Promise<number> {
-  const t0 = Date.now();
-  while (Date.now() - t0 < timeoutMs) {
-    const open = await new Promise<boolean>((resolve) => {
-      const s = connect({ port, host: '127.0.0.1' }, () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.on('error', () => resolve(false));
-    });
-    if (open) return Date.now() - t0;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`port ${port} never opened`);
-}

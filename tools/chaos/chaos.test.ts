@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPool, createLogger, verifySignature } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../testenv/index.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { CLUSTER_SERVICES, startCluster, type Cluster } from './cluster.ts';
 
@@ -30,13 +31,6 @@ function startReceiver(): Promise<{ server: Server; url: string; created: Map<st
   );
 }
 
-async function until(what: string, cond: () => Promise<boolean> | boolean, timeoutMs: number) {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 const summary: string[] = [];
 
@@ -96,11 +90,11 @@ describe('reliability under faults', () => {
       const before = acknowledged.length;
       await inject();
       await cluster.ready(120_000);
-      await until(`writes after ${name}`, () => acknowledged.length > before + 5, 60_000);
+      await until(() => acknowledged.length > before + 5, `writes after ${name}`, 60_000);
       summary.push(`scenario ${name}: acknowledged writes so far ${acknowledged.length}`);
     };
 
-    await until('first writes', () => acknowledged.length > 10, 60_000);
+    await until(() => acknowledged.length > 10, 'first writes', 60_000);
     for (const name of CLUSTER_SERVICES) {
       await scenario(`kill -9 ${name}`, async () => {
         await cluster.kill(name);
@@ -125,7 +119,7 @@ describe('reliability under faults', () => {
       await res.arrayBuffer();
     }
     // …and every one of its events reached the receiver at least once.
-    await until('every task.created delivered', () => acknowledged.every((id) => receiver.created.has(id)), 180_000).catch(() => undefined);
+    await until(() => acknowledged.every((id) => receiver.created.has(id)), 'every task.created delivered', 180_000).catch(() => undefined);
     const undelivered = acknowledged.filter((id) => !receiver.created.has(id));
     const duplicates = [...receiver.created.values()].filter((n) => n > 1).length;
     summary.push(

@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import { createDatabase, createLogger, freePort, loadConfig, type Config, type Logger } from '@tasksvc/runtime';
 
 export { startNats, type LocalNats } from './nats.ts';
+export { until, waitForPort } from './wait.ts';
 
 /** A fresh, empty database on the run's shared PostgreSQL. */
 export async function testDatabase(prefix = 't'): Promise<string> {

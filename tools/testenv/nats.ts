@@ -1,9 +1,9 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@tasksvc/runtime';
+import { waitForPort } from './wait.ts';
 
 export interface LocalNats {
   url: string;
@@ -23,21 +23,6 @@ function natsBinary(): string {
   }
 }
 
-async function waitPort(port: number, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = createConnection({ port, host: '127.0.0.1' }, () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.on('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nats-server did not listen on ${port}`);
-}
 
 /** A private nats-server with JetStream on a free port, for one test run. */
 export async function startNats(opts: { port?: number; storeDir?: string } = {}): Promise<LocalNats> {
@@ -45,7 +30,7 @@ export async function startNats(opts: { port?: number; storeDir?: string } = {})
   const port = opts.port ?? (await freePort());
   const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), 'nats-test-'));
   let child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
-  await waitPort(port, 10_000);
+  await waitForPort(port, 10_000);
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode) return;
     const exited = new Promise((r) => child.once('exit', r));
@@ -60,7 +45,7 @@ export async function startNats(opts: { port?: number; storeDir?: string } = {})
     async restart() {
       await stop();
       child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
-      await waitPort(port, 10_000);
+      await waitForPort(port, 10_000);
     },
   };
 }

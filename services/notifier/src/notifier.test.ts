@@ -13,7 +13,7 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import webpush from 'web-push';
-import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { quietLogger, testSystemConfig, until } from '../../../tools/testenv/index.ts';
 import { notifierService } from './service.ts';
 
 // ---------------------------------------------------------------- harness
@@ -59,15 +59,6 @@ async function startHarness(overrides: Record<string, string | undefined>, nats:
   };
 }
 
-async function until<T>(fn: () => T | null | undefined | false | Promise<T | null | undefined | false>, what: string, limitMs = 30_000): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 // ---------------------------------------------------------------- real local peers
 

@@ -97,13 +97,5 @@ export async function startWebhookHarness(overrides: Record<string, string | und
   };
 }
 
-/** Wait until `fn` returns a truthy value (no timing assertion: a hang fails via the test timeout). */
-export async function until<T>(fn: () => Promise<T | null | undefined | false>, what: string, limitMs = 30_000): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Shared polling helper (tools/testenv/wait.ts), re-exported for this service's tests. */
+export { until } from '../../../tools/testenv/index.ts';

@@ -3,7 +3,7 @@ import { AppError, defineEvent, defineRpc } from '@tasksvc/proto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { quietLogger, sharedNatsUrl, testDatabase } from '../../../../tools/testenv/index.ts';
+import { quietLogger, sharedNatsUrl, testDatabase, until } from '../../../../tools/testenv/index.ts';
 import { createPool } from '../db/pool.ts';
 import { enqueueEvent, startOutboxRelay } from '../outbox.ts';
 import { createMemoryBus } from './memory.ts';
@@ -17,13 +17,6 @@ const makeRpc = () =>
   defineRpc(`test${uid()}.add`, z.object({ a: z.number(), b: z.number() }).strict(), z.object({ sum: z.number() }));
 const makeEvent = () => defineEvent(`events.test${uid()}.happened`, z.object({ n: z.number() }));
 
-async function until(cond: () => boolean, timeoutMs = 15_000) {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 // The same contract, run against both transports.
 describe.each([
@@ -138,7 +131,7 @@ describe.each([
     const ids = Array.from({ length: 30 }, () => randomUUID());
     for (const [i, id] of ids.entries()) await client.publish(ev, { n: i }, id);
     await client.publish(ev, { n: 0 }, ids[0]!); // duplicate id: dropped
-    await until(() => groupA.length >= 30 && groupB1.length + groupB2.length >= 30);
+    await until(() => groupA.length >= 30 && groupB1.length + groupB2.length >= 30, 'every event in both groups', 15_000);
     await new Promise((r) => setTimeout(r, 300));
     expect(groupA.sort()).toEqual([...ids].sort());
     expect([...groupB1, ...groupB2].sort()).toEqual([...ids].sort());
@@ -182,7 +175,7 @@ describe.each([
       c.release();
       for (let n = 0; n < 20; n++) await enqueueEvent(pool, 'box', ev, { n });
       relay.kick();
-      await until(() => handled.size >= 20, 30_000);
+      await until(() => handled.size >= 20, 'all 20 outbox events handled', 30_000);
       await new Promise((r) => setTimeout(r, 300));
       expect([...handled.keys()].sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
       expect(handled.has(999)).toBe(false);
