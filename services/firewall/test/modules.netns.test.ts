@@ -124,6 +124,8 @@ describe.skipIf(!!skip)('protection modules in network namespaces', () => {
 
   it('invalid packets: forged out-of-window RSTs hit ct state invalid', async () => {
     await configure({ drop_invalid_packets: true, tcp_rst_flood: false });
+    // Resolve the neighbour first, so no forged RST is lost before it reaches the firewall.
+    expect(ping(bed, bed.hostIp, 1, 100).received).toBe(1);
     hping(bed, ['-R', '-p', '8080', '-c', '20', '-i', 'u10000', bed.hostIp]);
     expect(counterOf(bed, '"invalid"')).toBeGreaterThanOrEqual(20);
   });
