@@ -29,12 +29,15 @@ COPY ui/package.json ui/
 # ---- production dependencies of the whole workspace (no dev tools in the images) ----
 FROM manifests AS prod-deps
 ARG PNPM_VERSION
+# Only for builds behind a TLS-intercepting proxy (tools/k8s/build-images.sh bind-mounts the host bundle).
+ARG NODE_EXTRA_CA_CERTS
 RUN npm install -g pnpm@${PNPM_VERSION} \
  && pnpm install --frozen-lockfile --prod
 
 # ---- the UI bundle: PUBLIC_APP_URL is inlined at build time (spec: Versioning) ----
 FROM manifests AS ui-build
 ARG PNPM_VERSION
+ARG NODE_EXTRA_CA_CERTS
 ARG PUBLIC_APP_URL=http://localhost:3000
 RUN npm install -g pnpm@${PNPM_VERSION} \
  && pnpm install --frozen-lockfile
@@ -58,9 +61,9 @@ USER 1001
 FROM runtime AS gateway
 COPY --from=ui-build /app/ui/dist /app/ui/dist
 EXPOSE 3000
-# Start period: migrations run before the server listens.
+# Start period: migrations run before the server listens. The port follows PORT (default 3000).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:3000/api/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/api/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "services/gateway/src/main.ts"]
 
 FROM runtime AS auth

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createECDH, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -27,13 +27,38 @@ export async function applyDevDefaults(env: Record<string, string | undefined>, 
   }
   if (!out.AUTH_SECRET) {
     const file = join(dataDir, 'auth-secret');
-    if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
-    out.AUTH_SECRET = readFileSync(file, 'utf8').trim();
+    out.AUTH_SECRET = keptSecret(file, () => randomBytes(32).toString('base64'));
     log.warn({ file }, 'AUTH_SECRET is unset: using a generated secret kept in the data folder (development default)');
+  }
+  if (!out.TOTP_ENCRYPTION_KEY) {
+    out.TOTP_ENCRYPTION_KEY = keptSecret(join(dataDir, 'totp-encryption-key'), () => randomBytes(32).toString('hex'));
+    log.warn({ file: join(dataDir, 'totp-encryption-key') }, 'TOTP_ENCRYPTION_KEY is unset: using a generated key kept in the data folder (development default; it encrypts TOTP, channel and webhook secrets)');
+  }
+  if (!out.PUBLIC_VAPID_PUBLIC_KEY && !out.VAPID_PRIVATE_KEY) {
+    const file = join(dataDir, 'vapid-keys.json');
+    const keys = JSON.parse(keptSecret(file, () => JSON.stringify(generateVapidKeys()))) as { publicKey: string; privateKey: string };
+    out.PUBLIC_VAPID_PUBLIC_KEY = keys.publicKey;
+    out.VAPID_PRIVATE_KEY = keys.privateKey;
+    log.warn({ file }, 'PUBLIC_VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY are unset: using a generated key pair kept in the data folder (development default; browser push works locally)');
   }
   if (!out.AUTH_TRUST_HOST) {
     out.AUTH_TRUST_HOST = 'false';
     log.warn('AUTH_TRUST_HOST is unset: false (development default; must be true behind a proxy)');
   }
   return { env: out, postgres };
+}
+
+/** A secret generated once and kept (owner-only) in the data folder, so restarts keep sessions and encrypted data readable. */
+function keptSecret(file: string, generate: () => string): string {
+  if (!existsSync(file)) writeFileSync(file, generate(), { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
+
+/** A VAPID key pair (P-256) in the base64url form browsers and web-push use. */
+export function generateVapidKeys(): { publicKey: string; privateKey: string } {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  const d = ecdh.getPrivateKey();
+  // The private scalar is 32 bytes; Node drops leading zero bytes.
+  return { publicKey: ecdh.getPublicKey().toString('base64url'), privateKey: Buffer.concat([Buffer.alloc(32 - d.length), d]).toString('base64url') };
 }

@@ -5,6 +5,7 @@ import {
   createLogger,
   createMemoryBus,
   createNatsBus,
+  natsAuthOptions,
   createPool,
   startService,
   type Bus,
@@ -38,10 +39,12 @@ export interface RunningSystem {
 export async function startSystem(config: Config, opts: { log?: Logger; services?: ServiceDefinition[] } = {}): Promise<RunningSystem> {
   const log = opts.log ?? createLogger('system', config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL, log, { max: 20, application: 'task-service' });
-  const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'all-in-one', log }) : createMemoryBus(log);
+  const services = opts.services ?? ALL_SERVICES;
+  const durables = services.flatMap((s) => s.durables ?? []);
+  const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'all-in-one', log, ...natsAuthOptions(config) }) : createMemoryBus(log, { durables });
   const running: RunningService[] = [];
   try {
-    for (const def of opts.services ?? ALL_SERVICES) running.push(await startService(def, { config, bus, pool, log: log.child({ service: def.name }) }));
+    for (const def of services) running.push(await startService(def, { config, bus, pool, log: log.child({ service: def.name }) }));
   } catch (err) {
     for (const r of running.reverse()) await r.stop().catch(() => undefined);
     await bus.close().catch(() => undefined);

@@ -20,6 +20,8 @@ export interface ControllerOptions {
 export interface RunningController {
   cronJobApiVersion: CronJobApiVersion;
   queue: WorkQueue;
+  /** why the controller is not working (a watch failing again and again), or undefined */
+  problem(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -27,26 +29,54 @@ export interface RunningController {
 export const collectionPath = (apiVersion: string, plural: string): string =>
   apiVersion.includes('/') ? `/apis/${apiVersion}/${plural}` : `/api/${apiVersion}/${plural}`;
 
-const plurals: Record<string, string> = { ConfigMap: 'configmaps', Service: 'services', Deployment: 'deployments', DaemonSet: 'daemonsets', CronJob: 'cronjobs' };
+const plurals: Record<string, string> = {
+  ConfigMap: 'configmaps',
+  Service: 'services',
+  Deployment: 'deployments',
+  DaemonSet: 'daemonsets',
+  StatefulSet: 'statefulsets',
+  Ingress: 'ingresses',
+  CronJob: 'cronjobs',
+};
 
 /** An informer that restarts itself with backoff: client-node's stops on any error but 410. */
-function keepRunning(inf: Informer<KubernetesObject>, what: string, log: Logger): { stop(): Promise<void> } {
+/** Consecutive watch failures after which the controller counts as not working. */
+const FAILING_AFTER = 3;
+
+interface Runner {
+  stop(): Promise<void>;
+  problem(): string | undefined;
+}
+
+/** Counts consecutive failures of one informer; a successful list (the informer's first step) resets it. */
+class FailureCount {
+  n = 0;
+  last = '';
+  /** wraps the informer's list function */
+  list<T>(fn: () => Promise<T>): () => Promise<T> {
+    return async () => {
+      const r = await fn();
+      this.n = 0;
+      return r;
+    };
+  }
+}
+
+function keepRunning(inf: Informer<KubernetesObject>, what: string, log: Logger, count: FailureCount): Runner {
   let stopped = false;
-  let failures = 0;
   let timer: NodeJS.Timeout | undefined;
-  inf.on('connect', () => {
-    failures = 0;
-  });
   inf.on('error', (err: unknown) => {
     if (stopped) return;
-    failures++;
-    const delay = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
+    count.n++;
+    count.last = describeError(err);
+    const delay = Math.min(30_000, 500 * 2 ** Math.min(count.n, 6));
     log.warn({ what, err: describeError(err), retryInMs: delay }, 'watch failed; restarting');
     timer = setTimeout(() => {
       if (!stopped) inf.start().catch(() => undefined);
     }, delay);
   });
   return {
+    problem: () => (count.n >= FAILING_AFTER ? `watch of ${what} failed ${count.n} times: ${count.last}` : undefined),
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
@@ -75,11 +105,14 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
     { workers: opts.workers ?? 2, onError: (key, err, attempt) => log.warn({ key, attempt, err: describeError(err) }, 'reconcile error; retrying') },
   );
   const objects = KubernetesObjectApi.makeApiClient(kc);
-  const runners: { stop(): Promise<void> }[] = [];
+  const runners: Runner[] = [];
 
   // TaskServices: spec changes (generation), deletion and finalizer changes; status writes are ours.
-  const tsInformer = makeInformer<KubernetesObject>(kc, collectionPath(API_VERSION, PLURAL), () =>
-    objects.list(API_VERSION, KIND, undefined),
+  const tsCount = new FailureCount();
+  const tsInformer = makeInformer<KubernetesObject>(
+    kc,
+    collectionPath(API_VERSION, PLURAL),
+    tsCount.list(() => objects.list(API_VERSION, KIND, undefined)),
   );
   const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
   tsInformer.on('add', (o) => queue.add(keyOf(o)));
@@ -89,10 +122,11 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
   // Children: any change (status of a Deployment, a hand edit, a deletion) re-checks the owner.
   const selector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
   const childInformers = childKinds(cronJobApiVersion).map((k) => {
+    const count = new FailureCount();
     const inf = makeInformer<KubernetesObject>(
       kc,
       collectionPath(k.apiVersion, plurals[k.kind] as string),
-      () => objects.list(k.apiVersion, k.kind, undefined, undefined, undefined, undefined, undefined, selector),
+      count.list(() => objects.list(k.apiVersion, k.kind, undefined, undefined, undefined, undefined, undefined, selector)),
       selector,
     );
     const owner = (o: KubernetesObject) => {
@@ -102,18 +136,34 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
     inf.on('add', owner);
     inf.on('update', owner);
     inf.on('delete', owner);
-    return { inf, what: `${k.kind}.${k.apiVersion}` };
+    return { inf, what: `${k.kind}.${k.apiVersion}`, count };
   });
 
-  for (const { inf, what } of [{ inf: tsInformer, what: `${KIND}.${GROUP}/${VERSION}` }, ...childInformers]) {
-    runners.push(keepRunning(inf, what, log));
-    await inf.start();
+  // A node joining or leaving changes what the firewall must keep open on every other node.
+  const nodeCount = new FailureCount();
+  const nodeInformer = makeInformer<KubernetesObject>(kc, '/api/v1/nodes', nodeCount.list(() => objects.list('v1', 'Node', undefined)));
+  const everyTaskService = () => {
+    for (const o of tsInformer.list()) queue.add(keyOf(o));
+  };
+  nodeInformer.on('add', everyTaskService);
+  nodeInformer.on('delete', everyTaskService);
+
+  for (const { inf, what, count } of [{ inf: nodeInformer, what: 'Node.v1', count: nodeCount }, { inf: tsInformer, what: `${KIND}.${GROUP}/${VERSION}`, count: tsCount }, ...childInformers]) {
+    runners.push(keepRunning(inf, what, log, count));
+    try {
+      await inf.start();
+    } catch (err) {
+      await Promise.all(runners.map((r) => r.stop()));
+      await queue.shutdown();
+      throw err;
+    }
   }
   log.info('controller started');
 
   return {
     cronJobApiVersion,
     queue,
+    problem: () => runners.map((r) => r.problem()).find((p) => p !== undefined),
     async stop() {
       await Promise.all(runners.map((r) => r.stop()));
       await queue.shutdown();

@@ -14,6 +14,8 @@ export const PLURAL = 'taskservices';
 export const SINGULAR = 'taskservice';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 export const CRD_NAME = `${PLURAL}.${GROUP}`;
+/** Longest TaskService name whose derived names stay within Kubernetes limits (CronJob names: 52). */
+export const MAX_NAME_LENGTH = 42;
 
 /** The six application processes, each its own Deployment (entry point services/<name>/src/main.ts). */
 export const SERVICES = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'] as const;
@@ -38,6 +40,9 @@ const section = (properties: Record<string, Schema>, description?: string): Sche
   properties,
 });
 
+const CIDR = '^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9a-fA-F:]+/[0-9]{1,3})$';
+/** Five cron fields (digits, *, ranges, steps, lists, names) or a @macro. */
+const CRON = '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|([0-9A-Za-z*/,?-]+\\s+){4}[0-9A-Za-z*/,?-]+)$';
 const QUANTITY = '^([+]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
 
 const secretKeyRef = (defaultKey: string, description: string): Schema => ({
@@ -81,7 +86,7 @@ export const firewallConfigSchema: Schema = {
       custom_networks: {
         type: 'array',
         default: [],
-        items: str({ pattern: '^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9a-fA-F:]+/[0-9]{1,3})$' }),
+        items: str({ pattern: CIDR }),
       },
     }),
     firewall: section({
@@ -124,7 +129,6 @@ const replicas = Object.fromEntries(SERVICES.map((s) => [s, int(2, 0, 100, `${s}
 
 export const specSchema: Schema = {
   type: 'object',
-  required: ['publicUrl', 'secrets'],
   properties: {
     version: str({
       default: 'latest',
@@ -154,8 +158,55 @@ export const specSchema: Schema = {
       },
       'per-pod resources of every service',
     ),
-    publicUrl: str({ pattern: '^https?://[^/]+', maxLength: 2048, description: 'PUBLIC_APP_URL (also the default AUTH_CALLBACK_URL)' }),
-    natsUrl: str({ default: 'nats://nats:4222', pattern: '^(nats|tls|ws|wss)://', maxLength: 2048, description: 'NATS_URL of the bus' }),
+    publicUrl: str({
+      pattern: '^https?://[^/]+',
+      maxLength: 2048,
+      description: 'PUBLIC_APP_URL (also the default AUTH_CALLBACK_URL); derived from spec.ingress when unset',
+    }),
+    natsUrl: str({ pattern: '^(nats|tls|ws|wss)://', maxLength: 2048, description: 'deprecated: spec.nats.url' }),
+    nats: section(
+      {
+        url: str({ pattern: '^(nats|tls|ws|wss)://', maxLength: 2048, description: 'an existing NATS server with JetStream; unset: the operator runs one' }),
+        credentialsSecret: secretName('NATS_USER, NATS_PASSWORD or NATS_TOKEN, NATS_CREDS_FILE', 'credentials of the existing server'),
+        image: str({ default: 'nats:2.11-alpine', minLength: 1, maxLength: 512, description: 'image of the operator-run server (the official nats image)' }),
+        storage: str({ default: '2Gi', pattern: QUANTITY, description: 'JetStream volume of the operator-run server' }),
+        storageClassName: str({ maxLength: 253 }),
+      },
+      'the bus: an existing NATS server (url + credentialsSecret), or one the operator runs (StatefulSet, JetStream, user/password auth)',
+    ),
+    database: {
+      type: 'object',
+      description: 'PostgreSQL: a Secret key holding DATABASE_URL (CloudNativePG: <cluster>-app, key uri), or a managed CloudNativePG Cluster',
+      properties: {
+        secretKeyRef: secretKeyRef('uri', 'DATABASE_URL'),
+        managed: {
+          type: 'object',
+          description: 'create a CloudNativePG Cluster <name>-db (needs the CloudNativePG operator installed)',
+          properties: {
+            instances: int(1, 1, 9, 'PostgreSQL instances (1 primary + replicas)'),
+            storage: str({ default: '10Gi', pattern: QUANTITY }),
+            storageClassName: str({ maxLength: 253 }),
+          },
+        },
+      },
+    },
+    ingress: {
+      type: 'object',
+      description: 'an Ingress to the gateway; PUBLIC_APP_URL becomes https://<host> (http:// without tlsSecretName)',
+      required: ['host'],
+      properties: {
+        className: str({ maxLength: 253 }),
+        host: str({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$' }),
+        tlsSecretName: str({ minLength: 1, maxLength: 253, description: 'a kubernetes.io/tls Secret (e.g. from cert-manager)' }),
+        annotations: { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 4096 } },
+      },
+    },
+    autoscaled: {
+      type: 'array',
+      maxItems: SERVICES.length,
+      description: 'services whose replicas an HorizontalPodAutoscaler owns: the operator leaves their spec.replicas alone',
+      items: str({ enum: [...SERVICES] }),
+    },
     config: {
       type: 'object',
       description: 'non-secret environment variables for every service (e.g. RUNTIME_ENV, ADMIN_USER_IDS, REQUIRE_2FA)',
@@ -164,10 +215,9 @@ export const specSchema: Schema = {
     },
     secrets: {
       type: 'object',
-      description: 'references to Secrets in the same namespace',
-      required: ['databaseUrl', 'authSecret', 'cronSecret'],
+      description: 'references to Secrets in the same namespace; AUTH_SECRET, CRON_SECRET and TOTP_ENCRYPTION_KEY left unset are generated into <name>-generated',
       properties: {
-        databaseUrl: secretKeyRef('DATABASE_URL', 'DATABASE_URL'),
+        databaseUrl: secretKeyRef('DATABASE_URL', 'DATABASE_URL (or spec.database)'),
         authSecret: secretKeyRef('AUTH_SECRET', 'AUTH_SECRET'),
         cronSecret: secretKeyRef('CRON_SECRET', 'CRON_SECRET, sent by the cron job as a bearer token'),
         totpEncryptionKey: secretKeyRef('TOTP_ENCRYPTION_KEY', 'TOTP_ENCRYPTION_KEY'),
@@ -177,11 +227,21 @@ export const specSchema: Schema = {
       },
     },
     cron: section({
-      schedule: str({ default: '*/5 * * * *', minLength: 9, maxLength: 100, description: 'schedule of POST /api/cron' }),
+      schedule: str({ default: '*/5 * * * *', pattern: CRON, maxLength: 100, description: 'schedule of POST /api/cron (five fields, or @hourly etc.)' }),
       suspend: bool(false),
     }),
     firewall: section({
-      enabled: bool(false, 'run the firewall daemon on every node (privileged, host network)'),
+      enabled: bool(false, 'run the firewall daemon on every node (privileged, host network); one TaskService per cluster'),
+      controlPlane: bool(false, 'also run on control-plane nodes (then the API server port is opened to every source)'),
+      podCIDRs: {
+        type: 'array',
+        maxItems: 16,
+        description: 'pod networks, when neither the nodes (spec.podCIDRs) nor kubeadm-config name them (e.g. Calico IPAM)',
+        items: str({ pattern: CIDR }),
+      },
+      serviceCIDR: str({ pattern: CIDR, description: 'service network, when kubeadm-config does not name it' }),
+      nodePortRange: str({ default: '30000-32767', pattern: '^[0-9]{1,5}([-:][0-9]{1,5})?$', description: 'opened to every source (TCP and UDP)' }),
+      kubeletPort: int(10250, 1, 65535, 'must stay reachable after an apply (FIREWALL_SELF_CONFIRM)'),
       namespace: str({
         maxLength: 63,
         pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
@@ -247,7 +307,8 @@ export function customResourceDefinition(): Record<string, unknown> {
               properties: {
                 apiVersion: str(),
                 kind: str(),
-                metadata: { type: 'object' },
+                // 1.20 allows restricting metadata.name: longer names would break derived child names.
+                metadata: { type: 'object', properties: { name: str({ maxLength: MAX_NAME_LENGTH }) } },
                 spec: specSchema,
                 status: statusSchema,
               },

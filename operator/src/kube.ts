@@ -36,6 +36,11 @@ export interface KubeClient {
   /** Replace the finalizer list, guarded by resourceVersion (409 on a stale read). */
   setFinalizers(ts: TaskService, finalizers: string[]): Promise<void>;
   event(ts: TaskService, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+  /**
+   * Create the Secret with `data`, or (exists) merge-patch only these keys in. Create fails with 409
+   * if another writer got there first; the queue retries and then only adds what is still missing.
+   */
+  addSecretData(secret: KubeObject, data: Record<string, string>, exists: boolean): Promise<void>;
 }
 
 export const isNotFound = (err: unknown): boolean => err instanceof ApiException && err.code === 404;
@@ -119,6 +124,11 @@ export function createKubeClient(kc: KubeConfig, component = FIELD_MANAGER): Kub
         { ...tsParams(ts), body: { metadata: { finalizers, resourceVersion: ts.metadata.resourceVersion } } },
         asJsonMerge,
       );
+    },
+    async addSecretData(secret, data, exists) {
+      const ref = { name: secret.metadata.name, namespace: secret.metadata.namespace as string };
+      if (exists) await core.patchNamespacedSecret({ ...ref, body: { data } }, asJsonMerge);
+      else await core.createNamespacedSecret({ namespace: ref.namespace, body: { ...secret, data } as never });
     },
     async event(ts, type, reason, message) {
       const now = new Date();

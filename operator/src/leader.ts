@@ -15,8 +15,11 @@ export interface LeaderElectionOptions {
   /** how often to renew (leader) or retry (candidate) */
   retryPeriodMs?: number;
   log: Logger;
+  /** A rejection means "cannot lead": the elector steps down, releases the Lease and sits out. */
   onStartedLeading: () => void | Promise<void>;
   onStoppedLeading: () => void | Promise<void>;
+  /** how long a replica that failed to start leading stays out of the election (default: one lease duration) */
+  cooldownMs?: number;
 }
 
 export interface LeaderElector {
@@ -46,6 +49,9 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
   let timer: NodeJS.Timeout | undefined;
   let lastRenew = 0;
   let transitions: Promise<void> = Promise.resolve();
+  /** after a failed start: no campaigning before this time, so a working standby takes over */
+  let cooldownUntil = 0;
+  const cooldownMs = opts.cooldownMs ?? duration * 1000;
 
   const spec = (acquire: boolean, prev?: V1Lease) => ({
     holderIdentity: identity,
@@ -57,6 +63,10 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
 
   let lastObstacle = '';
   async function tryAcquireOrRenew(): Promise<boolean> {
+    if (!leader && Date.now() < cooldownUntil) {
+      lastObstacle = 'cooling down after a failed start';
+      return false;
+    }
     let lease: V1Lease | undefined;
     try {
       lease = await api.readNamespacedLease({ name, namespace });
@@ -77,6 +87,45 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
     return true;
   }
 
+  /** Hand the Lease back the way client-go does it: no holder, a 1 s duration so nobody waits. */
+  async function release(): Promise<void> {
+    try {
+      const lease = await api.readNamespacedLease({ name, namespace });
+      if (lease.spec?.holderIdentity !== identity) return;
+      await api.replaceNamespacedLease({
+        name,
+        namespace,
+        body: {
+          ...lease,
+          spec: {
+            ...lease.spec,
+            holderIdentity: undefined,
+            leaseDurationSeconds: 1,
+            acquireTime: lease.spec.acquireTime ? micro(lease.spec.acquireTime) : undefined,
+            renewTime: new V1MicroTime(),
+          },
+        },
+      });
+    } catch (err) {
+      log.warn({ err: describeError(err) }, 'could not release lease');
+    }
+  }
+
+  // A leader whose controller cannot start would otherwise renew the Lease while reconciling nothing
+  // (the zombie leader): it gives the Lease up instead and sits out one cooldown.
+  async function startOrStepDown(): Promise<void> {
+    try {
+      await opts.onStartedLeading();
+    } catch (err) {
+      cooldownUntil = Date.now() + cooldownMs;
+      log.error({ err: describeError(err), cooldownMs }, 'could not start leading; releasing the lease');
+      if (!leader) return;
+      leader = false;
+      await Promise.resolve(opts.onStoppedLeading()).catch((e: unknown) => log.error({ err: e }, 'onStoppedLeading failed'));
+      if (!stopped) await release();
+    }
+  }
+
   async function tick(): Promise<void> {
     if (stopped) return;
     let ok: boolean;
@@ -95,7 +144,7 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
     if (ok && !leader) {
       leader = true;
       log.info({ lease: `${namespace}/${name}`, identity }, 'became leader');
-      transitions = transitions.then(opts.onStartedLeading).catch((err: unknown) => log.error({ err }, 'onStartedLeading failed'));
+      transitions = transitions.then(startOrStepDown);
     } else if (!ok && leader) {
       leader = false;
       log.warn({ lease: `${namespace}/${name}`, identity, reason: lastObstacle }, 'lost leadership');
@@ -115,28 +164,7 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
       if (!leader) return;
       leader = false;
       await opts.onStoppedLeading();
-      try {
-        const lease = await api.readNamespacedLease({ name, namespace });
-        if (lease.spec?.holderIdentity === identity) {
-          // Released the way client-go does it: no holder, and a 1 s duration so nobody waits.
-          await api.replaceNamespacedLease({
-            name,
-            namespace,
-            body: {
-              ...lease,
-              spec: {
-                ...lease.spec,
-                holderIdentity: undefined,
-                leaseDurationSeconds: 1,
-                acquireTime: lease.spec.acquireTime ? micro(lease.spec.acquireTime) : undefined,
-                renewTime: new V1MicroTime(),
-              },
-            },
-          });
-        }
-      } catch (err) {
-        log.warn({ err: describeError(err) }, 'could not release lease');
-      }
+      await release();
     },
   };
 }

@@ -7,10 +7,21 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { OperatorConfig } from './config.ts';
 import { startController, type RunningController } from './controller.ts';
+import { describeError } from './kube.ts';
 import { startLeaderElection, type LeaderElector } from './leader.ts';
+
+/** What the health endpoints report: is this replica's part working? */
+export interface OperatorHealth {
+  ok: boolean;
+  leader: boolean;
+  /** standby (not leading), starting, running, or failed (the last start failed; the Lease was given up) */
+  controller: 'standby' | 'starting' | 'running' | 'failed';
+  error?: string;
+}
 
 export interface RunningOperator {
   isLeader(): boolean;
+  health(): OperatorHealth;
   controller(): RunningController | undefined;
   /** the bound health port (useful when configured as 0) */
   healthPort(): number;
@@ -29,16 +40,23 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
   let controller: RunningController | undefined;
   let starting: Promise<void> | undefined;
   let leader = !opts.LEADER_ELECT;
+  let state: OperatorHealth['controller'] = 'standby';
+  let lastError: string | undefined;
 
+  // A failed start rejects: the elector then gives the Lease up (see leader.ts), and without
+  // election the caller sees the error (main.ts exits).
   const startLeading = async () => {
     leader = true;
+    state = 'starting';
     starting = (async () => {
       try {
         controller = await startController(kc, { log, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs });
+        state = 'running';
+        lastError = undefined;
       } catch (err) {
-        // Without a controller this replica is useless as leader: exit and let Kubernetes restart it.
-        log.fatal({ err }, 'controller failed to start');
-        process.exitCode = 1;
+        state = 'failed';
+        lastError = describeError(err);
+        log.error({ err: lastError }, 'controller failed to start');
         throw err;
       }
     })();
@@ -46,17 +64,29 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
   };
   const stopLeading = async () => {
     leader = false;
+    if (state !== 'failed') state = 'standby';
     await starting?.catch(() => undefined);
     const c = controller;
     controller = undefined;
     await c?.stop();
   };
 
+  // A standby is healthy; a leader only while its controller runs and its watches work. A replica
+  // whose last start failed reports it until it leads successfully (liveness then restarts it).
+  const health = (): OperatorHealth => {
+    const problem = state === 'running' ? controller?.problem() : state === 'failed' ? lastError : undefined;
+    return { ok: problem === undefined, leader: leader && state === 'running', controller: state, ...(problem ? { error: problem } : {}) };
+  };
+
   const server: Server = createServer((req, res) => {
-    // Liveness: the process answers. Readiness: the same (a standby replica is healthy, not broken).
-    const ok = req.url === '/healthz' || req.url === '/readyz';
-    res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(ok ? { status: 'ok', leader } : { error: 'not found' }));
+    if (req.url !== '/healthz' && req.url !== '/readyz') {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'not found' }));
+      return;
+    }
+    const h = health();
+    res.writeHead(h.ok ? 200 : 503, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ status: h.ok ? 'ok' : 'failing', ...h }));
   });
   await new Promise<void>((resolve) => server.listen(opts.HEALTH_PORT, resolve));
 
@@ -78,6 +108,7 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
 
   return {
     isLeader: () => leader && controller !== undefined,
+    health,
     controller: () => controller,
     healthPort: () => {
       const a = server.address();

@@ -9,14 +9,26 @@ import {
   InvalidTaskServiceError,
   OWNER_NAME_LABEL,
   OWNER_NAMESPACE_LABEL,
-  desiredChildren,
+  CNPG_API_VERSION,
+  GENERATED,
+  childName,
+  firewallNamespace,
+  ownerReference,
+  wiring,
   needsFinalizer,
   objectKey,
+  plan,
   type CronJobApiVersion,
+  type FirewallFacts,
+  type PlanCondition,
 } from './desired.ts';
+import { API_VERSION, KIND } from './crd.ts';
+import { CONTROL_PLANE_LABELS, firewallWinner, type ClusterFacts } from './firewall.ts';
+import { parse as parseYaml } from 'yaml';
+import { randomBytes } from 'node:crypto';
 import { describeError, type KubeClient } from './kube.ts';
 import { computeStatus, statusChanged, transitions, type ObservedDeployment } from './status.ts';
-import type { KubeObject, TaskService } from './types.ts';
+import { normalizeSpec, type KubeObject, type TaskService } from './types.ts';
 
 export interface ReconcilerOptions {
   client: KubeClient;
@@ -36,8 +48,17 @@ export const childKinds = (cron: CronJobApiVersion): { apiVersion: string; kind:
   { apiVersion: 'v1', kind: 'Service' },
   { apiVersion: 'apps/v1', kind: 'Deployment' },
   { apiVersion: 'apps/v1', kind: 'DaemonSet' },
+  { apiVersion: 'apps/v1', kind: 'StatefulSet' },
+  { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' },
   { apiVersion: cron, kind: 'CronJob' },
 ];
+
+/** Random values for generated keys, in the shapes the runtime validates (config.ts). */
+export function generateValue(key: string): string {
+  if (key === GENERATED.TOTP_ENCRYPTION_KEY) return randomBytes(32).toString('hex');
+  if (key === GENERATED.NATS_USER) return 'tasksvc';
+  return randomBytes(32).toString('base64url');
+}
 
 const observedDeployment = (o: KubeObject): ObservedDeployment => ({
   name: o.metadata.name,
@@ -45,6 +66,33 @@ const observedDeployment = (o: KubeObject): ObservedDeployment => ({
   spec: o.spec as ObservedDeployment['spec'],
   status: o.status as ObservedDeployment['status'],
 });
+
+/**
+ * Where the API server listens: the `kubernetes` Endpoints, else (an API server on loopback publishes
+ * none) the `kubernetes` Service's cluster IP, which kube-proxy forwards from every node.
+ */
+export function apiServerEndpoints(endpoints: KubeObject | undefined, service: KubeObject | undefined): ClusterFacts['apiServer'] {
+  const subsets = (endpoints?.subsets ?? []) as { addresses?: { ip: string }[]; ports?: { port: number; name?: string }[] }[];
+  const fromEndpoints = subsets.flatMap((s) => {
+    const port = s.ports?.find((p) => p.name === 'https')?.port ?? s.ports?.[0]?.port ?? 443;
+    return (s.addresses ?? []).map((a) => ({ ip: a.ip, port }));
+  });
+  if (fromEndpoints.length) return fromEndpoints;
+  const spec = (service?.spec ?? {}) as { clusterIP?: string; ports?: { port: number }[] };
+  return spec.clusterIP && spec.clusterIP !== 'None' ? [{ ip: spec.clusterIP, port: spec.ports?.[0]?.port ?? 443 }] : [];
+}
+
+/** networking.podSubnet/serviceSubnet of kubeadm's ClusterConfiguration (YAML inside the ConfigMap). */
+export function kubeadmNetworking(cm: KubeObject | undefined): ClusterFacts['kubeadm'] {
+  const text = (cm?.data as Record<string, string> | undefined)?.ClusterConfiguration;
+  if (!text) return undefined;
+  try {
+    const net = (parseYaml(text) as { networking?: { podSubnet?: string; serviceSubnet?: string } } | null)?.networking ?? {};
+    return { podSubnet: net.podSubnet, serviceSubnet: net.serviceSubnet };
+  } catch {
+    return undefined;
+  }
+}
 
 export const splitKey = (key: string): { namespace: string; name: string } => {
   const i = key.indexOf('/');
@@ -87,18 +135,103 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     await client.event(ts, 'Normal', 'CleanedUp', `removed ${removed} children outside namespace ${ts.metadata.namespace}`).catch(() => undefined);
   }
 
-  async function writeStatus(ts: TaskService, deployments: (ObservedDeployment | undefined)[], error?: { reason: string; message: string }) {
+  /** What the firewall needs to know about the cluster (nodes, API server, kubeadm networking, other firewalls). */
+  async function firewallFacts(ts: TaskService): Promise<FirewallFacts> {
+    const spec = normalizeSpec(ts.spec);
+    const [nodes, endpoints, apiService, kubeadm, all] = await Promise.all([
+      client.list('v1', 'Node', ''),
+      client.get({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', namespace: 'default' } }),
+      client.get({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default' } }),
+      client.get({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kubeadm-config', namespace: 'kube-system' } }),
+      client.list(API_VERSION, KIND, ''),
+    ]);
+    const cluster: ClusterFacts = {
+      nodes: nodes.map((n) => {
+        const spec = (n.spec ?? {}) as { podCIDRs?: string[]; podCIDR?: string };
+        const status = (n.status ?? {}) as { addresses?: { type: string; address: string }[] };
+        return {
+          name: n.metadata.name,
+          addresses: (status.addresses ?? []).filter((a) => a.type === 'InternalIP' || a.type === 'ExternalIP').map((a) => a.address),
+          podCIDRs: spec.podCIDRs ?? (spec.podCIDR ? [spec.podCIDR] : []),
+          controlPlane: CONTROL_PLANE_LABELS.some((l) => n.metadata.labels?.[l] !== undefined),
+        };
+      }),
+      apiServer: apiServerEndpoints(endpoints, apiService),
+      kubeadm: kubeadmNetworking(kubeadm),
+    };
+    const candidates = (all as unknown as TaskService[])
+      .filter((t) => !t.metadata.deletionTimestamp && normalizeSpec(t.spec).firewall.enabled)
+      .map((t) => ({ namespace: t.metadata.namespace, name: t.metadata.name, creationTimestamp: t.metadata.creationTimestamp }));
+    const winner = firewallWinner(candidates);
+    const self = winner && winner.namespace === ts.metadata.namespace && winner.name === ts.metadata.name;
+    let webPassword = false;
+    const ref = spec.firewall.webPasswordSecret;
+    if (ref) {
+      const secret = await client.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name: ref.name, namespace: firewallNamespace(ts, spec) } });
+      webPassword = Boolean((secret?.data as Record<string, string> | undefined)?.[ref.key]);
+    }
+    return { cluster, webPassword, ...(winner && !self ? { ownedBy: `${winner.namespace}/${winner.name}` } : {}) };
+  }
+
+  /** Whether the API server serves a kind (e.g. CloudNativePG's Cluster once its CRD is installed). */
+  async function served(apiVersion: string, kind: string): Promise<boolean> {
+    try {
+      await client.list(apiVersion, kind, 'app.kubernetes.io/managed-by=nobody');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The generated Secret: created with every key the wiring needs; later only missing keys are added.
+   * A value already there is never replaced (sessions, TOTP secrets and NATS auth depend on it).
+   */
+  async function ensureGenerated(ts: TaskService, keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    const ref = { apiVersion: 'v1', kind: 'Secret', metadata: { name: childName(ts, 'generated'), namespace: ts.metadata.namespace } };
+    const existing = await client.get(ref);
+    const have = (existing?.data ?? {}) as Record<string, string>;
+    const missing = keys.filter((k) => !have[k]);
+    if (missing.length === 0) return;
+    const data = Object.fromEntries(missing.map((k) => [k, Buffer.from(generateValue(k)).toString('base64')]));
+    await client.addSecretData(
+      {
+        ...ref,
+        metadata: {
+          ...ref.metadata,
+          labels: { 'app.kubernetes.io/managed-by': 'taskservice-operator', 'app.kubernetes.io/part-of': 'task-service' },
+          ownerReferences: [ownerReference(ts)],
+        },
+        type: 'Opaque',
+      },
+      data,
+      existing !== undefined,
+    );
+    log.info({ key: `${ts.metadata.namespace}/${ts.metadata.name}`, generated: missing }, 'generated secret values');
+  }
+
+  async function writeStatus(
+    ts: TaskService,
+    deployments: (ObservedDeployment | undefined)[],
+    error?: { reason: string; message: string },
+    extra: PlanCondition[] = [],
+  ) {
     const next = computeStatus({
       generation: ts.metadata.generation ?? 0,
       previous: ts.status,
       deployments,
       error,
+      extra,
       cronJobApiVersion,
       now: now(),
     });
     if (statusChanged(ts.status, next)) await client.patchStatus(ts, next);
     for (const c of transitions(ts.status, next)) {
-      const warn = (c.type === 'Degraded' && c.status === 'True') || (c.type === 'Ready' && c.status === 'False' && ts.status !== undefined);
+      const warn =
+        (c.type === 'Degraded' && c.status === 'True') ||
+        (c.type === 'Ready' && c.status === 'False' && ts.status !== undefined) ||
+        (extra.some((x) => x.type === c.type) && c.status === 'False');
       await client.event(ts, warn ? 'Warning' : 'Normal', c.reason, `${c.type}=${c.status}: ${c.message}`).catch((err: unknown) => {
         log.warn({ err: describeError(err) }, 'could not record event');
       });
@@ -116,8 +249,13 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     }
 
     let desired: KubeObject[];
+    let extra: PlanCondition[];
     try {
-      desired = desiredChildren(ts, { cronJobApiVersion });
+      const spec = normalizeSpec(ts.spec);
+      const facts = spec.firewall.enabled ? await firewallFacts(ts) : undefined;
+      const cloudNativePG = spec.database?.managed ? await served(CNPG_API_VERSION, 'Cluster') : undefined;
+      ({ objects: desired, conditions: extra } = plan(ts, { cronJobApiVersion, firewall: facts, cloudNativePG }));
+      await ensureGenerated(ts, wiring(ts, spec).generatedKeys);
     } catch (err) {
       if (!(err instanceof InvalidTaskServiceError)) throw err;
       // A spec the builders reject will not fix itself: report it and wait for the next change.
@@ -133,8 +271,17 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     }
 
     const live: KubeObject[] = [];
+    const foreign: string[] = [];
     try {
-      for (const obj of desired) live.push(await client.apply(obj));
+      const owned = new Set((await listOwned(ts)).map(objectKey));
+      for (const obj of desired) {
+        // Never adopt what the operator did not create: applying would take it over, pruning would delete it.
+        if (!owned.has(objectKey(obj)) && (await client.get(obj))) {
+          foreign.push(`${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`);
+          continue;
+        }
+        live.push(await client.apply(obj));
+      }
       await prune(ts, new Set(desired.map(objectKey)), false);
       if (!needsFinalizer(ts) && hasFinalizer) {
         await client.setFinalizers(
@@ -149,7 +296,13 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
       throw err; // the queue retries with backoff
     }
 
-    const status = await writeStatus(ts, live.filter((o) => o.kind === 'Deployment').map(observedDeployment));
+    extra.push(
+      foreign.length
+        ? { type: 'Owned', status: 'False', reason: 'ForeignObject', message: `refusing to adopt objects the operator did not create (delete or rename them): ${foreign.join(', ')}` }
+        : { type: 'Owned', status: 'True', reason: 'AllChildrenOwned', message: 'every child was created by the operator' },
+    );
+    const deployments = desired.filter((o) => o.kind === 'Deployment').map((d) => live.find((o) => objectKey(o) === objectKey(d)));
+    const status = await writeStatus(ts, deployments.map((d) => (d ? observedDeployment(d) : undefined)), undefined, extra);
     const ready = status.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
     return { requeueAfterMs: ready ? resyncMs : notReadyRecheckMs };
   };

@@ -16,6 +16,8 @@ export interface StatusInput {
   /** a reconcile failure, if any: makes the resource Degraded */
   error?: { reason: string; message: string };
   cronJobApiVersion?: string;
+  /** more conditions the plan reports (e.g. Firewall), kept in the given order after the standard three */
+  extra?: { type: string; status: 'True' | 'False'; reason: string; message: string }[];
   now: Date;
 }
 
@@ -25,10 +27,11 @@ export const deploymentRolledOut = (d: ObservedDeployment): boolean => {
   return (s.observedGeneration ?? 0) >= (d.generation ?? 0) && (s.updatedReplicas ?? 0) >= want && (s.replicas ?? 0) <= want;
 };
 
-export const deploymentAvailable = (d: ObservedDeployment): boolean => {
-  const want = d.spec?.replicas ?? 1;
-  return (d.status?.observedGeneration ?? 0) >= (d.generation ?? 0) && (d.status?.availableReplicas ?? 0) >= want;
-};
+/**
+ * Serving at full strength, whether or not a rollout is under way: with maxUnavailable 0 the old pods
+ * keep serving until new ones are ready, so a rollout is Progressing, not a loss of readiness.
+ */
+export const deploymentAvailable = (d: ObservedDeployment): boolean => (d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1);
 
 function condition(prev: Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: Date): Condition {
   const old = prev?.find((c) => c.type === next.type);
@@ -75,6 +78,7 @@ export function computeStatus(input: StatusInput): TaskServiceStatus {
       condition(prev, { type: 'Ready', ...ready, ...g }, now),
       condition(prev, { type: 'Progressing', ...progressing, ...g }, now),
       condition(prev, { type: 'Degraded', ...degraded, ...g }, now),
+      ...(input.extra ?? []).map((c) => condition(prev, { ...c, ...g }, now)),
     ],
   };
 }

@@ -20,20 +20,34 @@ export interface TaskServiceSpec {
   };
   replicas: Record<ServiceName, number>;
   resources: { memory: string; cpu: string };
-  publicUrl: string;
-  natsUrl: string;
+  publicUrl?: string;
+  natsUrl?: string;
+  nats: { url?: string; credentialsSecret?: { name: string }; image: string; storage: string; storageClassName?: string };
+  database?: { secretKeyRef?: SecretKeyRef; managed?: { instances: number; storage: string; storageClassName?: string } };
+  ingress?: { className?: string; host: string; tlsSecretName?: string; annotations?: Record<string, string> };
+  autoscaled?: ServiceName[];
   config?: Record<string, string>;
-  secrets: {
-    databaseUrl: SecretKeyRef;
-    authSecret: SecretKeyRef;
-    cronSecret: SecretKeyRef;
+  secrets?: {
+    databaseUrl?: SecretKeyRef;
+    authSecret?: SecretKeyRef;
+    cronSecret?: SecretKeyRef;
     totpEncryptionKey?: SecretKeyRef;
     providers?: { name: string };
     smtp?: { name: string };
     vapid?: { name: string };
   };
   cron: { schedule: string; suspend: boolean };
-  firewall: { enabled: boolean; namespace?: string; webPasswordSecret?: SecretKeyRef; config: FirewallConfig };
+  firewall: {
+    enabled: boolean;
+    controlPlane: boolean;
+    podCIDRs?: string[];
+    serviceCIDR?: string;
+    nodePortRange: string;
+    kubeletPort: number;
+    namespace?: string;
+    webPasswordSecret?: SecretKeyRef;
+    config: FirewallConfig;
+  };
 }
 
 export interface Condition {

@@ -20,11 +20,11 @@ import {
   type CronJobApiVersion,
 } from '../src/desired.ts';
 import type { KubeObject } from '../src/types.ts';
-import { full, minimal } from './fixtures.ts';
+import { cluster, full, minimal } from './fixtures.ts';
 import { validateObject } from './validate.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const v1 = { cronJobApiVersion: 'batch/v1' as CronJobApiVersion };
+const v1 = { cronJobApiVersion: 'batch/v1' as CronJobApiVersion, firewall: { cluster, webPassword: true } };
 const find = (objs: KubeObject[], kind: string, name: string) => {
   const o = objs.find((x) => x.kind === kind && x.metadata.name === name);
   if (!o) throw new Error(`${kind}/${name} not rendered`);
@@ -39,6 +39,9 @@ describe('desired state (L0)', () => {
         'ConfigMap/demo-config',
         'CronJob/demo-cron',
         ...SERVICES.flatMap((s) => [`Deployment/demo-${s}`, `Service/demo-${s}`]),
+        // no NATS referenced: the operator runs one
+        'Service/demo-nats',
+        'StatefulSet/demo-nats',
       ].sort(),
     );
     // Same namespace as the owner: garbage collection through owner references, no finalizer.
@@ -56,7 +59,7 @@ describe('desired state (L0)', () => {
     ['full', full()],
   ])('every object of the %s fixture passes Kubernetes schema validation', (_n, ts) => {
     for (const cron of ['batch/v1', 'batch/v1beta1'] as const) {
-      const problems = desiredChildren(ts, { cronJobApiVersion: cron }).flatMap((o) => validateObject(o));
+      const problems = desiredChildren(ts, { ...v1, cronJobApiVersion: cron }).flatMap((o) => validateObject(o));
       expect(problems).toEqual([]);
     }
   });
@@ -75,7 +78,7 @@ describe('desired state (L0)', () => {
     ['full', full(), 'batch/v1'],
     ['minimal-v1beta1', minimal(), 'batch/v1beta1'],
   ] as const)('matches the golden file %s (UPDATE_GOLDEN=1 rewrites it)', (name, ts, cron) => {
-    const text = desiredChildren(ts, { cronJobApiVersion: cron })
+    const text = desiredChildren(ts, { ...v1, cronJobApiVersion: cron })
       .map((o) => stringify(o, { lineWidth: 0 }))
       .join('---\n');
     const file = join(here, 'golden', `${name}.yaml`);
@@ -113,6 +116,7 @@ describe('desired state (L0)', () => {
       { secretRef: { name: 'task-service-providers' } },
       { secretRef: { name: 'task-service-smtp' } },
       { secretRef: { name: 'task-service-vapid' } },
+      { secretRef: { name: 'nats-creds' } },
     ]);
     const cm = find(objs, 'ConfigMap', 'prod-config');
     expect(cm.data).toMatchObject({
@@ -134,7 +138,7 @@ describe('desired state (L0)', () => {
 
   it('the CronJob POSTs /api/cron on the gateway every 5 minutes with the bearer token from the Secret', () => {
     for (const cron of ['batch/v1', 'batch/v1beta1'] as const) {
-      const job = find(desiredChildren(minimal(), { cronJobApiVersion: cron }), 'CronJob', 'demo-cron');
+      const job = find(desiredChildren(minimal(), { ...v1, cronJobApiVersion: cron }), 'CronJob', 'demo-cron');
       expect(job.apiVersion).toBe(cron);
       expect(job.spec.schedule).toBe('*/5 * * * *');
       const c = job.spec.jobTemplate.spec.template.spec.containers[0];
@@ -221,8 +225,10 @@ describe('TaskService CRD schema', () => {
     ['ssh limit above 100', (s: any) => (s.firewall = { config: { firewall: { ssh_brute_force_connection_limit: 101 } } })],
     ['a CIDR without prefix', (s: any) => (s.firewall = { config: { container: { custom_networks: ['10.0.0.0'] } } })],
     ['a relative public URL', (s: any) => (s.publicUrl = '/tasks')],
-    ['a missing database secret', (s: any) => delete s.secrets.databaseUrl],
+    ['a cron schedule that is not five fields', (s: any) => (s.cron = { schedule: 'every five minutes' })],
+    ['an ingress host with a scheme', (s: any) => (s.ingress = { host: 'https://tasks.example.com' })],
     ['a bad memory quantity', (s: any) => (s.resources = { memory: 'lots' })],
+    ['a storage size that is not a quantity', (s: any) => (s.nats = { storage: '2 gigs' })],
   ])('rejects %s', (_n, mutate) => {
     const obj: any = structuredClone(minimal());
     obj.spec.secrets = structuredClone(obj.spec.secrets);

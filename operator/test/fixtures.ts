@@ -1,5 +1,6 @@
 /** Sample TaskServices shared by the L0 and L3 tests. */
 import { API_VERSION, KIND } from '../src/crd.ts';
+import type { ClusterFacts } from '../src/firewall.ts';
 import type { TaskService } from '../src/types.ts';
 
 export const secrets = {
@@ -30,7 +31,7 @@ export function full(name = 'prod', namespace = 'apps'): TaskService {
       replicas: { gateway: 3, auth: 2, tasks: 2, notifier: 1, webhook: 1, scheduler: 1 },
       resources: { memory: '1Gi', cpu: '1' },
       publicUrl: 'https://tasks.example.com',
-      natsUrl: 'nats://nats.messaging:4222',
+      nats: { url: 'nats://nats.messaging:4222', credentialsSecret: { name: 'nats-creds' }, image: 'nats:2.11-alpine', storage: '2Gi' },
       config: { ADMIN_USER_IDS: '6f1c2a3b-0000-4000-8000-00000000000a', REQUIRE_2FA: 'true', LOG_LEVEL: 'warn' },
       secrets: {
         ...secrets,
@@ -42,6 +43,9 @@ export function full(name = 'prod', namespace = 'apps'): TaskService {
       cron: { schedule: '*/10 * * * *', suspend: false },
       firewall: {
         enabled: true,
+        controlPlane: false,
+        nodePortRange: '30000-32767',
+        kubeletPort: 10250,
         namespace: 'kube-system',
         config: {
           socket_path: '/run/task-firewall/core.sock',
@@ -54,3 +58,13 @@ export function full(name = 'prod', namespace = 'apps'): TaskService {
     },
   };
 }
+
+/** A two-node kubeadm-style cluster as the reconciler reads it (for the firewall). */
+export const cluster: ClusterFacts = {
+  nodes: [
+    { name: 'cp-1', addresses: ['192.0.2.10'], podCIDRs: ['10.244.0.0/24'], controlPlane: true },
+    { name: 'worker-1', addresses: ['192.0.2.11', '2001:db8::11'], podCIDRs: ['10.244.1.0/24'], controlPlane: false },
+  ],
+  apiServer: [{ ip: '192.0.2.10', port: 6443 }],
+  kubeadm: { podSubnet: '10.244.0.0/16', serviceSubnet: '10.96.0.0/12' },
+};

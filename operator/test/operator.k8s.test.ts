@@ -161,7 +161,8 @@ describe.skipIf(!gate.run)('operator against a real kube-apiserver (L3)', () => 
     });
     const c = await eventually('children', async () => {
       const c = await children('demo');
-      return c.count === 1 + 6 + 6 + 1 ? c : undefined;
+      // ConfigMap, 6 Services + the operator-run NATS Service, 6 Deployments, CronJob
+      return c.count === 1 + 7 + 6 + 1 ? c : undefined;
     });
     const stored = await getTs('demo');
     expect(stored.spec.replicas.gateway).toBe(2); // CRD default applied by the API server
@@ -265,7 +266,8 @@ describe.skipIf(!gate.run)('operator against a real kube-apiserver (L3)', () => 
         plural: PLURAL,
         namespace: NS,
         name: 'demo',
-        body: { spec: { firewall: { enabled: true, namespace: 'kube-system', config: { acceptance: { duration: 60 } } } } },
+        // no node here names its pod network: the spec does
+        body: { spec: { firewall: { enabled: true, namespace: 'kube-system', podCIDRs: ['10.244.0.0/16'], config: { acceptance: { duration: 60 } } } } },
       },
       merge,
     );

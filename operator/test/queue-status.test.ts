@@ -78,10 +78,12 @@ describe('status', () => {
     expect(transitions(b, c).map((x) => `${x.type}=${x.status}`)).toEqual(['Ready=True']);
   });
 
-  it('a template not yet observed is Progressing and not Ready; an error is Degraded', () => {
+  it('a rollout (maxUnavailable 0: old pods serve) is Progressing and still Ready; an error is Degraded', () => {
     const s = computeStatus({ generation: 2, previous: undefined, deployments: [dep('x', 2, 2, 3, 2)], now: t0 });
     expect(s.conditions?.find((c) => c.type === 'Progressing')?.status).toBe('True');
-    expect(s.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+    expect(s.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    const short = computeStatus({ generation: 2, previous: undefined, deployments: [dep('x', 3, 2, 3, 2)], now: t0 });
+    expect(short.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
     const e = computeStatus({ generation: 2, previous: s, deployments: [], error: { reason: 'ApplyFailed', message: 'HTTP 422' }, now: t0 });
     expect(e.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'True', reason: 'ApplyFailed' });
   });

@@ -9,6 +9,8 @@ import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1/CustomResourceDefinition';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import { CronJob } from 'kubernetes-models/batch/v1/CronJob';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
@@ -23,6 +25,8 @@ const models: Record<string, new (data: never) => Validatable> = {
   'apiextensions.k8s.io/v1/CustomResourceDefinition': CustomResourceDefinition,
   'apps/v1/DaemonSet': DaemonSet,
   'apps/v1/Deployment': Deployment,
+  'apps/v1/StatefulSet': StatefulSet,
+  'networking.k8s.io/v1/Ingress': Ingress,
   'batch/v1/CronJob': CronJob,
   'v1/ConfigMap': ConfigMap,
   'v1/Service': Service,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineRpc } from './bus.ts';
 import { defineRoute, identity, rawResponse, type AnyRoute } from './http.ts';
+import { cronJobsStatus } from './health.ts';
 
 /**
  * The gateway asks the auth service who a request belongs to, from its session cookie or its
@@ -11,6 +12,13 @@ export const resolveIdentityRpc = defineRpc(
   z.object({ cookie: z.string().optional(), authorization: z.string().optional() }),
   identity.nullable(),
 );
+
+/**
+ * Broadcast (not durable) by the auth service after any change a user makes to their account (API
+ * keys, second factors, sessions): every gateway replica drops the identities it cached for them.
+ */
+export const IDENTITY_CHANGED_SUBJECT = 'auth.identity.changed';
+export const identityChanged = z.object({ userId: z.string() });
 
 /**
  * Where a signed-in browser that has not passed its second factor belongs: `/setup/2fa` (no factor
@@ -58,6 +66,10 @@ export const tasksAdminStats = z.object({
   completions30d: z.number().int().nullable(),
   usersWithTasks: z.number().int().nullable(),
   averageTasksPerUser: z.number().nullable(),
+  /** the 10 users with the most coins (ids only: the admin page names them from the auth side) */
+  topUsers: z.array(z.object({ userId: z.string(), name: z.string().nullable().optional(), coins: z.number().int(), level: z.number().int(), tasksCompleted: z.number().int() })).optional(),
+  /** how many users unlocked each achievement, in definition order */
+  achievements: z.array(z.object({ key: z.string(), title: z.string(), users: z.number().int() })).optional(),
 });
 export type TasksAdminStats = z.infer<typeof tasksAdminStats>;
 export const tasksAdminStatsRpc = defineRpc('tasks.admin.stats', z.object({}).strict(), tasksAdminStats);
@@ -138,8 +150,8 @@ export const adminStats = z.object({
   }),
   /** null when the tasks service did not answer */
   tasks: tasksAdminStats.nullable(),
-  /** cron runs and update status arrive with the scheduler; null until then */
-  cron: z.unknown().nullable(),
+  /** the scheduler's last run per job; null when it did not answer */
+  cron: cronJobsStatus.nullable(),
   update: z.unknown().nullable(),
 });
 export type AdminStats = z.infer<typeof adminStats>;
@@ -274,6 +286,37 @@ export const authApi = {
     kind: 'raw',
     response: rawResponse,
     summary: 'Sign in with a passkey; sets the session cookie',
+    tag: 'auth',
+  }),
+  passkeySignupInfo: defineRoute({
+    method: 'GET',
+    path: '/api/auth/passkey/signup',
+    auth: 'none',
+    subject: 'auth.http.passkey.signup.info',
+    response: z.object({ enabled: z.boolean(), inviteRequired: z.boolean() }),
+    summary: 'Whether new accounts can be created with a passkey alone (SIGNUP_WITH_PASSKEY) and whether an invitation code is needed',
+    tag: 'auth',
+  }),
+  passkeySignupOptions: defineRoute({
+    method: 'POST',
+    path: '/api/auth/passkey/signup/options',
+    auth: 'none',
+    subject: 'auth.http.passkey.signup.options',
+    body: z.object({ name: z.string().trim().min(1).max(100), inviteCode: z.string().max(200).optional() }).strict(),
+    status: 200,
+    response: ceremonyOptions,
+    summary: 'Options for creating a passkey-only account (404 when SIGNUP_WITH_PASSKEY is off, 403 on a wrong invitation code)',
+    tag: 'auth',
+  }),
+  passkeySignup: defineRoute({
+    method: 'POST',
+    path: '/api/auth/passkey/signup/verify',
+    auth: 'none',
+    subject: 'auth.http.passkey.signup.verify',
+    body: z.object({ challengeId: z.uuid(), response: webauthnCredential }).strict(),
+    kind: 'raw',
+    response: rawResponse,
+    summary: 'Create the account with its passkey and sign it in; sets the session cookie',
     tag: 'auth',
   }),
   passkeyVerifyOptions: defineRoute({

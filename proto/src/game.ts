@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRpc } from './bus.ts';
 import { defineRoute, type AnyRoute } from './http.ts';
 import { notificationTag } from './notify.ts';
-import { isoDate } from './task-events.ts';
+import { calendarDate, isoDate } from './task-events.ts';
 import { energyLevel, task } from './tasks.ts';
 
 // ── Game HTTP API ───────────────────────────────────────────────────────────────────────────────
@@ -96,17 +96,66 @@ export const notificationSettingsBody = z
   })
   .strict();
 
+// Wishlist: things bought with coins (reference §6).
+const wishlistStatus = z.enum(['OPEN', 'BOUGHT', 'DISCARDED']);
+export const wishlistItem = z.object({
+  id: z.uuid(),
+  title: z.string(),
+  price: z.number().int(),
+  url: z.string().nullable(),
+  status: wishlistStatus,
+  createdAt: z.string(),
+  /** when it was bought or discarded */
+  closedAt: z.string().nullable(),
+});
+export type WishlistItem = z.infer<typeof wishlistItem>;
+export const createWishlistItemBody = z
+  .object({
+    title: z.string().trim().min(1).max(200),
+    price: z.number().int().min(0).max(1_000_000),
+    url: z.url({ protocol: /^https?$/ }).max(2000).nullable().optional(),
+  })
+  .strict();
+export type CreateWishlistItemBody = z.infer<typeof createWishlistItemBody>;
+const wishlistReply = z.object({ items: z.array(wishlistItem), coins: z.number().int() });
+const wishlistItemReply = z.object({ item: wishlistItem, coins: z.number().int() });
+const idParam = z.object({ id: z.uuid() }).strict();
+
+// Energy check-in: one per local day, the latest wins; it sets the energy the quest matches.
+export const energyCheckinBody = z.object({ level: energyLevel }).strict();
+const energyCheckin = z.object({ date: isoDate, level: energyLevel });
+export const energyCheckinReply = z.object({
+  today: energyCheckin.nullable(),
+  /** consecutive days with a check-in, up to today (or yesterday while today has none yet) */
+  streak: z.number().int(),
+  /** the last 14 days' check-ins, newest first */
+  recent: z.array(energyCheckin),
+});
+
+// Vacation mode: no reminders and no streak loss from its first day to its end date (inclusive).
+export const vacationMode = z.object({ active: z.boolean(), startDate: isoDate.nullable(), endDate: isoDate.nullable() });
+export const vacationModeBody = z.object({ active: z.boolean(), endDate: isoDate.nullable().optional() }).strict();
+export type VacationModeBody = z.infer<typeof vacationModeBody>;
+
 export const gameApi = {
   getQuest: defineRoute({ method: 'GET', path: '/api/daily-quest', auth: 'user', subject: 'tasks.http.quest.get', response: dailyQuestReply, summary: "Today's quest, selected now if there is none yet", tag: TAG_GAME }),
   rerollQuest: defineRoute({ method: 'POST', path: '/api/daily-quest', auth: 'user', subject: 'tasks.http.quest.reroll', body: z.object({}).strict().optional(), response: dailyQuestReply, status: 200, summary: "Force a new selection of today's quest", tag: TAG_GAME }),
   postponeQuest: defineRoute({ method: 'POST', path: '/api/daily-quest/postpone', auth: 'user', subject: 'tasks.http.quest.postpone', body: z.object({}).strict().optional(), response: dailyQuestReply, status: 200, summary: "Postpone today's quest to tomorrow and select another (429 LIMIT_REACHED over the daily limit)", tag: TAG_GAME }),
   restoreQuest: defineRoute({ method: 'POST', path: '/api/daily-quest/restore', auth: 'user', subject: 'tasks.http.quest.restore', body: z.object({}).strict().optional(), response: dailyQuestReply, status: 200, summary: "Undo today's latest postponement: the task is due again and today's quest", tag: TAG_GAME }),
   achievements: defineRoute({ method: 'GET', path: '/api/achievements', auth: 'user', subject: 'tasks.http.achievements', response: achievementsReply, summary: 'All 31 achievements with what the user has unlocked', tag: TAG_GAME }),
-  weeklyReview: defineRoute({ method: 'GET', path: '/api/review/weekly', auth: 'user', subject: 'tasks.http.review.weekly', query: z.object({ date: isoDate.optional() }).strict(), response: weeklyReviewReply, summary: 'The Monday–Sunday week containing `date` (default today), in the user timezone', tag: TAG_GAME }),
+  weeklyReview: defineRoute({ method: 'GET', path: '/api/review/weekly', auth: 'user', subject: 'tasks.http.review.weekly', query: z.object({ date: calendarDate.optional() }).strict(), response: weeklyReviewReply, summary: 'The Monday–Sunday week containing `date` (default today), in the user timezone', tag: TAG_GAME }),
   stats: defineRoute({ method: 'GET', path: '/api/stats', auth: 'user', subject: 'tasks.http.stats', response: statsReply, summary: 'Coins, level, streaks and completion counts', tag: TAG_GAME }),
   getQuestSettings: defineRoute({ method: 'GET', path: '/api/settings/quest', auth: 'user', subject: 'tasks.http.settings.quest.get', response: questSettings, summary: 'Daily postpone limit and current energy', tag: TAG_GAME }),
   setQuestSettings: defineRoute({ method: 'PUT', path: '/api/settings/quest', auth: 'user', subject: 'tasks.http.settings.quest.put', body: questSettingsBody, response: questSettings, summary: 'Set the daily postpone limit (1–5) and current energy', tag: TAG_GAME }),
   getNotificationSettings: defineRoute({ method: 'GET', path: '/api/settings/notifications', auth: 'user', subject: 'tasks.http.settings.notifications.get', response: notificationSettings, summary: 'Reminder switches and local times', tag: TAG_GAME }),
+  listWishlist: defineRoute({ method: 'GET', path: '/api/wishlist', auth: 'user', subject: 'tasks.http.wishlist.list', response: wishlistReply, summary: 'Wishlist items (open first) and the coin balance', tag: TAG_GAME }),
+  createWishlistItem: defineRoute({ method: 'POST', path: '/api/wishlist', auth: 'user', subject: 'tasks.http.wishlist.create', body: createWishlistItemBody, response: wishlistItemReply, summary: 'Add an item with a coin price', tag: TAG_GAME }),
+  buyWishlistItem: defineRoute({ method: 'POST', path: '/api/wishlist/:id/buy', auth: 'user', subject: 'tasks.http.wishlist.buy', params: idParam, body: z.object({}).strict().optional(), response: wishlistItemReply, status: 200, summary: 'Buy an open item: spends its price (409 INSUFFICIENT_COINS when short)', tag: TAG_GAME }),
+  discardWishlistItem: defineRoute({ method: 'POST', path: '/api/wishlist/:id/discard', auth: 'user', subject: 'tasks.http.wishlist.discard', params: idParam, body: z.object({}).strict().optional(), response: wishlistItemReply, status: 200, summary: 'Discard an open item (no coins spent)', tag: TAG_GAME }),
+  getEnergyCheckin: defineRoute({ method: 'GET', path: '/api/energy-checkin', auth: 'user', subject: 'tasks.http.energy.get', response: energyCheckinReply, summary: "Today's energy check-in, the check-in streak and recent check-ins", tag: TAG_GAME }),
+  energyCheckin: defineRoute({ method: 'POST', path: '/api/energy-checkin', auth: 'user', subject: 'tasks.http.energy.checkin', body: energyCheckinBody, response: energyCheckinReply, status: 200, summary: "Check in today's energy (one per day, the latest wins); the quest prefers matching tasks", tag: TAG_GAME }),
+  getVacationMode: defineRoute({ method: 'GET', path: '/api/settings/vacation-mode', auth: 'user', subject: 'tasks.http.settings.vacation.get', response: vacationMode, summary: 'Vacation mode: active now, first and last day', tag: TAG_GAME }),
+  setVacationMode: defineRoute({ method: 'PUT', path: '/api/settings/vacation-mode', auth: 'user', subject: 'tasks.http.settings.vacation.put', body: vacationModeBody, response: vacationMode, summary: 'Start vacation today (until endDate, or open-ended) or end it; no reminders and no streak loss meanwhile', tag: TAG_GAME }),
   setNotificationSettings: defineRoute({ method: 'PUT', path: '/api/settings/notifications', auth: 'user', subject: 'tasks.http.settings.notifications.put', body: notificationSettingsBody, response: notificationSettings, summary: 'Change reminder switches and local times (HH:MM in the user timezone)', tag: TAG_GAME }),
 };
 
@@ -197,6 +246,8 @@ export const updateStatus = z.object({
   /** when the release listing was last asked (successfully or not) */
   checkedAt: z.string().nullable(),
   error: z.string().nullable(),
+  /** why the check does not run when `disabled` (e.g. no release listing configured) */
+  reason: z.string().nullable(),
 });
 export type UpdateStatus = z.infer<typeof updateStatus>;
 

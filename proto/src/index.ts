@@ -9,3 +9,4 @@ export * from './tasks.ts';
 export * from './game.ts';
 export * from './webhooks.ts';
 export * from './routes.ts';
+export * from './local-path.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, rawResponse, type AnyRoute } from './http.ts';
-import { isoDate, taskPriority, taskType } from './task-events.ts';
+import { calendarDate, isoDate, taskPriority, taskType } from './task-events.ts';
 
 /**
  * HTTP contract of the tasks service: tasks, topics, profile settings and the iCal feed. Shapes
@@ -15,12 +15,6 @@ export const recurrenceType = z.enum(['INTERVAL', 'WEEKDAY', 'MONTHLY', 'YEARLY'
 const uuidParam = z.object({ id: z.uuid() }).strict();
 const title = z.string().trim().min(1).max(255);
 const notes = z.string().max(5000);
-/** a date a user can pick: real calendar dates only, within a sane range */
-const calendarDate = isoDate.refine((v) => {
-  const [y, m, d] = v.split('-').map(Number) as [number, number, number];
-  const t = new Date(Date.UTC(y, m - 1, d));
-  return y >= 1970 && y <= 9999 && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
-}, 'must be a real calendar date');
 /**
  * The reference lets a client send its current IANA zone with day-sensitive writes; when given it
  * decides "today" for that request (the stored profile zone is used otherwise, and is not changed).
@@ -53,6 +47,10 @@ export const task = z.object({
   /** ONE_TIME / DAILY_ELIGIBLE: when it was completed; RECURRING tasks are never "completed" */
   completedAt: z.string().nullable(),
   snoozedUntil: isoDate.nullable(),
+  /** paused tasks are left out of the daily quest and reminders until resumed (or until `pausedUntil`) */
+  pausedAt: z.string().nullable(),
+  /** the first day the task counts again; null while paused without an end */
+  pausedUntil: isoDate.nullable(),
   postponeCount: z.number().int(),
   estimatedMinutes: z.number().int().nullable(),
   energyLevel: energyLevel.nullable(),
@@ -268,6 +266,8 @@ export const tasksApi = {
   undoComplete: defineRoute({ method: 'DELETE', path: '/api/tasks/:id/complete', auth: 'user', subject: 'tasks.http.uncomplete', params: uuidParam, response: undoCompleteReply, summary: 'Undo the latest completion, taking back exactly the coins it granted', tag: TAG_TASKS }),
   snooze: defineRoute({ method: 'POST', path: '/api/tasks/:id/snooze', auth: 'user', subject: 'tasks.http.snooze', params: uuidParam, body: snoozeBody, response: taskReply, status: 200, summary: 'Snooze a task until a future date', tag: TAG_TASKS }),
   unsnooze: defineRoute({ method: 'DELETE', path: '/api/tasks/:id/snooze', auth: 'user', subject: 'tasks.http.unsnooze', params: uuidParam, response: taskReply, summary: 'Wake a snoozed task', tag: TAG_TASKS }),
+  pause: defineRoute({ method: 'POST', path: '/api/tasks/:id/pause', auth: 'user', subject: 'tasks.http.pause', params: uuidParam, body: z.object({ until: calendarDate.nullable().optional(), timezone: clientTimezone }).strict().optional(), response: taskReply, status: 200, summary: 'Pause a task (until a date, or until resumed): no quest, no reminders', tag: TAG_TASKS }),
+  resume: defineRoute({ method: 'POST', path: '/api/tasks/:id/resume', auth: 'user', subject: 'tasks.http.resume', params: uuidParam, body: timezoneOnly, response: taskReply, status: 200, summary: 'Resume a paused task', tag: TAG_TASKS }),
   postpone: defineRoute({ method: 'POST', path: '/api/tasks/:id/postpone', auth: 'user', subject: 'tasks.http.postpone', params: uuidParam, body: timezoneOnly, response: taskReply, status: 200, summary: 'Postpone a task to tomorrow (due date and snooze), counting the postponement', tag: TAG_TASKS }),
   listTopics: defineRoute({ method: 'GET', path: '/api/topics', auth: 'user', subject: 'tasks.http.topics.list', query: listTopicsQuery, response: topicListReply, summary: 'List topics with task counts', tag: TAG_TOPICS }),
   createTopic: defineRoute({ method: 'POST', path: '/api/topics', auth: 'user', subject: 'tasks.http.topics.create', body: createTopicBody, response: topicReply, summary: 'Create a topic', tag: TAG_TOPICS }),

@@ -44,6 +44,7 @@ async function viaGateway(label: string, natsUrl: string | undefined): Promise<R
     HOST: '127.0.0.1',
     NATS_URL: natsUrl,
     LOG_LEVEL: 'silent',
+    RATE_LIMIT_WRITES: 'false',
   });
   const system = await startSystem(config, { log, services: [tasksService, ALL_SERVICES.find((s) => s.name === 'gateway')!] });
   const identity = serveTestIdentities(system.bus);

@@ -33,6 +33,8 @@ export interface Cluster {
   /** wait until /api/health is 200 and every service answers its ping */
   ready(timeoutMs?: number): Promise<void>;
   output(name: ServiceName): string;
+  /** the service processes' pids (for CPU accounting in benchmarks) */
+  pids(): number[];
   stop(): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
   const databaseUrl = await createDatabase(pg.url, 'chaos');
   const port = await freePort();
   const env: Record<string, string> = {
+    RATE_LIMIT_WRITES: 'false', // writers create tasks as fast as they can
     PATH: process.env.PATH ?? '',
     DATABASE_URL: databaseUrl,
     NATS_URL: nats.url,
@@ -113,6 +116,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
       pg = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, port: pgPort });
     },
     output: (name) => procs.get(name)?.output ?? '',
+    pids: () => [...procs.values()].map((p) => p.child.pid!).filter(Boolean),
     async stop() {
       for (const name of procs.keys()) await kill(name);
       await nats.stop();

@@ -12,6 +12,8 @@ export interface FuzzRequest {
   body?: Buffer;
   /** what this case tries, for the report */
   label: string;
+  /** when set, the answer must be exactly this: 400 naming `field` */
+  expect?: { status: 400; field: string };
 }
 
 interface Operation {
@@ -59,6 +61,18 @@ const WRONG_VALUES: [string, unknown][] = [
   ['huge string', 'y'.repeat(100_000)],
   ['sql', "'); DELETE FROM tasks; --"],
 ];
+
+/** Well-formed but impossible or absurd dates: each must be refused with 400 naming the field. */
+const BAD_DATES: Record<'date' | 'date-time', string[]> = {
+  date: ['9999-12-31', '2023-02-30', '2023-02-29', '2023-13-01', '0000-01-01', '1969-12-31', '20230-01-01'],
+  'date-time': ['2023-02-30T10:00:00Z', '2023-13-01T00:00:00Z', '2023-01-01T25:00:00Z'],
+};
+
+function dateFormatOf(schema: JsonSchema | undefined): 'date' | 'date-time' | undefined {
+  if (!schema) return undefined;
+  if (schema.format === 'date' || schema.format === 'date-time') return schema.format;
+  return (schema.anyOf ?? schema.oneOf ?? []).map(dateFormatOf).find(Boolean);
+}
 
 export function operationsOf(doc: { paths?: Record<string, Record<string, unknown>> }): Operation[] {
   const ops: Operation[] = [];
@@ -124,6 +138,10 @@ export function fuzzCases(doc: { paths?: Record<string, Record<string, unknown>>
       for (const [label, value] of NASTY_STRINGS.filter(([, v]) => v.length < 10_000)) {
         out.push({ method: op.method, path: `${validPath}?${encodeURIComponent(p.name)}=${encodeURIComponent(value)}`, headers, label: `query ${p.name}: ${label}` });
       }
+      const format = dateFormatOf(p.schema);
+      for (const value of format ? BAD_DATES[format] : []) {
+        out.push({ method: op.method, path: `${validPath}?${encodeURIComponent(p.name)}=${value}`, headers, label: `query ${p.name}: bad date ${value}`, expect: { status: 400, field: `query.${p.name}` } });
+      }
     }
     out.push({ method: op.method, path: `${validPath}?__proto__=1&constructor=x&unknownParam=1`, headers, label: 'unknown query parameters' });
     if (op.method === 'GET' || op.method === 'DELETE') continue;
@@ -147,6 +165,10 @@ export function fuzzCases(doc: { paths?: Record<string, Record<string, unknown>>
       for (const field of Object.keys(base)) {
         for (const [label, value] of WRONG_VALUES) {
           out.push({ method: op.method, path: validPath, headers, body: json({ ...base, [field]: value }), label: `body.${field}: ${label}` });
+        }
+        const format = dateFormatOf(op.body?.properties?.[field]);
+        for (const value of format ? BAD_DATES[format] : []) {
+          out.push({ method: op.method, path: validPath, headers, body: json({ ...base, [field]: value }), label: `body.${field}: bad date ${value}`, expect: { status: 400, field: `body.${field}` } });
         }
       }
     }

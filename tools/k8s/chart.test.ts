@@ -73,7 +73,8 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     const verbs = (group: string, resource: string) => cr.rules.find((r: any) => r.apiGroups.includes(group) && r.resources.includes(resource))?.verbs ?? [];
     expect(verbs('tasks.example.io', 'taskservices/status')).toEqual(['get', 'patch']);
     expect(verbs('apps', 'deployments')).not.toContain('*');
-    expect(verbs('', 'secrets')).toEqual([]); // the operator never reads Secrets: pods reference them
+    // Secrets: single reads and the generated Secret only; never list or watch (that would read them all).
+    expect(verbs('', 'secrets')).toEqual(['get', 'create', 'patch']);
     const role = objs.find((o) => o.kind === 'Role');
     expect(role.metadata.namespace).toBe('operators');
     expect(role.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds (or reuses) kube-apiserver + kube-controller-manager 1.20.2 from Debian bookworm's
-# `kubernetes` source package, for the operator's L3 tests (no kubelet, no container engine needed).
+# Builds (or reuses) Kubernetes 1.20.2 from Debian bookworm's `kubernetes` source package:
+# kube-apiserver + kube-controller-manager for the operator's L3 tests, and kubelet, kube-scheduler and
+# kube-proxy (from the same tree and Go cache) for the one-node cluster test (tools/k8s/node.ts).
 # Binaries are cached outside the checkout; re-running with a warm cache is a no-op.
 # Recipe and the reasons for each step: shared/notes/kubernetes.md §4 and docs/kubernetes.md.
 set -euo pipefail
@@ -21,7 +22,9 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
 fi
 
-if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ]; then
+TARGETS=(kube-apiserver kube-controller-manager kubelet kube-scheduler kube-proxy)
+all_built() { for t in "${TARGETS[@]}"; do [ -x "$BIN/$t" ] || return 1; done; }
+if all_built; then
   log "cached binaries in $BIN ($("$BIN/kube-apiserver" --version 2>/dev/null || echo unknown))"
   exit 0
 fi
@@ -30,7 +33,7 @@ mkdir -p "$CACHE"
 # One build at a time even if CI and a developer race each other.
 exec 9>"$CACHE/.lock"
 flock 9
-if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ]; then
+if all_built; then
   log "built concurrently by another run: $BIN"
   exit 0
 fi
@@ -63,11 +66,18 @@ if [ ! -f "$TREE/Makefile" ]; then
   cp -r /usr/share/gocode/src/github.com/modern-go/reflect2 "$TREE/vendor/github.com/modern-go/reflect2"
 fi
 
-log "building kube-apiserver and kube-controller-manager (about 10 min cold on 2 cores)"
-(cd "$TREE" && CGO_ENABLED=0 GOFLAGS= make WHAT="cmd/kube-apiserver cmd/kube-controller-manager")
+# kubelet 1.20 rewrites host sysctls (vm.overcommit_memory, kernel.panic, kernel.panic_on_oops) unless
+# --protect-kernel-defaults, which then refuses to start: make it only warn, so the host stays as it was.
+CM=$TREE/pkg/kubelet/cm/container_manager_linux.go
+grep -q 'b := KernelTunableModify' "$CM" && sed -i 's/b := KernelTunableModify/b := KernelTunableWarn/' "$CM"
+grep -q 'b := KernelTunableWarn' "$CM" || { log "kubelet sysctl patch did not apply to $CM"; exit 1; }
+
+log "building ${TARGETS[*]} (about 15 min cold on 2 cores, a few minutes on a warm Go cache)"
+(cd "$TREE" && CGO_ENABLED=0 GOFLAGS= make WHAT="${TARGETS[*]/#/cmd/}")
 OUT=$(find "$TREE/_output" -type f -name kube-apiserver -path '*bin*' | head -1)
 mkdir -p "$BIN"
-cp "$(dirname "$OUT")/kube-apiserver" "$(dirname "$OUT")/kube-controller-manager" "$BIN/"
+# copy then rename: a running binary (another test's API server) cannot be overwritten in place
+for t in "${TARGETS[@]}"; do cp "$(dirname "$OUT")/$t" "$BIN/.$t.new" && mv -f "$BIN/.$t.new" "$BIN/$t"; done
 log "done: $("$BIN/kube-apiserver" --version)"
 # The tree and Go build cache are kept so a rebuild is warm; drop them with TASKSVC_K8S_PRUNE=1.
 if [ "${TASKSVC_K8S_PRUNE:-0}" = 1 ]; then rm -rf "$TREE"; fi

@@ -147,8 +147,8 @@ describe('compose.yaml', () => {
       const s = services[name]!;
       expect(s.build, name).toMatchObject({ context: '.', dockerfile: 'Dockerfile', target: name });
       expect(s.build!.args).toEqual({ SERVICE_COMMIT: '${SERVICE_COMMIT:-}', PUBLIC_APP_URL: '${PUBLIC_APP_URL:-http://localhost:3000}' });
-      expect(interpolate(s.image!, dotenv)).toBe(`ghcr.io/tasksvc/task-service-${name}:latest`);
-      expect(interpolate(s.image!, new Map())).toBe(`ghcr.io/tasksvc/task-service-${name}:latest`);
+      expect(interpolate(s.image!, dotenv)).toBe(`ghcr.io/task-service/task-service-${name}:latest`);
+      expect(interpolate(s.image!, new Map())).toBe(`ghcr.io/task-service/task-service-${name}:latest`);
     }
     if (existsSync(join(ROOT, 'Dockerfile'))) {
       const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');

@@ -96,7 +96,7 @@ function parseGithubOutput(text: string): Record<string, string> {
 
 /** The workflow-level env as a runner would resolve it for an organisation "TaskOrg". */
 const wfEnv: Record<string, string> = Object.fromEntries(
-  Object.entries(wf.env).map(([k, v]) => [k, String(v).replace('${{ vars.IMAGE_NAMESPACE || github.repository_owner }}', 'TaskOrg').replace('${{ vars.PUBLIC_APP_URL }}', 'https://tasks.example.com')]),
+  Object.entries(wf.env).map(([k, v]) => [k, String(v).replace("${{ vars.IMAGE_NAMESPACE || 'task-service' }}", 'TaskOrg').replace('${{ vars.PUBLIC_APP_URL }}', 'https://tasks.example.com')]),
 );
 
 describe('release workflow', () => {

@@ -27,6 +27,8 @@ export function testConfig(overrides: Record<string, string | undefined> = {}): 
     RUNTIME_ENV: 'test',
     LOG_LEVEL: 'silent',
     DISABLE_UPDATE_CHECK: 'true',
+    // tests create many tasks per minute; services/gateway/test/rate-limit.test.ts turns the limits on
+    RATE_LIMIT_WRITES: 'false',
     ...overrides,
   });
 }

@@ -25,11 +25,11 @@ function natsBinary(): string {
 
 
 /** A private nats-server with JetStream on a free port, for one test run. */
-export async function startNats(opts: { port?: number; storeDir?: string } = {}): Promise<LocalNats> {
+export async function startNats(opts: { port?: number; storeDir?: string; /** extra server flags, e.g. --user/--pass, --auth, --tls… */ args?: string[] } = {}): Promise<LocalNats> {
   const bin = natsBinary();
   const port = opts.port ?? (await freePort());
   const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), 'nats-test-'));
-  let child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
+  let child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...(opts.args ?? [])], { stdio: 'ignore' });
   await waitForPort(port, 10_000);
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode) return;
@@ -44,7 +44,7 @@ export async function startNats(opts: { port?: number; storeDir?: string } = {})
     stop,
     async restart() {
       await stop();
-      child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
+      child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...(opts.args ?? [])], { stdio: 'ignore' });
       await waitForPort(port, 10_000);
     },
   };

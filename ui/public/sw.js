@@ -1,7 +1,63 @@
-/* Service worker: shows browser push notifications and opens the app path they point to.
-   It deliberately caches nothing: task data must never be served stale from a cache. */
-self.addEventListener('install', () => self.skipWaiting());
-self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+/* Service worker: keeps the app itself (shell, styles, every route chunk) available offline and
+   across deploys, and shows browser push notifications. Task data (/api/) is never cached: it must
+   never be served stale. */
+
+// Filled in by the build (vite.config.ts, precompress-and-precache): the shell and every hashed asset.
+const PRECACHE = [];
+// One cache per build: the list names hashed files, so a new build gets a new cache name.
+const CACHE = `app-${PRECACHE.join('|').split('').reduce((h, c) => (h * 31 + c.charCodeAt(0)) | 0, 7) >>> 0}`;
+const SHELL = '/index.html';
+const OFFLINE = '/offline.html';
+
+self.addEventListener('install', (event) => {
+  // One missing file must not keep the worker (and push notifications) from installing.
+  event.waitUntil(
+    caches
+      .open(CACHE)
+      .then((cache) => Promise.allSettled([SHELL, ...PRECACHE].map((u) => cache.add(new Request(u, { cache: 'reload' })))))
+      .then(() => self.skipWaiting()),
+  );
+});
+
+self.addEventListener('activate', (event) => {
+  // Old builds' caches go once this build is active; their pages reload into this one on navigation.
+  event.waitUntil(
+    caches
+      .keys()
+      .then((keys) => Promise.all(keys.filter((k) => k.startsWith('app-') && k !== CACHE).map((k) => caches.delete(k))))
+      .then(() => self.clients.claim()),
+  );
+});
+
+self.addEventListener('fetch', (event) => {
+  const req = event.request;
+  if (req.method !== 'GET') return;
+  const url = new URL(req.url);
+  if (url.origin !== self.location.origin || url.pathname.startsWith('/api/')) return;
+  if (req.mode === 'navigate') {
+    // Network first (the gateway's redirects and fresh HTML win); offline, the cached app shell.
+    event.respondWith(
+      fetch(req).catch(async () => (await caches.match(SHELL, { cacheName: CACHE })) || (await caches.match(OFFLINE, { cacheName: CACHE })) || Response.error()),
+    );
+    return;
+  }
+  if (url.pathname.startsWith('/assets/') || url.pathname === OFFLINE) {
+    // Hashed files never change: cache first, and keep any not yet cached once fetched.
+    event.respondWith(
+      caches.match(req, { cacheName: CACHE }).then(
+        (hit) =>
+          hit ||
+          fetch(req).then((res) => {
+            if (res.ok) {
+              const copy = res.clone();
+              event.waitUntil(caches.open(CACHE).then((c) => c.put(req, copy)));
+            }
+            return res;
+          }),
+      ),
+    );
+  }
+});
 
 self.addEventListener('push', (event) => {
   let data = {};

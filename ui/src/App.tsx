@@ -3,7 +3,7 @@ import { createEffect, ErrorBoundary, lazy, Match, onCleanup, Show, Suspense, Sw
 import { ApiError, get, onAuthError } from './lib/api.ts';
 import { session } from './lib/session.ts';
 import { Shell } from './components/Shell.tsx';
-import { Spinner } from './components/ui.tsx';
+import { ErrorScreen, Spinner } from './components/ui.tsx';
 
 // Route-level code splitting: only the shell is in the initial bundle (budget in vite.config.ts).
 const Login = lazy(() => import('./pages/Login.tsx'));
@@ -15,9 +15,10 @@ const Topics = lazy(() => import('./pages/Topics.tsx'));
 const Progress = lazy(() => import('./pages/Progress.tsx'));
 const Settings = lazy(() => import('./pages/Settings.tsx'));
 const Admin = lazy(() => import('./pages/Admin.tsx'));
+const Wishlist = lazy(() => import('./pages/Wishlist.tsx'));
 const NotFound = lazy(() => import('./pages/NotFound.tsx'));
 
-function Loading(): JSX.Element {
+export function Loading(): JSX.Element {
   return (
     <div class="empty" role="status">
       <Spinner /> <span>Loading…</span>
@@ -40,14 +41,24 @@ function Protected(props: RouteSectionProps): JSX.Element {
   const navigate = useNavigate();
   const location = useLocation();
   createEffect(() => {
+    // Offline or the server down: the screen below says so; nothing to redirect.
+    if (session.me.loading || session.me.error) return;
     const me = session.me();
-    if (session.me.loading) return;
     if (me === null) navigate(`/login?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
     else if (me && !me.secondFactorOk) void pendingSecondFactorPage().then((p) => navigate(p, { replace: true }));
   });
   return (
-    <Show when={session.me()?.secondFactorOk} fallback={<Loading />}>
-      <Shell>{props.children}</Shell>
+    <Show
+      when={!session.me.error}
+      fallback={
+        <main class="main" id="main">
+          <ErrorScreen error={session.me.error} reset={() => void session.refetch()} />
+        </main>
+      }
+    >
+      <Show when={session.me()?.secondFactorOk} fallback={<Loading />}>
+        <Shell>{props.children}</Shell>
+      </Show>
     </Show>
   );
 }
@@ -80,11 +91,7 @@ function Root(props: RouteSectionProps): JSX.Element {
 function ErrorPage(props: { error: unknown; reset: () => void }): JSX.Element {
   return (
     <main class="main" id="main">
-      <div class="banner error" role="alert">
-        <h1>Something went wrong</h1>
-        <p>{props.error instanceof Error ? props.error.message : String(props.error)}</p>
-        <button onClick={() => props.reset()}>Try again</button>
-      </div>
+      <ErrorScreen error={props.error} reset={props.reset} />
     </main>
   );
 }
@@ -116,6 +123,7 @@ export function App(): JSX.Element {
         <Route path={['/topics', '/topics/:id']} component={Topics} />
         <Route path={['/achievements', '/review', '/stats', '/progress']} component={Progress} />
         <Route path={['/settings', '/settings/:section', '/api-keys']} component={Settings} />
+        <Route path="/wishlist" component={Wishlist} />
         <Route path="/admin" component={Admin} />
         <Route path="*404" component={NotFound} />
       </Route>

@@ -48,7 +48,17 @@ describe('UI build', () => {
     expect(report.initialChunks.join(' ')).not.toMatch(/\bdev-/);
     // The PWA pieces are in the build.
     const files = readdirSync(outDir);
-    expect(files).toEqual(expect.arrayContaining(['manifest.webmanifest', 'sw.js', 'icon.svg']));
+    expect(files).toEqual(expect.arrayContaining(['manifest.webmanifest', 'sw.js', 'icon.svg', 'offline.html']));
+    // Precompressed copies the gateway sends as they are, and what the first screen transfers.
+    const first = JSON.parse(readFileSync(join(outDir, 'build-report.json'), 'utf8')) as { firstScreen: string[]; firstScreenBrotliBytes: number };
+    for (const f of first.firstScreen) for (const ext of ['.br', '.gz']) expect(readdirSync(join(outDir, f, '..')), f + ext).toContain(f.split('/').pop()! + ext);
+    console.info(`first screen (${first.firstScreen.join(', ')}): ${first.firstScreenBrotliBytes} bytes brotli-compressed`);
+    expect(first.firstScreenBrotliBytes).toBeGreaterThan(1024);
+    expect(first.firstScreenBrotliBytes).toBeLessThan(report.budgetBytes);
+    // The service worker precaches every route chunk of this build.
+    const sw = readFileSync(join(outDir, 'sw.js'), 'utf8');
+    const precache = JSON.parse(/const PRECACHE = (\[[^\]]*\]);/.exec(sw)![1]!) as string[];
+    expect(precache.filter((f) => f.endsWith('.js')).length).toBeGreaterThan(report.lazyChunks);
   }, 180_000);
 
   it('fails the build when the initial JavaScript exceeds the budget', () => {

@@ -4,6 +4,10 @@ import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { freePort, type Config } from '../../services/runtime/src/index.ts';
+import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOp } from '../../services/auth/test/helpers.ts';
+import { startSystem, type RunningSystem } from '../../tools/system.ts';
+import { testSystemConfig } from '../../tools/testenv/index.ts';
 
 export const UI_DIR = new URL('..', import.meta.url).pathname;
 export const DIST = join(UI_DIR, 'dist');
@@ -177,4 +181,55 @@ export async function checkLayout(page: Page, name: string, groups: string[] = [
     if (report.length > 0) throw new Error(`layout check failed for ${name} @${label} (${size.width} px):\n  ${report.join('\n  ')}`);
   }
   await page.setViewportSize(VIEWPORTS.desktop);
+}
+
+/** The whole system in-process (every service, real PostgreSQL) behind the gateway that serves the built UI, with a real OpenID provider. */
+export interface UiSystem {
+  url: string;
+  config: Config;
+  system: RunningSystem;
+  /** restart every service with changed configuration (same database, same URL) */
+  restart(overrides: Partial<Config>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startUiSystem(overrides: Record<string, string> = {}): Promise<UiSystem> {
+  const port = await freePort();
+  // `localhost` is a secure context (WebAuthn, service workers) and the WebAuthn RP id.
+  const url = `http://localhost:${port}`;
+  const op = await startOp(url);
+  let config = await testSystemConfig({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_APP_URL: url,
+    AUTH_CALLBACK_URL: url,
+    OIDC_ISSUER: op.issuer,
+    OIDC_CLIENT_ID,
+    OIDC_CLIENT_SECRET,
+    TOTP_ENCRYPTION_KEY: 'b'.repeat(64),
+    ...overrides,
+  });
+  const ui: UiSystem = {
+    url,
+    config,
+    system: await startSystem(config),
+    async restart(changes) {
+      await ui.system.stop();
+      config = { ...config, ...changes };
+      ui.config = config;
+      ui.system = await startSystem(config);
+    },
+    async stop() {
+      await ui.system.stop();
+      await op.stop();
+    },
+  };
+  return ui;
+}
+
+/** Sign in through the UI: the OIDC button, the provider's (headless) login, back to the app at `expectPath`. */
+export async function signIn(page: Page, url: string, email: string, expectPath = '/dashboard'): Promise<void> {
+  await page.goto(`${url}/login?login_hint=${encodeURIComponent(email)}`);
+  await page.locator('button[data-provider="oidc"]:not([disabled])').click();
+  await page.waitForURL(`${url}${expectPath}`);
 }

@@ -3,7 +3,7 @@ import type { ServiceDefinition, Subscription } from '@tasksvc/runtime';
 import { accountHandlers } from './handlers/account.ts';
 import { createAuthjsHandler } from './handlers/authjs.ts';
 import type { AuthDeps } from './handlers/context.ts';
-import { pendingPage, resolveIdentity } from './handlers/identity.ts';
+import { changingIdentity, pendingPage, resolveIdentity } from './handlers/identity.ts';
 import { passkeyHandlers } from './handlers/passkeys.ts';
 import { twoFactorHandlers } from './handlers/two-factor.ts';
 
@@ -24,7 +24,8 @@ export function createAuthService(opts: AuthServiceOptions = {}): ServiceDefinit
       const account = accountHandlers(deps);
       const subs: Subscription[] = [];
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const route = <P, Q, B, R>(r: HttpRoute<P, Q, B, R>, handler: (call: any) => Promise<R>) => subs.push(bus.serve(r.rpc, handler));
+      const route = <P, Q, B, R>(r: HttpRoute<P, Q, B, R>, handler: (call: any) => Promise<R>) =>
+        subs.push(bus.serve(r.rpc, r.method === 'GET' ? handler : (call) => changingIdentity(bus, call.user?.id, () => handler(call))));
 
       subs.push(bus.serve(resolveIdentityRpc, (req) => resolveIdentity(deps, req)));
       subs.push(bus.serve(secondFactorPageRpc, (req) => pendingPage(deps, req)));
@@ -43,6 +44,9 @@ export function createAuthService(opts: AuthServiceOptions = {}): ServiceDefinit
       route(authApi.passkeyDelete, passkeys.remove);
       route(authApi.passkeyLoginOptions, passkeys.loginOptions);
       route(authApi.passkeyLogin, passkeys.login);
+      route(authApi.passkeySignupInfo, passkeys.signupInfo);
+      route(authApi.passkeySignupOptions, passkeys.signupOptions);
+      route(authApi.passkeySignup, passkeys.signup);
       route(authApi.passkeyVerifyOptions, passkeys.verifyOptions);
       route(authApi.passkeyVerify, passkeys.verify);
       route(authApi.sessions, account.listSessions);

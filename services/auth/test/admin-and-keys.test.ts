@@ -37,7 +37,11 @@ describe('admin gating', () => {
     expect(stats.body.users.active7d).toBeGreaterThanOrEqual(1);
     expect(stats.body.tasks).toMatchObject({ tasksTotal: 1, tasksOpen: 1, usersWithTasks: 1 });
     // From the scheduler: last cron run and update-check state (DISABLE_UPDATE_CHECK=true in tests).
-    expect(stats.body.cron).toMatchObject({ lastRunAt: null });
+    expect(stats.body.cron).toMatchObject({ lastRunAt: null, jobs: [] });
+    // Game figures: the top users by coins (named from auth, never by e-mail) and the achievement distribution.
+    expect(stats.body.tasks!.topUsers).toEqual([expect.objectContaining({ userId: bob.userId, coins: 0, level: 1, tasksCompleted: 0 })]);
+    expect(stats.body.tasks!.achievements).toHaveLength(31);
+    expect(stats.body.tasks!.achievements![0]).toEqual({ key: 'tasks_1', title: 'First Step', users: 0 });
     expect(stats.body.update).toMatchObject({ status: 'disabled' });
     expect(JSON.stringify(stats.body)).not.toContain('bob private title');
     expect(JSON.stringify(stats.body)).not.toContain('bob@example.test');
@@ -93,6 +97,8 @@ describe('API keys', () => {
     expect((await alice.browser.fetch(`${t.url}/api/user/api-keys/${created.body.id}`, { method: 'DELETE' })).status).toBe(404);
     expect((await bob.browser.fetch(`${t.url}/api/user/api-keys/${created.body.id}`, { method: 'DELETE' })).status).toBe(204);
     expect((await fetch(`${t.url}/api/auth/me`, { headers: bearer })).status).toBe(401);
+    // …at once on every route, also those whose gateway cached the key's identity a moment ago
+    expect((await fetch(`${t.url}/api/tasks`, { headers: bearer })).status).toBe(401);
     // A non-Bearer Authorization header (a proxy's Basic auth) does not hide the session cookie.
     const basic = await bob.browser.json<{ method: string }>(`${t.url}/api/auth/me`, { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
     expect(basic.status).toBe(200);

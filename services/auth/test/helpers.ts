@@ -162,14 +162,14 @@ export class Browser {
  * Sign in through the gateway with the OIDC provider: CSRF token, POST signin (authorization code +
  * PKCE + state + nonce), the OP's login and consent, the callback. Returns the callback's response.
  */
-export async function oidcSignIn(browser: Browser, appUrl: string, loginHint: string): Promise<{ callback: Response; landing: URL }> {
+export async function oidcSignIn(browser: Browser, appUrl: string, loginHint: string, landingUrl = `${appUrl}/dashboard`): Promise<{ callback: Response; landing: URL }> {
   const { body: csrf } = await browser.json<{ csrfToken: string }>(`${appUrl}/api/auth/csrf`);
   // Every sign-in is a fresh login at the OP (no OP session to switch away from).
   browser.jars.delete('127.0.0.1');
   const signin = await browser.fetch(`${appUrl}/api/auth/signin/oidc?prompt=login&login_hint=${encodeURIComponent(loginHint)}`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ csrfToken: csrf.csrfToken, callbackUrl: `${appUrl}/dashboard` }).toString(),
+    body: new URLSearchParams({ csrfToken: csrf.csrfToken, callbackUrl: landingUrl }).toString(),
   });
   if (signin.status !== 302) throw new Error(`signin answered ${signin.status}: ${await signin.text()}`);
   const atOp = new URL(signin.headers.get('location')!);

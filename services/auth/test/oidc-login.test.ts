@@ -52,6 +52,27 @@ describe('OIDC sign-in through the gateway against a real oidc-provider', () => 
     expect(rows[0].token_hash).not.toContain(token);
   });
 
+  it("stores none of the provider's tokens, and the database refuses them", async () => {
+    const { userId } = await signInAs('tokens@example.test');
+    const { rows } = await t.system.pool.query('SELECT access_token, refresh_token, id_token, session_state FROM auth.accounts WHERE user_id = $1', [userId]);
+    expect(rows).toEqual([{ access_token: null, refresh_token: null, id_token: null, session_state: null }]);
+    await expect(
+      t.system.pool.query(`INSERT INTO auth.accounts (user_id, type, provider, provider_account_id, access_token) VALUES ($1, 'oidc', 'oidc', 'x', 'secret')`, [userId]),
+    ).rejects.toThrow(/accounts_no_provider_tokens/);
+  });
+
+  it('after sign-in follows only a normalised path on this site (callbackUrl)', async () => {
+    const landing = async (callbackUrl: string) => {
+      const { callback } = await oidcSignIn(new Browser(), t.url, 'redirect@example.test', callbackUrl);
+      expect(callback.status).toBe(302);
+      return callback.headers.get('location');
+    };
+    for (const evil of ['/\\evil.example', '//evil.example', '/%2F%2Fevil.example', 'https://evil.example/', '/\t/evil.example']) {
+      expect(await landing(evil)).toBe(`${t.url}/dashboard`);
+    }
+    expect(await landing('/tasks?topic=a#b')).toBe(`${t.url}/tasks?topic=a#b`);
+  });
+
   it('rejects a tampered session cookie', async () => {
     const { browser } = await signInAs('tamper@example.test');
     const token = browser.cookie('localhost', 'authjs.session-token')!;

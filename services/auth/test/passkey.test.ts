@@ -155,4 +155,20 @@ describe.skipIf(!haveChromium)('passkeys in Chromium with a CDP virtual authenti
     expect(unknown.status).toBe(400);
     expect(unknown.body.issues[0].path).toBe('body.challengeId');
   });
+
+  it('anonymous sign-in options cannot grow the challenge table: 1,000 requests from one address keep at most 10 rows', async () => {
+    const before = await t.system.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM auth.webauthn_challenges WHERE user_id IS NULL');
+    const statuses: number[] = [];
+    // 20 at a time: concurrent, and the bound must hold exactly while they race.
+    for (let batch = 0; batch < 50; batch++) {
+      const replies = await Promise.all(Array.from({ length: 20 }, () => fetch(`${t.url}/api/auth/passkey/login/options`, { method: 'POST' })));
+      for (const r of replies) {
+        statuses.push(r.status);
+        await r.body?.cancel();
+      }
+    }
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    const after = await t.system.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM auth.webauthn_challenges WHERE user_id IS NULL');
+    expect(after.rows[0]!.n).toBeLessThanOrEqual(Math.max(before.rows[0]!.n, 10));
+  });
 });

@@ -144,4 +144,20 @@ describe('TOTP', () => {
     expect(limited.body.code).toBe('RATE_LIMITED');
     expect((await attacker.browser.json(`${t.url}/api/user/api-keys`)).status).toBe(403);
   });
+
+  it('the limit holds under concurrency: 500 wrong codes at once get at most 10 checked', async () => {
+    const owner = await signedIn(t, 'stormed@example.test');
+    const setup = await owner.browser.json<{ secret: string }>(`${t.url}/api/auth/2fa/totp/setup`, { method: 'POST', body: '{}' });
+    await owner.browser.json(`${t.url}/api/auth/2fa/totp/enable`, { method: 'POST', body: JSON.stringify({ code: await codeAt(setup.body.secret, now) }) });
+    const attacker = await signedIn(t, 'stormed@example.test');
+    const right = await codeAt(setup.body.secret, now + 30);
+    const wrong = right === '123456' ? '654321' : '123456';
+    const statuses = await Promise.all(
+      Array.from({ length: 500 }, () => attacker.browser.json(`${t.url}/api/auth/2fa/verify`, { method: 'POST', body: JSON.stringify({ code: wrong }) }).then((r) => r.status)),
+    );
+    const checked = statuses.filter((s) => s === 400).length;
+    expect(statuses.filter((s) => s !== 400 && s !== 429)).toEqual([]);
+    expect(checked).toBeLessThanOrEqual(10);
+    expect(checked).toBeGreaterThan(0);
+  });
 });

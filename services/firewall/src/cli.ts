@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 // task-firewall: `core --config <file>` (root daemon), `web --config <file>` (unprivileged UI),
-// `check-config <file>` (validate and print every problem with its JSON path).
+// `check-config <file>` (validate and print every problem with its JSON path), and the admin
+// commands in admin.ts (status, rules, allow, deny, apply, confirm, rollback, log, off).
 import { pino } from 'pino';
 import { readConfigFile, type FirewallConfig } from './config.ts';
 import { logLevel } from './env.ts';
+import { ADMIN_COMMANDS, CliError, DEFAULT_CONFIG, runAdmin, type Io } from './admin.ts';
 
-const USAGE = 'usage: task-firewall core --config <file> | web --config <file> | check-config <file>';
+const USAGE = `usage: task-firewall core --config <file> | web --config <file> | check-config <file>
+       task-firewall status | rules | allow 443/tcp | allow ADDR | deny ADDR | deny 443/tcp | apply | confirm | rollback | log [N] | off
+         [--config <file> (default ${DEFAULT_CONFIG}) | --socket <path>]`;
 
 function configArg(args: string[]): string {
   const i = args.indexOf('--config');
@@ -37,10 +41,8 @@ async function main(argv: string[]): Promise<void> {
       }
       const r = readConfigFile(file);
       if (!r.ok) {
-        const report = [`${file}: ${r.problems.length} problem(s)`, ...r.problems.map((p) => `  ${p.path}: ${p.message}`)].join('\n');
-        console.error(report);
-        // Scripts capturing only stdout see the report too; a terminal shows it once.
-        if (!(process.stdout.isTTY && process.stderr.isTTY)) console.log(report);
+        // Once, on stderr (exit status 1 tells scripts it is invalid).
+        console.error([`${file}: ${r.problems.length} problem(s)`, ...r.problems.map((p) => `  ${p.path}: ${p.message}`)].join('\n'));
         process.exit(1);
       }
       const c = r.config;
@@ -64,12 +66,37 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     default:
+      if (cmd && ADMIN_COMMANDS.includes(cmd)) {
+        await runAdmin(cmd, args, terminalIo());
+        return;
+      }
       console.error(USAGE);
       process.exit(2);
   }
 }
 
-main(process.argv.slice(2)).catch((e: unknown) => {
-  console.error(e instanceof Error ? e.message : e);
-  process.exit(1);
-});
+function terminalIo(): Io {
+  const io: Io = { out: (l) => console.log(l) };
+  if (process.stdout.isTTY && process.stdin.isTTY) {
+    io.live = (l) => process.stdout.write(`\r\x1b[2K${l}`);
+    io.enter = () =>
+      new Promise((resolve) => {
+        process.stdin.once('data', () => {
+          process.stdin.pause();
+          resolve();
+        });
+      });
+  }
+  return io;
+}
+
+main(process.argv.slice(2)).then(
+  () => {
+    // The admin commands end here (stdin may still be open after a countdown).
+    if (ADMIN_COMMANDS.includes(process.argv[2] ?? '')) process.exit(0);
+  },
+  (e: unknown) => {
+    console.error(e instanceof CliError || e instanceof Error ? e.message : e);
+    process.exit(1);
+  },
+);

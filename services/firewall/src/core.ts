@@ -1,26 +1,45 @@
-// The core daemon's state machine: staged rules, atomic apply, two-step activation, rollback.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+// The core daemon's state machine. Every change of the kernel ruleset — rule apply, config reload
+// (SIGHUP, RELOAD_OPTIONS), SAVE_OPTIONS, the first start — goes through one path, `activate`:
+// atomic apply, then pending until confirmed (ACCEPT, or FIREWALL_SELF_CONFIRM probes), else the
+// last confirmed script is re-applied byte for byte. Only environment changes (container bridges,
+// external interfaces) under an already confirmed configuration are applied without a window.
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
 import type { Logger } from 'pino';
-import { loadConfigFile, parseConfig, type FirewallConfig } from './config.ts';
+import { parseConfigText, type FirewallConfig } from './config.ts';
 import { detectBridges } from './bridges.ts';
+import { externalInterfaces, type Endpoint } from './env.ts';
+import { defaultRouteInterfaces } from './host.ts';
 import { nftRun } from './nft.ts';
-import { buildRuleset, type Bridge } from './ruleset.ts';
-import { RULE_TYPES, ruleListSchemas, ruleSetSchema, type RuleSet, type RuleType } from './rules.ts';
-import { AuditLog, ensureWritableDir, RulesStore, writeFileAtomic, writeVersionCache, type RulesState } from './store.ts';
+import { buildRuleset, removeTableScript, type Bridge } from './ruleset.ts';
+import { emptyRules, initialRules, RULE_TYPES, ruleListSchemas, ruleSetSchema, type RuleSet, type RuleType } from './rules.ts';
+import { AuditLog, ensureWritableDir, initialState, RulesStore, writeFileAtomic, writeVersionCache, type RulesState } from './store.ts';
 
 export const ERR_APPLY_IN_PROGRESS = 'an apply is already in progress';
 export const ERR_NOTHING_PENDING = 'no applied rules are awaiting confirmation';
+/** How often bridges and external interfaces are re-read (the unit starts before the network). */
+export const ENVIRONMENT_POLL_MS = 2000;
 
 export class UserError extends Error {}
 
 export interface CoreDeps {
   config: FirewallConfig;
-  /** Path of the config file, re-read on reload. */
+  /** Path of the config file, re-read on reload and written by SAVE_OPTIONS. */
   configFile?: string;
   logger: Logger;
-  /** Injected for tests of the pure parts; defaults to libnftables and /sys/class/net. */
+  /** Injected for tests of the pure parts; default libnftables. */
   apply?: (script: string) => void;
+  /** nft check mode: throws when the kernel would refuse the script. */
+  check?: (script: string) => void;
   bridges?: () => Bridge[];
+  /** Interfaces the bogon filter applies to; default FIREWALL_EXTERNAL_INTERFACES or the default-route ones. */
+  external?: () => string[];
+  /** Ports a fresh install opens besides 22 (the SSH daemon's, the web component's). */
+  firstStart?: () => { sshPorts: number[]; webPort?: number };
+  /** FIREWALL_SELF_CONFIRM endpoints. */
+  selfConfirm?: Endpoint[];
+  probe?: (e: Endpoint) => Promise<boolean>;
 }
 
 export interface Status {
@@ -36,61 +55,126 @@ export interface Status {
   staged_changes: boolean;
 }
 
+/** TCP connect within 2 s. */
+export function tcpProbe(e: Endpoint): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: e.host, port: e.port, timeout: 2000 });
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.once('connect', () => done(true));
+    s.once('timeout', () => done(false));
+    s.once('error', () => done(false));
+  });
+}
+
+const HEADER = '# task-firewall confirmed inputs ';
+
 export class FirewallCore {
   config: FirewallConfig;
   readonly log: Logger;
   readonly store: RulesStore;
   readonly audit: AuditLog;
   private state: RulesState;
+  private readonly fresh: boolean;
   private timer: NodeJS.Timeout | undefined;
+  private watcher: NodeJS.Timeout | undefined;
   private active = false;
-  private readonly applyScript: (script: string) => void;
-  private readonly bridges: () => Bridge[];
-  private readonly configFile: string | undefined;
+  /** The script the kernel holds from us (null: our table is absent). */
+  private applied: string | null = null;
+  /** Bridges + external interfaces of the last build. */
+  private environment = '';
+  /** Bumped on every activation so a stale self-confirm loop stops. */
+  private generation = 0;
+  /** Text of the config file the running configuration came from. */
+  private configText: string | null = null;
+  private readonly deps: CoreDeps;
 
   constructor(deps: CoreDeps) {
+    this.deps = deps;
     this.config = deps.config;
-    this.configFile = deps.configFile;
     this.log = deps.logger;
-    this.applyScript = deps.apply ?? ((s) => void nftRun(s));
-    this.bridges = deps.bridges ?? (() => detectBridges());
     ensureWritableDir(this.config.data_dir, 'data_dir');
     ensureWritableDir(this.config.log_dir, 'log_dir');
     this.store = new RulesStore(this.config.data_dir);
     this.audit = new AuditLog(this.config.log_dir);
-    this.state = this.store.load();
+    const loaded = this.store.load((message) => {
+      this.log.error(message);
+      this.audit.write('rules_recovered', message, 'system');
+    });
+    this.fresh = !loaded;
+    this.state = loaded ?? initialState();
+    if (deps.configFile) this.configText = readFileSync(deps.configFile, 'utf8');
   }
 
-  /** Boot: an apply left unconfirmed by a dead daemon is rolled back; otherwise enforce current rules. */
+  private applyScript(script: string): void {
+    if (this.deps.apply) this.deps.apply(script);
+    else nftRun(script);
+  }
+
+  private checkScript(script: string): void {
+    if (this.deps.check) this.deps.check(script);
+    else if (!this.deps.apply) nftRun(script, { dryRun: true });
+  }
+
+  private environmentNow(config: FirewallConfig): { bridges: Bridge[]; external: string[] } {
+    const bridges = config.container.enabled ? (this.deps.bridges ?? detectBridges)() : [];
+    const external = this.deps.external ? this.deps.external() : (externalInterfaces() ?? defaultRouteInterfaces());
+    return { bridges, external };
+  }
+
+  private build(rules: RuleSet, config = this.config): string {
+    const env = this.environmentNow(config);
+    this.environment = JSON.stringify(env);
+    return buildRuleset({ config, rules, ...env });
+  }
+
+  /** The inputs a confirmation covers (rules and filtering options; not the environment or the window). */
+  private inputsKey(rules: RuleSet, config: FirewallConfig): string {
+    const { ipv6, container, firewall } = config;
+    return createHash('sha256').update(JSON.stringify({ rules, ipv6, container, firewall })).digest('hex');
+  }
+
+  /** Boot: roll back an apply a dead daemon left unconfirmed; enforce confirmed rules; anything else gets the window. */
   start(): void {
     writeVersionCache(this.config.data_dir);
-    if (!existsSync(this.store.file)) this.persist();
-    if (this.state.pending && this.state.backup) {
-      this.log.warn('unconfirmed apply found at start: restoring the previous rules');
+    if (this.fresh) {
+      this.state = { ...initialState(), ...bothRules(initialRules(this.deps.firstStart?.())) };
+      this.persist();
+    }
+    if (this.state.pending) {
+      this.log.warn('unconfirmed apply found at start: restoring the last confirmed rules');
       this.rollback('daemon restarted during the confirmation window', 'system');
-      return;
+    } else {
+      const script = this.build(this.state.current);
+      const confirmed = this.store.confirmedScript();
+      const header = `${HEADER}${this.inputsKey(this.state.current, this.config)}\n`;
+      if (confirmed?.startsWith(header)) {
+        // Confirmed inputs; only bridges or interfaces may differ since then.
+        this.applyScript(script);
+        this.applied = script;
+        this.active = true;
+        if (confirmed !== header + script) this.store.saveConfirmedScript(header + script);
+        this.audit.write('boot_enforced', 'confirmed rules applied at start', 'system');
+      } else {
+        const why = this.fresh ? 'first start' : confirmed === null ? 'start without confirmed rules' : 'start: rules or options differ from the confirmed ones';
+        this.activate({ rules: this.state.current, config: this.config }, 'system', why);
+      }
     }
-    try {
-      this.enforce(this.state.current);
-      this.audit.write('boot_enforced', 'current rules applied at start', 'system');
-    } catch (e) {
-      this.audit.write('boot_failed', (e as Error).message, 'system');
-      this.log.error({ err: e }, 'could not apply the current rules at start');
-    }
+    this.watcher = setInterval(() => this.watchEnvironment(), ENVIRONMENT_POLL_MS);
+    this.watcher.unref();
   }
 
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
+    if (this.watcher) clearInterval(this.watcher);
     this.timer = undefined;
+    this.watcher = undefined;
   }
 
   script(rules: RuleSet): string {
-    return buildRuleset({ config: this.config, rules, bridges: this.bridges() });
-  }
-
-  private enforce(rules: RuleSet): void {
-    this.applyScript(this.script(rules));
-    this.active = true;
+    return this.build(rules);
   }
 
   private persist(): void {
@@ -115,6 +199,18 @@ export class FirewallCore {
     return { current: this.state.current, staged: this.state.staged };
   }
 
+  /** Custom rules are vetted by nft's check mode; a refusal names the rule. */
+  private checkCustom(custom: string[]): void {
+    for (const [i, rule] of custom.entries()) {
+      try {
+        this.checkScript(buildRuleset({ config: this.config, rules: { ...emptyRules(), custom: [rule] }, bridges: [] }));
+      } catch (e) {
+        const why = ((e as { nftMessage?: string }).nftMessage ?? (e as Error).message).trim().split('\n')[0];
+        throw new UserError(`custom rule ${i + 1} ("${rule}") is not valid nft: ${why}`);
+      }
+    }
+  }
+
   saveRules(ruleType: unknown, rules: unknown, actor: string): RuleSet {
     if (typeof ruleType !== 'string' || !(RULE_TYPES as readonly string[]).includes(ruleType)) {
       throw new UserError(`rule_type must be one of ${RULE_TYPES.join(', ')}`);
@@ -122,6 +218,7 @@ export class FirewallCore {
     const type = ruleType as RuleType;
     const parsed = ruleListSchemas[type].safeParse(rules);
     if (!parsed.success) throw new UserError(`invalid ${type} rules: ${issuesText(parsed.error.issues)}`);
+    if (type === 'custom') this.checkCustom(parsed.data as string[]);
     this.state.staged = { ...this.state.staged, [type]: parsed.data };
     this.persist();
     const size = (parsed.data as unknown[]).length;
@@ -132,46 +229,79 @@ export class FirewallCore {
   importRules(rules: unknown, actor: string): RuleSet {
     const parsed = ruleSetSchema.safeParse(rules);
     if (!parsed.success) throw new UserError(`invalid rules: ${issuesText(parsed.error.issues)}`);
+    this.checkCustom(parsed.data.custom);
     this.state.staged = parsed.data;
     this.persist();
     this.audit.write('rules_imported', 'staged rules replaced by import', actor);
     return this.state.staged;
   }
 
-  /**
-   * Apply the staged rules as one kernel transaction. With acceptance enabled the previous rules are
-   * kept as backup and restored unless `accept` arrives within `acceptance.duration` seconds.
-   */
+  /** Apply the staged rules (see `activate`). */
   apply(actor: string): Status {
+    return this.activate({ rules: this.state.staged, config: this.config }, actor, 'applying staged rules');
+  }
+
+  /**
+   * The one path for a ruleset change: one atomic kernel batch, then (acceptance enabled under the
+   * configuration in force before the change) pending until confirmed, else committed at once.
+   * `configText` is written to the config file first and restored if the kernel refuses the batch.
+   */
+  private activate(next: { rules: RuleSet; config: FirewallConfig; configText?: string }, actor: string, what: string): Status {
     if (this.state.pending) throw new UserError(ERR_APPLY_IN_PROGRESS);
-    const previous = this.state.current;
-    const next = this.state.staged;
-    this.audit.write('apply_started', 'applying staged rules', actor);
+    const script = this.build(next.rules, next.config);
+    const previousConfig = this.configText;
+    // The file first (a refusal, e.g. read-only, changes nothing), then the kernel.
+    const configChanged = next.configText !== undefined && next.configText !== previousConfig;
+    if (configChanged) this.writeConfig(next.configText!);
+    this.audit.write('apply_started', what, actor);
     try {
-      this.enforce(next);
+      this.applyScript(script);
     } catch (e) {
       // The batch was refused as a whole: the kernel still holds the previous ruleset untouched.
+      if (configChanged && previousConfig !== null) this.writeConfig(previousConfig);
       this.audit.write('apply_failed', (e as Error).message, actor);
       throw new UserError((e as Error).message);
     }
+    const previousRules = this.state.current;
+    const window = this.config.acceptance.enabled ? this.config.acceptance : next.config.acceptance;
+    this.config = next.config;
+    this.applied = script;
+    this.active = true;
     const now = new Date();
-    this.state.current = next;
+    this.state.current = next.rules;
     this.state.last_apply = now.toISOString();
-    if (this.config.acceptance.enabled) {
-      const deadline = new Date(now.getTime() + this.config.acceptance.duration * 1000);
-      this.state.backup = previous;
-      this.state.pending = { applied_at: now.toISOString(), deadline: deadline.toISOString() };
-      this.state.acceptance = 'pending';
-      this.persist();
-      this.armTimer();
-    } else {
-      this.state.backup = null;
-      this.state.pending = null;
-      this.state.acceptance = 'accepted';
-      this.persist();
+    this.generation++;
+    if (!window.enabled) {
+      this.commit();
       this.audit.write('apply_accepted', 'acceptance disabled: committed at once', actor);
+      return this.status();
     }
+    this.state.backup = previousRules;
+    this.state.backup_config = configChanged ? previousConfig : null;
+    this.state.pending = { applied_at: now.toISOString(), deadline: new Date(now.getTime() + window.duration * 1000).toISOString() };
+    this.state.acceptance = 'pending';
+    this.persist();
+    this.armTimer();
+    this.startSelfConfirm();
     return this.status();
+  }
+
+  /** Write the config file unless it already holds `text` (a reload; a read-only ConfigMap mount). */
+  private writeConfig(text: string): void {
+    const file = this.deps.configFile!;
+    if (readFileSync(file, 'utf8') === text) return;
+    writeFileAtomic(file, text, statSync(file).mode & 0o777);
+    this.configText = text;
+  }
+
+  /** The applied script becomes the confirmed one. */
+  private commit(): void {
+    if (this.applied !== null) this.store.saveConfirmedScript(`${HEADER}${this.inputsKey(this.state.current, this.config)}\n${this.applied}`);
+    this.state.backup = null;
+    this.state.backup_config = null;
+    this.state.pending = null;
+    this.state.acceptance = 'accepted';
+    this.persist();
   }
 
   private armTimer(): void {
@@ -185,35 +315,114 @@ export class FirewallCore {
     }, ms);
   }
 
+  /** FIREWALL_SELF_CONFIRM: probe every endpoint under the new rules until all answer or the window ends. */
+  private startSelfConfirm(): void {
+    const endpoints = this.deps.selfConfirm ?? [];
+    if (!endpoints.length) return;
+    const gen = this.generation;
+    const probe = this.deps.probe ?? tcpProbe;
+    const live = () => this.generation === gen && !!this.state.pending;
+    void (async () => {
+      while (live()) {
+        const results = await Promise.all(endpoints.map(probe));
+        if (!live()) return;
+        if (results.every(Boolean)) {
+          this.accept('self-confirm');
+          return;
+        }
+        const failed = endpoints.filter((_, i) => !results[i]).map((e) => `${e.host}:${e.port}`);
+        this.log.warn({ failed }, 'self-confirm: endpoints not reachable under the new rules; retrying');
+        await new Promise((r) => setTimeout(r, 1000).unref());
+      }
+    })();
+  }
+
   accept(actor: string): Status {
     if (!this.state.pending) throw new UserError(ERR_NOTHING_PENDING);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.state.pending = null;
-    this.state.backup = null;
-    this.state.acceptance = 'accepted';
-    this.persist();
-    this.audit.write('apply_accepted', 'confirmed', actor);
+    this.commit();
+    this.audit.write('apply_accepted', actor === 'self-confirm' ? 'confirmed: every FIREWALL_SELF_CONFIRM endpoint answered' : 'confirmed', actor);
     return this.status();
   }
 
-  /** Restore the backup (the rules before the unconfirmed apply) into current, staged and the kernel. */
+  /** Roll back now instead of waiting for the window (CLI `rollback`). */
+  rollbackNow(actor: string): Status {
+    if (!this.state.pending) throw new UserError(ERR_NOTHING_PENDING);
+    this.rollback('rolled back on request', actor);
+    return this.status();
+  }
+
+  /**
+   * Re-apply the last confirmed script (none: remove our table), restore the rules and, for an
+   * options change, the config file (the unconfirmed one is kept next to it as `.unconfirmed`).
+   */
   rollback(reason: string, actor: string): void {
-    const backup = this.state.backup;
-    if (!backup) return;
+    if (!this.state.pending) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.generation++;
+    const file = this.deps.configFile;
+    const previousConfig = this.state.backup_config;
+    if (previousConfig !== null && file) {
+      try {
+        if (this.configText !== null) writeFileAtomic(`${file}.unconfirmed`, this.configText);
+        this.writeConfig(previousConfig);
+      } catch (e) {
+        // The kernel is restored regardless; the file keeps the unconfirmed options (next reload: a new window).
+        this.audit.write('config_restore_failed', `could not restore ${file}: ${(e as Error).message}`, actor);
+      }
+      this.configText = previousConfig;
+      const parsed = parseConfigText(previousConfig);
+      if (parsed.ok) this.config = { ...parsed.config, socket_path: this.config.socket_path, data_dir: this.config.data_dir, log_dir: this.config.log_dir };
+    }
+    const backup = this.state.backup ?? this.state.current;
     this.state.current = backup;
     this.state.staged = backup;
     this.state.backup = null;
+    this.state.backup_config = null;
     this.state.pending = null;
     this.state.acceptance = 'rolled_back';
     this.persist();
+    const confirmed = this.store.confirmedScript();
+    const script = confirmed === null ? null : confirmed.slice(confirmed.indexOf('\n') + 1);
     try {
-      this.enforce(backup);
+      this.applyScript(script ?? removeTableScript());
+      this.applied = script;
+      this.active = script !== null;
       this.audit.write('apply_rolledback', reason, actor);
       this.log.warn({ reason }, 'rules rolled back');
     } catch (e) {
       this.audit.write('rollback_failed', (e as Error).message, actor);
       this.log.error({ err: e }, 'rollback failed');
+    }
+  }
+
+  /** Remove our table (CLI `off`); a pending change is rolled back first. The next start or apply re-enables. */
+  off(actor: string): Status {
+    if (this.state.pending) this.rollback('firewall switched off', actor);
+    this.applyScript(removeTableScript());
+    this.applied = null;
+    this.active = false;
+    this.audit.write('firewall_off', `table removed; the daemon keeps running`, actor);
+    return this.status();
+  }
+
+  /** New bridges or interfaces under confirmed inputs: rebuild and apply at once (nothing but them changes). */
+  private watchEnvironment(): void {
+    if (this.state.pending || !this.active || this.applied === null) return;
+    try {
+      const env = JSON.stringify(this.environmentNow(this.config));
+      if (env === this.environment) return;
+      const script = this.build(this.state.current);
+      if (script === this.applied) return;
+      this.applyScript(script);
+      this.applied = script;
+      this.store.saveConfirmedScript(`${HEADER}${this.inputsKey(this.state.current, this.config)}\n${script}`);
+      this.audit.write('environment_applied', `bridges or external interfaces changed: ${env}`, 'system');
+      this.log.info({ environment: env }, 'bridges or external interfaces changed: rules re-applied');
+    } catch (e) {
+      this.log.error({ err: e }, 'could not apply the changed bridges or interfaces');
     }
   }
 
@@ -224,54 +433,60 @@ export class FirewallCore {
   }
 
   /**
-   * Change option sections (acceptance, ipv6, container, firewall) in the config file: each given
-   * section is merged key by key, the whole file is validated, written atomically, then reloaded.
+   * Change option sections (acceptance, ipv6, container, firewall): each given section is merged key
+   * by key, the whole file validated, and the change goes through `activate` like any other.
    * The paths (socket, data, log) are not changeable over the socket.
    */
   saveOptions(patch: unknown, actor: string): FirewallConfig {
-    if (!this.configFile) throw new UserError('no config file to write');
+    const file = this.deps.configFile;
+    if (!file) throw new UserError('no config file to write');
     const sections = ['acceptance', 'ipv6', 'container', 'firewall'];
     if (!patch || typeof patch !== 'object' || Array.isArray(patch)) throw new UserError('options must be an object of sections');
     const extra = Object.keys(patch).filter((k) => !sections.includes(k));
     if (extra.length) throw new UserError(`only ${sections.join(', ')} can be changed here (got ${extra.join(', ')})`);
-    const raw = JSON.parse(readFileSync(this.configFile, 'utf8')) as Record<string, unknown>;
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
     for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
       const cur = raw[k];
       raw[k] = v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' ? { ...cur, ...v } : v;
     }
-    const parsed = parseConfig(raw);
-    if (!parsed.ok) throw new UserError(`invalid options: ${parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
-    writeFileAtomic(this.configFile, `${JSON.stringify(raw, null, 2)}\n`, statSync(this.configFile).mode & 0o777);
-    this.audit.write('options_saved', `changed ${Object.keys(patch).join(', ')}`, actor);
-    const r = this.reload(actor);
-    if (!r.ok) throw new UserError(r.error ?? 'reload failed');
+    this.changeConfig(`${JSON.stringify(raw, null, 2)}\n`, actor, 'options_saved', `changed ${Object.keys(patch).join(', ')}`, 'invalid options');
     return this.config;
   }
 
   /** Re-read the config file; an invalid file is refused and the running rules stay as they are. */
   reload(actor = 'system'): { ok: boolean; error?: string } {
-    if (!this.configFile) return { ok: false, error: 'no config file to reload' };
-    let next: FirewallConfig;
+    const file = this.deps.configFile;
+    if (!file) return { ok: false, error: 'no config file to reload' };
     try {
-      next = loadConfigFile(this.configFile);
+      this.changeConfig(readFileSync(file, 'utf8'), actor, 'options_reloaded', 'configuration reloaded', `invalid configuration ${file}`);
+      return { ok: true };
     } catch (e) {
       this.audit.write('config_rejected', (e as Error).message, actor);
-      this.log.error({ err: e }, 'reload refused: invalid configuration; keeping the running rules');
+      this.log.error({ err: e }, 'reload refused; keeping the running rules');
       return { ok: false, error: (e as Error).message };
     }
-    const old = this.config;
-    this.config = { ...next, socket_path: old.socket_path, data_dir: old.data_dir, log_dir: old.log_dir };
-    try {
-      this.enforce(this.state.current);
-    } catch (e) {
-      this.config = old;
-      this.audit.write('config_rejected', (e as Error).message, actor);
-      return { ok: false, error: (e as Error).message };
-    }
-    if (this.state.pending) this.armTimer();
-    this.audit.write('options_reloaded', 'configuration reloaded and rules re-applied', actor);
-    return { ok: true };
   }
+
+  private changeConfig(text: string, actor: string, action: string, detail: string, invalid: string): void {
+    const parsed = parseConfigText(text);
+    if (!parsed.ok) throw new UserError(`${invalid}: ${parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+    const next = { ...parsed.config, socket_path: this.config.socket_path, data_dir: this.config.data_dir, log_dir: this.config.log_dir };
+    if (this.build(this.state.current, next) !== this.applied) {
+      this.activate({ rules: this.state.current, config: next, configText: text }, actor, detail);
+      this.audit.write(action, detail, actor);
+      return;
+    }
+    // Same ruleset (e.g. only the window changed): nothing to confirm.
+    if (text !== this.configText) this.writeConfig(text);
+    this.configText = text;
+    this.config = next;
+    if (!this.state.pending && this.applied !== null) this.store.saveConfirmedScript(`${HEADER}${this.inputsKey(this.state.current, next)}\n${this.applied}`);
+    this.audit.write(action, `${detail}; ruleset unchanged`, actor);
+  }
+}
+
+function bothRules(rules: RuleSet): Pick<RulesState, 'current' | 'staged'> {
+  return { current: rules, staged: rules };
 }
 
 function issuesText(issues: readonly { path: PropertyKey[]; message: string }[]): string {

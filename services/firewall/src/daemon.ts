@@ -1,16 +1,33 @@
-// Core daemon wiring: config -> core -> socket -> signals.
+// Core daemon wiring: preconditions -> config -> core -> socket -> signals.
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { FirewallConfig } from './config.ts';
 import { FirewallCore } from './core.ts';
-import { socketGroup } from './env.ts';
+import { selfConfirmEndpoints, socketGroup, webPort } from './env.ts';
+import { sshdPorts } from './host.ts';
+import { nftAvailable } from './nft.ts';
 import { listenSocket } from './socket.ts';
 
+const CAP_NET_ADMIN = 12;
+
+/** Why this process cannot manage nftables, or undefined. */
+export function corePrecondition(status = readFileSync('/proc/self/status', 'utf8')): string | undefined {
+  const eff = /^CapEff:\s*([0-9a-f]+)$/m.exec(status)?.[1];
+  if (!eff || !((BigInt(`0x${eff}`) >> BigInt(CAP_NET_ADMIN)) & 1n)) {
+    return 'the core daemon needs root (CAP_NET_ADMIN) to manage nftables; run it as root (see deploy/systemd/task-firewall-core.service)';
+  }
+  if (!nftAvailable()) return 'libnftables.so.1 cannot be loaded: install the Debian package libnftables1';
+  return undefined;
+}
+
 export async function runCore(config: FirewallConfig, configFile: string, logger: Logger): Promise<void> {
-  if (process.getuid?.() !== 0) logger.warn('core daemon is not running as root; nftables calls will fail');
-  const core = new FirewallCore({ config, configFile, logger });
+  const refused = corePrecondition();
+  if (refused) throw new Error(`refusing to start: ${refused}`);
+  const selfConfirm = selfConfirmEndpoints();
+  const core = new FirewallCore({ config, configFile, logger, selfConfirm, firstStart: () => ({ sshPorts: sshdPorts(), webPort: webPort() }) });
   core.start();
   const server = await listenSocket(core, { path: config.socket_path, group: socketGroup() });
-  logger.info({ socket: config.socket_path, status: core.status() }, 'firewall core ready');
+  logger.info({ socket: config.socket_path, status: core.status(), self_confirm: selfConfirm }, 'firewall core ready');
   process.on('SIGHUP', () => {
     const r = core.reload('signal');
     if (r.ok) logger.info('configuration reloaded');

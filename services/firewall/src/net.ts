@@ -57,3 +57,17 @@ export function networkOf(cidr: string): string {
 export function isLinkLocal(cidr: string): boolean {
   return /^fe[89ab]/i.test(cidr) || cidr.startsWith('169.254.');
 }
+
+/**
+ * IPv4-mapped IPv6 (`::ffff:10.0.0.2`, `::ffff:a00:2`, `::ffff:10.0.0.0/104`) -> the IPv4 form the
+ * kernel matches (`ip saddr`); a mapped entry in an IPv6 set would never match real IPv4 traffic.
+ */
+export function unmapAddress(value: string): string {
+  const [addr = '', prefix] = value.split('/');
+  if (!isIPv6(addr)) return value;
+  const n = v6ToBigInt(addr);
+  if (n >> 32n !== 0xffffn) return value;
+  if (prefix !== undefined && Number(prefix) < 96) return value;
+  const v4 = [24n, 16n, 8n, 0n].map((s) => String((n >> s) & 255n)).join('.');
+  return prefix === undefined ? v4 : `${v4}/${Number(prefix) - 96}`;
+}

@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { cidrProblem } from './config.ts';
+import { unmapAddress } from './net.ts';
 
 /** "22", "8000:9000" (easywall) or "8000-9000"; ports 1–65535, range ascending. */
 export function portProblem(value: string): string | undefined {
@@ -41,7 +42,7 @@ export const forwardingRuleSchema = z.strictObject({
   dest_port: z.number().int().min(1).max(65535),
 });
 
-/** Custom rules are nft rule statements added to the input chain; checked by nft itself at apply. */
+/** Custom rules are nft rule statements added to the input chain; nft's check mode vets them at save. */
 const customRule = z
   .string()
   .min(1)
@@ -54,8 +55,8 @@ const MAX_LIST = 1_000_000;
 export const ruleListSchemas = {
   tcp: z.array(portRuleSchema).max(10_000),
   udp: z.array(portRuleSchema).max(10_000),
-  blacklist: z.array(refined(addressProblem)).max(MAX_LIST),
-  whitelist: z.array(refined(addressProblem)).max(MAX_LIST),
+  blacklist: z.array(refined(addressProblem).transform(unmapAddress)).max(MAX_LIST),
+  whitelist: z.array(refined(addressProblem).transform(unmapAddress)).max(MAX_LIST),
   forwarding: z.array(forwardingRuleSchema).max(10_000),
   custom: z.array(customRule).max(10_000),
 } as const;
@@ -79,7 +80,12 @@ export function emptyRules(): RuleSet {
   return { tcp: [], udp: [], blacklist: [], whitelist: [], forwarding: [], custom: [] };
 }
 
-/** A fresh install keeps SSH reachable so the first apply cannot lock the operator out. */
-export function initialRules(): RuleSet {
-  return { ...emptyRules(), tcp: [{ port: '22', description: 'ssh', ssh: true }] };
+/**
+ * A fresh install keeps SSH reachable so the first apply cannot lock the operator out: 22, every port
+ * the SSH daemon listens on, and the web component's port.
+ */
+export function initialRules(opts: { sshPorts?: number[]; webPort?: number } = {}): RuleSet {
+  const ssh = [...new Set([22, ...(opts.sshPorts ?? [])])].map((p) => ({ port: String(p), description: 'ssh', ssh: true }));
+  const web = opts.webPort && !ssh.some((r) => r.port === String(opts.webPort)) ? [{ port: String(opts.webPort), description: 'task-firewall web', ssh: false }] : [];
+  return { ...emptyRules(), tcp: [...ssh, ...web] };
 }

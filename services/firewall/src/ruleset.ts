@@ -3,7 +3,7 @@
 // then the table is recreated whole, so the kernel swaps the old table for the new one or refuses both.
 import { isIPv4 } from 'node:net';
 import type { FirewallConfig } from './config.ts';
-import { networkOf } from './net.ts';
+import { networkOf, unmapAddress } from './net.ts';
 import type { RuleSet } from './rules.ts';
 
 /** Our one table (inet family); nothing else in the kernel ruleset is ever touched. */
@@ -22,13 +22,15 @@ export interface RulesetInput {
   rules: RuleSet;
   /** Container bridges found on the host (used only when `container.enabled`). */
   bridges: Bridge[];
+  /** Interfaces facing the outside: the only ones the bogon filter applies to (`eth*` globs allowed). */
+  external?: string[];
 }
 
 /** Split addresses into single IPs and networks per family, deduplicated, in a stable order. */
 export function splitAddresses(list: readonly string[]) {
   const out = { v4: new Set<string>(), v4net: new Set<string>(), v6: new Set<string>(), v6net: new Set<string>() };
   for (const raw of list) {
-    const a = raw.trim();
+    const a = unmapAddress(raw.trim());
     const [addr = ''] = a.split('/');
     const v4 = isIPv4(addr);
     if (a.includes('/')) (v4 ? out.v4net : out.v6net).add(networkOf(a));
@@ -84,7 +86,7 @@ class Builder {
 }
 
 /** Build the complete nft script for one apply. */
-export function buildRuleset({ config, rules, bridges }: RulesetInput): string {
+export function buildRuleset({ config, rules, bridges, external = [] }: RulesetInput): string {
   const fw = config.firewall;
   const v6 = config.ipv6.enabled;
   const b = new Builder(fw.log_blocked_connections_limit);
@@ -134,20 +136,6 @@ export function buildRuleset({ config, rules, bridges }: RulesetInput): string {
   const nets = splitAddresses(containerNets);
   if (nets.v4net.length) input.push(`ip saddr ${setOf(nets.v4net)} accept`);
   if (v6 && nets.v6net.length) input.push(`ip6 saddr ${setOf(nets.v6net)} accept`);
-
-  // Neighbour discovery before the multicast drop: NS and RA travel to multicast addresses.
-  if (v6 && config.ipv6.icmp_allow_neighbor_advertisement) input.push('icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept');
-  if (v6 && config.ipv6.icmp_allow_router_advertisement) input.push('icmpv6 type nd-router-advert accept');
-
-  // Link-layer classes go before the ICMP accepts, or an ICMP broadcast would be accepted first.
-  if (fw.drop_broadcast) input.push('meta pkttype broadcast counter drop');
-  if (fw.drop_multicast) input.push('meta pkttype multicast counter drop');
-  if (fw.drop_anycast) input.push('fib daddr type anycast counter drop');
-
-  if (fw.bogon_filter) {
-    const internal = ['"lo"', ...bridgeNames.map(q)];
-    input.push(`iifname != ${setOf(internal)} ip saddr ${setOf(RFC1918)} ${b.drop('bogon', fw.bogon_filter_log)}`);
-  }
 
   if (fw.port_scan) {
     const verdict = b.drop('portscan', fw.port_scan_log);
@@ -227,6 +215,24 @@ export function buildRuleset({ config, rules, bridges }: RulesetInput): string {
   }
 
   input.push('ct state established,related accept');
+
+  // Neighbour discovery before the multicast drop: NS and RA travel to multicast addresses.
+  if (v6 && config.ipv6.icmp_allow_neighbor_advertisement) input.push('icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept');
+  if (v6 && config.ipv6.icmp_allow_router_advertisement) input.push('icmpv6 type nd-router-advert accept');
+
+  // Link-layer classes go before the ICMP accepts, or an ICMP broadcast would be accepted first.
+  if (fw.drop_broadcast) input.push('meta pkttype broadcast counter drop');
+  if (fw.drop_multicast) input.push('meta pkttype multicast counter drop');
+  if (fw.drop_anycast) input.push('fib daddr type anycast counter drop');
+
+  // Bogon: only on interfaces named external (a LAN with RFC 1918 addresses is not one), never on
+  // container bridges, and after `established` so it cannot cut a live session.
+  const outside = fw.bogon_filter ? external.filter((x) => x !== 'lo' && !bridgeNames.includes(x)) : [];
+  if (outside.length) {
+    const verdict = b.drop('bogon', fw.bogon_filter_log);
+    for (const ifname of outside) input.push(`iifname ${q(ifname)} ip saddr ${setOf(RFC1918)} ${verdict}`);
+  }
+
   input.push('icmp type { echo-request, destination-unreachable, time-exceeded, parameter-problem } accept');
   if (v6) input.push('icmpv6 type { echo-request, destination-unreachable, packet-too-big, time-exceeded, parameter-problem, nd-router-solicit } accept');
 

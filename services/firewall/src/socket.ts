@@ -46,6 +46,10 @@ export function dispatch(core: FirewallCore, req: Request): Reply {
       case 'CONFIRM':
       case 'CONFIRM_RULES':
         return { success: true, data: core.accept(actor) };
+      case 'ROLLBACK':
+        return { success: true, data: core.rollbackNow(actor) };
+      case 'OFF':
+        return { success: true, data: core.off(actor) };
       case 'GET_OPTIONS':
         return { success: true, data: core.config };
       case 'SAVE_OPTIONS':
@@ -64,8 +68,9 @@ export function dispatch(core: FirewallCore, req: Request): Reply {
     }
   } catch (e) {
     if (e instanceof UserError) return { success: false, error: e.message };
+    // Name the cause (e.g. "EROFS: read-only file system, open '/etc/task-firewall/…'"), never a bare "internal error".
     core.log.error({ err: e, type: req.type }, 'request failed');
-    return { success: false, error: 'internal error' };
+    return { success: false, error: `${String(req.type)} failed: ${(e as Error).message}` };
   }
 }
 

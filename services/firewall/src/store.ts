@@ -1,5 +1,5 @@
 // Persistent files: rules.json and the version cache in data_dir, audit.log in log_dir.
-import { accessSync, appendFileSync, closeSync, constants, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { accessSync, appendFileSync, closeSync, constants, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { initialRules, ruleSetSchema } from './rules.ts';
@@ -17,11 +17,13 @@ const stateSchema = z.object({
   pending: z.object({ applied_at: z.string(), deadline: z.string() }).nullable().default(null),
   acceptance: z.enum(ACCEPTANCE_STATES).default('idle'),
   last_apply: z.string().nullable().default(null),
+  /** Config file text to write back when a pending options change is rolled back. */
+  backup_config: z.string().nullable().default(null),
 });
 export type RulesState = z.output<typeof stateSchema>;
 
 export function initialState(): RulesState {
-  return { current: initialRules(), staged: initialRules(), backup: null, pending: null, acceptance: 'idle', last_apply: null };
+  return { current: initialRules(), staged: initialRules(), backup: null, pending: null, acceptance: 'idle', last_apply: null, backup_config: null };
 }
 
 /** Write via a temp file, fsync and rename, so a crash leaves either the old or the new file. */
@@ -52,17 +54,60 @@ export function ensureWritableDir(dir: string, label: string): void {
 
 export class RulesStore {
   readonly file: string;
+  /** Copy of the last rules.json that was written successfully (read when rules.json is corrupt). */
+  readonly lastGood: string;
+  /** The last confirmed ruleset as the exact nft script; rollback re-applies it byte for byte. */
+  readonly confirmedFile: string;
   constructor(dataDir: string) {
     this.file = join(dataDir, 'rules.json');
+    this.lastGood = `${this.file}.last-good`;
+    this.confirmedFile = join(dataDir, 'confirmed.nft');
   }
 
-  load(): RulesState {
-    if (!existsSync(this.file)) return initialState();
-    return stateSchema.parse(JSON.parse(readFileSync(this.file, 'utf8')));
+  /**
+   * The stored state, or undefined on a fresh install. A corrupt rules.json is moved aside and the
+   * last good copy used; without one the error names both files (the daemon refuses to start).
+   */
+  load(onRecovered?: (message: string) => void): RulesState | undefined {
+    if (!existsSync(this.file)) return undefined;
+    const problem = parseProblem(this.file);
+    if (typeof problem !== 'string') return problem;
+    const corrupt = `${this.file}.corrupt`;
+    if (existsSync(this.lastGood)) {
+      const good = parseProblem(this.lastGood);
+      if (typeof good !== 'string') {
+        renameSync(this.file, corrupt);
+        writeFileAtomic(this.file, readFileSync(this.lastGood, 'utf8'));
+        onRecovered?.(`${this.file} is corrupt (${problem}); moved to ${corrupt}, using the last good copy ${this.lastGood}`);
+        return good;
+      }
+    }
+    throw new Error(`${this.file} is corrupt (${problem}) and there is no usable last good copy (${this.lastGood}); fix or remove the file`);
   }
 
   save(state: RulesState): void {
-    writeFileAtomic(this.file, `${JSON.stringify(state, null, 2)}\n`);
+    const text = `${JSON.stringify(state, null, 2)}\n`;
+    writeFileAtomic(this.file, text);
+    writeFileAtomic(this.lastGood, text);
+  }
+
+  confirmedScript(): string | null {
+    return existsSync(this.confirmedFile) ? readFileSync(this.confirmedFile, 'utf8') : null;
+  }
+
+  saveConfirmedScript(script: string | null): void {
+    if (script === null) rmSync(this.confirmedFile, { force: true });
+    else writeFileAtomic(this.confirmedFile, script);
+  }
+}
+
+/** The parsed state, or why the file cannot be used. */
+function parseProblem(file: string): RulesState | string {
+  try {
+    const r = stateSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+    return r.success ? r.data : r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  } catch (e) {
+    return (e as Error).message;
   }
 }
 

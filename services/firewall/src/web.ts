@@ -2,7 +2,10 @@
 // Login with the component's own password; session cookie (HttpOnly, SameSite=Strict) plus a
 // per-session CSRF token required on every state-changing request.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import type { FirewallConfig } from './config.ts';
 import { webEnv } from './env.ts';
@@ -24,6 +27,24 @@ export interface WebOptions {
   socketPath: string;
   password: string;
   logger: Logger;
+  /** Mark the session cookie Secure (served over TLS, here or by a proxy in front). */
+  secureCookie?: boolean;
+  /** Host names accepted besides IP literals and localhost (DNS-rebinding guard). */
+  allowedHosts?: string[];
+  /** PEM certificate and key: serve HTTPS. */
+  tls?: { cert: Buffer; key: Buffer };
+}
+
+/**
+ * The Host header names this server: an IP literal, localhost, or a configured name. A name a
+ * rebinding attacker points at us (their own domain) is refused.
+ */
+export function hostAllowed(header: string | undefined, allowed: readonly string[]): boolean {
+  if (!header) return false;
+  const m = /^(\[[^\]]+\]|[^:]+)(?::\d+)?$/.exec(header.trim().toLowerCase());
+  if (!m) return false;
+  const host = m[1]!.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  return isIP(host) !== 0 || host === 'localhost' || allowed.includes(host);
 }
 
 function safeEqual(a: string, b: string): boolean {
@@ -89,24 +110,31 @@ export function createWebServer(opts: WebOptions): Server {
       reply = await request(opts.socketPath, type, payload);
     } catch (e) {
       opts.logger.error({ err: e }, 'core socket unreachable');
-      send(res, 502, { success: false, error: 'firewall core is not reachable' });
+      send(res, 502, { success: false, error: `firewall core is not reachable at ${opts.socketPath}: ${(e as Error).message}` });
       return;
     }
     send(res, reply.success ? 200 : 400, reply);
   };
 
-  return createServer((req, res) => {
+  const cookieAttrs = `HttpOnly; SameSite=Strict; Path=/${opts.secureCookie ? '; Secure' : ''}`;
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((e: unknown) => {
       const status = (e as { status?: number }).status ?? 500;
       if (status === 500) opts.logger.error({ err: e }, 'web request failed');
       if (!res.headersSent) send(res, status, { success: false, error: status === 500 ? 'internal error' : (e as Error).message });
     });
-  });
+  };
+  return opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) : createServer(listener);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
     const path = url.pathname;
+
+    if (path !== '/healthz' && !hostAllowed(req.headers.host, opts.allowedHosts ?? [])) {
+      send(res, 421, { success: false, error: `Host ${req.headers.host ?? '(none)'} is not served here; add it to FIREWALL_WEB_ALLOWED_HOSTS` });
+      return;
+    }
 
     if (method === 'GET' && (path === '/' || path === '/index.html')) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...SECURITY_HEADERS });
@@ -154,7 +182,7 @@ export function createWebServer(opts: WebOptions): Server {
       const session = { csrf: randomBytes(24).toString('base64url'), expires: Date.now() + SESSION_TTL_MS };
       sessions.set(token, session);
       send(res, 200, { success: true, data: { csrf_token: session.csrf } }, {
-        'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}`,
+        'set-cookie': `${COOKIE}=${token}; ${cookieAttrs}; Max-Age=${SESSION_TTL_MS / 1000}`,
       });
       return;
     }
@@ -180,7 +208,7 @@ export function createWebServer(opts: WebOptions): Server {
     if (path === '/api/logout' && method === 'POST') {
       const token = cookieOf(req, COOKIE);
       if (token) sessions.delete(token);
-      send(res, 200, { success: true }, { 'set-cookie': `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0` });
+      send(res, 200, { success: true }, { 'set-cookie': `${COOKIE}=; ${cookieAttrs}; Max-Age=0` });
       return;
     }
     if (path === '/api/status' && method === 'GET') return forward(res, 'GET_STATUS');
@@ -204,9 +232,10 @@ export function createWebServer(opts: WebOptions): Server {
 export async function runWeb(config: FirewallConfig, logger: Logger): Promise<void> {
   const env = webEnv();
   if (!env.password) throw new Error('set FIREWALL_WEB_PASSWORD or FIREWALL_WEB_PASSWORD_FILE: the web component never runs without a login');
-  const server = createWebServer({ socketPath: config.socket_path, password: env.password, logger });
+  const tls = env.tlsCertFile && env.tlsKeyFile ? { cert: readFileSync(env.tlsCertFile), key: readFileSync(env.tlsKeyFile) } : undefined;
+  const server = createWebServer({ socketPath: config.socket_path, password: env.password, logger, secureCookie: env.secureCookie, allowedHosts: env.allowedHosts, tls });
   await new Promise<void>((resolve) => server.listen(env.port, env.host, resolve));
-  logger.info({ port: env.port, socket: config.socket_path }, 'firewall web ready');
+  logger.info({ host: env.host, port: env.port, tls: !!tls, socket: config.socket_path }, 'firewall web ready');
   const stop = () => server.close(() => process.exit(0));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
@@ -96,6 +96,12 @@ describe('deploy/systemd units', () => {
     expect(`/run/${core.Service?.RuntimeDirectory?.[0]}/core.sock`).toBe(cfg.socket_path);
     expect(`/var/lib/${core.Service?.StateDirectory?.[0]}`).toBe(cfg.data_dir);
     expect(`/var/log/${core.Service?.LogsDirectory?.[0]}`).toBe(cfg.log_dir);
+  });
+
+  it('the core may write its config (SAVE_OPTIONS) despite ProtectSystem=strict', () => {
+    expect(core.Service?.ProtectSystem).toEqual(['strict']);
+    expect(core.Service?.ReadWritePaths).toEqual([dirname(INSTALLED_CONFIG)]);
+    expect(argv(core).at(-1)).toBe(INSTALLED_CONFIG);
   });
 
   const analyze = spawnSync('sh', ['-c', 'command -v systemd-analyze']).status === 0;

@@ -41,7 +41,8 @@ describe.skipIf(!!skip)('protection modules in network namespaces', () => {
     bed.inHost(['nft', 'add table ip foreign; add chain ip foreign engine { type filter hook forward priority 0; policy accept; }; add rule ip foreign engine counter accept']);
     foreign = bed.inHost(['nft', 'list', 'table', 'ip', 'foreign']);
     const file = writeConfig(bed, { acceptance: { enabled: false } });
-    core = await startCore(bed, file);
+    // The veth is this host's outside: the bogon filter applies there only.
+    core = await startCore(bed, file, { env: { FIREWALL_EXTERNAL_INTERFACES: 'vh' } });
     server = listen(bed, [22, 8080, 8081]);
   });
 
@@ -229,6 +230,13 @@ describe.skipIf(!!skip)('protection modules in network namespaces', () => {
     expect(json).not.toContain('ipv6_addr');
     expect(ping(bed, bed.hostIp6, 2, 100).received).toBe(0);
     expect(ping(bed, bed.hostIp, 2, 100).received).toBe(2);
+  });
+
+  it('blacklist: an IPv4-mapped IPv6 entry blocks the IPv4 source', async () => {
+    await configure({}, {}, { blacklist: [`::ffff:${bed.peerIp}`] });
+    expect(((await core.req('GET_RULES')).data as { current: { blacklist: string[] } }).current.blacklist).toEqual([bed.peerIp]);
+    expect(ping(bed, bed.hostIp, 2, 100).received).toBe(0);
+    expect(counterOf(bed, '@blacklist-v4')).toBeGreaterThanOrEqual(2);
   });
 
   it('blacklist and whitelist: IPs and CIDRs in sets', async () => {

@@ -16,8 +16,8 @@ function config(raw: Record<string, unknown> = {}): FirewallConfig {
   return r.config;
 }
 
-function build(fw: Record<string, unknown> = {}, extra: Record<string, unknown> = {}, rules: Partial<RuleSet> = {}, bridges: Bridge[] = []): string {
-  return buildRuleset({ config: config({ firewall: fw, ...extra }), rules: { ...emptyRules(), ...rules }, bridges });
+function build(fw: Record<string, unknown> = {}, extra: Record<string, unknown> = {}, rules: Partial<RuleSet> = {}, bridges: Bridge[] = [], external = ['eth0']): string {
+  return buildRuleset({ config: config({ firewall: fw, ...extra }), rules: { ...emptyRules(), ...rules }, bridges, external });
 }
 
 const ALL_OFF = Object.fromEntries(
@@ -126,9 +126,24 @@ describe('buildRuleset: modules', () => {
     expect(s).toContain('type filter hook prerouting priority -450; policy accept;');
   });
 
-  it('bogon filter skips loopback and detected container bridges', () => {
-    const s = build({ bogon_filter: true }, { container: { enabled: true } }, {}, [{ name: 'docker0', networks: ['172.17.0.0/16'] }]);
-    expect(s).toContain('iifname != { "lo", "docker0" } ip saddr { 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 } counter drop');
+  it('bogon filter: only on external interfaces (never lo or a detected bridge), after established', () => {
+    const s = build({ bogon_filter: true }, { container: { enabled: true } }, {}, [{ name: 'docker0', networks: ['172.17.0.0/16'] }], ['eth0', 'wan*', 'lo', 'docker0']);
+    const bogon = s.split('\n').filter((l) => l.includes('192.168.0.0/16'));
+    expect(bogon.map((l) => l.trim())).toEqual([
+      'iifname "eth0" ip saddr { 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 } counter drop',
+      'iifname "wan*" ip saddr { 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 } counter drop',
+    ]);
+    expect(s.indexOf('ct state established,related accept')).toBeLessThan(s.indexOf('iifname "eth0"'));
+    // No interface named external: no bogon rule at all (a LAN with RFC 1918 addresses keeps working).
+    expect(build({ bogon_filter: true }, {}, {}, [], [])).not.toContain('192.168.0.0/16');
+  });
+
+  it('IPv4-mapped IPv6 list entries become IPv4 (the kernel matches them with ip saddr)', () => {
+    const s = build({}, {}, { blacklist: ['::ffff:10.250.0.2', '::FFFF:10.1.0.0/112'], whitelist: ['::ffff:c000:0201'] });
+    expect(s).toContain('set blacklist-v4 { type ipv4_addr; elements = { 10.250.0.2 }; }');
+    expect(s).toContain('set blacklist-net-v4 { type ipv4_addr; flags interval; auto-merge; elements = { 10.1.0.0/16 }; }');
+    expect(s).toContain('set whitelist-v4 { type ipv4_addr; elements = { 192.0.2.1 }; }');
+    expect(s).not.toContain('ffff');
   });
 });
 

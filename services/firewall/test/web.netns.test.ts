@@ -3,7 +3,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { createConnection, createServer } from 'node:net';
+import { until } from '../../../tools/testenv/wait.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_REQUEST_BYTES } from '../src/socket.ts';
 import { CLI, NODE, createBed, netnsUnavailable, startCore, type Bed, type CoreProc } from './helpers/netns.ts';
@@ -74,13 +77,13 @@ describe.skipIf(!!skip)('core socket and web component', () => {
     it('answers {success, data} and {success:false, error} in the easywall shape', async () => {
       const status = await core.req('GET_STATUS');
       expect(status.success).toBe(true);
-      expect(status.data).toMatchObject({ active: true, acceptance: 'idle', has_pending: false, last_apply: null });
+      expect(status.data).toMatchObject({ active: true, acceptance: 'accepted', has_pending: false });
       expect(await core.req('NO_SUCH_THING')).toEqual({ success: false, error: 'unknown request type: NO_SUCH_THING' });
       expect(JSON.parse(await rawRequest(core.socket, '{not json'))).toEqual({ success: false, error: 'request is not valid JSON' });
       const opts = await core.req('GET_OPTIONS');
       expect(opts.data).toMatchObject({ acceptance: { enabled: true, duration: 60 }, firewall: { syn_flood_limit: 100 } });
       const rules = await core.req('GET_RULES');
-      expect(rules.data).toMatchObject({ current: { tcp: [{ port: '22', ssh: true }], blacklist: [] }, staged: { udp: [] } });
+      expect(rules.data).toMatchObject({ current: { tcp: [{ port: '22', ssh: true }, { port: '8080', ssh: false }], blacklist: [] }, staged: { udp: [] } });
     });
 
     it('keeps rules.json, the version cache and audit.log in the configured directories', () => {
@@ -89,7 +92,7 @@ describe.skipIf(!!skip)('core socket and web component', () => {
       const version = JSON.parse(readFileSync(join(bed.dir, 'data', 'version.json'), 'utf8'));
       expect(Object.keys(version).sort()).toEqual(['checked_at', 'current', 'latest', 'release_url', 'update_available']);
       const audit = readFileSync(join(bed.dir, 'log', 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-      expect(audit[0]).toMatchObject({ action: 'boot_enforced', actor: 'system' });
+      expect(audit[0]).toMatchObject({ action: 'apply_started', detail: 'first start', actor: 'system' });
       expect(statSync(join(bed.dir, 'log', 'audit.log')).mode & 0o777).toBe(0o640);
     });
 
@@ -111,11 +114,14 @@ describe.skipIf(!!skip)('core socket and web component', () => {
       expect(JSON.parse(readFileSync(core.configFile, 'utf8')).firewall.icmp_flood_connection_limit).toBe(42);
       expect(bed.inHost(['nft', 'list', 'chain', 'inet', 'task_firewall', 'input'])).toContain('limit rate over 42/second');
       expect((await core.req('GET_OPTIONS')).data).toMatchObject({ acceptance: { duration: 60 }, firewall: { icmp_flood_connection_limit: 42 } });
+      // A ruleset change like any other: pending until confirmed.
+      expect((await core.req('GET_STATUS')).data).toMatchObject({ acceptance: 'pending' });
+      expect((await core.req('ACCEPT')).success).toBe(true);
     });
 
     it('EXPORT_RULES / IMPORT_RULES round-trip the staged rules (validated)', async () => {
       const exported = await core.req('EXPORT_RULES');
-      expect(exported.data).toMatchObject({ tcp: [{ port: '22' }] });
+      expect(exported.data).toMatchObject({ tcp: [{ port: '22' }, { port: '8080' }] });
       const next = { ...(exported.data as object), udp: [{ port: '53', description: 'dns', ssh: false }] };
       expect((await core.req('IMPORT_RULES', { rules: { ...next, bogus: [] } })).success).toBe(false);
       expect((await core.req('IMPORT_RULES', { rules: next })).data).toMatchObject({ udp: [{ port: '53' }] });
@@ -213,6 +219,78 @@ describe.skipIf(!!skip)('core socket and web component', () => {
       const r = spawnSync(NODE, [CLI, 'web', '--config', core.configFile], { env, encoding: 'utf8', timeout: 20_000 });
       expect(r.status).not.toBe(0);
       expect(r.stderr).toContain('FIREWALL_WEB_PASSWORD');
+    });
+  });
+
+  describe('exposure (issue 19.15)', () => {
+    const spawned: ChildProcess[] = [];
+    afterAll(() => {
+      for (const p of spawned) p.kill('SIGKILL');
+    });
+
+    function startWeb(env: Record<string, string>, ns?: string) {
+      const cmd = ns ? ['ip', 'netns', 'exec', ns, NODE, CLI, 'web', '--config', core.configFile] : [NODE, CLI, 'web', '--config', core.configFile];
+      const p = spawn(cmd[0]!, cmd.slice(1), { env: { ...process.env, FIREWALL_WEB_HOST: '', FIREWALL_WEB_PASSWORD: PASSWORD, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      p.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+      spawned.push(p);
+      return until(() => out.includes('firewall web ready') && out, 'the web component to start');
+    }
+
+    /** One request with an explicit Host header (fetch does not let a caller set it). */
+    function raw(url: string, opts: { method?: string; host?: string; body?: string } = {}): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+      const u = new URL(url);
+      const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, {
+        method: opts.method ?? 'GET',
+        headers: { ...(opts.host ? { host: opts.host } : {}), ...(opts.body ? { 'content-type': 'application/json' } : {}) },
+        rejectUnauthorized: false,
+      });
+      return new Promise((resolve, reject) => {
+        req.on('response', (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        });
+        req.on('error', reject);
+        req.end(opts.body);
+      });
+    }
+
+    it('listens on 127.0.0.1 unless FIREWALL_WEB_HOST says otherwise', async () => {
+      const port = await freePort();
+      const out = await startWeb({ FIREWALL_WEB_PORT: String(port) }, bed.host);
+      expect(out).toContain('"host":"127.0.0.1"');
+      const listening = bed.inHost(['ss', '-ltnH', `sport = :${port}`]);
+      expect(listening).toContain(`127.0.0.1:${port}`);
+      expect(listening).not.toMatch(new RegExp(`(0\\.0\\.0\\.0|\\*|\\[::\\]):${port}`));
+    });
+
+    it('refuses a Host header that names another site (DNS rebinding); IP literals and localhost pass', async () => {
+      expect((await raw(`${base}/api/session`, { host: 'rebind.attacker.test' })).status).toBe(421);
+      expect((await raw(`${base}/`, { host: `rebind.attacker.test:${new URL(base).port}` })).status).toBe(421);
+      expect((await raw(`${base}/api/session`, { host: `localhost:${new URL(base).port}` })).status).toBe(200);
+      expect((await raw(`${base}/api/session`)).status).toBe(200);
+      const port = await freePort();
+      await startWeb({ FIREWALL_WEB_PORT: String(port), FIREWALL_WEB_ALLOWED_HOSTS: 'fw.internal.test' });
+      expect((await raw(`http://127.0.0.1:${port}/api/session`, { host: 'fw.internal.test' })).status).toBe(200);
+    });
+
+    it('over TLS the session cookie is Secure; over plain HTTP it is not (unless FIREWALL_WEB_SECURE_COOKIE)', async () => {
+      const key = join(bed.dir, 'web.key');
+      const cert = join(bed.dir, 'web.crt');
+      const gen = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=localhost', '-days', '1', '-keyout', key, '-out', cert], { encoding: 'utf8' });
+      expect(gen.status, gen.stderr).toBe(0);
+      const login = JSON.stringify({ password: PASSWORD });
+      const tlsPort = await freePort();
+      await startWeb({ FIREWALL_WEB_PORT: String(tlsPort), FIREWALL_WEB_TLS_CERT_FILE: cert, FIREWALL_WEB_TLS_KEY_FILE: key });
+      const secure = await raw(`https://127.0.0.1:${tlsPort}/api/login`, { method: 'POST', body: login });
+      expect(secure.status).toBe(200);
+      expect(String(secure.headers['set-cookie'])).toMatch(/; Secure/);
+      const plain = await raw(`${base}/api/login`, { method: 'POST', body: login });
+      expect(String(plain.headers['set-cookie'])).not.toMatch(/Secure/);
+      const proxied = await freePort();
+      await startWeb({ FIREWALL_WEB_PORT: String(proxied), FIREWALL_WEB_SECURE_COOKIE: 'true' });
+      expect(String((await raw(`http://127.0.0.1:${proxied}/api/login`, { method: 'POST', body: login })).headers['set-cookie'])).toMatch(/; Secure/);
     });
   });
 });

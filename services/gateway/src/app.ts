@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import fastifyStatic from '@fastify/static';
 import { AppError, routes as allRoutes, type AnyRoute } from '@tasksvc/proto';
 import type { Bus, Config, Logger, Pool } from '@tasksvc/runtime';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { trustedHops } from './client-address.ts';
 import { registerForwardedRoutes } from './forward.ts';
 import { extensions } from './extensions.ts';
 import { registerHealth } from './health.ts';
+import { registerSameOrigin } from './same-origin.ts';
+import { registerSecurityHeaders } from './security-headers.ts';
+import { RequestLogController } from './request-log.ts';
+import { registerStaticAssets } from './static-assets.ts';
 
 export interface GatewayDeps {
   config: Config;
@@ -38,7 +42,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT,
-    trustProxy: config.AUTH_TRUST_HOST,
+    trustProxy: trustedHops(config.TRUST_PROXY_HOPS),
+    logController: new RequestLogController(),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
@@ -51,17 +56,16 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   const loopbackConfigured = isLoopbackHost(new URL(config.PUBLIC_APP_URL).host);
   const trustedHost = (host: string) => allowedHosts.has(host) || (loopbackConfigured && isLoopbackHost(host));
 
+  registerSecurityHeaders(app);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
-    reply.header('strict-transport-security', 'max-age=63072000; includeSubDomains');
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'strict-origin-when-cross-origin');
-    reply.header('x-frame-options', 'DENY');
     if (!config.AUTH_TRUST_HOST && !HOST_CHECK_EXEMPT.has(req.url.split('?')[0]!)) {
       const host = String(req.headers.host ?? '').toLowerCase();
       if (!trustedHost(host)) throw new AppError('UNTRUSTED_HOST', `untrusted host "${host}": set AUTH_TRUST_HOST=true behind a proxy, or use ${[...allowedHosts].join(' or ')}`);
     }
   });
+
+  registerSameOrigin(app, deps);
 
   app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
     if (err instanceof AppError) {
@@ -90,7 +94,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   for (const extend of extensions) await extend(app, deps);
 
   if (deps.uiDir && existsSync(deps.uiDir)) {
-    await app.register(fastifyStatic, { root: deps.uiDir, prefix: '/', wildcard: false, index: ['index.html'] });
+    await registerStaticAssets(app, deps.uiDir);
   }
   return app;
 }

@@ -1,7 +1,8 @@
 import { AppError, issuesFromZod, type AnyRoute, type RawResponse } from '@tasksvc/proto';
-import type { Bus, Config } from '@tasksvc/runtime';
+import type { Bus, Config, Logger, Pool } from '@tasksvc/runtime';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorize, resolveIdentity } from './identity.ts';
+import { enforceRateLimit } from './rate-limit.ts';
 
 /** Deeper input than any route needs; refusing it keeps recursive code downstream safe. */
 const MAX_DEPTH = 32;
@@ -33,17 +34,18 @@ function parsePart<T>(route: AnyRoute, part: 'params' | 'query' | 'body', value:
  * Register every declared route: validate input with the route's schemas (400 naming each field),
  * authenticate and authorise, then forward the typed call to the owning service over the bus.
  */
-export function registerForwardedRoutes(app: FastifyInstance, routes: AnyRoute[], deps: { bus: Bus; config: Config }): void {
+export function registerForwardedRoutes(app: FastifyInstance, routes: AnyRoute[], deps: { bus: Bus; config: Config; pool: Pool; log: Logger }): void {
   for (const route of routes) {
     app.route({
       method: route.method,
       url: route.path,
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
-        const user = route.auth === 'none' && !req.headers.cookie && !req.headers.authorization ? null : await resolveIdentity(req, deps.bus, deps.config).catch((err: unknown) => {
+        const user = route.auth === 'none' && !req.headers.cookie && !req.headers.authorization ? null : await resolveIdentity(req, deps.bus, deps.config, { fresh: route.rpc.subject.startsWith('auth.') }).catch((err: unknown) => {
           if (route.auth === 'none') return null;
           throw err;
         });
         authorize(route.auth, route.method, user);
+        await enforceRateLimit(route, user, deps, reply);
         const call = {
           user,
           params: parsePart(route, 'params', req.params ?? {}),

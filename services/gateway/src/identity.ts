@@ -1,18 +1,28 @@
 import { AppError, resolveIdentityRpc, type Identity, type RouteAuth } from '@tasksvc/proto';
 import type { Bus, Config } from '@tasksvc/runtime';
 import type { FastifyRequest } from 'fastify';
+import { createHash } from 'node:crypto';
+import { identityCache } from './identity-cache.ts';
 
 /** `authjs.session-token` or `__Secure-authjs.session-token` among the request's cookies. */
-const SESSION_COOKIE_RE = /(?:^|;\s*)(?:__Secure-)?authjs\.session-token=/;
+export const SESSION_COOKIE_RE = /(?:^|;\s*)(?:__Secure-)?authjs\.session-token=/;
 
-/** Who is calling: asks the auth service (session cookie or API key). Null when anonymous. */
-export async function resolveIdentity(req: FastifyRequest, bus: Bus, config: Config): Promise<Identity | null> {
+/**
+ * Who is calling: asks the auth service (session cookie or API key). Null when anonymous. `fresh`:
+ * never from the cache (the auth service's own account routes always see the credential as it is now).
+ */
+export async function resolveIdentity(req: FastifyRequest, bus: Bus, config: Config, opts: { fresh?: boolean } = {}): Promise<Identity | null> {
   const authorization = req.headers.authorization;
   // Only the session cookie identifies anyone: other cookies (CSRF, callback URL…) need no round trip.
   const cookie = req.headers.cookie && SESSION_COOKIE_RE.test(req.headers.cookie) ? req.headers.cookie : undefined;
   if (!cookie && !authorization) return null;
-  const user = await bus.request(resolveIdentityRpc, { cookie, authorization }, { requestId: String(req.id), timeoutMs: 5_000 });
+  // An API key alone is answered from the cache (the cookie, when there is one, is ignored then too).
+  const cache = authorization?.startsWith('Bearer ') && !opts.fresh ? identityCache(bus) : undefined;
+  const key = cache && createHash('sha256').update(authorization!).digest('base64');
+  const cached = key ? cache.get(key) : undefined;
+  const user = cached ?? (await bus.request(resolveIdentityRpc, { cookie, authorization }, { requestId: String(req.id), timeoutMs: 5_000 }));
   if (!user) return null;
+  if (key && !cached) cache.set(key, user);
   return { ...user, isAdmin: config.ADMIN_USER_IDS.includes(user.id.toLowerCase()) };
 }
 

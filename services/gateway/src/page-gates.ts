@@ -18,6 +18,23 @@ function pathOf(req: FastifyRequest): string {
   return req.url.split('?')[0] ?? '/';
 }
 
+/**
+ * The path as the browser's router will see it: dot segments resolved, percent-escapes decoded,
+ * repeated slashes collapsed, lower-cased, no trailing slash. `/ADMIN`, `//admin`, `/%61dmin/`,
+ * `/x/../admin` all name the admin page, so every gate decides on this form.
+ */
+export function normalisePagePath(raw: string): string {
+  let path = new URL(raw.replace(/^[/\\]+/, '/'), 'http://gate.invalid').pathname;
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // a malformed escape stays as sent
+  }
+  return path.replace(/[/\\]+/g, '/').toLowerCase().replace(/(.)\/$/, '$1');
+}
+
+const isAdminPath = (path: string) => path === '/admin' || path.startsWith('/admin/');
+
 /** A page path (not an API call, not a file such as /assets/app.js). */
 function isPagePath(path: string): boolean {
   return !path.startsWith('/api/') && !/\.[A-Za-z0-9]+$/.test(path.slice(path.lastIndexOf('/')));
@@ -64,12 +81,12 @@ export async function registerPageGates(app: FastifyInstance, deps: GatewayDeps)
     if (!user) return signInFirst(req, reply);
     if (await pendingRedirect(req, reply, user)) return reply;
     if (!user.isAdmin) {
+      // Still 403, but inside the app (its styles and navigation), which says why; plain HTML without a built UI.
+      if (shell) return reply.code(403).header('cache-control', 'no-store').sendFile('index.html', shell);
       return reply.code(403).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page('Not allowed', 'This page is for administrators listed in ADMIN_USER_IDS.'));
     }
     return sendShell(reply);
   };
-  app.get('/admin', admin);
-  app.get('/admin/*', admin);
 
   app.get('/setup/2fa', async (req, reply) => {
     const user = await identityOf(req);
@@ -79,8 +96,11 @@ export async function registerPageGates(app: FastifyInstance, deps: GatewayDeps)
 
   app.addHook('onRequest', async (req, reply) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return;
-    const path = pathOf(req);
-    if (!isPagePath(path) || OPEN_PAGES.has(path) || path === '/admin' || path.startsWith('/admin/')) return;
+    const path = normalisePagePath(pathOf(req));
+    if (!isPagePath(path)) return;
+    // one admin gate, on the normalised path, whatever route or fallback would answer the raw one
+    if (isAdminPath(path)) return admin(req, reply);
+    if (OPEN_PAGES.has(path)) return;
     if (!req.headers.cookie) return;
     const user = await identityOf(req).catch(() => null);
     if (user) await pendingRedirect(req, reply, user);

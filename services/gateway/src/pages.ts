@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { updateStatusRpc } from '@tasksvc/proto';
 import type { Config } from '@tasksvc/runtime';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -63,9 +64,12 @@ main{max-width:46rem;margin:0 auto;padding:1.5rem 1rem 3rem}a{color:var(--accent
 header{display:flex;gap:1rem;align-items:center;justify-content:space-between;flex-wrap:wrap;padding:.75rem 1rem;border-bottom:1px solid var(--border);background:var(--card)}
 header a{font-weight:600;text-decoration:none}nav{display:flex;gap:1rem}
 .card{background:var(--card);border:1px solid var(--border);border-radius:.75rem;padding:1rem 1.25rem}
-.warning{background:var(--warn-bg);color:var(--warn-fg);border:1px solid currentColor;border-radius:.75rem;padding:1rem 1.25rem}
+.warning{background:var(--warn-bg);color:var(--warn-fg);border:1px solid currentColor;border-radius:.75rem;padding:1rem 1.25rem}.warning h2{margin-top:0}
 code{font-family:ui-monospace,monospace;font-size:.95em;overflow-wrap:anywhere}address{font-style:normal}
 `;
+
+/** The pages' one inline stylesheet, allowed by its hash in the Content-Security-Policy (security-headers.ts). */
+export const PAGE_CSS_HASH = `'sha256-${createHash('sha256').update(PAGE_CSS).digest('base64')}'`;
 
 function layout(title: string, body: string): string {
   return `<!doctype html>
@@ -92,7 +96,7 @@ ${body}
 function configurationWarning(title: string, missing: string[]): string {
   return `<h1>${escapeHtml(title)}</h1>
 <div class="warning" role="alert" data-testid="legal-config-warning">
-<h2 style="margin-top:0">Configuration warning: legal information missing</h2>
+<h2>Configuration warning: legal information missing</h2>
 <p>This page cannot show legal content because the operator of this instance has not configured it.
 Set the following environment variables and restart the service:</p>
 <ul>${missing.map((v) => `<li><code>${v}</code></li>`).join('')}</ul>

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, defineRoute, resolveIdentityRpc } from '@tasksvc/proto';
+import { AppError, defineRoute, IDENTITY_CHANGED_SUBJECT, resolveIdentityRpc } from '@tasksvc/proto';
 import { createMemoryBus, createPool } from '@tasksvc/runtime';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { quietLogger, testConfig } from '../../../tools/testenv/index.ts';
+import { quietLogger, testConfig, until } from '../../../tools/testenv/index.ts';
 import { buildGateway } from '../src/app.ts';
 
 const log = quietLogger();
 const alice = randomUUID();
+const bob = randomUUID();
 
 const echo = defineRoute({
   method: 'POST',
@@ -170,6 +171,39 @@ describe('gateway input safety nets', () => {
     const range = await app.inject({ method: 'POST', url: `/api/test/things/${randomUUID()}`, headers, payload: { title: 'ok' } });
     expect(range.statusCode).toBe(400);
     expect(range.json().code).toBe('VALIDATION_FAILED');
+    await app.close();
+    await pool.end();
+  });
+});
+
+describe('API-key identities', () => {
+  it('asks the auth service once for a burst of requests with one key, and again at once after the user changes their account', async () => {
+    const config = testConfig({ ADMIN_USER_IDS: '' });
+    const bus = createMemoryBus(log);
+    const pool = createPool('postgres://postgres@127.0.0.1:1/none', log);
+    const asked: string[] = [];
+    bus.serve(resolveIdentityRpc, async ({ authorization }) => {
+      asked.push(authorization ?? '');
+      const id = authorization === 'Bearer key-a' ? alice : authorization === 'Bearer key-b' ? bob : null;
+      return id && { id, email: 'a@example.com', method: 'api_key' as const, readOnly: false, secondFactorOk: true, isAdmin: false };
+    });
+    bus.serve(list.rpc, async () => ['a']);
+    const app = await buildGateway({ config, bus, pool, log, routes: [list] });
+    const get = async (key: string) => (await app.inject({ method: 'GET', url: '/api/test/things', headers: { host: 'localhost:3000', authorization: `Bearer ${key}` } })).statusCode;
+    for (let i = 0; i < 3; i++) expect(await get('key-a')).toBe(200);
+    expect(await get('key-b')).toBe(200);
+    expect(await get('nope')).toBe(401);
+    expect(await get('nope')).toBe(401);
+    expect(asked).toEqual(['Bearer key-a', 'Bearer key-b', 'Bearer nope', 'Bearer nope']);
+    // what the auth service broadcasts after any account change (a revoked key, a new factor)
+    bus.broadcast(IDENTITY_CHANGED_SUBJECT, { userId: alice });
+    await until(async () => {
+      await get('key-a');
+      return asked.length > 4;
+    }, 'the identity asked again');
+    expect(asked.slice(4)).toEqual(['Bearer key-a']);
+    expect(await get('key-b')).toBe(200);
+    expect(asked).toHaveLength(5);
     await app.close();
     await pool.end();
   });

@@ -376,6 +376,22 @@ describe('notification channels against real local peers', () => {
     expect((await h.call('DELETE', '/api/settings/notification-channels/http-alert', bob)).status).toBe(204);
     expect((await h.call('DELETE', '/api/settings/notification-channels/http-alert', bob)).status).toBe(404);
   });
+
+  it("a push subscription stays its owner's when another user registers the same endpoint", async () => {
+    const phone = alicePhone().subscription;
+    const keysOf = async (user: string) =>
+      (await h.pool.query<{ p256dh: string }>('SELECT p256dh FROM notifier.push_subscriptions WHERE user_id = $1 AND endpoint = $2', [user, phone.endpoint])).rows.map((r) => r.p256dh);
+    // bob knows alice's endpoint URL and registers it with keys of his own
+    const intruder = fakeBrowser('/push/phone').subscription;
+    expect((await h.call('POST', '/api/push/subscribe', bob, intruder)).status).toBe(201);
+    // alice's row is untouched (her keys, her account); bob has a separate row of his own
+    expect(await keysOf(alice)).toEqual([phone.keys.p256dh]);
+    expect(await keysOf(bob)).toEqual([intruder.keys.p256dh]);
+    expect((await h.call('GET', '/api/push/subscriptions', alice)).json.subscriptions).toHaveLength(1);
+    // bob removing "his" device removes only his row
+    expect((await h.call('POST', '/api/push/unsubscribe', bob, { endpoint: phone.endpoint })).json).toEqual({ removed: true });
+    expect(await keysOf(alice)).toEqual([phone.keys.p256dh]);
+  });
 });
 
 describe('without SMTP, VAPID or TOTP_ENCRYPTION_KEY', () => {

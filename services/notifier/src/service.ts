@@ -1,13 +1,15 @@
+import { notificationRequested } from '@tasksvc/proto';
 import { createOutbound, type ServiceDefinition } from '@tasksvc/runtime';
 import { createMailer, type SenderDeps } from './channels/targets.ts';
 import { pruneDeliveries } from './db/store.ts';
-import { consumeNotificationRequests } from './handlers/events.ts';
+import { consumeNotificationRequests, NOTIFIER_CONSUMER } from './handlers/events.ts';
 import { serveNotifyApi } from './handlers/http.ts';
 
 /** Notifications: six channels per user, each notification at most once per channel, retried when transient. */
 export const notifierService: ServiceDefinition = {
   name: 'notifier',
   migrations: { schema: 'notifier', dir: new URL('../migrations', import.meta.url).pathname },
+  durables: [{ durable: NOTIFIER_CONSUMER, filter: notificationRequested.subject }],
   async start({ config, bus, pool, log }) {
     const deps: SenderDeps = { config, pool, outbound: createOutbound({ allowList: config.OUTBOUND_ALLOW_LIST, userAgent: 'TaskService-Notifier/1' }), mailer: createMailer(config) };
     const api = serveNotifyApi({ ...deps, bus, log });

@@ -93,6 +93,22 @@ describe('configuration', () => {
     expect(configWarnings(loadConfig({ ...base, CRON_SECRET: 'x' }))).toEqual([]);
   });
 
+  it('passkey sign-up: off by default, warns when open to anyone, refuses a short invitation code', () => {
+    expect(loadConfig(base).SIGNUP_WITH_PASSKEY).toBe(false);
+    expect(configWarnings(loadConfig({ ...base, CRON_SECRET: 'x', SIGNUP_WITH_PASSKEY: 'true' })).join('\n')).toMatch(/without SIGNUP_INVITE_CODE/);
+    expect(configWarnings(loadConfig({ ...base, CRON_SECRET: 'x', SIGNUP_WITH_PASSKEY: 'true', SIGNUP_INVITE_CODE: 'x'.repeat(12) }))).toEqual([]);
+    expect(problems({ ...base, SIGNUP_INVITE_CODE: 'short' }).SIGNUP_INVITE_CODE).toMatch(/at least 12/);
+    expect(problems({ ...base, SIGNUP_WITH_PASSKEY: 'yes' }).SIGNUP_WITH_PASSKEY).toMatch(/"true" or "false"/);
+  });
+
+  it('TRUST_PROXY_HOPS: 1 behind AUTH_TRUST_HOST, 0 otherwise, a small whole number when set', () => {
+    expect(loadConfig({ ...base, AUTH_TRUST_HOST: 'true' }).TRUST_PROXY_HOPS).toBe(1);
+    expect(loadConfig({ ...base, AUTH_TRUST_HOST: 'false' }).TRUST_PROXY_HOPS).toBe(0);
+    expect(loadConfig({ ...base, AUTH_TRUST_HOST: 'true', TRUST_PROXY_HOPS: '0' }).TRUST_PROXY_HOPS).toBe(0);
+    expect(problems({ ...base, TRUST_PROXY_HOPS: '-1' }).TRUST_PROXY_HOPS).toMatch(/whole number/);
+    expect(problems({ ...base, TRUST_PROXY_HOPS: '11' }).TRUST_PROXY_HOPS).toMatch(/between 0 and 10/);
+  });
+
   it('lists configured providers; the OIDC button needs OIDC_ISSUER', () => {
     const c = loadConfig({
       ...base,
@@ -140,5 +156,31 @@ describe('configuration', () => {
       const msg = (err as Error).message;
       for (const v of ['DATABASE_URL', 'AUTH_SECRET', 'AUTH_TRUST_HOST', 'SMTP_PORT']) expect(msg).toContain(`- ${v}:`);
     }
+  });
+
+  describe('firstrun: development sign-in and port-following URLs', () => {
+    it('refuses DEV_SIGNIN=true with RUNTIME_ENV=production, naming the variable', () => {
+      const p = problems({ ...base, RUNTIME_ENV: 'production', DEV_SIGNIN: 'true' });
+      expect(p.DEV_SIGNIN).toMatch(/must not be "true" with RUNTIME_ENV=production/);
+      expect(problems({ ...base, DEV_SIGNIN: 'yes' }).DEV_SIGNIN).toMatch(/"true" or "false"/);
+    });
+
+    it('is on in development until a real provider is configured; DEV_SIGNIN keeps or stops it; never in production or test', () => {
+      expect(loadConfig(base).DEV_SIGNIN).toBe(true);
+      expect(loadConfig({ ...base, OIDC_ISSUER: 'https://id.example.test' }).DEV_SIGNIN).toBe(false);
+      expect(loadConfig({ ...base, CODEHOST_CLIENT_ID: 'x', CODEHOST_CLIENT_SECRET: 'y' }).DEV_SIGNIN).toBe(false);
+      expect(loadConfig({ ...base, OIDC_ISSUER: 'https://id.example.test', DEV_SIGNIN: 'true' }).DEV_SIGNIN).toBe(true);
+      expect(loadConfig({ ...base, DEV_SIGNIN: 'false' }).DEV_SIGNIN).toBe(false);
+      expect(loadConfig({ ...base, RUNTIME_ENV: 'production' }).DEV_SIGNIN).toBe(false);
+      expect(loadConfig({ ...base, RUNTIME_ENV: 'test' }).DEV_SIGNIN).toBe(false);
+      // Only `npm start` fills in the running provider; the environment cannot.
+      expect(loadConfig({ ...base, devSignIn: 'x' }).devSignIn).toBeUndefined();
+    });
+
+    it('defaults PUBLIC_APP_URL and AUTH_CALLBACK_URL to the listened port in development, port 3000 otherwise', () => {
+      expect(loadConfig({ ...base, PORT: '3102' })).toMatchObject({ PUBLIC_APP_URL: 'http://localhost:3102', AUTH_CALLBACK_URL: 'http://localhost:3102', WEBAUTHN_RP_ID: 'localhost' });
+      expect(loadConfig({ ...base, PORT: '3102', RUNTIME_ENV: 'production' })).toMatchObject({ PUBLIC_APP_URL: 'http://localhost:3000', AUTH_CALLBACK_URL: 'http://localhost:3000' });
+      expect(loadConfig({ ...base, PORT: '3102', PUBLIC_APP_URL: 'https://tasks.example.test/', AUTH_CALLBACK_URL: '' })).toMatchObject({ PUBLIC_APP_URL: 'https://tasks.example.test', AUTH_CALLBACK_URL: 'http://localhost:3102' });
+    });
   });
 });

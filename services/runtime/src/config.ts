@@ -1,4 +1,6 @@
+import { accessSync, constants } from 'node:fs';
 import { z } from 'zod';
+import { PROJECT_RELEASES_URL } from './version.ts';
 
 /**
  * The whole process configuration, parsed once from the environment. Names are exactly the spec's.
@@ -7,6 +9,22 @@ import { z } from 'zod';
 
 /** Unset and empty are the same: compose files and Secrets often carry empty values. */
 const optionalString = z.preprocess((v) => (v === '' ? undefined : v), z.string().optional());
+
+/** A path to a file this process can read (checked at start, so a typo stops it with a clear message). */
+const readableFile = z.preprocess(
+  (v) => (v === '' ? undefined : v),
+  z
+    .string()
+    .refine((p) => {
+      try {
+        accessSync(p, constants.R_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must name a readable file')
+    .optional(),
+);
 
 const bool = (fallback: boolean) =>
   z.preprocess(
@@ -92,8 +110,9 @@ const envSchema = z
 
     // Application.
     CRON_SECRET: optionalString,
-    PUBLIC_APP_URL: httpUrl('http://localhost:3000'),
-    AUTH_CALLBACK_URL: httpUrl('http://localhost:3000'),
+    // Without a value: http://localhost:<PORT> in development (transform below), else port 3000.
+    PUBLIC_APP_URL: optionalHttpUrl,
+    AUTH_CALLBACK_URL: optionalHttpUrl,
     RUNTIME_ENV: z.preprocess(
       (v) => (v === undefined || v === '' ? 'development' : v),
       z.enum(['development', 'production', 'test'], { error: 'must be one of development, production, test' }),
@@ -121,6 +140,20 @@ const envSchema = z
     ),
     WEBAUTHN_RP_NAME: z.preprocess((v) => (v === undefined || v === '' ? 'Task Service' : v), z.string()),
 
+    // auth area: passkey-only accounts (docs/auth.md "Passkey-only accounts").
+    SIGNUP_WITH_PASSKEY: bool(false),
+    SIGNUP_INVITE_CODE: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(12, 'must be at least 12 characters (it is the only thing between a stranger and a new account)').optional()),
+    /** Reverse proxies in front of the gateway whose X-Forwarded-For entry is believed (default: 1 with AUTH_TRUST_HOST=true, else 0). */
+    TRUST_PROXY_HOPS: z.preprocess(
+      (v) => (v === '' ? undefined : v),
+      z
+        .string()
+        .regex(/^\d+$/, 'must be a whole number of proxies (0 to 10)')
+        .transform(Number)
+        .refine((n) => n <= 10, 'must be between 0 and 10')
+        .optional(),
+    ),
+
     // Legal pages.
     PUBLIC_IMPRINT_NAME: optionalString,
     PUBLIC_IMPRINT_ADDRESS: optionalString,
@@ -130,6 +163,16 @@ const envSchema = z
     // Build and release.
     SERVICE_COMMIT: optionalString,
 
+    // security: NATS authentication (docs/security.md). The bus trusts the identity in each message.
+    NATS_USER: optionalString,
+    NATS_PASSWORD: optionalString,
+    NATS_TOKEN: optionalString,
+    NATS_CREDS_FILE: readableFile,
+    NATS_TLS_CA_FILE: readableFile,
+    NATS_ALLOW_ANONYMOUS: bool(false),
+    /** security: per-user write rate limits (gateway/src/rate-limit.ts); off only for load tests and benchmarks */
+    RATE_LIMIT_WRITES: bool(true),
+
     // Runtime of this implementation (not in the spec's tables).
     NATS_URL: z.preprocess((v) => (v === '' ? undefined : v), natsUrl.optional()),
     PORT: port(3000),
@@ -138,7 +181,8 @@ const envSchema = z
       (v) => (v === undefined || v === '' ? 'info' : v),
       z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }),
     ),
-    UPDATE_CHECK_URL: httpUrl('https://registry.npmjs.org/task-service/latest'),
+    /** Default: this project's own release listing (version.ts); without one the check is off (updateCheckOffReason). */
+    UPDATE_CHECK_URL: optionalHttpUrl,
     /** Hosts (or CIDRs) outbound deliveries may reach although they resolve to private addresses. */
     OUTBOUND_ALLOW_LIST: z.preprocess(
       (v) => (v === undefined ? '' : v),
@@ -176,6 +220,10 @@ const envSchema = z
         .transform(Number)
         .refine((n) => n > 0, 'must be greater than 0'),
     ),
+
+    // firstrun: the development sign-in of `npm start` (docs/auth.md#development-sign-in).
+    /** unset: on in development while no real provider is configured; `true` keeps it on next to real providers; `false` never. */
+    DEV_SIGNIN: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['true', 'false'], { error: 'must be "true" or "false"' }).optional()),
   })
   .superRefine((env, ctx) => {
     const need = (cond: boolean, path: string, message: string) => {
@@ -183,14 +231,44 @@ const envSchema = z
     };
     // The spec's one configuration that refuses to start; incomplete pairs are warnings (configWarnings).
     need(env.REQUIRE_2FA && !env.TOTP_ENCRYPTION_KEY, 'TOTP_ENCRYPTION_KEY', 'is required when REQUIRE_2FA is true');
+    // The development sign-in lets anyone sign in as anyone: never in production.
+    need(env.RUNTIME_ENV === 'production' && env.DEV_SIGNIN === 'true', 'DEV_SIGNIN', 'must not be "true" with RUNTIME_ENV=production (the development sign-in lets anyone sign in as anyone)');
+    // security: one NATS authentication method, and a user always with a password
+    need(Boolean(env.NATS_USER) !== Boolean(env.NATS_PASSWORD), env.NATS_USER ? 'NATS_PASSWORD' : 'NATS_USER', 'NATS_USER and NATS_PASSWORD are set together');
+    need([env.NATS_USER, env.NATS_TOKEN, env.NATS_CREDS_FILE].filter(Boolean).length > 1, 'NATS_TOKEN', 'choose one NATS authentication: NATS_USER/NATS_PASSWORD, NATS_TOKEN or NATS_CREDS_FILE');
   })
-  .transform((env) => ({
-    ...env,
-    WEBAUTHN_RP_ID: env.WEBAUTHN_RP_ID ?? new URL(env.PUBLIC_APP_URL).hostname,
-    // Mail needs a sender; without SMTP_FROM use the app's name at its own host (and warn).
-    SMTP_FROM: env.SMTP_FROM ?? (env.SMTP_HOST ? `${env.WEBAUTHN_RP_NAME} <noreply@${new URL(env.PUBLIC_APP_URL).hostname}>` : undefined),
-    SMTP_FROM_DEFAULTED: Boolean(env.SMTP_HOST && !env.SMTP_FROM),
-  }));
+  .transform((env) => {
+    // In development the app is where this process listens, so a PORT=3102 start signs in on 3102.
+    const localUrl = `http://localhost:${env.RUNTIME_ENV === 'development' ? env.PORT : 3000}`;
+    const PUBLIC_APP_URL = (env.PUBLIC_APP_URL ?? localUrl).replace(/\/+$/, '');
+    const AUTH_CALLBACK_URL = (env.AUTH_CALLBACK_URL ?? localUrl).replace(/\/+$/, '');
+    return {
+      ...env,
+      PUBLIC_APP_URL,
+      AUTH_CALLBACK_URL,
+      WEBAUTHN_RP_ID: env.WEBAUTHN_RP_ID ?? new URL(PUBLIC_APP_URL).hostname,
+      // AUTH_TRUST_HOST=true says a proxy is in front: believe that one proxy unless told how many there are.
+      TRUST_PROXY_HOPS: env.TRUST_PROXY_HOPS ?? (env.AUTH_TRUST_HOST ? 1 : 0),
+      // Mail needs a sender; without SMTP_FROM use the app's name at its own host (and warn).
+      SMTP_FROM: env.SMTP_FROM ?? (env.SMTP_HOST ? `${env.WEBAUTHN_RP_NAME} <noreply@${new URL(PUBLIC_APP_URL).hostname}>` : undefined),
+      SMTP_FROM_DEFAULTED: Boolean(env.SMTP_HOST && !env.SMTP_FROM),
+      UPDATE_CHECK_URL: env.UPDATE_CHECK_URL ?? PROJECT_RELEASES_URL ?? undefined,
+      DEV_SIGNIN: env.DEV_SIGNIN === 'true' || (env.DEV_SIGNIN === undefined && env.RUNTIME_ENV === 'development' && !hasRealProvider(env)),
+      /** Set by `npm start` once its development OpenID provider listens; never read from the environment. */
+      devSignIn: undefined as DevSignInClient | undefined,
+    };
+  });
+
+/** The development OpenID provider as the auth service must know it (an ordinary OIDC client). */
+export interface DevSignInClient {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+function hasRealProvider(env: { CODEHOST_CLIENT_ID?: string | undefined; CHAT_CLIENT_ID?: string | undefined; SEARCH_CLIENT_ID?: string | undefined; CONSUMER_ACCOUNT_CLIENT_ID?: string | undefined; OIDC_ISSUER?: string | undefined }): boolean {
+  return Boolean(env.CODEHOST_CLIENT_ID || env.CHAT_CLIENT_ID || env.SEARCH_CLIENT_ID || env.CONSUMER_ACCOUNT_CLIENT_ID || env.OIDC_ISSUER);
+}
 
 export type Config = z.infer<typeof envSchema>;
 
@@ -232,8 +310,18 @@ export function configWarnings(config: Config): string[] {
   if (config.SMTP_FROM_DEFAULTED) out.push(`SMTP_FROM is unset: mail is sent as ${config.SMTP_FROM}`);
   if (config.SMTP_USER && !config.SMTP_PASS) out.push('SMTP_USER is set without SMTP_PASS: the mail server will probably refuse to authenticate');
   if (!config.CRON_SECRET) out.push('CRON_SECRET is unset: POST /api/cron accepts unauthenticated calls');
+  // auth area: passkey-only accounts
+  if (config.SIGNUP_WITH_PASSKEY && !config.SIGNUP_INVITE_CODE) out.push('SIGNUP_WITH_PASSKEY is true without SIGNUP_INVITE_CODE: anyone who can reach the site can create an account');
+  if (!config.SIGNUP_WITH_PASSKEY && config.SIGNUP_INVITE_CODE) out.push('SIGNUP_INVITE_CODE is set but SIGNUP_WITH_PASSKEY is not true: passkey sign-up stays off');
   if (config.RUNTIME_ENV === 'production' && !config.AUTH_CALLBACK_URL.startsWith('https://')) out.push('AUTH_CALLBACK_URL is not https:// in production: providers will refuse or browsers will drop cookies');
   return out;
+}
+
+/** Why the update check does not run (shown in the admin panel), or null when it does. */
+export function updateCheckOffReason(config: Pick<Config, 'DISABLE_UPDATE_CHECK' | 'UPDATE_CHECK_URL'>): string | null {
+  if (config.DISABLE_UPDATE_CHECK) return 'turned off with DISABLE_UPDATE_CHECK=true';
+  if (!config.UPDATE_CHECK_URL) return 'no release listing is configured: this build names no project repository, so set UPDATE_CHECK_URL to the release listing to check';
+  return null;
 }
 
 /** The configured identity providers, in the spec's order, by their callback path segment. */

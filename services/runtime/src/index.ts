@@ -7,3 +7,4 @@ export * from './version.ts';
 export * from './crypto.ts';
 export * from './outbox.ts';
 export * from './net/index.ts';
+export * from './nats-auth.ts';

@@ -15,10 +15,15 @@ import type { Logger } from './logger.ts';
  *   CREATE INDEX outbox_pending ON outbox (created_at) WHERE published_at IS NULL;
  */
 export async function enqueueEvent<T>(client: pg.PoolClient | pg.Pool, schema: string, event: EventDef<T>, payload: T): Promise<string> {
-  const id = randomUUID();
+  const row = outboxRow(event, payload);
+  await client.query(`INSERT INTO "${schema}".outbox (id, subject, payload) VALUES ($1, $2, $3)`, [row.id, row.subject, row.payload]);
+  return row.id;
+}
+
+/** The checked values of one outbox row, for a caller that writes it within a statement of its own (a CTE). */
+export function outboxRow<T>(event: EventDef<T>, payload: T): { id: string; subject: string; payload: string } {
   event.schema.parse(payload);
-  await client.query(`INSERT INTO "${schema}".outbox (id, subject, payload) VALUES ($1, $2, $3)`, [id, event.subject, JSON.stringify(payload)]);
-  return id;
+  return { id: randomUUID(), subject: event.subject, payload: JSON.stringify(payload) };
 }
 
 export interface OutboxRelay {
@@ -46,42 +51,45 @@ export function startOutboxRelay(opts: {
   let again = false;
   let timer: NodeJS.Timeout | undefined;
 
+  const lockKey = `outbox:${schema}`;
   const once = async (): Promise<number> => {
     const client = await pool.connect();
-    let published = 0;
+    let broken = false;
     try {
-      await client.query('BEGIN');
-      // SKIP LOCKED lets several replicas relay in parallel without publishing a row twice at once.
-      const { rows } = await client.query<{ id: string; subject: string; payload: unknown }>(
-        `SELECT id, subject, payload FROM "${schema}".outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [batch],
-      );
-      const done: string[] = [];
-      for (const row of rows) {
-        const event = bySubject.get(row.subject);
-        try {
-          if (!event) throw new Error(`no event definition for ${row.subject}`);
-          await bus.publish(event, row.payload, row.id);
-          done.push(row.id);
-        } catch (err) {
-          await client.query(`UPDATE "${schema}".outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [row.id, String((err as Error).message).slice(0, 500)]);
-          log.warn({ err: (err as Error).message, outboxId: row.id }, 'outbox publish failed; will retry');
-          break; // keep order: retry from this row next round
+      // One relay per schema at a time across replicas keeps the order and never publishes a row twice
+      // at once. A session lock rather than a transaction: publishing may run consumers (in-process
+      // bus), and those must never run inside a transaction of ours.
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
+      try {
+        const { rows } = await client.query<{ id: string; subject: string; payload: unknown }>(
+          `SELECT id, subject, payload FROM "${schema}".outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1`,
+          [batch],
+        );
+        const done: string[] = [];
+        for (const row of rows) {
+          const event = bySubject.get(row.subject);
+          try {
+            if (!event) throw new Error(`no event definition for ${row.subject}`);
+            await bus.publish(event, row.payload, row.id);
+            done.push(row.id);
+          } catch (err) {
+            await client.query(`UPDATE "${schema}".outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [row.id, String((err as Error).message).slice(0, 500)]);
+            log.warn({ err: (err as Error).message, outboxId: row.id }, 'outbox publish failed; will retry');
+            break; // keep order: retry from this row next round
+          }
         }
+        // One statement marks the whole round; a crash before it re-publishes these rows (same msgIds, deduplicated).
+        if (done.length > 0) await client.query(`UPDATE "${schema}".outbox SET published_at = clock_timestamp(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [done]);
+        return done.length;
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);
       }
-      // One statement marks the whole round (rows stay locked until COMMIT, so nobody re-publishes them).
-      if (done.length > 0) {
-        await client.query(`UPDATE "${schema}".outbox SET published_at = clock_timestamp(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [done]);
-        published = done.length;
-      }
-      await client.query('COMMIT');
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      broken = true; // never hand back a connection that may still hold the lock
       throw err;
     } finally {
-      client.release();
+      client.release(broken);
     }
-    return published;
   };
 
   const drain = async (): Promise<number> => {

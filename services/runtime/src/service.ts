@@ -1,11 +1,12 @@
 import { hostname } from 'node:os';
 import { pingRpc, type ServiceName } from '@tasksvc/proto';
-import type { Bus, Subscription } from './bus/types.ts';
+import type { Bus, DurableDeclaration, Subscription } from './bus/types.ts';
 import { createNatsBus } from './bus/nats.ts';
+import { natsAuthOptions } from './nats-auth.ts';
 import { ConfigError, configWarnings, loadConfig, type Config } from './config.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger, prettyLogs, type Logger } from './logger.ts';
 import { STARTED_AT, VERSION } from './version.ts';
 
 /** What every service is given: it never builds these itself, so the same code runs alone or embedded. */
@@ -24,6 +25,8 @@ export interface ServiceDefinition {
   name: ServiceName;
   /** this service's own Postgres schema and its folder of `*.sql` migrations */
   migrations?: { schema: string; dir: string };
+  /** the durable consumers `start` registers, so an in-process bus keeps events for them from the first publish */
+  durables?: DurableDeclaration[];
   start(deps: ServiceDeps): Promise<RunningService>;
 }
 
@@ -86,14 +89,14 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
   } catch (err) {
     exitOnConfigError(err, def.name);
   }
-  const log = createLogger(def.name, config.LOG_LEVEL);
+  const log = createLogger(def.name, config.LOG_LEVEL, { pretty: prettyLogs(config) });
   for (const warning of configWarnings(config)) log.warn(warning);
   if (!config.NATS_URL) {
     process.stderr.write(`${def.name}: refusing to start.\nInvalid configuration:\n  - NATS_URL: is required when a service runs as its own process (e.g. nats://127.0.0.1:4222)\n`);
     process.exit(1);
   }
   const pool = createPool(config.DATABASE_URL, log, { application: def.name });
-  const bus = await createNatsBus({ servers: config.NATS_URL, name: def.name, log });
+  const bus = await createNatsBus({ servers: config.NATS_URL, name: def.name, log, ...natsAuthOptions(config) });
   const running = await startService(def, { config, bus, pool, log });
   onShutdown(log, async () => {
     await running.stop();

@@ -1,1 +1,2 @@
-export { schedulerService, createSchedulerService, HEALTH_CRON_JOB, type SchedulerOptions } from './service.ts';
+export { schedulerService, createSchedulerService, type SchedulerOptions } from './service.ts';
+export { HEALTH_CRON_JOB } from './status.ts';

@@ -1,10 +1,8 @@
-import { cronRunRpc, cronStatusRpc, notificationRequested, updateStatusRpc } from '@tasksvc/proto';
-import { startOutboxRelay, VERSION, type ServiceDefinition } from '@tasksvc/runtime';
+import { cronJobsRpc, cronRunRpc, cronStatusRpc, notificationRequested, updateStatusRpc } from '@tasksvc/proto';
+import { startOutboxRelay, updateCheckOffReason, VERSION, type ServiceDefinition } from '@tasksvc/runtime';
 import { dispatchCron } from './dispatch.ts';
+import { cronJobs, cronStatus } from './status.ts';
 import { readUpdateStatus, runUpdateCheck } from './update-check.ts';
-
-/** The job whose runs `/api/health` reports as the last cron run. */
-export const HEALTH_CRON_JOB = 'daily-quest';
 
 /** How often each replica looks whether the shared update check is due (the check itself is daily). */
 const UPDATE_POLL_MS = 3_600_000;
@@ -23,30 +21,26 @@ export function createSchedulerService(opts: SchedulerOptions = {}): ServiceDefi
     migrations: { schema: 'scheduler', dir: new URL('../migrations', import.meta.url).pathname },
     async start({ bus, pool, log, config }) {
       const relay = startOutboxRelay({ pool, bus, schema: 'scheduler', events: [notificationRequested], log });
-      const updateOpts = { url: config.UPDATE_CHECK_URL, disabled: config.DISABLE_UPDATE_CHECK, currentVersion: VERSION, log, fetch: opts.fetch };
+      // Off (with the reason for the admin panel) when turned off or when no release listing is known.
+      const offReason = updateCheckOffReason(config);
+      const updateOpts = { url: config.UPDATE_CHECK_URL ?? '', disabled: offReason !== null, currentVersion: VERSION, log, fetch: opts.fetch };
       const checkUpdates = () => void runUpdateCheck(pool, updateOpts);
 
       const subs = [
-        bus.serve(cronStatusRpc, async () => {
-          const { rows } = await pool.query<{ last: Date | null }>('SELECT max(started_at) AS last FROM scheduler.cron_runs WHERE job = $1', [HEALTH_CRON_JOB]);
-          const last = rows[0]?.last ?? null;
-          return {
-            lastRunAt: last ? last.toISOString() : null,
-            minutesSinceLastRun: last ? Math.floor((Date.now() - last.getTime()) / 60_000) : null,
-          };
-        }),
+        bus.serve(cronStatusRpc, () => cronStatus(pool)),
+        bus.serve(cronJobsRpc, async () => cronJobs(pool)),
         bus.serve(cronRunRpc, async () => {
           const summary = await dispatchCron({ pool, bus, log, relay }, now());
           // The update check rides along (it is due once a day at most); it never delays or fails the cron reply.
           checkUpdates();
           return summary;
         }),
-        bus.serve(updateStatusRpc, async () => readUpdateStatus(pool, { disabled: config.DISABLE_UPDATE_CHECK, currentVersion: VERSION })),
+        bus.serve(updateStatusRpc, async () => readUpdateStatus(pool, { disabled: offReason !== null, reason: offReason, currentVersion: VERSION })),
       ];
 
       let poll: NodeJS.Timeout | undefined;
       let first: NodeJS.Timeout | undefined;
-      if (!config.DISABLE_UPDATE_CHECK) {
+      if (offReason === null) {
         first = setTimeout(checkUpdates, UPDATE_FIRST_DELAY_MS);
         poll = setInterval(checkUpdates, UPDATE_POLL_MS);
         first.unref();

@@ -97,15 +97,15 @@ export async function runUpdateCheck(pool: Pool, opts: UpdateCheckOptions): Prom
 }
 
 /** The admin page's view, compared against the running version at read time (it may have been upgraded since). */
-export async function readUpdateStatus(pool: Pool, opts: { disabled: boolean; currentVersion: string; now?: Date }): Promise<UpdateStatus> {
-  const base = { currentVersion: opts.currentVersion, latestVersion: null, checkedAt: null, error: null };
-  if (opts.disabled) return { status: 'disabled', ...base };
+export async function readUpdateStatus(pool: Pool, opts: { disabled: boolean; reason?: string | null; currentVersion: string; now?: Date }): Promise<UpdateStatus> {
+  const base = { currentVersion: opts.currentVersion, latestVersion: null, checkedAt: null, error: null, reason: null };
+  if (opts.disabled) return { status: 'disabled', ...base, reason: opts.reason ?? 'turned off' };
   const { rows } = await pool.query<{ ok: boolean | null; latest_version: string | null; error: string | null; checked_at: Date | null }>(
     'SELECT ok, latest_version, error, checked_at FROM scheduler.update_check WHERE id = 1',
   );
   const r = rows[0];
   if (!r || r.checked_at === null || r.ok === null) return { status: 'unknown', ...base };
-  const view = { currentVersion: opts.currentVersion, latestVersion: r.latest_version, checkedAt: r.checked_at.toISOString(), error: r.error };
+  const view = { currentVersion: opts.currentVersion, latestVersion: r.latest_version, checkedAt: r.checked_at.toISOString(), error: r.error, reason: null };
   if (!r.ok) return { status: 'failed', ...view };
   if ((opts.now ?? new Date()).getTime() - r.checked_at.getTime() > STALE_AFTER_MS || !r.latest_version) return { status: 'unknown', ...view };
   let newer: boolean;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cronRunRpc, notificationRequested, type CronRunSummary, type NotificationRequest } from '@tasksvc/proto';
+import { CRON_JOBS, cronJobsRpc, cronRunRpc, notificationRequested, type CronRunSummary, type NotificationRequest } from '@tasksvc/proto';
 import { createNatsBus, createPool, startService, type Bus, type Pool, type RunningService } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayService } from '../../gateway/src/index.ts';
@@ -35,7 +35,9 @@ const pagoPago = randomUUID();
 const later = randomUUID();
 const caughtUp = randomUUID();
 const tooLate = randomUUID();
-const ours = new Set<string>([berlin, kiritimati, pagoPago, later, caughtUp, tooLate]);
+const briefed = randomUUID();
+const away = randomUUID();
+const ours = new Set<string>([berlin, kiritimati, pagoPago, later, caughtUp, tooLate, briefed, away]);
 
 const hhmm = (at: Date, tz: string) => {
   const p = localParts(at, tz);
@@ -88,6 +90,18 @@ async function seed() {
   );
   // Pago Pago: the morning briefing replaces its due-today reminder; sent even though nothing is due.
   await profile(pagoPago, P, { morning_briefing_enabled: true, morning_briefing_time: hhmm(T, P), due_today_reminder_enabled: true, due_today_reminder_time: hhmm(T, P) });
+  // Berlin with the morning briefing on: it replaces the quest and streak reminders, not the weekly review.
+  await profile(briefed, B, {
+    morning_briefing_enabled: true, morning_briefing_time: at,
+    notification_enabled: true, notification_time: at, streak_reminder_time: at, weekly_review_time: at,
+    streak_current: 3, streak_max: 3, streak_last_date: day(B, -1),
+  });
+  // On vacation since yesterday: no reminder at all.
+  await profile(away, B, {
+    due_today_reminder_enabled: true, due_today_reminder_time: at, notification_enabled: true, notification_time: at, weekly_review_time: at,
+    vacation_start_date: day(B, -1), vacation_end_date: day(B, 3),
+  });
+  await pool.query(`INSERT INTO tasks.tasks (user_id, title, type, due_date) VALUES ($1, 'while away', 'ONE_TIME', $2)`, [away, day(B)]);
   // Due an hour later: nothing now.
   await profile(later, B, { notification_enabled: true, notification_time: hhmm(new Date(T.getTime() + 3_600_000), B), streak_current: 2, streak_max: 2, streak_last_date: day(B, -1), streak_reminder_time: hhmm(new Date(T.getTime() + 3_600_000), B) });
   // Due at T+5 min and at T−35 min: used by the catch-up test.
@@ -154,6 +168,8 @@ describe('cron dispatch', () => {
       `weekly-review:${berlin}:2026-11-16`,
       `recurring-due:${kiritimati}:${days.kiritimatiDay}`,
       `morning-briefing:${pagoPago}:${days.pagoDay}`,
+      `morning-briefing:${briefed}:${days.berlinDay}`,
+      `weekly-review:${briefed}:2026-11-16`,
     ];
     await settled(expected.length);
     const got = keys();
@@ -197,5 +213,16 @@ describe('cron dispatch', () => {
   it('reports the last run in /api/health', async () => {
     const health = (await (await fetch(url.replace('/api/cron', '/api/health'))).json()) as { cron: { lastRunAt: string | null } };
     expect(health.cron.lastRunAt).not.toBeNull();
+  });
+
+  it('reports the latest run of every job for the admin page', async () => {
+    const status = await buses[0]!.request(cronJobsRpc, {});
+    expect(status.lastRunAt).not.toBeNull();
+    expect(status.jobs.map((j) => j.job).sort()).toEqual(expect.arrayContaining([...CRON_JOBS].sort()));
+    // the catch-up call at T+12 min ran the T+10 bucket last
+    const quest = status.jobs.find((j) => j.job === 'daily-quest')!;
+    expect(quest).toMatchObject({ status: 'done', bucket: new Date(T.getTime() + 10 * 60_000).toISOString() });
+    expect(quest.durationMs).toBeGreaterThanOrEqual(0);
+    expect(status.jobs.find((j) => j.job === 'streak-reminder')!.notifications).toEqual(expect.any(Number));
   });
 });

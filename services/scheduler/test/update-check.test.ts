@@ -1,8 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPool, migrate, type Pool } from '@tasksvc/runtime';
+import { updateStatusRpc } from '@tasksvc/proto';
+import { createMemoryBus, createPool, loadConfig, migrate, PROJECT_RELEASES_URL, releaseListingUrl, startService, type Pool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { quietLogger, testDatabase } from '../../../tools/testenv/index.ts';
+import { createSchedulerService } from '../src/service.ts';
 import { compareVersions, latestFromListing, readUpdateStatus, runUpdateCheck } from '../src/update-check.ts';
 
 const log = quietLogger();
@@ -12,13 +14,15 @@ let base: string;
 /** what the fake release listing answers next, and how often it was asked */
 let reply: { status: number; body: unknown } = { status: 200, body: { version: '1.0.0' } };
 let hits = 0;
+let lastPath = '';
 
 beforeAll(async () => {
   pool = createPool(await testDatabase('upd'), log);
   await migrate(pool, { schema: 'scheduler', dir: new URL('../migrations', import.meta.url).pathname, log });
   // A real HTTP peer standing in for the public release-listing API (no internet on this machine).
-  server = createServer((_req, res) => {
+  server = createServer((req, res) => {
     hits++;
+    lastPath = req.url ?? '';
     res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -92,5 +96,48 @@ describe('update check', () => {
   it('says "unknown" when the last success is too old to trust', async () => {
     await pool.query(`UPDATE scheduler.update_check SET ok = true, latest_version = '1.2.0', checked_at = now() - interval '3 days'`);
     expect((await status()).status).toBe('unknown');
+  });
+});
+
+describe('default source: this project\'s own release listing, never someone else\'s package', () => {
+  /** The real default configuration: nothing set but what the spec requires. */
+  const defaultEnv = { DATABASE_URL: 'postgres://x@127.0.0.1:1/x', AUTH_SECRET: 'x'.repeat(32), AUTH_TRUST_HOST: 'true' };
+
+  it('derives GitHub\'s releases API from the manifest\'s repository, or nothing', () => {
+    expect(releaseListingUrl('github:task-org/task-service')).toBe('https://api.github.com/repos/task-org/task-service/releases');
+    expect(releaseListingUrl('task-org/task-service')).toBe('https://api.github.com/repos/task-org/task-service/releases');
+    expect(releaseListingUrl({ type: 'git', url: 'git+https://github.com/task-org/task-service.git' })).toBe('https://api.github.com/repos/task-org/task-service/releases');
+    expect(releaseListingUrl(undefined)).toBeNull();
+    expect(releaseListingUrl({ url: 'https://git.example.test/x/y' })).toBeNull();
+  });
+
+  it('with the real default configuration and a manifest naming no repository: off, asks nobody, and the admin panel says why', async () => {
+    // This checkout's package.json names no repository (so there is no release listing of its own to ask).
+    expect(PROJECT_RELEASES_URL).toBeNull();
+    const config = loadConfig(defaultEnv);
+    expect(config.UPDATE_CHECK_URL).toBeUndefined();
+    const asked: string[] = [];
+    const bus = createMemoryBus(log);
+    const scheduler = await startService(createSchedulerService({ fetch: async (u) => (asked.push(u instanceof Request ? u.url : u.toString()), new Response('{}')) }), { config, bus, pool, log });
+    try {
+      const s = await bus.request(updateStatusRpc, {});
+      expect(s).toMatchObject({ status: 'disabled', latestVersion: null });
+      expect(s.reason).toMatch(/no release listing is configured.*UPDATE_CHECK_URL/);
+      expect(asked).toEqual([]);
+    } finally {
+      await scheduler.stop();
+      await bus.close();
+    }
+  });
+
+  it('once the manifest names the repository, the default asks its releases API (a loopback stand-in with the same URL shape)', async () => {
+    const config = loadConfig({ ...defaultEnv, UPDATE_CHECK_URL: releaseListingUrl('github:task-org/task-service')! });
+    expect(config.UPDATE_CHECK_URL).toBe('https://api.github.com/repos/task-org/task-service/releases');
+    reply = { status: 200, body: [{ tag_name: 'v1.4.0', draft: false, prerelease: false }, { tag_name: 'v2.0.0-rc.1', prerelease: true }] };
+    // Same path and query, only the origin swapped for the stand-in (no internet here).
+    const standIn: typeof fetch = (u, init) => fetch((u instanceof Request ? u.url : u.toString()).replace('https://api.github.com', base), init);
+    expect(await runUpdateCheck(pool, { url: config.UPDATE_CHECK_URL!, disabled: false, currentVersion: '1.2.0', log, fetch: standIn })).toBe('checked');
+    expect(lastPath).toBe('/repos/task-org/task-service/releases');
+    expect(await status()).toMatchObject({ status: 'outdated', latestVersion: '1.4.0', reason: null });
   });
 });

@@ -42,6 +42,10 @@ async function awarded(taskId: string): Promise<number[]> {
 
 const eventFor = (name: string, id: string) => eventually(() => events.find((e) => e.payload.event === name && e.payload.task.id === id), `${name} of ${id}`);
 
+/** A date `days` from today in UTC, every test user's default timezone. */
+const addDaysUtc = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+const tomorrow = () => addDaysUtc(1);
+
 async function createTask(as: string, body: Record<string, unknown>) {
   const res = await api('POST', '/api/tasks', { as, body });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
@@ -250,7 +254,8 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('tasks A
       const p = await api('POST', `/api/tasks/${t.id}/postpone`, { as: erin });
       expect(p.status).toBe(200);
       expect(p.body.task.postponeCount).toBe(i);
-      expect(p.body.task.snoozedUntil).toBe(p.body.task.dueDate);
+      // An undated task is hidden until tomorrow but stays undated.
+      expect(p.body.task).toMatchObject({ snoozedUntil: tomorrow(), dueDate: null });
     }
     const done = await api('POST', `/api/tasks/${t.id}/complete`, { as: erin });
     expect(done.body.coinsEarned).toBe(4);
@@ -259,6 +264,15 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('tasks A
     expect(undo.body.coinsRemoved).toBe(4);
     expect(done.body.coins - undo.body.coins).toBeGreaterThanOrEqual(4);
     expect((await api('GET', '/api/settings/profile', { as: erin })).body.profile).toMatchObject({ coins: undo.body.coins, totalTasksCreated: 1, timezone: 'UTC' });
+  });
+
+  it('postpone never brings a due date forward: a later deadline stays, an earlier one moves to tomorrow', async () => {
+    const later = await createTask(alice, { title: 'Due next week', dueDate: addDaysUtc(7) });
+    const p = await api('POST', `/api/tasks/${later.id}/postpone`, { as: alice });
+    expect(p.status).toBe(200);
+    expect(p.body.task).toMatchObject({ dueDate: addDaysUtc(7), snoozedUntil: tomorrow(), postponeCount: 1 });
+    const due = await createTask(alice, { title: 'Due today', dueDate: addDaysUtc(0) });
+    expect((await api('POST', `/api/tasks/${due.id}/postpone`, { as: alice })).body.task).toMatchObject({ dueDate: tomorrow(), snoozedUntil: tomorrow() });
   });
 
   it('of concurrent completions of one task exactly one succeeds', async () => {

@@ -1,6 +1,6 @@
-import { notificationRequested } from '@tasksvc/proto';
+import { notificationRequested, TASK_EVENTS_FILTER } from '@tasksvc/proto';
 import { createOutbound, startOutboxRelay, type ServiceDefinition } from '@tasksvc/runtime';
-import { consumeTaskEvents } from './handlers/events.ts';
+import { consumeTaskEvents, WEBHOOK_CONSUMER } from './handlers/events.ts';
 import { serveWebhookApi } from './handlers/http.ts';
 import { startDeliveryWorker, type WorkerDeps } from './worker.ts';
 
@@ -8,6 +8,7 @@ import { startDeliveryWorker, type WorkerDeps } from './worker.ts';
 export const webhookService: ServiceDefinition = {
   name: 'webhook',
   migrations: { schema: 'webhook', dir: new URL('../migrations', import.meta.url).pathname },
+  durables: [{ durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER }],
   async start({ config, bus, pool, log }) {
     const outbound = createOutbound({ allowList: config.OUTBOUND_ALLOW_LIST, userAgent: 'TaskService-Webhooks/1' });
     const relay = startOutboxRelay({ pool, bus, schema: 'webhook', events: [notificationRequested], log });

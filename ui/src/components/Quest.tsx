@@ -1,4 +1,6 @@
+import { A } from '@solidjs/router';
 import { createResource, Show, type JSX } from 'solid-js';
+import { Icon } from './icons.tsx';
 import { ApiError, get, post } from '../lib/api.ts';
 import { gameStats, refreshGame } from '../lib/game.ts';
 import { toast, toastError } from '../lib/toast.ts';
@@ -38,7 +40,9 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
   }
   return (
     <section class="card quest" aria-labelledby="quest-h" data-testid="daily-quest">
-      <h2 id="quest-h">★ Daily quest</h2>
+      <h2 id="quest-h">
+        <Icon name="star" /> Daily quest
+      </h2>
       <Show when={quest() || !quest.loading} fallback={<Spinner />}>
         <Show when={!quest.error} fallback={<p class="muted">{(quest.error as Error)?.message}</p>}>
           <Show when={quest()?.quest} fallback={<p class="muted">No quest today: add a task and the quest picks one of your open tasks.</p>}>
@@ -99,7 +103,9 @@ export function StreakCard(): JSX.Element {
               </div>
               <div class="kpi">
                 <div class="value">{g().coins}</div>
-                <div class="label">coins</div>
+                <div class="label">
+                  coins · <A href="/wishlist">wishlist</A>
+                </div>
               </div>
               <div class="kpi">
                 <div class="value">{g().level}</div>

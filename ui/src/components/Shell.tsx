@@ -1,22 +1,28 @@
-import { A } from '@solidjs/router';
-import { For, Show, type JSX } from 'solid-js';
+import { A, useLocation } from '@solidjs/router';
+import { createEffect, ErrorBoundary, For, on, Show, Suspense, type JSX } from 'solid-js';
+import { ErrorScreen, Spinner } from './ui.tsx';
+import { Icon, type IconName } from './icons.tsx';
 import { session, signOut } from '../lib/session.ts';
 import { setTheme, theme, type Theme } from '../lib/theme.ts';
 import { dismiss, toasts } from '../lib/toast.ts';
 import { gameStats } from '../lib/game.ts';
 
-const NAV = [
-  { href: '/dashboard', label: 'Today', icon: '☀' },
-  { href: '/tasks', label: 'Tasks', icon: '✓' },
-  { href: '/topics', label: 'Topics', icon: '▦' },
-  { href: '/stats', label: 'Progress', icon: '↗' },
-  { href: '/settings', label: 'Settings', icon: '⚙' },
+const NAV: { href: string; label: string; icon: IconName }[] = [
+  { href: '/dashboard', label: 'Today', icon: 'today' },
+  { href: '/tasks', label: 'Tasks', icon: 'tasks' },
+  { href: '/topics', label: 'Topics', icon: 'topics' },
+  { href: '/stats', label: 'Progress', icon: 'progress' },
+  { href: '/settings', label: 'Settings', icon: 'settings' },
 ];
 
 const NEXT_THEME: Record<Theme, Theme> = { system: 'dark', dark: 'light', light: 'system' };
 
 export function Shell(props: { children: JSX.Element }): JSX.Element {
   const summary = gameStats;
+  const location = useLocation();
+  // Going elsewhere clears a failed screen.
+  let resetScreen: (() => void) | undefined;
+  createEffect(on(() => location.pathname, () => resetScreen?.(), { defer: true }));
   return (
     <>
       <header class="topbar">
@@ -29,7 +35,7 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
             {(item) => (
               <A href={item.href} activeClass="active" end={item.href === '/dashboard'}>
                 <span class="icon" aria-hidden="true">
-                  {item.icon}
+                  <Icon name={item.icon} />
                 </span>
                 <span>{item.label}</span>
               </A>
@@ -38,7 +44,7 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
           <Show when={session.me()?.isAdmin}>
             <A href="/admin" activeClass="active">
               <span class="icon" aria-hidden="true">
-                ★
+                <Icon name="admin" />
               </span>
               <span>Admin</span>
             </A>
@@ -61,17 +67,25 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
           )}
         </Show>
         <button class="ghost icon-only" type="button" onClick={() => setTheme(NEXT_THEME[theme()])} aria-label={`Colour theme: ${theme()}. Switch to ${NEXT_THEME[theme()]}`} title={`Theme: ${theme()}`}>
-          {theme() === 'dark' ? '☾' : theme() === 'light' ? '☼' : '◐'}
+          <Icon name={theme() === 'dark' ? 'moon' : theme() === 'light' ? 'sun' : 'contrast'} />
         </button>
         <button class="ghost small" type="button" onClick={() => void signOut()}>
           Sign out
         </button>
       </header>
       <main class="main" id="main" tabindex="-1">
-        {props.children}
+        {/* A screen that fails (its chunk did not load, offline) keeps the navigation around it. */}
+        <ErrorBoundary
+          fallback={(err, reset) => {
+            resetScreen = reset;
+            return <ErrorScreen error={err} reset={reset} />;
+          }}
+        >
+          <Suspense fallback={<Spinner />}>{props.children}</Suspense>
+        </ErrorBoundary>
       </main>
       <footer class="footer">
-        <span>Signed in as {session.me()?.email}</span>
+        <span>Signed in as {session.me()?.email || session.me()?.name}</span>
         {/* Full page loads: the legal pages are rendered by the server, not by this app. */}
         <a href="/impressum" rel="external">
           Impressum

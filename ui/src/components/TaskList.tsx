@@ -1,11 +1,12 @@
-import { createSignal, For, onCleanup, Show, type JSX } from 'solid-js';
+import { createMemo, createSignal, For, onCleanup, Show, type JSX } from 'solid-js';
 import { del, post } from '../lib/api.ts';
 import { addDays, dueLabel } from '../lib/dates.ts';
 import { refreshGame } from '../lib/game.ts';
-import { parseQuickAdd } from '../lib/quickadd.ts';
+import { parseQuickAdd, parseQuickAddWithParts } from '../lib/quickadd.ts';
 import { toast, toastError } from '../lib/toast.ts';
 import type { Task, Topic } from '../lib/types.ts';
 import { Empty } from './ui.tsx';
+import { Icon } from './icons.tsx';
 
 export interface TaskActions {
   /** called after any change so the owner can reload its list */
@@ -100,16 +101,22 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
             {(d) => <span class={`badge ${d().kind === 'later' ? '' : d().kind}`}>{d().text}</span>}
           </Show>
           <Show when={t().type === 'RECURRING'}>
-            <span class="badge" title="Recurring">↻ recurring</span>
+            <span class="badge" title="Recurring">
+              <Icon name="repeat" size={14} /> recurring
+            </span>
           </Show>
           <Show when={t().isDailyQuest}>
-            <span class="badge ok">★ quest</span>
+            <span class="badge ok">
+              <Icon name="star" size={14} /> quest
+            </span>
           </Show>
           <Show when={snoozed()}>
             <span class="badge">snoozed until {t().snoozedUntil}</span>
           </Show>
           <Show when={t().blocked}>
-            <span class="badge" title="Sequential topic: an earlier task comes first">⏸ waiting</span>
+            <span class="badge" title="Sequential topic: an earlier task comes first">
+              <Icon name="pause" size={14} /> waiting
+            </span>
           </Show>
           <Show when={topic() && !props.compact && !props.hideTopic}>
             <a href={`/topics/${topic()!.id}`}>{topic()!.title}</a>
@@ -169,12 +176,14 @@ export function TaskList(props: { tasks: Task[]; today: string; topics: Topic[];
 }
 
 /**
- * One-line task entry. `n` anywhere (outside a text field) focuses it; Enter creates; the syntax
- * (`!high @tomorrow #topic *weekly`) is explained in the hint.
+ * One-line task entry. `n` anywhere (outside a text field) focuses it; Enter creates and the field
+ * keeps focus for the next task. What the parser recognises (dates, priority, topic, recurrence) is
+ * shown as the person types.
  */
 export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: string | null; onCreated: () => void }): JSX.Element {
   const [text, setText] = createSignal('');
   const [busy, setBusy] = createSignal(false);
+  const parsed = createMemo(() => parseQuickAddWithParts(text(), props.today, props.topics));
   let input!: HTMLInputElement;
   const onKey = (e: KeyboardEvent) => {
     const target = e.target as HTMLElement;
@@ -188,14 +197,14 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
 
   async function submit(e: SubmitEvent) {
     e.preventDefault();
-    const parsed = parseQuickAdd(text(), props.today, props.topics);
-    if (!parsed.title) return;
+    const task = parseQuickAdd(text(), props.today, props.topics);
+    if (!task.title || busy()) return;
     setBusy(true);
     try {
-      await post('/api/tasks', { topicId: props.topicId ?? undefined, ...parsed });
+      await post('/api/tasks', { topicId: props.topicId ?? undefined, ...task });
       setText('');
       props.onCreated();
-      toast(`Added "${parsed.title}"`);
+      toast(`Added "${task.title}"`);
     } catch (err) {
       toastError(err);
     } finally {
@@ -204,19 +213,36 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
     }
   }
   return (
-    <form class="stack" style={{ gap: '0.3rem' }} onSubmit={(e) => void submit(e)} role="search" aria-label="Quick add">
+    <form class="stack quick-add-form" style={{ gap: '0.3rem' }} onSubmit={(e) => void submit(e)} aria-label="Quick add">
       <div class="quick-add">
         <label class="sr-only" for="quick-add">
           Quick add a task
         </label>
-        <input id="quick-add" ref={input} placeholder="Add a task…  (press n)" value={text()} onInput={(e) => setText(e.currentTarget.value)} maxlength="300" autocomplete="off" aria-describedby="quick-add-hint" />
-        <button class="primary" type="submit" disabled={busy() || !text().trim()}>
+        {/* Never disabled while saving: a disabled field loses focus and the next typed task would go nowhere. */}
+        <input id="quick-add" ref={input} placeholder="Add a task…  (press n)" value={text()} onInput={(e) => setText(e.currentTarget.value)} maxlength="300" autocomplete="off" aria-describedby="quick-add-hint" enterkeyhint="done" />
+        <button class="primary" type="submit" disabled={busy() || !parsed().title}>
           Add
         </button>
       </div>
-      <span id="quick-add-hint" class="small muted">
-        <kbd>!high</kbd> <kbd>@tomorrow</kbd> <kbd>@fri</kbd> <kbd>#topic</kbd> <kbd>*weekly</kbd>
-      </span>
+      <div id="quick-add-hint" class="quick-add-preview small" data-testid="quick-add-preview" aria-live="polite">
+        <Show
+          when={parsed().parts.length > 0}
+          fallback={
+            <span class="muted">
+              Try <kbd>tomorrow 9am</kbd> <kbd>next fri</kbd> <kbd>every 2nd tue</kbd> <kbd>!high</kbd> <kbd>#topic</kbd>
+            </span>
+          }
+        >
+          <span class="sr-only">Recognised: </span>
+          <For each={parsed().parts}>
+            {(p) => (
+              <span class={`token token-${p.kind}`} title={p.label}>
+                <mark>{p.text}</mark> <span>{p.label}</span>
+              </span>
+            )}
+          </For>
+        </Show>
+      </div>
     </form>
   );
 }

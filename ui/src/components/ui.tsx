@@ -107,3 +107,33 @@ export function PrioritySelect(props: { id: string; value: Priority; onChange: (
     </select>
   );
 }
+
+/** A route chunk that did not arrive: offline, or a deploy replaced the hashed files. */
+export function isChunkLoadError(err: unknown): boolean {
+  return err instanceof Error && /dynamically imported module|Importing a module script failed|error loading dynamically imported|Unable to preload CSS/i.test(err.message);
+}
+
+/**
+ * What a screen shows instead of crashing: a failed screen load (offline or after a deploy) offers
+ * an in-app retry, and a reload for when a new version replaced the files; other errors say what broke.
+ */
+export function ErrorScreen(props: { error: unknown; reset: () => void }): JSX.Element {
+  const chunk = () => isChunkLoadError(props.error);
+  const offline = () => chunk() || (props.error as { code?: string } | undefined)?.code === 'NETWORK';
+  return (
+    <div class="banner error" role="alert" data-testid="error-screen">
+      <h1>{chunk() ? 'This screen could not be loaded' : offline() ? 'You are offline' : 'Something went wrong'}</h1>
+      <p>{chunk() ? 'You may be offline, or a new version of Task Service was just published.' : props.error instanceof Error ? props.error.message : String(props.error)}</p>
+      <div class="row">
+        <button class="primary" type="button" onClick={() => props.reset()}>
+          Try again
+        </button>
+        <Show when={chunk()}>
+          <button type="button" onClick={() => location.reload()}>
+            Reload the app
+          </button>
+        </Show>
+      </div>
+    </div>
+  );
+}

@@ -1,12 +1,19 @@
 import { createMemo, createResource, createRoot } from 'solid-js';
 import { get } from './api.ts';
+import { session } from './session.ts';
 import { todayIn } from './dates.ts';
 import type { Profile, Topic } from './types.ts';
 
-/** Data many screens share: the profile (timezone → "today") and the topic list. */
+/**
+ * Data many screens share: the profile (timezone → "today") and the topic list. Fetched once the user
+ * is fully signed in and again for another user. Read through `.latest` with an initial value, so a
+ * refetch never puts the page back into its loading state (which would unmount it and lose focus).
+ */
 export const shared = createRoot(() => {
-  const [profile, { refetch: refetchProfile }] = createResource(async () => (await get<{ profile: Profile }>('/api/settings/profile')).profile);
-  const [topics, { refetch: refetchTopics }] = createResource(async () => (await get<{ topics: Topic[] }>('/api/topics')).topics);
+  const [profileRes, { refetch: refetchProfile }] = createResource(session.ready, async () => (await get<{ profile: Profile }>('/api/settings/profile')).profile, { initialValue: undefined as Profile | undefined });
+  const [topicsRes, { refetch: refetchTopics }] = createResource(session.ready, async () => (await get<{ topics: Topic[] }>('/api/topics')).topics, { initialValue: undefined as Topic[] | undefined });
+  const profile = () => profileRes.latest;
+  const topics = () => topicsRes.latest;
   const timezone = createMemo(() => profile()?.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone);
   /** today's calendar date in the user's configured timezone */
   const today = createMemo(() => todayIn(timezone()));

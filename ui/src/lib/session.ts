@@ -20,7 +20,16 @@ export const session = createRoot(() => {
       throw err;
     }
   });
-  return { me, refetch, mutate };
+  /**
+   * The key for data that needs a fully signed-in user: the user id once the second factor is settled,
+   * false before. Shared resources take it as their source, so they wait for sign-in (no 401/403 kept
+   * from the sign-in pages) and fetch afresh whenever a different user or session state arrives.
+   */
+  const ready = () => {
+    const m = me.latest;
+    return m && m.secondFactorOk ? m.id : false;
+  };
+  return { me, refetch, mutate, ready };
 });
 
 /** Auth.js signs out with a CSRF-protected POST; afterwards the browser goes to the sign-in page. */

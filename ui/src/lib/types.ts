@@ -2,9 +2,9 @@
  * Types of the HTTP contract, taken from proto (type-only: nothing of zod reaches the bundle). A
  * contract change that breaks a screen therefore fails the UI typecheck in `pnpm run build`.
  */
-import type { achievementsReply, statsReply, weeklyReviewReply } from '../../../proto/src/index.ts';
+import type { achievementsReply, energyCheckinReply, statsReply, vacationMode, weeklyReviewReply } from '../../../proto/src/index.ts';
 
-export type { Task, Topic, Profile, AdminStats, DailyQuestReply, WebhookEndpoint, WebhookDelivery, NotificationChannel, NotificationChannelType, UpdateStatus } from '../../../proto/src/index.ts';
+export type { Task, Topic, Profile, AdminStats, DailyQuestReply, WebhookEndpoint, WebhookDelivery, NotificationChannel, NotificationChannelType, UpdateStatus, WishlistItem } from '../../../proto/src/index.ts';
 
 /** The parsed type of a zod schema, without importing zod into the UI. */
 type Out<T> = T extends { _output: infer O } ? O : never;
@@ -12,6 +12,8 @@ export type StatsReply = Out<typeof statsReply>;
 export type AchievementsReply = Out<typeof achievementsReply>;
 export type AchievementView = AchievementsReply['achievements'][number];
 export type WeeklyReviewReply = Out<typeof weeklyReviewReply>;
+export type EnergyCheckinReply = Out<typeof energyCheckinReply>;
+export type VacationMode = Out<typeof vacationMode>;
 
 export type Priority = 'HIGH' | 'NORMAL' | 'SOMEDAY';
 export type TaskType = 'ONE_TIME' | 'RECURRING' | 'DAILY_ELIGIBLE';

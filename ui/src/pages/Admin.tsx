@@ -29,7 +29,7 @@ function UpdateBanner(props: { update: UpdateStatus }): JSX.Element {
         : u().status === 'current'
           ? `Up to date: version ${u().currentVersion}${checked()}.`
           : u().status === 'disabled'
-            ? `Update check disabled (DISABLE_UPDATE_CHECK). Running ${u().currentVersion}.`
+            ? `Update check off: ${u().reason ?? 'DISABLE_UPDATE_CHECK'}. Running ${u().currentVersion}.`
             : u().status === 'failed'
               ? `Update check failed${checked()}: ${u().error ?? 'unknown error'}.`
               : `Update status not known yet. Running ${u().currentVersion}.`}
@@ -46,9 +46,9 @@ export default function Admin(): JSX.Element {
   return (
     <>
       <div class="page-head">
-        <h1>Administration</h1>
+        <h1>{session.me()?.isAdmin && !forbidden() ? 'Administration' : 'Not allowed'}</h1>
       </div>
-      <Show when={session.me()?.isAdmin && !forbidden()} fallback={<div class="banner error" role="alert">Administrators only. Your account is not listed in ADMIN_USER_IDS.</div>}>
+      <Show when={session.me()?.isAdmin && !forbidden()} fallback={<div class="banner error" role="alert">This page is for administrators. Your account is not listed in ADMIN_USER_IDS.</div>}>
         <Show when={!stats.error} fallback={<ErrorBanner error={stats.error} />}>
           <Show when={stats()} fallback={<Spinner />}>
             {(s) => (
@@ -94,6 +94,94 @@ export default function Admin(): JSX.Element {
                         <Kpi label="completions, 30 days" value={t().completions30d} />
                         <Kpi label="tasks per user" value={t().averageTasksPerUser?.toFixed(1)} />
                       </div>
+                    )}
+                  </Show>
+                </section>
+                <Show when={s().tasks?.topUsers?.length}>
+                  <section class="card">
+                    <h2>Top 10 users by coins</h2>
+                    <div class="table-wrap">
+                      <table data-testid="admin-top-users">
+                        <thead>
+                          <tr>
+                            <th scope="col">User</th>
+                            <th scope="col">Coins</th>
+                            <th scope="col">Level</th>
+                            <th scope="col">Completed</th>
+                          </tr>
+                        </thead>
+                        <tbody>
+                          <For each={s().tasks!.topUsers}>
+                            {(u) => (
+                              <tr>
+                                <th scope="row">{u.name ?? `${u.userId.slice(0, 8)}…`}</th>
+                                <td>{u.coins}</td>
+                                <td>{u.level}</td>
+                                <td>{u.tasksCompleted}</td>
+                              </tr>
+                            )}
+                          </For>
+                        </tbody>
+                      </table>
+                    </div>
+                  </section>
+                </Show>
+                <Show when={s().tasks?.achievements}>
+                  {(list) => (
+                    <section class="card">
+                      <h2>Achievements unlocked</h2>
+                      <div class="table-wrap">
+                        <table data-testid="admin-achievements">
+                          <tbody>
+                            <For each={list()}>
+                              {(a) => (
+                                <tr>
+                                  <th scope="row">{a.title}</th>
+                                  <td>
+                                    <meter min={0} max={Math.max(1, s().tasks?.usersWithTasks ?? 1)} value={a.users} aria-label={`${a.title}: ${a.users} users`} />
+                                  </td>
+                                  <td>{a.users}</td>
+                                </tr>
+                              )}
+                            </For>
+                          </tbody>
+                        </table>
+                      </div>
+                    </section>
+                  )}
+                </Show>
+                <section class="card">
+                  <h2>Cron runs</h2>
+                  <Show when={s().cron} fallback={<p class="muted">The scheduler did not answer.</p>}>
+                    {(c) => (
+                      <Show when={c().jobs.length > 0} fallback={<p class="muted">No cron run yet.</p>}>
+                        <div class="table-wrap">
+                          <table data-testid="admin-cron-runs">
+                            <thead>
+                              <tr>
+                                <th scope="col">Job</th>
+                                <th scope="col">Last run</th>
+                                <th scope="col">Status</th>
+                                <th scope="col">Duration</th>
+                                <th scope="col">Sent</th>
+                              </tr>
+                            </thead>
+                            <tbody>
+                              <For each={c().jobs}>
+                                {(j) => (
+                                  <tr>
+                                    <th scope="row">{j.job}</th>
+                                    <td>{formatDateTime(j.startedAt)}</td>
+                                    <td>{j.status}</td>
+                                    <td>{j.durationMs === null ? '—' : `${j.durationMs} ms`}</td>
+                                    <td>{j.notifications ?? '—'}</td>
+                                  </tr>
+                                )}
+                              </For>
+                            </tbody>
+                          </table>
+                        </div>
+                      </Show>
                     )}
                   </Show>
                 </section>

@@ -7,6 +7,7 @@ import { gameStats, refreshGame } from '../lib/game.ts';
 import { session } from '../lib/session.ts';
 import type { Task } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
+import { EnergyCheckin } from '../components/EnergyCheckin.tsx';
 import { QuestCard, StreakCard } from '../components/Quest.tsx';
 import { ErrorBanner, Spinner } from '../components/ui.tsx';
 
@@ -18,9 +19,10 @@ function greeting(): string {
 export default function Dashboard(): JSX.Element {
   const today = () => shared.today();
   // Open tasks due up to today (overdue included); the list is small, the split happens here.
+  // Read as `.latest`: a refetch after a change keeps the page (and quick add's focus) in place.
   const [due, { refetch }] = createResource(today, async (t) => (await get<{ tasks: Task[] }>(`/api/tasks${qs({ completed: false, dueBefore: t, snoozed: false, limit: 200 })}`)).tasks);
-  const overdue = createMemo(() => (due() ?? []).filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate)! < today()));
-  const dueToday = createMemo(() => (due() ?? []).filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate) === today()));
+  const overdue = createMemo(() => (due.latest ?? []).filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate)! < today()));
+  const dueToday = createMemo(() => (due.latest ?? []).filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate) === today()));
   const changed = () => {
     void refetch();
     refreshGame();
@@ -49,7 +51,7 @@ export default function Dashboard(): JSX.Element {
         {/* Morning-briefing style summary: the same facts the 08:00 notification carries. */}
         <section class="card" aria-labelledby="brief-h" data-testid="briefing">
           <h2 id="brief-h">Your day</h2>
-          <Show when={due() !== undefined} fallback={<Spinner />}>
+          <Show when={due.latest !== undefined} fallback={<Spinner />}>
             <p style={{ margin: 0 }}>
               {dueToday().length === 0 && overdue().length === 0
                 ? 'Nothing is due today. '
@@ -61,6 +63,7 @@ export default function Dashboard(): JSX.Element {
         <div class="grid">
           <QuestCard onChange={changed} />
           <StreakCard />
+          <EnergyCheckin />
         </div>
         <section class="card">
           <QuickAdd topics={shared.topics() ?? []} today={today()} onCreated={changed} />
@@ -79,7 +82,7 @@ export default function Dashboard(): JSX.Element {
                 All tasks →
               </A>
             </div>
-            <Show when={due() !== undefined} fallback={<Spinner />}>
+            <Show when={due.latest !== undefined} fallback={<Spinner />}>
               <TaskList label="Tasks due today" tasks={dueToday()} today={today()} topics={shared.topics() ?? []} actions={{ changed }} empty={<>Nothing due today. Plan tomorrow ({formatDate(addDays(today(), 1))}) on the Tasks page.</>} />
             </Show>
           </section>

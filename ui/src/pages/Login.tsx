@@ -3,6 +3,7 @@ import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
 import { ApiError, get, post } from '../lib/api.ts';
 import { session } from '../lib/session.ts';
 import { Spinner } from '../components/ui.tsx';
+import { sameOriginPath } from '../../../proto/src/local-path.ts';
 
 interface Provider {
   id: string;
@@ -17,6 +18,7 @@ const LABELS: Record<string, string> = {
   search: 'Search account',
   'consumer-account': 'Personal account',
   oidc: 'Single sign-on (OpenID Connect)',
+  dev: 'Development sign-in',
 };
 
 const ERRORS: Record<string, string> = {
@@ -28,9 +30,18 @@ const ERRORS: Record<string, string> = {
   Verification: 'The sign-in link expired. Please try again.',
 };
 
-/** Only a local path may be a post-login destination (no open redirect). */
+const NO_PASSKEY = 'No passkey was used. If you have not added a passkey for this site yet, sign in another way first and add one under Settings → Security.';
+
+/** Only a normalised path on this site may be a post-login destination (the same rule as the server's). */
 function safeNext(next: string | undefined): string {
-  return next && next.startsWith('/') && !next.startsWith('//') ? next : '/dashboard';
+  return sameOriginPath(next, window.location.origin) ?? '/dashboard';
+}
+
+/** The browser reports "no passkey for this site" and "prompt closed" alike (NotAllowedError): sign-in says both. */
+function ceremonyError(err: unknown, notAllowed = 'The passkey prompt was cancelled.'): string {
+  if (err instanceof ApiError) return err.message;
+  if (err instanceof Error && err.name === 'NotAllowedError') return notAllowed;
+  return String((err as Error)?.message ?? err);
 }
 
 export default function Login(): JSX.Element {
@@ -48,6 +59,11 @@ export default function Login(): JSX.Element {
   const [csrf] = createResource(async () => (await get<{ csrfToken: string }>('/api/auth/csrf').catch(() => ({ csrfToken: '' }))).csrfToken);
   const [passkeyError, setPasskeyError] = createSignal('');
   const [passkeyBusy, setPasskeyBusy] = createSignal(false);
+  // Passkey-only accounts (SIGNUP_WITH_PASSKEY): offered only when the server has them switched on.
+  const [signup] = createResource(async () => get<{ enabled: boolean; inviteRequired: boolean }>('/api/auth/passkey/signup').catch(() => ({ enabled: false, inviteRequired: false })));
+  const [signupName, setSignupName] = createSignal('');
+  const [inviteCode, setInviteCode] = createSignal('');
+  const [signupError, setSignupError] = createSignal('');
 
   // Already signed in (e.g. back button): go on.
   void session.refetch();
@@ -64,7 +80,27 @@ export default function Login(): JSX.Element {
       await session.refetch();
       navigate(next(), { replace: true });
     } catch (err) {
-      setPasskeyError(err instanceof ApiError ? err.message : err instanceof Error && err.name === 'NotAllowedError' ? 'The passkey prompt was cancelled.' : String((err as Error)?.message ?? err));
+      setPasskeyError(ceremonyError(err, NO_PASSKEY));
+    } finally {
+      setPasskeyBusy(false);
+    }
+  }
+
+  async function passkeySignUp(e: SubmitEvent) {
+    e.preventDefault();
+    setSignupError('');
+    setPasskeyBusy(true);
+    try {
+      const { startRegistration } = await import('@simplewebauthn/browser');
+      const body = { name: signupName().trim(), ...(signup()?.inviteRequired ? { inviteCode: inviteCode().trim() } : {}) };
+      const { challengeId, options } = await post<{ challengeId: string; options: Record<string, unknown> }>('/api/auth/passkey/signup/options', body);
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const response = await startRegistration({ optionsJSON: options as any });
+      await post('/api/auth/passkey/signup/verify', { challengeId, response });
+      await session.refetch();
+      navigate(next(), { replace: true });
+    } catch (err) {
+      setSignupError(ceremonyError(err));
     } finally {
       setPasskeyBusy(false);
     }
@@ -85,12 +121,19 @@ export default function Login(): JSX.Element {
         </Show>
         <Show when={session.me()}>
           <div class="banner info">
-            You are signed in as {session.me()!.email}. <a href={next()}>Continue</a>
+            You are signed in as {session.me()!.email || session.me()!.name}. <a href={next()}>Continue</a>
           </div>
         </Show>
         <div class="providers">
           <Show when={!providers.loading} fallback={<Spinner />}>
-            <For each={providers()} fallback={<div class="banner warn">No sign-in provider is configured. The operator must set at least one identity provider (for example OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET).</div>}>
+            <For
+              each={providers()}
+              fallback={
+                <Show when={!signup.loading && !signup()?.enabled}>
+                  <div class="banner warn">No sign-in provider is configured. The operator must set at least one identity provider (for example OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET).</div>
+                </Show>
+              }
+            >
               {(p) => (
                 // Auth.js expects a real form POST with its CSRF token; the browser then follows the provider redirect.
                 <form method="post" action={`/api/auth/signin/${encodeURIComponent(p.id)}${hint()}`}>
@@ -99,6 +142,12 @@ export default function Login(): JSX.Element {
                   <button class="primary" type="submit" disabled={!csrf()} data-provider={p.id}>
                     Sign in with {LABELS[p.id] ?? p.name}
                   </button>
+                  {/* The provider `npm start` runs locally; it never exists in production. */}
+                  <Show when={p.id === 'dev'}>
+                    <p class="small muted" data-testid="dev-signin-note">
+                      Development only: choose any name and e-mail address, no password. Runs with <code>npm start</code> and is off in production.
+                    </p>
+                  </Show>
                 </form>
               )}
             </For>
@@ -113,6 +162,30 @@ export default function Login(): JSX.Element {
             <p class="error small" role="alert" style={{ color: 'var(--danger)', 'margin-top': '0.5rem' }}>
               {passkeyError()}
             </p>
+          </Show>
+          <Show when={signup()?.enabled}>
+            <div class="divider">new here?</div>
+            <form class="stack" onSubmit={(e) => void passkeySignUp(e)} aria-label="Create an account with a passkey">
+              <label>
+                Your name
+                <input name="name" autocomplete="name" required maxLength={100} value={signupName()} onInput={(e) => setSignupName(e.currentTarget.value)} />
+              </label>
+              <Show when={signup()?.inviteRequired}>
+                <label>
+                  Invitation code
+                  <input name="inviteCode" autocomplete="off" required value={inviteCode()} onInput={(e) => setInviteCode(e.currentTarget.value)} />
+                </label>
+              </Show>
+              <button type="submit" style={{ width: '100%' }} disabled={passkeyBusy()} aria-busy={passkeyBusy()} data-action="passkey-signup">
+                Create an account with a passkey
+              </button>
+              <p class="small muted">No password: the passkey on this device (unlocked with your fingerprint, face or PIN) is your sign-in.</p>
+            </form>
+            <Show when={signupError()}>
+              <p class="error small" role="alert" style={{ color: 'var(--danger)', 'margin-top': '0.5rem' }}>
+                {signupError()}
+              </p>
+            </Show>
           </Show>
         </Show>
         <p class="small muted" style={{ 'margin-top': '1.25rem' }}>

@@ -8,10 +8,12 @@ const Webhooks = lazy(() => import('./settings/Webhooks.tsx'));
 const Calendar = lazy(() => import('./settings/Calendar.tsx'));
 const Security = lazy(() => import('./settings/Security.tsx'));
 const ApiKeys = lazy(() => import('./settings/ApiKeys.tsx'));
+const Vacation = lazy(() => import('./settings/Vacation.tsx'));
 
 const SECTIONS = [
   { href: '/settings', label: 'Profile' },
   { href: '/settings/notifications', label: 'Notifications' },
+  { href: '/settings/vacation', label: 'Vacation' },
   { href: '/settings/integrations', label: 'Webhooks' },
   { href: '/settings/calendar', label: 'Calendar' },
   { href: '/settings/security', label: 'Security' },
@@ -34,6 +36,9 @@ export default function Settings(): JSX.Element {
         </Match>
         <Match when={section() === 'notifications'}>
           <Notifications />
+        </Match>
+        <Match when={section() === 'vacation' || section() === 'vacation-mode'}>
+          <Vacation />
         </Match>
         <Match when={section() === 'integrations' || section() === 'webhooks'}>
           <Webhooks />

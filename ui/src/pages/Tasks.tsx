@@ -24,7 +24,7 @@ export default function Tasks(): JSX.Element {
   );
   const visible = createMemo(() => {
     const q = (params.q ?? '').trim().toLowerCase();
-    const list = tasks() ?? [];
+    const list = tasks.latest ?? [];
     return q ? list.filter((t) => t.title.toLowerCase().includes(q) || (t.notes ?? '').toLowerCase().includes(q)) : list;
   });
   const [editing, setEditing] = createSignal<Task | 'new' | null>(null);
@@ -116,7 +116,7 @@ export default function Tasks(): JSX.Element {
             <span class="muted small">{visible().length} shown</span>
           </div>
           <Show when={!tasks.error} fallback={<ErrorBanner error={tasks.error} />}>
-            <Show when={tasks() !== undefined} fallback={<Spinner />}>
+            <Show when={tasks.latest !== undefined} fallback={<Spinner />}>
               <TaskList label="Tasks" tasks={visible()} today={shared.today()} topics={topics()} actions={{ changed, edit: (t) => setEditing(t) }} empty={status() === 'open' ? 'No open tasks. Add one above.' : 'No tasks match.'} />
             </Show>
           </Show>

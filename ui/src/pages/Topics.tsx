@@ -156,7 +156,7 @@ function TopicDetail(props: { id: string }): JSX.Element {
   }
   return (
     <Show when={!data.error} fallback={<ErrorBanner error={data.error} />}>
-      <Show when={data()} fallback={<Spinner />}>
+      <Show when={data.latest} fallback={<Spinner />}>
         {(d) => (
           <>
             <div class="page-head">

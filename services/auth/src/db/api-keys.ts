@@ -32,9 +32,9 @@ export async function deleteApiKey(pool: Pool, id: string, userId: string): Prom
 }
 
 /** A live (unexpired) key by its hash, with its owner's email. The hash is the unique key: equality in SQL leaks nothing useful. */
-export async function apiKeyByHash(pool: Pool, hash: string): Promise<(ApiKeyRow & { email: string | null }) | null> {
-  const { rows } = await pool.query<ApiKeyRow & { email: string | null }>(
-    `SELECT k.id, k.user_id, k.name, k.display_prefix, k.read_only, k.expires_at, k.created_at, k.last_used_at, u.email
+export async function apiKeyByHash(pool: Pool, hash: string): Promise<(ApiKeyRow & { email: string | null; user_last_active_at: Date | null }) | null> {
+  const { rows } = await pool.query<ApiKeyRow & { email: string | null; user_last_active_at: Date | null }>(
+    `SELECT k.id, k.user_id, k.name, k.display_prefix, k.read_only, k.expires_at, k.created_at, k.last_used_at, u.email, u.last_active_at AS user_last_active_at
        FROM auth.api_keys k JOIN auth.users u ON u.id = k.user_id
       WHERE k.key_hash = $1 AND (k.expires_at IS NULL OR k.expires_at > now())`,
     [hash],

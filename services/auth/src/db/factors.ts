@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '@tasksvc/runtime';
+import { inTransaction, type Pool, type PoolClient } from '@tasksvc/runtime';
 
 type Db = Pool | PoolClient;
 
@@ -129,42 +129,83 @@ export async function authenticatorExists(db: Db, id: string, userId: string): P
 
 // ---- WebAuthn challenges -------------------------------------------------------------------------
 
-export type ChallengePurpose = 'register' | 'login' | 'second_factor';
+export type ChallengePurpose = 'register' | 'login' | 'second_factor' | 'signup';
 
-export async function insertChallenge(db: Db, c: { purpose: ChallengePurpose; userId: string | null; challenge: string; ttlSeconds: number }): Promise<string> {
-  // Expired challenges are dropped as new ones are made: the table stays small without a sweeper.
-  await db.query(`DELETE FROM auth.webauthn_challenges WHERE expires_at < now()`);
-  const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO auth.webauthn_challenges (purpose, user_id, challenge, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING id`,
-    [c.purpose, c.userId, c.challenge, c.ttlSeconds],
-  );
-  return rows[0]!.id;
+/** Live anonymous challenges (sign-in, sign-up) one client key may hold; older ones are dropped. */
+export const ANONYMOUS_CHALLENGES_PER_CLIENT = 10;
+
+export interface NewChallenge {
+  purpose: ChallengePurpose;
+  /** the signed-in user; null for the anonymous ceremonies */
+  userId: string | null;
+  challenge: string;
+  ttlSeconds: number;
+  /** anonymous ceremonies: the client key (domain/client-key.ts) that bounds them */
+  clientKey?: string;
+  /** sign-up: the id and name of the account the ceremony creates */
+  signup?: { userId: string; name: string };
+}
+
+export async function insertChallenge(pool: Pool, c: NewChallenge): Promise<string> {
+  return inTransaction(pool, async (tx) => {
+    // Expired challenges are dropped as new ones are made: the table stays small without a sweeper.
+    await tx.query(`DELETE FROM auth.webauthn_challenges WHERE expires_at < now()`);
+    if (c.userId === null) {
+      // Anonymous requests cannot grow the table: each client key keeps its newest few challenges.
+      // The lock serialises one key's inserts so the bound is exact under concurrency.
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('auth.webauthn_challenges:' || $1, 0))`, [c.clientKey ?? 'unknown']);
+      await tx.query(
+        `DELETE FROM auth.webauthn_challenges WHERE id IN (
+           SELECT id FROM auth.webauthn_challenges WHERE user_id IS NULL AND client_key = $1 ORDER BY created_at DESC, id OFFSET $2)`,
+        [c.clientKey ?? 'unknown', ANONYMOUS_CHALLENGES_PER_CLIENT - 1],
+      );
+    }
+    const { rows } = await tx.query<{ id: string }>(
+      `INSERT INTO auth.webauthn_challenges (purpose, user_id, challenge, expires_at, client_key, signup_user_id, signup_name)
+       VALUES ($1, $2, $3, now() + make_interval(secs => $4), $5, $6, $7) RETURNING id`,
+      [c.purpose, c.userId, c.challenge, c.ttlSeconds, c.userId === null ? (c.clientKey ?? 'unknown') : null, c.signup?.userId ?? null, c.signup?.name ?? null],
+    );
+    return rows[0]!.id;
+  });
+}
+
+export interface TakenChallenge {
+  challenge: string;
+  signup_user_id: string | null;
+  signup_name: string | null;
 }
 
 /** Take a challenge (once): it must be live, of this purpose and, when given, this user's. */
-export async function takeChallenge(db: Db, id: string, purpose: ChallengePurpose, userId: string | null): Promise<string | null> {
-  const { rows } = await db.query<{ challenge: string }>(
-    `DELETE FROM auth.webauthn_challenges WHERE id = $1 AND purpose = $2 AND user_id IS NOT DISTINCT FROM $3 AND expires_at > now() RETURNING challenge`,
+export async function takeChallenge(db: Db, id: string, purpose: ChallengePurpose, userId: string | null): Promise<TakenChallenge | null> {
+  const { rows } = await db.query<TakenChallenge>(
+    `DELETE FROM auth.webauthn_challenges WHERE id = $1 AND purpose = $2 AND user_id IS NOT DISTINCT FROM $3 AND expires_at > now()
+     RETURNING challenge, signup_user_id, signup_name`,
     [id, purpose, userId],
   );
-  return rows[0]?.challenge ?? null;
+  return rows[0] ?? null;
 }
 
 // ---- Failed codes (brute-force limit) --------------------------------------------------------------
 
-export async function recentFailures(db: Db, userId: string, windowMinutes: number): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM auth.second_factor_failures WHERE user_id = $1 AND at > now() - make_interval(mins => $2)`,
+/**
+ * Reserve one code check before the code is looked at, in one atomic statement: the user's counter
+ * starts a new window when the old one is over, and otherwise goes up by one. Returns this attempt's
+ * number in the window; concurrent requests serialise on the counter row for that one statement, so
+ * each gets its own number and the limit (domain/second-factor.ts) holds however many arrive at once.
+ * A correct code clears the counter.
+ */
+export async function reserveAttempt(db: Db, userId: string, windowMinutes: number): Promise<number> {
+  const { rows } = await db.query<{ attempts: number }>(
+    `INSERT INTO auth.second_factor_attempts AS a (user_id, window_start, attempts) VALUES ($1, now(), 1)
+     ON CONFLICT (user_id) DO UPDATE SET
+       window_start = CASE WHEN a.window_start <= now() - make_interval(mins => $2) THEN now() ELSE a.window_start END,
+       attempts = CASE WHEN a.window_start <= now() - make_interval(mins => $2) THEN 1 ELSE a.attempts + 1 END
+     RETURNING attempts`,
     [userId, windowMinutes],
   );
-  return rows[0]!.n;
-}
-
-export async function recordFailure(db: Db, userId: string, windowMinutes: number): Promise<void> {
-  await db.query(`DELETE FROM auth.second_factor_failures WHERE user_id = $1 AND at < now() - make_interval(mins => $2)`, [userId, windowMinutes]);
-  await db.query(`INSERT INTO auth.second_factor_failures (user_id) VALUES ($1)`, [userId]);
+  return rows[0]!.attempts;
 }
 
 export async function clearFailures(db: Db, userId: string): Promise<void> {
-  await db.query(`DELETE FROM auth.second_factor_failures WHERE user_id = $1`, [userId]);
+  await db.query(`DELETE FROM auth.second_factor_attempts WHERE user_id = $1`, [userId]);
 }

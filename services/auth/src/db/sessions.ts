@@ -15,7 +15,7 @@ export interface SessionRow {
 const COLS = 'id, user_id, expires, created_at, last_active_at, second_factor_verified_at, user_agent, ip';
 
 export async function insertSession(
-  pool: Pool,
+  pool: Pool | PoolClient,
   s: { tokenHash: string; userId: string; expires: Date; ip?: string | null | undefined; userAgent?: string | null | undefined; secondFactorVerified?: boolean },
 ): Promise<SessionRow> {
   const { rows } = await pool.query<SessionRow>(
@@ -27,18 +27,18 @@ export async function insertSession(
 }
 
 /** The live session for a token hash, with its user; expired sessions are not returned. */
-export async function sessionAndUser(pool: Pool, tokenHash: string): Promise<{ session: SessionRow; user: UserRow } | null> {
-  const { rows } = await pool.query<SessionRow & { u_email: string | null; u_name: string | null; u_image: string | null; u_email_verified: Date | null }>(
+export async function sessionAndUser(pool: Pool, tokenHash: string): Promise<{ session: SessionRow; user: UserRow; userLastActiveAt: Date | null } | null> {
+  const { rows } = await pool.query<SessionRow & { u_email: string | null; u_name: string | null; u_image: string | null; u_email_verified: Date | null; u_last_active_at: Date | null }>(
     `SELECT s.id, s.user_id, s.expires, s.created_at, s.last_active_at, s.second_factor_verified_at, s.user_agent, s.ip,
-            u.email AS u_email, u.name AS u_name, u.image AS u_image, u.email_verified AS u_email_verified
+            u.email AS u_email, u.name AS u_name, u.image AS u_image, u.email_verified AS u_email_verified, u.last_active_at AS u_last_active_at
        FROM auth.sessions s JOIN auth.users u ON u.id = s.user_id
       WHERE s.token_hash = $1 AND s.expires > now()`,
     [tokenHash],
   );
   const r = rows[0];
   if (!r) return null;
-  const { u_email, u_name, u_image, u_email_verified, ...session } = r;
-  return { session, user: { id: r.user_id, email: u_email, name: u_name, image: u_image, email_verified: u_email_verified } };
+  const { u_email, u_name, u_image, u_email_verified, u_last_active_at, ...session } = r;
+  return { session, user: { id: r.user_id, email: u_email, name: u_name, image: u_image, email_verified: u_email_verified }, userLastActiveAt: u_last_active_at };
 }
 
 export async function updateSessionExpiry(pool: Pool, tokenHash: string, expires: Date): Promise<SessionRow | null> {

@@ -1,4 +1,4 @@
-import type { Pool } from '@tasksvc/runtime';
+import type { Pool, PoolClient } from '@tasksvc/runtime';
 
 export interface UserRow {
   id: string;
@@ -13,10 +13,13 @@ export const isUuid = (v: string): boolean => UUID_RE.test(v);
 
 const USER_COLS = 'id, email, name, image, email_verified';
 
-export async function insertUser(pool: Pool, u: { email: string | null; name: string | null; image: string | null; emailVerified: Date | null }): Promise<UserRow> {
+export async function insertUser(
+  pool: Pool | PoolClient,
+  u: { id?: string; email: string | null; name: string | null; image: string | null; emailVerified: Date | null },
+): Promise<UserRow> {
   const { rows } = await pool.query<UserRow>(
-    `INSERT INTO auth.users (email, name, image, email_verified) VALUES ($1, $2, $3, $4) RETURNING ${USER_COLS}`,
-    [u.email, u.name, u.image, u.emailVerified],
+    `INSERT INTO auth.users (id, email, name, image, email_verified) VALUES (COALESCE($1, gen_random_uuid()), $2, $3, $4, $5) RETURNING ${USER_COLS}`,
+    [u.id ?? null, u.email, u.name, u.image, u.emailVerified],
   );
   return rows[0]!;
 }
@@ -56,41 +59,24 @@ export async function updateUser(pool: Pool, id: string, u: { email?: string | n
   return rows[0];
 }
 
+/** What Auth.js hands over when it links a provider account (the tokens in it are never stored). */
 export interface AccountInput {
   userId: string;
   type: string;
   provider: string;
   providerAccountId: string;
-  refresh_token?: string | undefined;
-  access_token?: string | undefined;
-  expires_at?: number | undefined;
-  token_type?: string | undefined;
-  scope?: string | undefined;
-  id_token?: string | undefined;
-  session_state?: unknown;
 }
 
+/**
+ * Link a provider account. Only the link is kept: the provider's access, refresh and ID tokens are
+ * never used after sign-in, so they are not stored at all (migration 0005 cleared the old ones and
+ * forbids them).
+ */
 export async function insertAccount(pool: Pool, a: AccountInput): Promise<void> {
-  await pool.query(
-    `INSERT INTO auth.accounts (user_id, type, provider, provider_account_id, refresh_token, access_token, expires_at, token_type, scope, id_token, session_state)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-    [
-      a.userId,
-      a.type,
-      a.provider,
-      a.providerAccountId,
-      a.refresh_token ?? null,
-      a.access_token ?? null,
-      a.expires_at ?? null,
-      a.token_type ?? null,
-      a.scope ?? null,
-      a.id_token ?? null,
-      typeof a.session_state === 'string' ? a.session_state : a.session_state == null ? null : JSON.stringify(a.session_state),
-    ],
-  );
+  await pool.query(`INSERT INTO auth.accounts (user_id, type, provider, provider_account_id) VALUES ($1, $2, $3, $4)`, [a.userId, a.type, a.provider, a.providerAccountId]);
 }
 
 /** Record activity at most every five minutes per user (for the admin's active-user counts). */
-export async function touchUser(pool: Pool, id: string): Promise<void> {
+export async function touchUser(pool: Pool | PoolClient, id: string): Promise<void> {
   await pool.query(`UPDATE auth.users SET last_active_at = now() WHERE id = $1 AND (last_active_at IS NULL OR last_active_at < now() - interval '5 minutes')`, [id]);
 }

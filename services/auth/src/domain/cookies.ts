@@ -26,10 +26,13 @@ export function parseCookies(header: string | undefined): Map<string, string> {
   return out;
 }
 
-/** The session token a request carries, if any. */
-export function sessionTokenFromCookie(header: string | undefined): string | null {
-  const cookies = parseCookies(header);
-  return cookies.get(SECURE_SESSION_COOKIE) ?? cookies.get(SESSION_COOKIE) ?? null;
+/**
+ * The session token a request carries, if any, under the one name this deployment uses. Over https
+ * only `__Secure-` counts: a browser accepts that name only with `Secure` from an https page, whereas
+ * the plain name can be planted by a plain-http page or a sibling subdomain (cookie tossing).
+ */
+export function sessionTokenFromCookie(header: string | undefined, secure: boolean): string | null {
+  return parseCookies(header).get(sessionCookieName(secure)) ?? null;
 }
 
 /** A Set-Cookie value for a session cookie (HttpOnly, SameSite=Lax, whole site). */

@@ -25,4 +25,12 @@ describe('buildProviders', () => {
     expect(p.authorization.url).toBe('https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize');
     expect(p.token).toBe('https://login.microsoftonline.com/consumers/oauth2/v2.0/token');
   });
+
+  it('adds the development provider `npm start` runs as an ordinary OIDC provider (id dev, prompt=login)', () => {
+    const config = { ...testConfig(), devSignIn: { issuer: 'http://127.0.0.1:4555', clientId: 'task-service-development', clientSecret: 's3cret' } };
+    expect(providerInfos(config)).toEqual([{ id: 'dev', name: 'Development sign-in', type: 'oidc' }]);
+    const p = resolvedProvider(buildProviders(config)[0]!) as unknown as { issuer: string; clientId: string; checks: string[]; authorization: { params: Record<string, string> } };
+    expect(p).toMatchObject({ issuer: 'http://127.0.0.1:4555', clientId: 'task-service-development', checks: ['pkce', 'state', 'nonce'] });
+    expect(p.authorization.params).toEqual({ scope: 'openid email profile', prompt: 'login' });
+  });
 });

@@ -6,7 +6,7 @@ import MicrosoftEntraID from '@auth/core/providers/microsoft-entra-id';
 import type { Config } from '@tasksvc/runtime';
 
 /** Provider ids are the callback path segments: `{AUTH_CALLBACK_URL}/api/auth/callback/<id>`. */
-export type ProviderId = 'codehost' | 'chat' | 'search' | 'consumer-account' | 'oidc';
+export type ProviderId = 'codehost' | 'chat' | 'search' | 'consumer-account' | 'oidc' | 'dev';
 
 export interface ProviderInfo {
   id: ProviderId;
@@ -63,30 +63,34 @@ export function buildProviders(config: Config): Provider[] {
     );
   }
   // Spec: setting OIDC_ISSUER activates the OIDC button; a missing client is a logged start warning.
-  if (config.OIDC_ISSUER) {
-    out.push({
-      id: 'oidc',
-      name: 'OpenID Connect',
-      type: 'oidc',
-      issuer: config.OIDC_ISSUER,
-      clientId: config.OIDC_CLIENT_ID ?? '',
-      clientSecret: config.OIDC_CLIENT_SECRET,
-      authorization: { params: { scope: 'openid email profile' } },
-      checks: ['pkce', 'state', 'nonce'],
-      // Ask the userinfo endpoint: many providers keep email/name out of the ID token in the code flow.
-      idToken: false,
-      profile(profile: Record<string, unknown>) {
-        const email = typeof profile.email === 'string' ? profile.email : null;
-        return {
-          id: String(profile.sub),
-          email,
-          name: typeof profile.name === 'string' ? profile.name : (typeof profile.preferred_username === 'string' ? profile.preferred_username : email),
-          image: typeof profile.picture === 'string' ? profile.picture : null,
-        };
-      },
-    });
-  }
+  if (config.OIDC_ISSUER) out.push(oidcProvider('oidc', 'OpenID Connect', config.OIDC_ISSUER, config.OIDC_CLIENT_ID ?? '', config.OIDC_CLIENT_SECRET));
+  // The development provider `npm start` runs (firstrun); `prompt=login` lets a person switch identity after signing out.
+  if (config.devSignIn) out.push(oidcProvider('dev', 'Development sign-in', config.devSignIn.issuer, config.devSignIn.clientId, config.devSignIn.clientSecret, { prompt: 'login' }));
   return out;
+}
+
+function oidcProvider(id: ProviderId, name: string, issuer: string, clientId: string, clientSecret: string | undefined, params: Record<string, string> = {}): Provider {
+  return {
+    id,
+    name,
+    type: 'oidc',
+    issuer,
+    clientId,
+    clientSecret,
+    authorization: { params: { scope: 'openid email profile', ...params } },
+    checks: ['pkce', 'state', 'nonce'],
+    // Ask the userinfo endpoint: many providers keep email/name out of the ID token in the code flow.
+    idToken: false,
+    profile(profile: Record<string, unknown>) {
+      const email = typeof profile.email === 'string' ? profile.email : null;
+      return {
+        id: String(profile.sub),
+        email,
+        name: typeof profile.name === 'string' ? profile.name : (typeof profile.preferred_username === 'string' ? profile.preferred_username : email),
+        image: typeof profile.picture === 'string' ? profile.picture : null,
+      };
+    },
+  };
 }
 
 /** A provider as Auth.js will use it: the built-in defaults with our options laid over them (shallow). */

@@ -53,7 +53,7 @@ describe('enrolment and removal rules', () => {
   });
 
   it('limits wrong codes', () => {
-    expect(codeOf(() => assertAttemptsLeft(MAX_FAILED_CODES - 1))).toBeNull();
-    expect(codeOf(() => assertAttemptsLeft(MAX_FAILED_CODES))).toBe('RATE_LIMITED');
+    expect(codeOf(() => assertAttemptsLeft(MAX_FAILED_CODES))).toBeNull();
+    expect(codeOf(() => assertAttemptsLeft(MAX_FAILED_CODES + 1))).toBe('RATE_LIMITED');
   });
 });

@@ -52,8 +52,9 @@ export function assertCanRemoveFactor(s: FactorState): void {
 export const MAX_FAILED_CODES = 10;
 export const FAILED_CODE_WINDOW_MINUTES = 15;
 
-export function assertAttemptsLeft(recentFailures: number): void {
-  if (recentFailures >= MAX_FAILED_CODES) {
+/** `attempt`: this attempt's number in the current window, reserved before the code is checked. */
+export function assertAttemptsLeft(attempt: number): void {
+  if (attempt > MAX_FAILED_CODES) {
     throw new AppError('RATE_LIMITED', `too many wrong codes: try again in ${FAILED_CODE_WINDOW_MINUTES} minutes`);
   }
 }

@@ -32,10 +32,10 @@ describe('session tokens', () => {
     expect(h1).not.toContain(a);
   });
 
-  it('are read from either cookie name; the cookie is HttpOnly, Lax, Secure on https', () => {
-    expect(sessionTokenFromCookie('a=1; authjs.session-token=tok; b=2')).toBe('tok');
-    expect(sessionTokenFromCookie('__Secure-authjs.session-token=sec')).toBe('sec');
-    expect(sessionTokenFromCookie('other=1')).toBeNull();
+  it('are read from the cookie name of the deployment; the cookie is HttpOnly, Lax, Secure on https', () => {
+    expect(sessionTokenFromCookie('a=1; authjs.session-token=tok; b=2', false)).toBe('tok');
+    expect(sessionTokenFromCookie('__Secure-authjs.session-token=sec', true)).toBe('sec');
+    expect(sessionTokenFromCookie('other=1', false)).toBeNull();
     expect(parseCookies('x="quoted"; y=a%20b').get('y')).toBe('a b');
     const c = serializeSessionCookie('tok', new Date(0), true);
     expect(c).toMatch(/^__Secure-authjs\.session-token=tok; Path=\/; Expires=.*; HttpOnly; SameSite=Lax; Secure$/);

@@ -1,4 +1,4 @@
-import { AppError, cronStatusRpc, tasksAdminStatsRpc, updateStatusRpc, type HttpCall, type Rpc } from '@tasksvc/proto';
+import { AppError, cronJobsRpc, tasksAdminStatsRpc, updateStatusRpc, type HttpCall, type Rpc } from '@tasksvc/proto';
 import { generateApiKey } from '../domain/tokens.ts';
 import { deleteApiKey, insertApiKey, listApiKeys, type ApiKeyRow } from '../db/api-keys.ts';
 import { deleteAllSessions, deleteSession, listSessions } from '../db/sessions.ts';
@@ -94,7 +94,15 @@ export function accountHandlers(deps: AuthDeps) {
           deps.log.warn({ err, subject: rpc.subject }, 'admin statistics: no answer');
           return null;
         });
-      const [users, tasks, cron, update] = await Promise.all([userStats(deps.pool), ask(tasksAdminStatsRpc), ask(cronStatusRpc), ask(updateStatusRpc)]);
+      const [users, tasks, cron, update] = await Promise.all([userStats(deps.pool), ask(tasksAdminStatsRpc), ask(cronJobsRpc), ask(updateStatusRpc)]);
+      // The tasks service knows its top users by id only; names live here.
+      if (tasks?.topUsers?.length) {
+        const { rows } = await deps.pool.query<{ id: string; name: string | null }>('SELECT id, name FROM auth.users WHERE id = ANY($1::uuid[])', [
+          tasks.topUsers.map((t) => t.userId),
+        ]);
+        const names = new Map(rows.map((r) => [r.id, r.name]));
+        tasks.topUsers = tasks.topUsers.map((t) => ({ ...t, name: names.get(t.userId) ?? null }));
+      }
       return { generatedAt: new Date().toISOString(), users, tasks, cron, update };
     },
   };

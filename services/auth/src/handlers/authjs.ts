@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Auth, type AuthConfig } from '@auth/core';
 import type { Adapter, AdapterSession, AdapterUser } from '@auth/core/adapters';
-import type { AuthjsRequest, AuthjsResponse } from '@tasksvc/proto';
+import { sameOriginPath, type AuthjsRequest, type AuthjsResponse } from '@tasksvc/proto';
 import { buildProviders } from '../domain/providers.ts';
 import { generateSessionToken, SESSION_MAX_AGE_SECONDS, SESSION_UPDATE_AGE_SECONDS, sessionTokenHash } from '../domain/tokens.ts';
 import { deleteSessionByHash, insertSession, sessionAndUser, updateSessionExpiry } from '../db/sessions.ts';
@@ -74,8 +74,12 @@ export function createAdapter(deps: AuthDeps): Adapter {
   };
 }
 
+/** Where the browser goes after signing in when the requested place is not on this site. */
+export const DEFAULT_LANDING = '/dashboard';
+
 export function authjsConfig(deps: AuthDeps): AuthConfig {
   const { config, log } = deps;
+  const origin = new URL(config.AUTH_CALLBACK_URL).origin;
   return {
     secret: config.AUTH_SECRET,
     // The request URL is always built from AUTH_CALLBACK_URL (never from a client's Host header) and
@@ -87,6 +91,8 @@ export function authjsConfig(deps: AuthDeps): AuthConfig {
     session: { strategy: 'database', maxAge: SESSION_MAX_AGE_SECONDS, updateAge: SESSION_UPDATE_AGE_SECONDS, generateSessionToken },
     useSecureCookies: secureCookies(config),
     pages: { signIn: '/login', error: '/login' },
+    // callbackUrl comes from the client: only a normalised path on this origin is followed (#19.7).
+    callbacks: { redirect: ({ url }) => `${origin}${sameOriginPath(url, origin) ?? DEFAULT_LANDING}` },
     logger: {
       error: (err) => log.warn({ err: { name: err.name, message: err.message } }, 'auth.js error'),
       warn: (code) => log.debug({ code }, 'auth.js warning'),

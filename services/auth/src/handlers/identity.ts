@@ -1,4 +1,5 @@
-import type { Identity } from '@tasksvc/proto';
+import { IDENTITY_CHANGED_SUBJECT, type Identity } from '@tasksvc/proto';
+import type { Bus } from '@tasksvc/runtime';
 import { sessionTokenFromCookie } from '../domain/cookies.ts';
 import { pendingSecondFactorPage, secondFactorOk, type FactorState } from '../domain/second-factor.ts';
 import { apiKeyLookupHash, bearerToken, sessionTokenHash } from '../domain/tokens.ts';
@@ -6,15 +7,21 @@ import { apiKeyByHash, touchApiKey } from '../db/api-keys.ts';
 import { factorSummary } from '../db/factors.ts';
 import { sessionAndUser, touchSession, type SessionRow } from '../db/sessions.ts';
 import { touchUser } from '../db/users.ts';
-import type { AuthDeps } from './context.ts';
+import { secureCookies, type AuthDeps } from './context.ts';
 
 function background(deps: AuthDeps, p: Promise<unknown>): void {
   p.catch((err: unknown) => deps.log.warn({ err }, 'activity update failed'));
 }
 
+/**
+ * Activity times are coarse (a minute for keys and sessions, five for users): the touch UPDATEs run
+ * only when the rows read anyway say that much has passed, never as statements that match nothing.
+ */
+const activityDue = (last: Date | null, everyMs: number) => !last || Date.now() - last.getTime() >= everyMs;
+
 /** The live session a Cookie header carries, with its user and factor state. */
-async function sessionFromCookie(deps: AuthDeps, cookie: string | undefined): Promise<{ session: SessionRow; email: string; state: FactorState } | null> {
-  const token = sessionTokenFromCookie(cookie);
+async function sessionFromCookie(deps: AuthDeps, cookie: string | undefined): Promise<{ session: SessionRow; email: string; userLastActiveAt: Date | null; state: FactorState } | null> {
+  const token = sessionTokenFromCookie(cookie, secureCookies(deps.config));
   if (!token || token.length > 512) return null;
   const found = await sessionAndUser(deps.pool, sessionTokenHash(deps.config.AUTH_SECRET, token));
   if (!found) return null;
@@ -22,6 +29,7 @@ async function sessionFromCookie(deps: AuthDeps, cookie: string | undefined): Pr
   return {
     session: found.session,
     email: found.user.email ?? '',
+    userLastActiveAt: found.userLastActiveAt,
     state: { required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: found.session.second_factor_verified_at !== null },
   };
 }
@@ -39,8 +47,8 @@ export async function resolveIdentity(deps: AuthDeps, req: { cookie?: string | u
     if (!hash) return null;
     const key = await apiKeyByHash(deps.pool, hash);
     if (!key) return null;
-    background(deps, touchApiKey(deps.pool, key.id));
-    background(deps, touchUser(deps.pool, key.user_id));
+    if (activityDue(key.last_used_at, 60_000)) background(deps, touchApiKey(deps.pool, key.id));
+    if (activityDue(key.user_last_active_at, 300_000)) background(deps, touchUser(deps.pool, key.user_id));
     const summary = await factorSummary(deps.pool, key.user_id);
     // A key was created by a session that had passed its factor; it stands in for that proof.
     const ok = secondFactorOk({ required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: true });
@@ -48,8 +56,8 @@ export async function resolveIdentity(deps: AuthDeps, req: { cookie?: string | u
   }
   const found = await sessionFromCookie(deps, req.cookie);
   if (!found) return null;
-  background(deps, touchSession(deps.pool, found.session.id));
-  background(deps, touchUser(deps.pool, found.session.user_id));
+  if (activityDue(found.session.last_active_at, 60_000)) background(deps, touchSession(deps.pool, found.session.id));
+  if (activityDue(found.userLastActiveAt, 300_000)) background(deps, touchUser(deps.pool, found.session.user_id));
   return {
     id: found.session.user_id,
     email: found.email,
@@ -65,4 +73,16 @@ export async function resolveIdentity(deps: AuthDeps, req: { cookie?: string | u
 export async function pendingPage(deps: AuthDeps, req: { cookie?: string | undefined }): Promise<{ page: '/setup/2fa' | '/login/2fa' | null }> {
   const found = await sessionFromCookie(deps, req.cookie);
   return { page: found ? pendingSecondFactorPage(found.state) : null };
+}
+
+/**
+ * Run an account change, then (before its reply leaves) tell every gateway to forget the identities
+ * it cached for the user: a revoked key or a new second factor counts from the next request on.
+ */
+export async function changingIdentity<R>(bus: Bus, userId: string | undefined, change: () => Promise<R>): Promise<R> {
+  try {
+    return await change();
+  } finally {
+    if (userId) bus.broadcast(IDENTITY_CHANGED_SUBJECT, { userId });
+  }
 }

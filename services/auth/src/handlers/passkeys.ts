@@ -7,7 +7,8 @@ import {
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { AppError, type HttpCall, type RawResponse } from '@tasksvc/proto';
-import { inTransaction } from '@tasksvc/runtime';
+import { randomUUID } from 'node:crypto';
+import { inTransaction, safeEqual, type Config, type Pool, type PoolClient } from '@tasksvc/runtime';
 import { serializeSessionCookie } from '../domain/cookies.ts';
 import { assertCanEnrol, assertCanRemoveFactor } from '../domain/second-factor.ts';
 import { generateSessionToken, SESSION_MAX_AGE_SECONDS, sessionTokenHash } from '../domain/tokens.ts';
@@ -26,12 +27,24 @@ import {
   type ChallengePurpose,
 } from '../db/factors.ts';
 import { insertSession, markSecondFactorVerified } from '../db/sessions.ts';
-import { touchUser } from '../db/users.ts';
+import { insertUser, touchUser } from '../db/users.ts';
+import { clientKey } from '../domain/client-key.ts';
 import { factorState, publicOrigin, requireSession, secureCookies, type AuthDeps } from './context.ts';
 
 const CHALLENGE_TTL_SECONDS = 300;
 type EmptyCall = HttpCall<unknown, unknown, unknown>;
 type Credential = { id: string; rawId: string; type: 'public-key'; response: Record<string, unknown>; clientExtensionResults: Record<string, unknown>; authenticatorAttachment?: string | undefined };
+
+const signupOff = () => new AppError('NOT_FOUND', 'creating accounts with a passkey is switched off on this server (SIGNUP_WITH_PASSKEY)');
+
+/** Sign-up is on, and the invitation code (when one is configured) matches. */
+function assertSignupAllowed(config: Config, inviteCode: string | undefined): void {
+  if (!config.SIGNUP_WITH_PASSKEY) throw signupOff();
+  const expected = config.SIGNUP_INVITE_CODE;
+  if (expected && !safeEqual(inviteCode ?? '', expected)) {
+    throw new AppError('FORBIDDEN', 'the invitation code is missing or wrong', [{ path: 'body.inviteCode', message: 'does not match the invitation code of this server' }]);
+  }
+}
 
 const badResponse = (message: string) => new AppError('VALIDATION_FAILED', message, [{ path: 'body.response', message }]);
 const expiredChallenge = () => new AppError('VALIDATION_FAILED', 'the ceremony expired or was already used: start again', [{ path: 'body.challengeId', message: 'unknown or expired challenge' }]);
@@ -48,8 +61,51 @@ export function passkeyHandlers(deps: AuthDeps) {
   const rpID = deps.config.WEBAUTHN_RP_ID;
   const origin = publicOrigin(deps.config);
 
-  async function challengeFor(purpose: ChallengePurpose, userId: string | null, challenge: string): Promise<string> {
+  async function challengeFor(purpose: ChallengePurpose, userId: string, challenge: string): Promise<string> {
     return insertChallenge(deps.pool, { purpose, userId, challenge, ttlSeconds: CHALLENGE_TTL_SECONDS });
+  }
+
+  /** Anonymous ceremonies are bounded per client address (a few live challenges each). */
+  async function anonymousChallenge(purpose: 'login' | 'signup', ip: string | undefined, challenge: string, signup?: { userId: string; name: string }): Promise<string> {
+    return insertChallenge(deps.pool, { purpose, userId: null, challenge, ttlSeconds: CHALLENGE_TTL_SECONDS, clientKey: clientKey(ip), ...(signup ? { signup } : {}) });
+  }
+
+  async function verifyRegistration(challenge: string, response: Credential, requireUserVerification: boolean) {
+    let result;
+    try {
+      result = await verifyRegistrationResponse({
+        response: response as unknown as RegistrationResponseJSON,
+        expectedChallenge: challenge,
+        expectedOrigin: origin,
+        expectedRPID: rpID,
+        requireUserVerification,
+      });
+    } catch (err) {
+      throw badResponse(`passkey registration failed: ${(err as Error).message}`);
+    }
+    if (!result.verified) throw badResponse('passkey registration failed');
+    return result.registrationInfo;
+  }
+
+  /** A new session for a user-verified passkey: possession plus PIN/biometric counts as the second factor too. */
+  async function signIn(userId: string, call: { ip?: string | undefined; userAgent?: string | undefined }, db: Pool | PoolClient = deps.pool): Promise<RawResponse> {
+    const token = generateSessionToken();
+    const expires = new Date(Date.now() + SESSION_MAX_AGE_SECONDS * 1000);
+    await insertSession(db, {
+      tokenHash: sessionTokenHash(deps.config.AUTH_SECRET, token),
+      userId,
+      expires,
+      ip: call.ip,
+      userAgent: call.userAgent,
+      secondFactorVerified: true,
+    });
+    await touchUser(db, userId);
+    return {
+      status: 200,
+      contentType: 'application/json',
+      headers: { 'set-cookie': serializeSessionCookie(token, expires, secureCookies(deps.config)), 'cache-control': 'no-store' },
+      body: JSON.stringify({ userId }),
+    };
   }
 
   /** Check an assertion against a stored passkey and advance its signature counter. */
@@ -100,22 +156,9 @@ export function passkeyHandlers(deps: AuthDeps) {
 
     registerVerify: async (call: HttpCall<unknown, unknown, { challengeId: string; name?: string | undefined; response: Credential }>) => {
       const s = requireSession(call.user);
-      const challenge = await takeChallenge(deps.pool, call.body.challengeId, 'register', s.userId);
-      if (!challenge) throw expiredChallenge();
-      let result;
-      try {
-        result = await verifyRegistrationResponse({
-          response: call.body.response as unknown as RegistrationResponseJSON,
-          expectedChallenge: challenge,
-          expectedOrigin: origin,
-          expectedRPID: rpID,
-          requireUserVerification: false,
-        });
-      } catch (err) {
-        throw badResponse(`passkey registration failed: ${(err as Error).message}`);
-      }
-      if (!result.verified) throw badResponse('passkey registration failed');
-      const { credential, credentialDeviceType, credentialBackedUp } = result.registrationInfo;
+      const taken = await takeChallenge(deps.pool, call.body.challengeId, 'register', s.userId);
+      if (!taken) throw expiredChallenge();
+      const { credential, credentialDeviceType, credentialBackedUp } = await verifyRegistration(taken.challenge, call.body.response, false);
       const row = await inTransaction(deps.pool, async (tx) => {
         await lockUserFactors(tx, s.userId);
         assertCanEnrol(await factorState(deps, s.userId, s.sessionId));
@@ -149,35 +192,59 @@ export function passkeyHandlers(deps: AuthDeps) {
     },
 
     /** Passwordless: any discoverable credential for this RP. */
-    loginOptions: async () => {
+    loginOptions: async (call: EmptyCall) => {
       const options = await generateAuthenticationOptions({ rpID, userVerification: 'required' });
-      return { challengeId: await challengeFor('login', null, options.challenge), options: options as unknown as Record<string, unknown> };
+      return { challengeId: await anonymousChallenge('login', call.ip, options.challenge), options: options as unknown as Record<string, unknown> };
     },
 
     login: async (call: HttpCall<unknown, unknown, { challengeId: string; response: Credential }>): Promise<RawResponse> => {
-      const challenge = await takeChallenge(deps.pool, call.body.challengeId, 'login', null);
-      if (!challenge) throw expiredChallenge();
+      const taken = await takeChallenge(deps.pool, call.body.challengeId, 'login', null);
+      if (!taken) throw expiredChallenge();
       const authenticator = await authenticatorByCredentialId(deps.pool, call.body.response.id);
       if (!authenticator) throw new AppError('UNAUTHENTICATED', 'this passkey is not registered here');
-      await verifyAssertion(challenge, call.body.response, authenticator, true);
-      const token = generateSessionToken();
-      const expires = new Date(Date.now() + SESSION_MAX_AGE_SECONDS * 1000);
-      // A user-verified passkey is possession plus PIN/biometric: the session counts as second-factor verified.
-      await insertSession(deps.pool, {
-        tokenHash: sessionTokenHash(deps.config.AUTH_SECRET, token),
-        userId: authenticator.user_id,
-        expires,
-        ip: call.ip,
-        userAgent: call.userAgent,
-        secondFactorVerified: true,
+      await verifyAssertion(taken.challenge, call.body.response, authenticator, true);
+      return signIn(authenticator.user_id, call);
+    },
+
+    signupInfo: async () => ({ enabled: deps.config.SIGNUP_WITH_PASSKEY, inviteRequired: deps.config.SIGNUP_WITH_PASSKEY && Boolean(deps.config.SIGNUP_INVITE_CODE) }),
+
+    /** Passkey-only accounts (SIGNUP_WITH_PASSKEY): a discoverable, user-verified credential is the whole login. */
+    signupOptions: async (call: HttpCall<unknown, unknown, { name: string; inviteCode?: string | undefined }>) => {
+      assertSignupAllowed(deps.config, call.body.inviteCode);
+      const userId = randomUUID();
+      const options = await generateRegistrationOptions({
+        rpName: deps.config.WEBAUTHN_RP_NAME,
+        rpID,
+        userName: call.body.name,
+        userID: uuidBytes(userId),
+        attestationType: 'none',
+        authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
       });
-      await touchUser(deps.pool, authenticator.user_id);
-      return {
-        status: 200,
-        contentType: 'application/json',
-        headers: { 'set-cookie': serializeSessionCookie(token, expires, secureCookies(deps.config)), 'cache-control': 'no-store' },
-        body: JSON.stringify({ userId: authenticator.user_id }),
-      };
+      const challengeId = await anonymousChallenge('signup', call.ip, options.challenge, { userId, name: call.body.name });
+      return { challengeId, options: options as unknown as Record<string, unknown> };
+    },
+
+    signup: async (call: HttpCall<unknown, unknown, { challengeId: string; response: Credential }>): Promise<RawResponse> => {
+      if (!deps.config.SIGNUP_WITH_PASSKEY) throw signupOff();
+      const taken = await takeChallenge(deps.pool, call.body.challengeId, 'signup', null);
+      if (!taken?.signup_user_id || !taken.signup_name) throw expiredChallenge();
+      const { signup_user_id: userId, signup_name: name } = taken;
+      const { credential, credentialDeviceType, credentialBackedUp } = await verifyRegistration(taken.challenge, call.body.response, true);
+      return inTransaction(deps.pool, async (tx) => {
+        if (await authenticatorByCredentialId(tx, credential.id)) throw new AppError('CONFLICT', 'this passkey is already registered');
+        await insertUser(tx, { id: userId, email: null, name, image: null, emailVerified: null });
+        await insertAuthenticator(tx, {
+          userId,
+          credentialId: credential.id,
+          publicKey: credential.publicKey,
+          counter: credential.counter,
+          transports: credential.transports ?? [],
+          deviceType: credentialDeviceType,
+          backedUp: credentialBackedUp,
+          name: 'Passkey',
+        });
+        return signIn(userId, call, tx);
+      });
     },
 
     /** Second factor: one of this user's passkeys. */
@@ -195,11 +262,11 @@ export function passkeyHandlers(deps: AuthDeps) {
 
     verify: async (call: HttpCall<unknown, unknown, { challengeId: string; response: Credential }>) => {
       const s = requireSession(call.user);
-      const challenge = await takeChallenge(deps.pool, call.body.challengeId, 'second_factor', s.userId);
-      if (!challenge) throw expiredChallenge();
+      const taken = await takeChallenge(deps.pool, call.body.challengeId, 'second_factor', s.userId);
+      if (!taken) throw expiredChallenge();
       const authenticator = await authenticatorByCredentialId(deps.pool, call.body.response.id);
       if (!authenticator || authenticator.user_id !== s.userId) throw badResponse('this passkey does not belong to the signed-in user');
-      await verifyAssertion(challenge, call.body.response, authenticator, false);
+      await verifyAssertion(taken.challenge, call.body.response, authenticator, false);
       await markSecondFactorVerified(deps.pool, s.sessionId, s.userId);
       return { method: 'passkey' as const };
     },

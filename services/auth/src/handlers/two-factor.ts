@@ -17,10 +17,9 @@ import {
   enableTotp,
   factorSummary,
   lockUserFactors,
-  recentFailures,
-  recordFailure,
   recordTotpStep,
   replaceBackupCodes,
+  reserveAttempt,
   totpFor,
   upsertPendingTotp,
   useBackupCode,
@@ -125,7 +124,8 @@ export function twoFactorHandlers(deps: AuthDeps, opts: { clock?: () => number }
       const s = requireSession(call.user);
       const state = await factorState(deps, s.userId, s.sessionId);
       if (factorCount(state) === 0) throw new AppError('CONFLICT', 'no second factor is registered: set one up at /setup/2fa');
-      assertAttemptsLeft(await recentFailures(deps.pool, s.userId, FAILED_CODE_WINDOW_MINUTES));
+      // The attempt is counted (as a failure) before the code is checked and forgotten on success.
+      assertAttemptsLeft(await reserveAttempt(deps.pool, s.userId, FAILED_CODE_WINDOW_MINUTES));
       const code = call.body.code;
       let method: 'totp' | 'backup_code' | null = null;
       if (isTotpShaped(code)) {
@@ -134,10 +134,7 @@ export function twoFactorHandlers(deps: AuthDeps, opts: { clock?: () => number }
         const hash = backupCodeHash(code);
         if (hash && (await useBackupCode(deps.pool, s.userId, hash))) method = 'backup_code';
       }
-      if (!method) {
-        await recordFailure(deps.pool, s.userId, FAILED_CODE_WINDOW_MINUTES);
-        throw invalidCode('invalid or already used code');
-      }
+      if (!method) throw invalidCode('invalid or already used code');
       await clearFailures(deps.pool, s.userId);
       await markSecondFactorVerified(deps.pool, s.sessionId, s.userId);
       return { method, backupCodesRemaining: await backupCodesRemaining(deps.pool, s.userId) };

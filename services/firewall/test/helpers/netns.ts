@@ -2,7 +2,7 @@
 // Network-namespace test bed: a firewall host namespace and a peer joined by a veth pair,
 // the real core daemon running inside the host namespace, traffic generated from the peer.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,11 +101,20 @@ export function writeConfig(bed: Bed, extra: Record<string, unknown>): string {
   return file;
 }
 
+export interface StartOptions {
+  /** Confirm the first start's window (default true: most tests start from confirmed rules). */
+  confirm?: boolean;
+  env?: Record<string, string>;
+}
+
 /** Start the real daemon (`cli.ts core`) inside the host namespace and wait for its socket. */
-export async function startCore(bed: Bed, configFile: string): Promise<CoreProc> {
+export async function startCore(bed: Bed, configFile: string, opts: StartOptions = {}): Promise<CoreProc> {
   const socket = join(bed.dir, 'core.sock');
   rmSync(socket, { force: true });
-  const proc = spawn('ip', ['netns', 'exec', bed.host, NODE, CLI, 'core', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn('ip', ['netns', 'exec', bed.host, NODE, CLI, 'core', '--config', configFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...opts.env },
+  });
   let out = '';
   proc.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr?.on('data', (c: Buffer) => (out += c.toString()));
@@ -121,6 +130,10 @@ export async function startCore(bed: Bed, configFile: string): Promise<CoreProc>
     }
     if (Date.now() > deadline) throw new Error(`core did not start: ${out}`);
     await new Promise((r) => setTimeout(r, 100));
+  }
+  if (opts.confirm !== false && ((await req('GET_STATUS')).data as { has_pending: boolean }).has_pending) {
+    const r = await req('ACCEPT', { actor: 'test-setup' });
+    if (!r.success) throw new Error(`could not confirm the first start: ${r.error}`);
   }
   return {
     socket,
@@ -149,6 +162,15 @@ export function tableJson(bed: Bed): Record<string, any>[] {
 export function tableText(bed: Bed): string {
   return bed.inHost(['nft', 'list', 'table', 'inet', TABLE], { allowFail: true });
 }
+
+/**
+ * Our table's text without what traffic changes (counters, the elements meters add to dynamic sets):
+ * the ruleset that must match byte for byte.
+ */
+export const rulesText = (bed: Bed) =>
+  tableText(bed)
+    .replace(/counter packets \d+ bytes \d+/g, 'counter')
+    .replace(/(flags dynamic[^\n]*\n)\t\telements = \{[^}]*\}\n/g, '$1');
 
 export function rulesOf(bed: Bed, chain = 'input'): Record<string, any>[] {
   return tableJson(bed)
@@ -184,12 +206,58 @@ export function hpingTimed(bed: Bed, args: string[]): { received: number; second
 /** Most packets a `limit rate over N/second burst B` meter can pass in `seconds` (+1 s of slack). */
 export const meterAllows = (rate: number, burst: number, seconds: number) => Math.ceil(burst + rate * (seconds + 1));
 
-/** Start TCP listeners on `ports` inside the host namespace (held open until stopped). */
-export function listen(bed: Bed, ports: number[]): { stop: () => void } {
-  const code = `const net=require('node:net');for(const p of ${JSON.stringify(ports)}){net.createServer(s=>{s.on('error',()=>{})}).listen(p,'::')};setInterval(()=>{},1e6)`;
-  const proc = spawn('ip', ['netns', 'exec', bed.host, NODE, '-e', code], { stdio: 'ignore' });
+/** Start TCP echo listeners on `ports` inside the host namespace (or `ns`), held open until stopped. */
+export function listen(bed: Bed, ports: number[], ns = bed.host): { stop: () => void } {
+  const code = `const net=require('node:net');for(const p of ${JSON.stringify(ports)}){net.createServer(s=>{s.on('error',()=>{});s.pipe(s)}).listen(p,'::')};setInterval(()=>{},1e6)`;
+  const proc = spawn('ip', ['netns', 'exec', ns, NODE, '-e', code], { stdio: 'ignore' });
   spawnSync('sleep', ['0.5']);
   return { stop: () => proc.kill('SIGKILL') };
+}
+
+/**
+ * A process named `sshd` echoing on `port` in the host namespace, one session at a time (perl, from Debian's essential
+ * perl-base, under a symlink: node renames its main thread, so its process name would not be sshd).
+ */
+export function fakeSshd(bed: Bed, port: number): { stop: () => void } {
+  const sshd = join(bed.dir, 'sshd');
+  symlinkSync('/usr/bin/perl', sshd);
+  const code = `use Socket qw(:DEFAULT IN6ADDR_ANY pack_sockaddr_in6); socket(S, PF_INET6, SOCK_STREAM, 0) or die; setsockopt(S, SOL_SOCKET, SO_REUSEADDR, 1); bind(S, pack_sockaddr_in6(${port}, IN6ADDR_ANY)) or die; listen(S, 16) or die; while (accept(C, S)) { while (sysread(C, my $b, 4096)) { syswrite(C, $b) } close C }`;
+  const proc = spawn('ip', ['netns', 'exec', bed.host, sshd, '-e', code], { stdio: 'ignore' });
+  spawnSync('sleep', ['0.5']);
+  return { stop: () => proc.kill('SIGKILL') };
+}
+
+/** A TCP session from the peer to host:port (an echo listener), kept open to probe whether it still carries data. */
+export interface LiveSession {
+  ready: Promise<void>;
+  /** Send a token and report whether its echo came back within `limitMs` (a dropped path never answers). */
+  roundTrip: (token: string, limitMs?: number) => Promise<boolean>;
+  close: () => void;
+}
+
+export function liveSession(bed: Bed, host: string, port: number): LiveSession {
+  const code = `const s=require('node:net').connect(${port},${JSON.stringify(host)});s.on('connect',()=>console.log('connected'));s.on('data',d=>process.stdout.write(d));s.on('error',e=>console.log('error '+e.code));process.stdin.on('data',d=>s.write(d))`;
+  const proc = spawn('ip', ['netns', 'exec', bed.peer, NODE, '-e', code], { stdio: ['pipe', 'pipe', 'ignore'] });
+  let out = '';
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  const waitFor = async (needle: string, limitMs: number) => {
+    const end = Date.now() + limitMs;
+    while (!out.includes(needle)) {
+      if (Date.now() > end || proc.exitCode !== null) return false;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return true;
+  };
+  return {
+    ready: waitFor('connected', 10_000).then((ok) => {
+      if (!ok) throw new Error(`session to ${host}:${port} did not connect: ${out}`);
+    }),
+    roundTrip: (token, limitMs = 3000) => {
+      proc.stdin.write(`<${token}>\n`);
+      return waitFor(`<${token}>`, limitMs);
+    },
+    close: () => proc.kill('SIGKILL'),
+  };
 }
 
 /**

@@ -72,12 +72,15 @@ export async function deleteChannel(pool: Pool, userId: string, type: Notificati
 
 // ---- push subscriptions ----
 
-/** One row per device endpoint; a device that signs in as someone else moves to that user. */
+/**
+ * One row per (user, device endpoint): registering again refreshes the caller's own row only. Another
+ * user who presents the same endpoint gets a separate row and never touches this one (#19.13).
+ */
 export async function upsertPushSubscription(pool: Pool, userId: string, s: { endpoint: string; p256dh: string; auth: string; userAgent: string | null }): Promise<PushSubscriptionRow> {
   const row = (
     await pool.query<PushSubscriptionRow>(
       `INSERT INTO notifier.push_subscriptions (id, user_id, endpoint, p256dh, auth, user_agent) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (endpoint) DO UPDATE SET user_id = EXCLUDED.user_id, p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth, user_agent = EXCLUDED.user_agent
+       ON CONFLICT (user_id, endpoint) DO UPDATE SET p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth, user_agent = EXCLUDED.user_agent
        RETURNING *`,
       [randomUUID(), userId, s.endpoint, s.p256dh, s.auth, s.userAgent],
     )

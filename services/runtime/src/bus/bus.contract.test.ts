@@ -184,5 +184,45 @@ describe.each([
       await relay.stop();
       await sub.stop();
     });
+
+    it('runs no consumer while the relay holds a transaction open', async () => {
+      const ev = makeEvent();
+      const openTransactions: number[] = [];
+      const sub = await server.consume(
+        ev,
+        async () => {
+          const { rows } = await pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL`,
+          );
+          openTransactions.push(rows[0]!.n);
+        },
+        { durable: `x${uid()}` },
+      );
+      const relay = startOutboxRelay({ pool, bus: client, schema: 'box', events: [ev], log, pollMs: 50 });
+      for (let n = 0; n < 5; n++) await enqueueEvent(pool, 'box', ev, { n });
+      relay.kick();
+      await until(() => openTransactions.length >= 5, 'all 5 outbox events handled', 30_000);
+      expect(openTransactions.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
+      await relay.stop();
+      await sub.stop();
+    });
+  });
+});
+
+describe('in-process bus: durables declared up front (JetStream keeps events for a durable that registers later)', () => {
+  it('holds a publish until the declared durable has a consumer, then hands the event to it', async () => {
+    const ev = makeEvent();
+    const bus = createMemoryBus(log, { durables: [{ durable: 'late', filter: 'events.>' }] });
+    const seen: number[] = [];
+    let stored = false;
+    const publishing = bus.publish(ev, { n: 7 }, randomUUID()).then(() => {
+      stored = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(stored).toBe(false);
+    await bus.consume(ev, async (p) => void seen.push(p.n), { durable: 'late', filter: 'events.>' });
+    await publishing;
+    expect(seen).toEqual([7]);
+    await bus.close();
   });
 });

@@ -8,9 +8,11 @@ export async function handleRequest<Req, Res>(
   raw: unknown,
   handler: (payload: Req, ctx: RequestContext) => Promise<Res>,
   ctx: RequestContext,
+  opts: { checked?: boolean } = {},
 ): Promise<ReplyEnvelope<Res>> {
   try {
-    const payload = parseMessage(rpc.request, raw, `request for ${rpc.subject}`);
+    // in-process, the caller has already checked the request against the same schema
+    const payload = opts.checked ? (raw as Req) : parseMessage(rpc.request, raw, `request for ${rpc.subject}`);
     const result = await handler(payload, ctx);
     const checked = rpc.reply.safeParse(result);
     // A reply that breaks its own contract is this service's bug, never the caller's.
@@ -36,8 +38,23 @@ function fromPostgres(err: unknown): ErrorBody | undefined {
   return undefined;
 }
 
+/**
+ * The database is out of reach (refused or dropped connection, server shutting down or starting, pool
+ * connect timeout): a 503 the client may retry, not an internal error.
+ */
+function databaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(code) || /^(08...|57P0[1-3])$/.test(code)) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(typeof e?.message === 'string' ? e.message : '');
+}
+
 export function toErrorBody(err: unknown, log: Logger, subject: string): ErrorBody {
   if (err instanceof AppError) return err.toBody();
+  if (databaseUnavailable(err)) {
+    log.warn({ err, subject }, 'database unavailable');
+    return { code: 'DATABASE_UNAVAILABLE', message: 'the database is unavailable; try again shortly' };
+  }
   const mapped = fromPostgres(err);
   if (mapped) {
     log.warn({ err, subject }, 'database refused a value');
@@ -48,10 +65,11 @@ export function toErrorBody(err: unknown, log: Logger, subject: string): ErrorBo
 }
 
 /** Unwrap a reply envelope on the caller's side, checking the reply against its schema. */
-export function unwrapReply<Res>(rpc: Rpc<unknown, Res>, envelope: unknown): Res {
+export function unwrapReply<Res>(rpc: Rpc<unknown, Res>, envelope: unknown, opts: { checked?: boolean } = {}): Res {
   const env = envelope as ReplyEnvelope<unknown> | undefined;
   if (!env || typeof env !== 'object' || typeof env.ok !== 'boolean') throw new AppError('INTERNAL', `malformed reply on ${rpc.subject}`);
-  if (env.ok) return parseMessage(rpc.reply, env.data, `reply of ${rpc.subject}`);
+  // in-process, handleRequest has just produced env.data from rpc.reply itself
+  if (env.ok) return opts.checked ? (env.data as Res) : parseMessage(rpc.reply, env.data, `reply of ${rpc.subject}`);
   const code = isErrorCode(env.error?.code) ? env.error.code : 'INTERNAL';
   throw new AppError(code, env.error?.message ?? 'error', env.error?.issues);
 }

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { AppError, parseMessage, type EventDef, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { handleRequest, subjectMatches, unwrapReply } from './envelope.ts';
-import type { Bus, ConsumeOptions, EventMeta, RequestContext, RequestOptions, ServeOptions, Subscription } from './types.ts';
+import type { Bus, ConsumeOptions, DurableDeclaration, EventMeta, RequestContext, RequestOptions, ServeOptions, Subscription } from './types.ts';
 
-type RawHandler = (raw: unknown, ctx: RequestContext) => Promise<unknown>;
+/** A served handler; `checked` says the caller has already checked the request against this very schema. */
+type RawHandler = { rpc: Rpc<unknown, unknown>; run: (raw: unknown, ctx: RequestContext, checked: boolean) => Promise<unknown> };
 type RawConsumer = (raw: unknown, meta: EventMeta) => Promise<void>;
 
 interface Durable {
@@ -13,19 +14,57 @@ interface Durable {
   next: number;
   /** msgIds this durable has handled, for JetStream-like duplicate suppression */
   seen: Set<string>;
+  /** publishes waiting for the first member of a declared durable */
+  waiting: { resolve: () => void; reject: (err: Error) => void }[];
 }
 
 const SEEN_LIMIT = 100_000;
+/** How long a publish waits for a durable's consumer before failing (the relay retries it later). */
+const PUBLISH_WAIT_MS = 5_000;
 
 /**
- * The in-process transport for the single-process mode. Messages go through a JSON round trip
- * so that anything that would not survive the wire fails here too.
+ * The in-process transport for the single-process mode. Requests are checked against their schema
+ * once on each side (as over NATS) but not copied: the reply the handler's schema produced is
+ * handed to the caller as is.
+ *
+ * Events keep JetStream's contract for every durable declared up front (`opts.durables`): a
+ * publish resolves only once each declared durable matching the subject has handled the event,
+ * waiting for a declared durable whose consumer has not registered yet. So the outbox relay marks
+ * a row published only when every consumer has it, and a crash before that re-publishes it.
  */
-export function createMemoryBus(log: Logger): Bus {
+export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclaration[] } = {}): Bus {
   const handlers = new Map<string, { list: RawHandler[]; next: number }>();
   const durables = new Map<string, Durable>();
   const listeners = new Map<string, Set<(p: unknown) => void>>();
   let closed = false;
+
+  const durable = (name: string, filter: string): Durable => {
+    const existing = durables.get(name);
+    if (existing) {
+      if (existing.filter !== filter) throw new Error(`durable ${name} is declared for ${existing.filter}, not ${filter}`);
+      return existing;
+    }
+    const d: Durable = { filter, members: [], next: 0, seen: new Set<string>(), waiting: [] };
+    durables.set(name, d);
+    return d;
+  };
+  for (const decl of opts.durables ?? []) durable(decl.durable, decl.filter);
+
+  /** Wait (like a JetStream publish waits for its PubAck) until the durable has a consumer. */
+  const memberOf = async (name: string, d: Durable): Promise<RawConsumer> => {
+    while (d.members.length === 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve, reject) => {
+        const w = { resolve, reject };
+        d.waiting.push(w);
+        timer = setTimeout(() => {
+          d.waiting = d.waiting.filter((x) => x !== w);
+          reject(new AppError('SERVICE_UNAVAILABLE', `event not stored: durable ${name} has no consumer yet`));
+        }, PUBLISH_WAIT_MS);
+      }).finally(() => clearTimeout(timer));
+    }
+    return d.members[d.next++ % d.members.length]!;
+  };
 
   const wire = <T>(v: T): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
@@ -45,15 +84,17 @@ export function createMemoryBus(log: Logger): Bus {
         timer = setTimeout(() => reject(new AppError('TIMEOUT', `no reply on ${rpc.subject} within ${timeoutMs} ms`)), timeoutMs);
       });
       try {
-        const envelope = await Promise.race([handler(wire(checked), { requestId, log: log.child({ requestId }) }), timeout]);
-        return unwrapReply(rpc, wire(envelope));
+        // one schema check per side, as over NATS, except where both sides hold the same schema
+        const ctx = { requestId, log: log.child({ requestId }) };
+        const envelope = await Promise.race([handler.run(checked, ctx, handler.rpc.request === rpc.request), timeout]);
+        return unwrapReply(rpc, envelope, { checked: handler.rpc.reply === rpc.reply });
       } finally {
         clearTimeout(timer);
       }
     },
 
     serve<Req, Res>(rpc: Rpc<Req, Res>, handler: (payload: Req, ctx: RequestContext) => Promise<Res>, _opts?: ServeOptions): Subscription {
-      const raw: RawHandler = (payload, ctx) => handleRequest(rpc, payload, handler, ctx);
+      const raw: RawHandler = { rpc: rpc, run: (payload, ctx, checked) => handleRequest(rpc, payload, handler, ctx, { checked }) };
       const entry = handlers.get(rpc.subject) ?? { list: [], next: 0 };
       entry.list.push(raw);
       handlers.set(rpc.subject, entry);
@@ -66,12 +107,12 @@ export function createMemoryBus(log: Logger): Bus {
 
     async publish<T>(event: EventDef<T>, payload: T, msgId: string): Promise<void> {
       if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'bus closed');
-      const data = wire(parseMessage(event.schema, payload, `event ${event.subject}`));
+      const data = parseMessage(event.schema, payload, `event ${event.subject}`);
       // Every matching durable must have handled it before the publish counts as stored; a failure
       // rejects, so the publisher (the outbox relay) retries, and durables that already handled it skip it.
-      for (const d of durables.values()) {
-        if (!subjectMatches(d.filter, event.subject) || d.seen.has(msgId) || d.members.length === 0) continue;
-        const member = d.members[d.next++ % d.members.length]!;
+      for (const [name, d] of durables) {
+        if (!subjectMatches(d.filter, event.subject) || d.seen.has(msgId)) continue;
+        const member = await memberOf(name, d);
         await member(data, { msgId, subject: event.subject, deliveryCount: 1 });
         d.seen.add(msgId);
         if (d.seen.size > SEEN_LIMIT) d.seen.delete(d.seen.values().next().value as string);
@@ -79,11 +120,11 @@ export function createMemoryBus(log: Logger): Bus {
     },
 
     async consume<T>(event: EventDef<T>, handler: (payload: T, meta: EventMeta) => Promise<void>, opts: ConsumeOptions): Promise<Subscription> {
-      const filter = opts.filter ?? event.subject;
+      // each member parses for itself, so no consumer sees another's (or the publisher's) object
       const member: RawConsumer = async (raw, meta) => handler(parseMessage(event.schema, raw, `event ${meta.subject}`), meta);
-      const d = durables.get(opts.durable) ?? { filter, members: [], next: 0, seen: new Set<string>() };
+      const d = durable(opts.durable, opts.filter ?? event.subject);
       d.members.push(member);
-      durables.set(opts.durable, d);
+      for (const w of d.waiting.splice(0)) w.resolve();
       return {
         async stop() {
           d.members = d.members.filter((m) => m !== member);
@@ -110,6 +151,7 @@ export function createMemoryBus(log: Logger): Bus {
 
     async close() {
       closed = true;
+      for (const d of durables.values()) for (const w of d.waiting.splice(0)) w.reject(new AppError('SERVICE_UNAVAILABLE', 'bus closed'));
     },
   };
 }

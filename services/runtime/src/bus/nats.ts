@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { connect, headers as natsHeaders, nanos, type NatsConnection, type Subscription as NatsSub } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, nanos, type ConnectionOptions, type NatsConnection, type Subscription as NatsSub } from '@nats-io/transport-node';
+import { anonymousServerProblem } from '../nats-auth.ts';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from '@nats-io/jetstream';
 import { AppError, EVENT_STREAM, EVENT_SUBJECTS, parseMessage, REQUEST_ID_HEADER, type EventDef, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
@@ -34,6 +35,9 @@ export interface NatsBusOptions {
   servers: string;
   name: string;
   log: Logger;
+  /** authentication and TLS (nats-auth.ts) */
+  connect?: Partial<ConnectionOptions>;
+  requireAuthentication?: boolean;
 }
 
 /** The NATS transport: core request/reply with queue groups, JetStream for durable events. */
@@ -46,7 +50,13 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
     reconnectTimeWait: 500,
     waitOnFirstConnect: true,
     pingInterval: 10_000,
+    ...opts.connect,
   });
+  const refused = anonymousServerProblem(nc.info, opts.requireAuthentication ?? false);
+  if (refused) {
+    await nc.close();
+    throw new Error(`refusing to start: ${refused}`);
+  }
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect') log.warn({ nats: s.type }, `nats ${s.type}`);

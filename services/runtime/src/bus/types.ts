@@ -33,6 +33,12 @@ export interface ConsumeOptions {
   ackWaitMs?: number;
 }
 
+/** A durable consumer a service will register, declared before anything publishes (see createMemoryBus). */
+export interface DurableDeclaration {
+  durable: string;
+  filter: string;
+}
+
 export interface Subscription {
   stop(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -125,6 +126,19 @@ function postmasterPid(pgData: string): number | undefined {
   }
 }
 
+/** The generated superuser password, kept beside the data (mode 0600). */
+export const PASSWORD_FILE = 'password';
+
+/** Every connection needs the password (scram-sha-256), over the owner-only socket or loopback TCP. */
+function writeHba(pgData: string) {
+  writeFileSync(
+    join(pgData, 'pg_hba.conf'),
+    ['# written by Task Service at every start (docs/security.md)', 'local all all scram-sha-256', 'host all all 127.0.0.1/32 scram-sha-256', 'host all all ::1/128 scram-sha-256', ''].join('\n'),
+    { mode: 0o600 },
+  );
+  chownTree(join(pgData, 'pg_hba.conf'));
+}
+
 export interface LocalPostgresOptions {
   dataDir: string;
   log: Logger;
@@ -146,14 +160,24 @@ export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<Lo
   if (binDir !== candidates[0]) log.warn({ binDir }, 'embedded PostgreSQL binaries are not executable by user "postgres"; using the system PostgreSQL');
 
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(opts.dataDir, 0o700);
   ensureReachable(opts.dataDir);
   const pgData = join(opts.dataDir, 'data');
+  // Only the server's owner may use the socket directory; clients connect over loopback TCP with the password.
   const sockDir = join(opts.dataDir, 'sock');
   mkdirSync(sockDir, { recursive: true });
+  chmodSync(sockDir, 0o700);
+  const passwordFile = join(opts.dataDir, PASSWORD_FILE);
+  // A data directory from before passwords (trust for everyone): it gets one at this start.
+  const legacyTrust = existsSync(join(pgData, 'PG_VERSION')) && !existsSync(passwordFile);
+  if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
+  chmodSync(passwordFile, 0o600);
+  const password = readFileSync(passwordFile, 'utf8').trim();
   chownTree(opts.dataDir);
 
   if (!existsSync(join(pgData, 'PG_VERSION'))) {
-    const [cmd, args] = asPostgres(join(binDir, 'initdb'), ['-D', pgData, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-instructions']);
+    const initArgs = ['-D', pgData, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${passwordFile}`, '-E', 'UTF8', '--locale=C', '--no-instructions'];
+    const [cmd, args] = asPostgres(join(binDir, 'initdb'), initArgs);
     try {
       execFileSync(cmd, args, { stdio: 'pipe', timeout: 120_000 });
     } catch (err) {
@@ -178,8 +202,9 @@ export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<Lo
     }
   }
 
+  if (!legacyTrust) writeHba(pgData);
   const port = opts.port ?? (await freePort());
-  const settings = ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${sockDir}`, '-c', 'max_connections=300'];
+  const settings = ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${sockDir}`, '-c', 'unix_socket_permissions=0700', '-c', 'password_encryption=scram-sha-256', '-c', 'max_connections=300'];
   if (!opts.durable) settings.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
   const [cmd, args] = asPostgres(join(binDir, 'postgres'), ['-D', pgData, '-p', String(port), ...settings]);
   const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -187,8 +212,21 @@ export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<Lo
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4_000);
   });
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   try {
+    if (legacyTrust) {
+      // still trusting: set the password, then switch to scram-sha-256 and reload
+      const trusting = `postgres://postgres@127.0.0.1:${port}/postgres`;
+      await waitReady(trusting, child, 60_000);
+      const c = new pg.Client({ connectionString: trusting });
+      await c.connect();
+      await c.query(`ALTER USER postgres PASSWORD ${pg.escapeLiteral(password)}`);
+      writeHba(pgData);
+      chownTree(pgData);
+      await c.query('SELECT pg_reload_conf()');
+      await c.end();
+      log.info('the local PostgreSQL now requires the generated password (scram-sha-256)');
+    }
     await waitReady(url, child, 60_000);
   } catch (err) {
     child.kill('SIGKILL');

@@ -26,6 +26,19 @@ describe('SSRF address classification', () => {
     ['::ffff:169.254.169.254', 'link-local (includes the cloud metadata address 169.254.169.254)'],
     ['64:ff9b::10.0.0.1', 'private'],
     ['fd00:ec2::254', 'unique local (private)'],
+    // #19.10: every spelling of an embedded IPv4, decided on the number, not the text
+    ['::127.0.0.1', 'loopback'],
+    ['::7f00:1', 'loopback'],
+    ['::ffff:0:127.0.0.1', 'loopback'],
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['0:0:0:0:0:ffff:7f00:1', 'loopback'],
+    ['0000:0000:0000:0000:0000:FFFF:0A00:0001', 'private'],
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['64:ff9b:0:0:0:0:a9fe:a9fe', 'link-local (includes the cloud metadata address 169.254.169.254)'],
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:0a00:0001::1', 'private'],
+    ['2002:0808:0808::1', '6to4'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo'],
   ])('refuses %s (%s)', (address, reason) => {
     expect(blockedReason(address)).toBe(reason);
   });
@@ -39,6 +52,11 @@ describe('SSRF address classification', () => {
     expect(embeddedIpv4('::ffff:a00:1')).toBe('10.0.0.1');
     expect(embeddedIpv4('64:ff9b::a9fe:a9fe')).toBe('169.254.169.254');
     expect(embeddedIpv4('2001:db8::1')).toBeNull();
+    expect(embeddedIpv4('::ffff:0:a00:1')).toBe('10.0.0.1');
+    expect(embeddedIpv4('::a00:1')).toBe('10.0.0.1');
+    expect(embeddedIpv4('2002:a9fe:a9fe::')).toBe('169.254.169.254');
+    expect(embeddedIpv4('::1')).toBeNull();
+    expect(embeddedIpv4('2606:4700::1111')).toBeNull();
   });
 
   it('an allow-listed host name or network overrides the block, nothing else does', () => {

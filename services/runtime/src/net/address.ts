@@ -30,6 +30,7 @@ const BLOCKED_V6: [string, number, string][] = [
   ['100::', 64, 'discard-only'],
   ['2001:db8::', 32, 'documentation'],
   ['2002::', 16, '6to4'],
+  ['2001::', 32, 'Teredo'],
   ['fc00::', 7, 'unique local (private)'],
   ['fe80::', 10, 'link-local'],
   ['fec0::', 10, 'site-local'],
@@ -46,17 +47,39 @@ const blocked: { list: BlockList; reason: string; type: 'ipv4' | 'ipv6' }[] = [
   return { list, reason, type };
 });
 
-/** IPv4 carried inside IPv6 (`::ffff:a.b.c.d` mapped, `::a.b.c.d` compatible, NAT64 `64:ff9b::/96`): the IPv4 address, else null. */
-export function embeddedIpv4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|::|64:ff9b::)(\d{1,3}(?:\.\d{1,3}){3})$/.exec(lower);
-  if (dotted) return dotted[1]!;
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex) {
-    const hi = parseInt(hex[1]!, 16);
-    const lo = parseInt(hex[2]!, 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/** The eight 16-bit groups of an IPv6 address in any textual form (`::`, trailing dotted IPv4, zone), else null. */
+export function ipv6Groups(address: string): number[] | null {
+  let text = address.toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (isIP(text) !== 6) return null;
+  const dotted = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const parse = (part: string | undefined) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
+  const left = parse(head);
+  const right = parse(tail);
+  const groups = tail === undefined ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
+  return groups.length === 8 ? groups : null;
+}
+
+const v4Of = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
+/**
+ * IPv4 carried inside IPv6, decided on the numeric address whatever its spelling: mapped
+ * `::ffff:0:0/96`, translated `::ffff:0:0:0/96`, compatible `::/96` (but `::` and `::1`), NAT64
+ * `64:ff9b::/96`, 6to4 `2002::/16`. The IPv4 address, else null.
+ */
+export function embeddedIpv4(address: string): string | null {
+  const g = ipv6Groups(address);
+  if (!g) return null;
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && g[5] === 0xffff) return v4Of(g[6]!, g[7]!);
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return v4Of(g[6]!, g[7]!);
+  if (zeros(0, 6) && (g[6] !== 0 || g[7]! > 1)) return v4Of(g[6]!, g[7]!);
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return v4Of(g[6]!, g[7]!);
+  if (g[0] === 0x2002) return v4Of(g[1]!, g[2]!);
   return null;
 }
 
@@ -65,8 +88,10 @@ export function blockedReason(address: string): string | null {
   const family = isIP(address);
   if (family === 0) return 'not an IP address';
   if (family === 6) {
+    // the IPv4 inside decides first; the IPv6 ranges below still apply (all of 6to4 and Teredo are refused)
     const v4 = embeddedIpv4(address);
-    if (v4) return blockedReason(v4);
+    const inner = v4 ? blockedReason(v4) : null;
+    if (inner) return inner;
   }
   const type = family === 4 ? 'ipv4' : 'ipv6';
   for (const b of blocked) if (b.type === type && b.list.check(address, type)) return b.reason;

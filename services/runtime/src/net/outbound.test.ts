@@ -44,6 +44,19 @@ describe('outbound guard against a real local receiver', () => {
     expect(seen.length).toBe(before);
   });
 
+  it('refuses loopback spelled as any IPv6 literal that embeds it (compatible, mapped, translated, NAT64, 6to4)', async () => {
+    const before = seen.length;
+    const out = createOutbound({ allowList: [] });
+    for (const host of ['[::127.0.0.1]', '[::ffff:0:127.0.0.1]', '[::ffff:127.0.0.1]', '[0:0:0:0:0:ffff:7f00:1]', '[64:ff9b::127.0.0.1]', '[2002:7f00:1::1]']) {
+      const err = await failure(out.request({ url: `http://${host}:${port}/` }));
+      expect(err.kind, host).toBe('blocked');
+    }
+    // and through DNS: a name whose AAAA answer embeds 10.0.0.1
+    const viaDns = createOutbound({ allowList: [], resolver: async () => [{ address: '::ffff:0:a00:1', family: 6 }] });
+    expect((await failure(viaDns.check('https://sneaky.example/'))).message).toMatch(/private/);
+    expect(seen.length).toBe(before);
+  });
+
   it('refuses a name that resolves to a private address (and the metadata address)', async () => {
     const resolver = async (host: string) => [{ address: host === 'meta.example' ? '169.254.169.254' : '10.0.0.7', family: 4 }];
     const out = createOutbound({ allowList: [], resolver });

@@ -30,6 +30,8 @@ export interface TaskRow {
   postpone_count: number;
   estimated_minutes: number | null;
   snoozed_until: string | null;
+  paused_at: Date | null;
+  paused_until: string | null;
   energy_level: 'HIGH' | 'MEDIUM' | 'LOW' | null;
   sort_order: number;
   created_at: Date;
@@ -43,13 +45,13 @@ export type TaskColumns = Partial<Omit<TaskRow, 'id' | 'user_id' | 'created_at' 
 const WRITABLE = new Set<string>([
   'topic_id', 'title', 'notes', 'type', 'priority', 'recurrence_type', 'recurrence_interval', 'recurrence_weekdays', 'recurrence_week_of_month',
   'recurrence_fixed', 'recurrence_anchor', 'due_date', 'next_due_date', 'completed_at', 'coin_value', 'postpone_count', 'estimated_minutes',
-  'snoozed_until', 'energy_level', 'sort_order',
+  'snoozed_until', 'paused_at', 'paused_until', 'energy_level', 'sort_order',
 ]);
 
 const COLS = `t.id, t.user_id, t.topic_id, t.title, t.notes, t.type, t.priority, t.recurrence_type, t.recurrence_interval,
   t.recurrence_weekdays, t.recurrence_week_of_month, t.recurrence_fixed, t.recurrence_anchor::text, t.due_date::text,
   t.next_due_date::text, t.completed_at, t.coin_value, t.is_daily_quest, t.daily_quest_date::text, t.postpone_count,
-  t.estimated_minutes, t.snoozed_until::text, t.energy_level, t.sort_order, t.created_at, t.updated_at`;
+  t.estimated_minutes, t.snoozed_until::text, t.paused_at, t.paused_until::text, t.energy_level, t.sort_order, t.created_at, t.updated_at`;
 
 /**
  * Sequential topics: a task is blocked while an earlier open task of the same topic exists. Snoozed
@@ -104,16 +106,26 @@ export async function listTasks(db: Queryable, userId: string, f: TaskFilters, t
   return { rows: [], total: Number(count.rows[0]!.n) };
 }
 
-export async function insertTask(db: Queryable, userId: string, cols: TaskColumns & Pick<TaskRow, 'title' | 'type'>, today: string): Promise<TaskRow> {
-  const names = Object.keys(cols).filter((k) => WRITABLE.has(k) && k !== 'sort_order');
+/**
+ * Insert a task with its given id, creation time and list position, and its event's outbox row, in
+ * one statement (atomic by itself).
+ */
+export async function insertTask(
+  db: Queryable,
+  userId: string,
+  cols: TaskColumns & Pick<TaskRow, 'id' | 'title' | 'type' | 'sort_order' | 'created_at'>,
+  today: string,
+  outbox: { schema: string; row: { id: string; subject: string; payload: string } },
+): Promise<TaskRow> {
+  const names = Object.keys(cols).filter((k) => WRITABLE.has(k) || k === 'id' || k === 'created_at');
   const values = names.map((k) => (cols as Record<string, unknown>)[k]);
-  const placeholders = names.map((_, i) => `$${i + 3}`);
-  // New tasks go to the end of their list (the topic's, or the topic-less one).
+  const placeholders = names.map((_, i) => `$${i + 6}`);
   const { rows } = await db.query<TaskRow>(
-    `INSERT INTO tasks.tasks AS t (user_id, ${names.join(', ')}, sort_order)
-     VALUES ($1, ${placeholders.join(', ')}, (SELECT COALESCE(MAX(sort_order), -1) + 1 FROM tasks.tasks WHERE user_id = $1 AND topic_id IS NOT DISTINCT FROM $${names.length + 3}::uuid))
+    `WITH o AS (INSERT INTO "${outbox.schema}".outbox (id, subject, payload) VALUES ($3, $4, $5))
+     INSERT INTO tasks.tasks AS t (user_id, updated_at, ${names.join(', ')})
+     VALUES ($1, $${names.indexOf('created_at') + 6}, ${placeholders.join(', ')})
      RETURNING ${COLS}, ${blocked('$2')}`,
-    [userId, today, ...values, cols.topic_id ?? null],
+    [userId, today, outbox.row.id, outbox.row.subject, outbox.row.payload, ...values],
   );
   return rows[0]!;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { completionCoins, resolveRecurrence, type RecurrenceInput } from './task-schedule.ts';
+import { completionCoins, postponedDueDate, resolveRecurrence, type RecurrenceInput } from './task-schedule.ts';
 
 const input = (r: Partial<RecurrenceInput>): RecurrenceInput => ({
   type: 'RECURRING',
@@ -42,5 +42,14 @@ describe('resolveRecurrence', () => {
 describe('completionCoins', () => {
   it('doubles from the third postponement on', () => {
     expect([0, 1, 2, 3, 4, 10].map((p) => completionCoins(3, p))).toEqual([3, 3, 3, 6, 6, 6]);
+  });
+});
+
+describe('postponedDueDate', () => {
+  it('moves an earlier or same-day deadline to tomorrow, keeps a later one, leaves undated tasks undated', () => {
+    expect(postponedDueDate('2026-11-20', '2026-11-25')).toBe('2026-11-25');
+    expect(postponedDueDate('2026-11-24', '2026-11-25')).toBe('2026-11-25');
+    expect(postponedDueDate('2026-11-27', '2026-11-25')).toBe('2026-11-27');
+    expect(postponedDueDate(null, '2026-11-25')).toBeNull();
   });
 });

@@ -81,3 +81,8 @@ export function resolveRecurrence(input: RecurrenceInput, start: string): Schedu
 export function completionCoins(coinValue: number, postponeCount: number): number {
   return postponeCount >= 3 ? coinValue * 2 : coinValue;
 }
+
+/** Where postponing to `tomorrow` leaves a due date: later only, never earlier, and an undated task stays undated. */
+export function postponedDueDate(due: string | null, tomorrow: string): string | null {
+  return due === null || due >= tomorrow ? due : tomorrow;
+}

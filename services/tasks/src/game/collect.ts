@@ -4,7 +4,8 @@ import { ACHIEVEMENT_BY_KEY } from './domain/achievements.ts';
 import { weekOf } from './domain/dates.ts';
 import { dailyQuestDraft, dueTodayDraft, LIST_LIMIT, morningBriefingDraft, overdueDraft, recurringDueDrafts, streakDraft, weeklyReviewDraft, type Draft } from './domain/messages.ts';
 import { localWindow } from './domain/reminders.ts';
-import { streakAlive, streakAtRisk, type StreakState } from './domain/streak.ts';
+import { streakAsOf, streakAtRisk, type StreakState } from './domain/streak.ts';
+import { onVacation, STREAK_COLUMNS, streaksOf, type StreakColumns } from './streak-columns.ts';
 import type { Energy } from './domain/quest.ts';
 import { ensureQuests } from './quests.ts';
 import { weeklyReviews } from './review.ts';
@@ -19,6 +20,8 @@ const JOB_SETTINGS: Record<CronJob, { enabled: string; time: string }> = {
   'streak-reminder': { enabled: 'notification_enabled', time: 'streak_reminder_time' },
   'weekly-review': { enabled: 'notification_enabled', time: 'weekly_review_time' },
 };
+
+const REPLACED_BY_BRIEFING = new Set<CronJob>(['daily-quest', 'due-today', 'overdue', 'recurring-due', 'streak-reminder']);
 
 /** Overdue reminders look back this far (reference §9). */
 const OVERDUE_LOOKBACK_DAYS = 30;
@@ -49,25 +52,17 @@ export async function dueUsers(pool: Pool, job: CronJob, bucketStart: Date, afte
   });
   if (windows.length === 0) return [];
   const s = JOB_SETTINGS[job];
-  // While the morning briefing is on it replaces the other reminders (reference §9).
-  const briefingReplaces = job === 'morning-briefing' ? '' : 'AND NOT p.morning_briefing_enabled';
-  const { rows } = await pool.query<{
-    user_id: string;
-    timezone: string;
-    date: string;
-    energy_level: Energy | null;
-    streak_current: number;
-    streak_max: number;
-    streak_last_date: string | null;
-    streak_shield_used_month: string | null;
-  }>(
-    `SELECT p.user_id, p.timezone, w.d::text AS date, p.energy_level, p.streak_current, p.streak_max, p.streak_last_date::text, p.streak_shield_used_month
+  // While the morning briefing is on it replaces the quest, due, overdue, recurring and streak
+  // notifications (reference §9) — not the weekly review.
+  const briefingReplaces = REPLACED_BY_BRIEFING.has(job) ? 'AND NOT p.morning_briefing_enabled' : '';
+  const { rows } = await pool.query<StreakColumns & { user_id: string; timezone: string; date: string; energy_level: Energy | null }>(
+    `SELECT p.user_id, p.timezone, w.d::text AS date, p.energy_level, ${STREAK_COLUMNS}
        FROM unnest($1::text[], $2::int[], $3::int[], $4::date[]) AS w(tz, from_m, to_m, d)
        JOIN tasks.profiles p ON p.timezone = w.tz
       WHERE p.${s.enabled} ${briefingReplaces}
         AND (extract(hour FROM p.${s.time}) * 60 + extract(minute FROM p.${s.time})) >= w.from_m
         AND (extract(hour FROM p.${s.time}) * 60 + extract(minute FROM p.${s.time})) < w.to_m
-        AND (p.vacation_end_date IS NULL OR p.vacation_end_date < w.d)
+        AND NOT ${onVacation('w.d')}
         AND ($5::uuid IS NULL OR p.user_id > $5::uuid)
       ORDER BY p.user_id
       LIMIT $6`,
@@ -78,7 +73,7 @@ export async function dueUsers(pool: Pool, job: CronJob, bucketStart: Date, afte
     timezone: r.timezone,
     date: r.date,
     energy: r.energy_level,
-    streak: { current: r.streak_current, max: r.streak_max, lastDate: r.streak_last_date, shieldUsedMonth: r.streak_shield_used_month },
+    streak: streaksOf(r).streak,
   }));
 }
 
@@ -168,7 +163,7 @@ export async function collectReminders(
         for (const u of users) if (streakAtRisk(u.streak, u.date)) push(u.userId, streakDraft(u.userId, u.date, u.streak.current));
         break;
       case 'weekly-review': {
-        const reviews = await weeklyReviews(pool, users.map((u) => ({ userId: u.userId, timezone: u.timezone, week: weekOf(u.date), streak: u.streak })));
+        const reviews = await weeklyReviews(pool, users.map((u) => ({ userId: u.userId, timezone: u.timezone, week: weekOf(u.date), streak: u.streak, today: u.date })));
         for (const u of users) push(u.userId, weeklyReviewDraft(u.userId, reviews.get(u.userId)!));
         break;
       }
@@ -188,7 +183,7 @@ export async function collectReminders(
               dueToday: due.get(u.userId)?.titles ?? [],
               dueTodayTotal: due.get(u.userId)?.total ?? 0,
               overdueTotal: overdue.get(u.userId)?.total ?? 0,
-              streak: streakAlive(u.streak, u.date, { shield: true }) ? u.streak.current : 0,
+              streak: streakAsOf(u.streak, u.date),
               recentAchievements: recent.get(u.userId) ?? [],
             }),
           );

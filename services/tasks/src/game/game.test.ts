@@ -93,6 +93,18 @@ describe('daily quest', () => {
     expect(r.body).toMatchObject({ postponesToday: 0, quest: { id: a.id, dueDate: addDays(today(), -1), snoozedUntil: null, postponeCount: 0 } });
     expect((await api('POST', '/api/daily-quest/restore', { as: u })).status).toBe(404);
   });
+
+  it('postponing the quest never brings its deadline forward and leaves an undated task undated', async () => {
+    const u = randomUUID();
+    const later = await createTask(u, { title: 'due in three days', type: 'ONE_TIME', dueDate: addDays(today(), 3) });
+    expect((await api('GET', '/api/daily-quest', { as: u })).body.quest.id).toBe(later.id);
+    expect((await api('POST', '/api/daily-quest/postpone', { as: u })).status).toBe(200);
+    expect((await api('GET', `/api/tasks/${later.id}`, { as: u })).body.task).toMatchObject({ dueDate: addDays(today(), 3), snoozedUntil: addDays(today(), 1) });
+    const undated = await createTask(u, { title: 'undated', type: 'ONE_TIME' });
+    expect((await api('POST', '/api/daily-quest', { as: u })).body.quest.id).toBe(undated.id);
+    expect((await api('POST', '/api/daily-quest/postpone', { as: u })).status).toBe(200);
+    expect((await api('GET', `/api/tasks/${undated.id}`, { as: u })).body.task).toMatchObject({ dueDate: null, snoozedUntil: addDays(today(), 1) });
+  });
 });
 
 describe('completion side effects', () => {

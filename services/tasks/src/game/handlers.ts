@@ -6,8 +6,10 @@ import { emitTaskEvent, toTask, transact, userOf, type Ctx } from '../handlers/c
 import { ACHIEVEMENTS, RARITY_REWARD } from './domain/achievements.ts';
 import { addDays, localDate, weekOf } from './domain/dates.ts';
 import { levelProgress } from './domain/levels.ts';
-import { canPostpone, type Energy } from './domain/quest.ts';
-import { streakAlive, type StreakState } from './domain/streak.ts';
+import type { Energy } from './domain/quest.ts';
+import { postponeTask, postponesOn } from './postponements.ts';
+import { streakAlive, streakAsOf } from './domain/streak.ts';
+import { STREAK_COLUMNS, streaksOf, type StreakColumns } from './streak-columns.ts';
 import { ensureQuests, syncQuestFlags } from './quests.ts';
 import { weeklyReviews } from './review.ts';
 import { unlockAchievements } from './unlock.ts';
@@ -15,34 +17,21 @@ import { unlockAchievements } from './unlock.ts';
 type Call<Q = unknown, B = unknown> = HttpCall<unknown, Q, B>;
 type Db = Pick<PoolClient, 'query'>;
 
-interface GameProfile {
+interface GameProfile extends StreakColumns {
   energy_level: Energy | null;
-  streak_current: number;
-  streak_max: number;
-  streak_last_date: string | null;
-  streak_shield_used_month: string | null;
-  quest_streak_current: number;
-  quest_streak_max: number;
-  quest_streak_last_date: string | null;
-  streak_reminder_time: string;
 }
 
 /** The caller, their profile (created on first use; locked with `lock`) and their local today. */
-async function who(c: Db, call: Call, lock = false) {
+export async function who(c: Db, call: Call, lock = false) {
   const user = userOf(call);
   const profile: ProfileRow = await ensureProfile(c, user.id);
   const { rows } = await c.query<GameProfile>(
-    `SELECT energy_level, streak_current, streak_max, streak_last_date::text, streak_shield_used_month, quest_streak_current,
-            quest_streak_max, quest_streak_last_date::text, to_char(streak_reminder_time, 'HH24:MI') AS streak_reminder_time
-       FROM tasks.profiles WHERE user_id = $1 ${lock ? 'FOR UPDATE' : ''}`,
+    `SELECT p.energy_level, ${STREAK_COLUMNS} FROM tasks.profiles p WHERE p.user_id = $1 ${lock ? 'FOR UPDATE' : ''}`,
     [user.id],
   );
   const game = rows[0]!;
-  return { userId: user.id, profile, game, today: localDate(new Date(), profile.timezone) };
+  return { userId: user.id, profile, game, ...streaksOf(game), today: localDate(new Date(), profile.timezone) };
 }
-
-const activePostpones = async (c: Db, userId: string, today: string) =>
-  (await c.query<{ n: number }>('SELECT count(*)::int AS n FROM tasks.quest_postponements WHERE user_id = $1 AND local_date = $2 AND restored_at IS NULL', [userId, today])).rows[0]!.n;
 
 async function questReply(c: Db, u: Awaited<ReturnType<typeof who>>, opts: { exclude?: Set<string> } = {}): Promise<DailyQuestReply> {
   const exclude = opts.exclude ? new Map([[u.userId, opts.exclude]]) : undefined;
@@ -54,7 +43,7 @@ async function questReply(c: Db, u: Awaited<ReturnType<typeof who>>, opts: { exc
     quest: row ? toTask(row) : null,
     tier: q?.tier ?? null,
     completed: Boolean(q?.completed_at),
-    postponesToday: await activePostpones(c, u.userId, u.today),
+    postponesToday: await postponesOn(c, u.userId, u.today),
     postponeLimit: u.profile.postpone_limit,
   };
 }
@@ -67,6 +56,9 @@ export async function getQuest(ctx: Ctx, call: Call): Promise<DailyQuestReply> {
 export async function rerollQuest(ctx: Ctx, call: Call): Promise<DailyQuestReply> {
   return inTransaction(ctx.pool, async (c) => {
     const u = await who(c, call, true);
+    // A completed quest stays: re-rolling it would let a second quest count for the same day.
+    const done = await c.query('SELECT 1 FROM tasks.daily_quests WHERE user_id = $1 AND local_date = $2 AND completed_at IS NOT NULL', [u.userId, u.today]);
+    if ((done.rowCount ?? 0) > 0) throw new AppError('CONFLICT', "today's quest is already completed");
     const { rows } = await c.query<{ task_id: string }>('DELETE FROM tasks.daily_quests WHERE user_id = $1 AND local_date = $2 RETURNING task_id', [u.userId, u.today]);
     const old = rows[0]?.task_id;
     let reply = await questReply(c, u, { exclude: old ? new Set([old]) : undefined });
@@ -79,26 +71,11 @@ export async function rerollQuest(ctx: Ctx, call: Call): Promise<DailyQuestReply
 /** POST /api/daily-quest/postpone (reference §4): to tomorrow, counted against the daily limit. */
 export async function postponeQuest(ctx: Ctx, call: Call): Promise<DailyQuestReply> {
   return transact(ctx, async (c) => {
-    // The profile lock serialises one user's postpones, so the limit cannot be raced past.
     const u = await who(c, call, true);
     const quest = (await ensureQuests(c, [{ userId: u.userId, date: u.today, energy: u.game.energy_level }])).get(u.userId);
     if (!quest) throw new AppError('NOT_FOUND', 'there is no quest to postpone today');
     if (quest.completed_at) throw new AppError('CONFLICT', "today's quest is already completed");
-    if (!canPostpone(await activePostpones(c, u.userId, u.today), u.profile.postpone_limit)) {
-      throw new AppError('LIMIT_REACHED', `daily postpone limit of ${u.profile.postpone_limit} reached`);
-    }
-    const tomorrow = addDays(u.today, 1);
-    await c.query(
-      `INSERT INTO tasks.quest_postponements (user_id, task_id, local_date, previous_due_date, previous_snoozed_until)
-       SELECT user_id, id, $3, due_date, snoozed_until FROM tasks.tasks WHERE id = $2 AND user_id = $1`,
-      [u.userId, quest.task_id, u.today],
-    );
-    await c.query(
-      `UPDATE tasks.tasks SET snoozed_until = $3, due_date = CASE WHEN type = 'RECURRING' THEN due_date ELSE $3::date END,
-              postpone_count = postpone_count + 1, updated_at = now()
-        WHERE id = $2 AND user_id = $1`,
-      [u.userId, quest.task_id, tomorrow],
-    );
+    await postponeTask(c, u.userId, u.today, quest.task_id, 'quest');
     await c.query('DELETE FROM tasks.daily_quests WHERE user_id = $1 AND local_date = $2', [u.userId, u.today]);
     const moved = await getTask(c, u.userId, quest.task_id, u.today);
     if (moved) await emitTaskEvent(c, 'task.updated', moved);
@@ -114,7 +91,7 @@ export async function restoreQuest(ctx: Ctx, call: Call): Promise<DailyQuestRepl
     const u = await who(c, call, true);
     const { rows } = await c.query<{ id: string; task_id: string; previous_due_date: string | null; previous_snoozed_until: string | null }>(
       `SELECT id, task_id, previous_due_date::text, previous_snoozed_until::text FROM tasks.quest_postponements
-        WHERE user_id = $1 AND local_date = $2 AND restored_at IS NULL ORDER BY created_at DESC LIMIT 1`,
+        WHERE user_id = $1 AND local_date = $2 AND restored_at IS NULL AND via = 'quest' ORDER BY created_at DESC LIMIT 1`,
       [u.userId, u.today],
     );
     const p = rows[0];
@@ -123,7 +100,8 @@ export async function restoreQuest(ctx: Ctx, call: Call): Promise<DailyQuestRepl
     if (current.rows[0]?.completed_at) throw new AppError('CONFLICT', "today's quest is already completed");
     await c.query('UPDATE tasks.quest_postponements SET restored_at = now() WHERE id = $1', [p.id]);
     await c.query(
-      `UPDATE tasks.tasks SET due_date = CASE WHEN type = 'RECURRING' THEN due_date ELSE $3::date END, snoozed_until = $4,
+      `UPDATE tasks.tasks SET due_date = CASE WHEN type = 'RECURRING' THEN due_date ELSE $3::date END,
+              next_due_date = CASE WHEN type = 'RECURRING' THEN $3::date ELSE next_due_date END, snoozed_until = $4,
               postpone_count = GREATEST(postpone_count - 1, 0), updated_at = now()
         WHERE id = $2 AND user_id = $1`,
       [u.userId, p.task_id, p.previous_due_date, p.previous_snoozed_until],
@@ -166,13 +144,11 @@ export async function achievements(ctx: Ctx, call: Call) {
   });
 }
 
-const streakOf = (g: GameProfile): StreakState => ({ current: g.streak_current, max: g.streak_max, lastDate: g.streak_last_date, shieldUsedMonth: g.streak_shield_used_month });
-
 export async function weeklyReview(ctx: Ctx, call: Call<{ date?: string }>) {
   const c = ctx.pool;
   const u = await who(c, call);
   const week = weekOf(call.query.date ?? u.today);
-  const reviews = await weeklyReviews(c, [{ userId: u.userId, timezone: u.profile.timezone, week, streak: streakOf(u.game) }]);
+  const reviews = await weeklyReviews(c, [{ userId: u.userId, timezone: u.profile.timezone, week, streak: u.streak, today: u.today }]);
   return reviews.get(u.userId)!;
 }
 
@@ -195,9 +171,8 @@ export async function stats(ctx: Ctx, call: Call) {
       [u.userId, since, u.today],
     ),
   ]);
-  const s = streakOf(u.game);
-  const alive = streakAlive(s, u.today, { shield: true });
-  const questAlive = streakAlive({ current: u.game.quest_streak_current, max: u.game.quest_streak_max, lastDate: u.game.quest_streak_last_date, shieldUsedMonth: null }, u.today, { shield: false });
+  const s = u.streak;
+  const questAlive = streakAlive(u.questStreak, u.today, { shield: false });
   const lp = levelProgress(u.profile.coins);
   return {
     date: u.today,
@@ -205,7 +180,7 @@ export async function stats(ctx: Ctx, call: Call) {
     level: lp.level,
     levelStart: lp.levelStart,
     nextLevelAt: lp.nextLevelAt,
-    streak: { current: alive ? s.current : 0, max: s.max, lastDate: s.lastDate, shieldAvailable: s.shieldUsedMonth !== u.today.slice(0, 7) },
+    streak: { current: streakAsOf(s, u.today), max: s.max, lastDate: s.lastDate, shieldAvailable: s.shieldUsedMonth !== u.today.slice(0, 7) },
     questStreak: { current: questAlive ? u.game.quest_streak_current : 0, max: u.game.quest_streak_max, lastDate: u.game.quest_streak_last_date },
     tasksCompleted: counts.rows[0]!.tasks,
     questsCompleted: counts.rows[0]!.quests,

@@ -1,7 +1,8 @@
 import type { PoolClient } from '@tasksvc/runtime';
 import type { TaskRow } from '../db/tasks.ts';
 import { localParts } from './domain/dates.ts';
-import { recordActivity, type StreakState } from './domain/streak.ts';
+import { recordActivity } from './domain/streak.ts';
+import { STREAK_COLUMNS, streaksOf, type StreakColumns } from './streak-columns.ts';
 import { unlockAchievements } from './unlock.ts';
 
 /**
@@ -23,41 +24,33 @@ export interface CompletionInfo {
   awardedCoins: number;
 }
 
-interface GameProfile {
+interface GameProfile extends StreakColumns {
   timezone: string;
-  streak_current: number;
-  streak_max: number;
-  streak_last_date: string | null;
-  streak_shield_used_month: string | null;
-  quest_streak_current: number;
-  quest_streak_max: number;
-  quest_streak_last_date: string | null;
 }
 
 /** Streaks, quest streak and achievements after a completion (reference §5, §7, §8). */
 export async function afterComplete(c: PoolClient, info: CompletionInfo): Promise<void> {
   // Lock the profile: two completions at once must not both read the same streak.
   const { rows } = await c.query<GameProfile>(
-    `SELECT timezone, streak_current, streak_max, streak_last_date::text, streak_shield_used_month,
-            quest_streak_current, quest_streak_max, quest_streak_last_date::text
-       FROM tasks.profiles WHERE user_id = $1 FOR UPDATE`,
+    `SELECT p.timezone, ${STREAK_COLUMNS} FROM tasks.profiles p WHERE p.user_id = $1 FOR UPDATE`,
     [info.userId],
   );
   const p = rows[0];
   if (!p) return;
-  const quest = await c.query(
-    `UPDATE tasks.daily_quests SET completed_at = $4 WHERE user_id = $1 AND local_date = $2 AND task_id = $3 AND completed_at IS NULL RETURNING 1`,
+  // Today's quest, or yesterday's left undone and caught up today: both count as a quest done today
+  // (double_shift), but only today's own quest extends the quest streak.
+  const quest = await c.query<{ local_date: string }>(
+    `UPDATE tasks.daily_quests SET completed_at = $4
+      WHERE user_id = $1 AND local_date IN ($2::date, $2::date - 1) AND task_id = $3 AND completed_at IS NULL RETURNING local_date::text`,
     [info.userId, info.localDate, info.task.id, info.completedAt],
   );
-  const isQuest = (quest.rowCount ?? 0) > 0;
-  if (isQuest) await c.query('UPDATE tasks.task_completions SET was_daily_quest = true WHERE id = $1', [info.completionId]);
+  const isQuest = quest.rows.some((r) => r.local_date === info.localDate);
+  const caughtUp = quest.rows.length > 0;
+  if (caughtUp) await c.query('UPDATE tasks.task_completions SET was_daily_quest = true WHERE id = $1', [info.completionId]);
 
-  const streak = recordActivity(
-    { current: p.streak_current, max: p.streak_max, lastDate: p.streak_last_date, shieldUsedMonth: p.streak_shield_used_month },
-    info.localDate,
-    { shield: true },
-  ).state;
-  const questBefore: StreakState = { current: p.quest_streak_current, max: p.quest_streak_max, lastDate: p.quest_streak_last_date, shieldUsedMonth: null };
+  const before = streaksOf(p);
+  const streak = recordActivity(before.streak, info.localDate, { shield: true }).state;
+  const questBefore = before.questStreak;
   const questStreak = isQuest ? recordActivity(questBefore, info.localDate, { shield: false }).state : questBefore;
   await c.query(
     `UPDATE tasks.profiles SET streak_current = $2, streak_max = $3, streak_last_date = $4, streak_shield_used_month = $5,
@@ -79,5 +72,9 @@ export async function afterComplete(c: PoolClient, info: CompletionInfo): Promis
  * completion itself are taken back by the tasks service, exactly as recorded.
  */
 export async function afterUndo(c: PoolClient, info: CompletionInfo): Promise<void> {
-  await c.query('UPDATE tasks.daily_quests SET completed_at = NULL WHERE user_id = $1 AND local_date = $2 AND task_id = $3', [info.userId, info.localDate, info.task.id]);
+  await c.query('UPDATE tasks.daily_quests SET completed_at = NULL WHERE user_id = $1 AND local_date IN ($2::date, $2::date - 1) AND task_id = $3', [
+    info.userId,
+    info.localDate,
+    info.task.id,
+  ]);
 }

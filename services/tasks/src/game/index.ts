@@ -2,7 +2,10 @@ import { collectRemindersRpc, gameApi, notificationRequested } from '@tasksvc/pr
 import { startOutboxRelay, type Bus, type Subscription } from '@tasksvc/runtime';
 import type { Ctx } from '../handlers/common.ts';
 import { collectReminders } from './collect.ts';
+import * as energy from './energy.ts';
 import * as h from './handlers.ts';
+import * as vacation from './vacation.ts';
+import * as wishlist from './wishlist.ts';
 import { GAME_OUTBOX_SCHEMA } from './unlock.ts';
 
 /**
@@ -27,6 +30,14 @@ export function registerGame(bus: Bus, ctx: Ctx): Subscription[] {
     bus.serve(gameApi.setQuestSettings.rpc, (call) => h.setQuestSettings(ctx, call)),
     bus.serve(gameApi.getNotificationSettings.rpc, (call) => h.getNotificationSettings(ctx, call)),
     bus.serve(gameApi.setNotificationSettings.rpc, (call) => h.setNotificationSettings(ctx, call)),
+    bus.serve(gameApi.listWishlist.rpc, (call) => wishlist.listWishlist(ctx, call)),
+    bus.serve(gameApi.createWishlistItem.rpc, (call) => wishlist.createWishlistItem(ctx, call)),
+    bus.serve(gameApi.buyWishlistItem.rpc, (call) => wishlist.buyWishlistItem(ctx, call)),
+    bus.serve(gameApi.discardWishlistItem.rpc, (call) => wishlist.discardWishlistItem(ctx, call)),
+    bus.serve(gameApi.getEnergyCheckin.rpc, (call) => energy.getEnergyCheckin(ctx, call)),
+    bus.serve(gameApi.energyCheckin.rpc, (call) => energy.energyCheckin(ctx, call)),
+    bus.serve(gameApi.getVacationMode.rpc, (call) => vacation.getVacationMode(ctx, call)),
+    bus.serve(gameApi.setVacationMode.rpc, (call) => vacation.setVacationMode(ctx, call)),
     { stop: () => relay.stop() },
   ];
 }

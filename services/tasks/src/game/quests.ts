@@ -25,7 +25,7 @@ const QUEST_COLS = `q.user_id, q.task_id, t.title, q.tier, q.local_date::text, q
 async function candidates(db: Queryable, userIds: string[]): Promise<Map<string, QuestCandidate[]>> {
   const { rows } = await db.query<QuestCandidate & { userId: string }>(
     `SELECT t.user_id AS "userId", t.id, t.type, t.priority, t.topic_id AS "topicId", COALESCE(tp.sequential, false) AS "topicSequential",
-            NULL AS "taskGroup", t.due_date::text AS "dueDate", t.next_due_date::text AS "nextDueDate", t.completed_at IS NOT NULL AS completed,
+            t.due_date::text AS "dueDate", t.next_due_date::text AS "nextDueDate", t.completed_at IS NOT NULL AS completed,
             t.snoozed_until::text AS "snoozedUntil", t.paused_at::text AS "pausedAt", t.paused_until::text AS "pausedUntil",
             t.energy_level AS "energyLevel", t.sort_order AS "sortOrder", t.created_at::text AS "createdAt"
        FROM tasks.tasks t LEFT JOIN tasks.topics tp ON tp.id = t.topic_id

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from '@tasksvc/runtime';
 import type { WeeklyReview } from './domain/messages.ts';
-import type { StreakState } from './domain/streak.ts';
+import { streakAsOf, type StreakState } from './domain/streak.ts';
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
@@ -10,6 +10,8 @@ export interface ReviewRequest {
   /** Monday–Sunday in the user's timezone */
   week: { start: string; end: string };
   streak: StreakState;
+  /** the user's local today: the streak is reported as of today (0 once lapsed), whatever week is reviewed */
+  today: string;
 }
 
 /**
@@ -59,7 +61,7 @@ export async function weeklyReviews(db: Queryable, reqs: ReviewRequest[]): Promi
       previousWeekCompletions: c.previous,
       postponements: c.postponements,
       coinsEarned: c.task_coins + c.achievement_coins,
-      streakCurrent: r.streak.current,
+      streakCurrent: streakAsOf(r.streak, r.today),
       streakMax: r.streak.max,
       tasksCreated: c.created,
       topTopics: top.get(c.user_id) ?? [],

@@ -2,6 +2,7 @@ import { notificationRequested } from '@tasksvc/proto';
 import { enqueueEvent, type PoolClient } from '@tasksvc/runtime';
 import { ACHIEVEMENT_BY_KEY, evaluateAchievements, type CompletionContext, type Unlock } from './domain/achievements.ts';
 import { achievementDraft } from './domain/messages.ts';
+import { consecutiveDays } from './domain/streak.ts';
 
 /** The game's own outbox schema (see migration 0100_game.sql). */
 export const GAME_OUTBOX_SCHEMA = 'tasks_game';
@@ -22,6 +23,8 @@ export async function unlockAchievements(c: PoolClient, userId: string, ctx: Com
     topics: number;
     sequential: number;
     high: number;
+    purchases: number;
+    checkins: string[];
     unlocked: string[];
   }>(
     `SELECT p.coins, p.streak_max, p.quest_streak_max,
@@ -30,6 +33,8 @@ export async function unlockAchievements(c: PoolClient, userId: string, ctx: Com
             (SELECT count(*)::int FROM tasks.topics WHERE user_id = p.user_id) AS topics,
             (SELECT count(*)::int FROM tasks.topics WHERE user_id = p.user_id AND sequential) AS sequential,
             (SELECT count(*)::int FROM tasks.task_completions tc JOIN tasks.tasks t ON t.id = tc.task_id WHERE tc.user_id = p.user_id AND t.priority = 'HIGH') AS high,
+            (SELECT count(*)::int FROM tasks.wishlist_items WHERE user_id = p.user_id AND status = 'BOUGHT') AS purchases,
+            ARRAY(SELECT local_date::text FROM tasks.energy_checkins WHERE user_id = p.user_id ORDER BY local_date DESC LIMIT 31) AS checkins,
             ARRAY(SELECT achievement_key FROM tasks.user_achievements WHERE user_id = p.user_id) AS unlocked
        FROM tasks.profiles p WHERE p.user_id = $1`,
     [userId],
@@ -46,9 +51,9 @@ export async function unlockAchievements(c: PoolClient, userId: string, ctx: Com
       topicsCreated: s.topics,
       sequentialTopics: s.sequential,
       highPriorityCompleted: s.high,
-      // The wishlist and energy check-ins are not part of this service yet.
-      wishlistPurchases: 0,
-      energyCheckinStreak: 0,
+      wishlistPurchases: s.purchases,
+      // the run of daily check-ins that ends with the latest one
+      energyCheckinStreak: s.checkins.length > 0 ? consecutiveDays(s.checkins, s.checkins[0]!) : 0,
     },
     new Set(s.unlocked),
     ctx,

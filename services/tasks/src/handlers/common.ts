@@ -1,5 +1,5 @@
 import { AppError, taskEvents, type HttpCall, type Identity, type Profile, type Task, type TaskEventName, type Topic } from '@tasksvc/proto';
-import { enqueueEvent, inTransaction, type Config, type Logger, type OutboxRelay, type Pool, type PoolClient } from '@tasksvc/runtime';
+import { inTransaction, outboxRow, type Config, type Logger, type OutboxRelay, type Pool, type PoolClient } from '@tasksvc/runtime';
 import type { RecurrenceRule } from '../domain/recurrence.ts';
 import type { ProfileRow } from '../db/profiles.ts';
 import type { TaskRow } from '../db/tasks.ts';
@@ -64,6 +64,8 @@ export function toTask(r: TaskRow): Task {
     nextDueDate: r.next_due_date,
     completedAt: r.completed_at?.toISOString() ?? null,
     snoozedUntil: r.snoozed_until,
+    pausedAt: r.paused_at?.toISOString() ?? null,
+    pausedUntil: r.paused_until,
     postponeCount: r.postpone_count,
     estimatedMinutes: r.estimated_minutes,
     energyLevel: r.energy_level,
@@ -123,17 +125,11 @@ export function toProfile(r: ProfileRow): Profile {
 /** The date a task is due on: the next occurrence for RECURRING tasks, else its due date. */
 export const effectiveDueDate = (r: Pick<TaskRow, 'type' | 'due_date' | 'next_due_date'>) => (r.type === 'RECURRING' ? r.next_due_date : r.due_date);
 
-/**
- * Write a task event into the outbox on the transaction's client: it is published if and only if
- * the change commits. The payload is exactly the spec's; completedAt is set only on task.completed.
- */
-export async function emitTaskEvent(
-  c: PoolClient,
-  name: TaskEventName,
-  row: TaskRow,
-  opts: { completedAt?: Date; dueDate?: string | null } = {},
-): Promise<void> {
-  await enqueueEvent(c, SCHEMA, taskEvents[name], {
+type EventRow = Pick<TaskRow, 'id' | 'user_id' | 'title' | 'type' | 'priority' | 'topic_id' | 'due_date' | 'next_due_date' | 'created_at'>;
+
+/** A task event's outbox row. The payload is exactly the spec's; completedAt is set only on task.completed. */
+export function taskEventRow(name: TaskEventName, row: EventRow, opts: { completedAt?: Date; dueDate?: string | null } = {}) {
+  return outboxRow(taskEvents[name], {
     userId: row.user_id,
     payload: {
       event: name,
@@ -150,4 +146,10 @@ export async function emitTaskEvent(
       },
     },
   });
+}
+
+/** Write a task event into the outbox on the transaction's client: it is published if and only if the change commits. */
+export async function emitTaskEvent(c: PoolClient, name: TaskEventName, row: EventRow, opts: { completedAt?: Date; dueDate?: string | null } = {}): Promise<void> {
+  const e = taskEventRow(name, row, opts);
+  await c.query(`INSERT INTO ${SCHEMA}.outbox (id, subject, payload) VALUES ($1, $2, $3)`, [e.id, e.subject, e.payload]);
 }

@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { AppError, type BulkBody, type CreateTaskBody, type HttpCall, type ListTasksQuery, type UpdateTaskBody } from '@tasksvc/proto';
 import type { PoolClient } from '@tasksvc/runtime';
-import { addDays, isValidTimeZone, localDate } from '../domain/dates.ts';
+import { isValidTimeZone, localDate } from '../domain/dates.ts';
 import { advanceOnCompletion } from '../domain/recurrence.ts';
 import { completionCoins, resolveRecurrence, type RecurrenceInput } from '../domain/task-schedule.ts';
-import { addCoins, coinBalance, countTaskCreated, ensureProfile } from '../db/profiles.ts';
+import { addCoins, coinBalance, ensureProfile, profileForNewTask, reserveSortOrder, type ProfileRow } from '../db/profiles.ts';
 import {
   deleteTask,
   getTask,
@@ -18,19 +19,22 @@ import {
 } from '../db/tasks.ts';
 import { topicExists } from '../db/topics.ts';
 import { afterComplete, afterUndo } from '../game/hooks.ts';
-import { emitTaskEvent, fieldError, ruleOf, taskNotFound, toTask, topicNotFound, transact, userOf, type Ctx } from './common.ts';
+import { postponeTask } from '../game/postponements.ts';
+import { emitTaskEvent, fieldError, ruleOf, SCHEMA, taskEventRow, taskNotFound, toTask, topicNotFound, transact, userOf, type Ctx } from './common.ts';
 
 type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
 
 /** The caller's id and "today" in their timezone (profile created on first use). */
 async function caller(c: Pick<PoolClient, 'query'>, call: HttpCall<unknown, unknown, unknown>, now = new Date()) {
-  const user = userOf(call);
-  const profile = await ensureProfile(c, user.id);
+  return callerWith(call, await ensureProfile(c, userOf(call).id), now);
+}
+
+function callerWith<P extends ProfileRow>(call: HttpCall<unknown, unknown, unknown>, profile: P, now = new Date()) {
   // A zone sent with the request (reference behaviour) decides this request's "today".
   const sent = (call.body as { timezone?: unknown } | undefined)?.timezone;
   if (typeof sent === 'string' && !isValidTimeZone(sent)) throw fieldError('timezone', 'must be an IANA timezone such as Europe/Berlin');
   const timezone = typeof sent === 'string' ? sent : profile.timezone;
-  return { userId: user.id, profile, now, today: localDate(now, timezone) };
+  return { userId: profile.user_id, profile, now, today: localDate(now, timezone) };
 }
 
 function scheduleOrThrow(input: RecurrenceInput, start: string) {
@@ -70,7 +74,7 @@ export async function get(ctx: Ctx, call: IdCall) {
 export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTaskBody>) {
   const b = call.body;
   return transact(ctx, async (c) => {
-    const { userId, today } = await caller(c, call);
+    const { userId, profile, now, today } = callerWith(call, await profileForNewTask(c, userOf(call).id));
     await requireTopic(c, userId, b.topicId);
     const schedule = scheduleOrThrow(
       {
@@ -84,25 +88,23 @@ export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTa
       },
       b.dueDate ?? today,
     );
-    const row = await insertTask(
-      c,
-      userId,
-      {
-        title: b.title,
-        notes: b.notes ?? null,
-        type: b.type,
-        priority: b.priority,
-        topic_id: b.topicId ?? null,
-        due_date: b.dueDate ?? null,
-        estimated_minutes: b.estimatedMinutes ?? null,
-        energy_level: b.energyLevel ?? null,
-        coin_value: b.coinValue,
-        ...schedule,
-      },
-      today,
-    );
-    await countTaskCreated(c, userId);
-    await emitTaskEvent(c, 'task.created', row);
+    const cols = {
+      id: randomUUID(),
+      created_at: now,
+      sort_order: profile.sort_order,
+      title: b.title,
+      notes: b.notes ?? null,
+      type: b.type,
+      priority: b.priority,
+      topic_id: b.topicId ?? null,
+      due_date: b.dueDate ?? null,
+      estimated_minutes: b.estimatedMinutes ?? null,
+      energy_level: b.energyLevel ?? null,
+      coin_value: b.coinValue,
+      ...schedule,
+    };
+    // the task and its event go in together, so a create is one profile statement and one insert
+    const row = await insertTask(c, userId, cols, today, { schema: SCHEMA, row: taskEventRow('task.created', { ...cols, user_id: userId }) });
     return { task: toTask(row) };
   });
 }
@@ -125,7 +127,10 @@ export async function update(ctx: Ctx, call: IdCall<UpdateTaskBody>) {
     if (b.energyLevel !== undefined) cols.energy_level = b.energyLevel;
     if (b.coinValue !== undefined) cols.coin_value = b.coinValue;
     if (b.snoozedUntil !== undefined) cols.snoozed_until = b.snoozedUntil;
-    if (b.sortOrder !== undefined) cols.sort_order = b.sortOrder;
+    if (b.sortOrder !== undefined) {
+      cols.sort_order = b.sortOrder;
+      await reserveSortOrder(c, userId, b.sortOrder);
+    }
     if (b.dueDate !== undefined) cols.due_date = b.dueDate;
     if (b.type !== undefined) cols.type = b.type;
     if (RECURRENCE_KEYS.some((k) => b[k] !== undefined)) {
@@ -266,19 +271,37 @@ export async function unsnooze(ctx: Ctx, call: IdCall) {
   });
 }
 
-/** Move a task to tomorrow (due date and snooze) and count it; the quest's daily limit lives with the quest. */
+/** Pause a task until a later date (or until resumed): the quest and reminders leave it alone meanwhile. */
+export async function pause(ctx: Ctx, call: HttpCall<{ id: string }, unknown, { until?: string | null } | undefined>) {
+  return transact(ctx, async (c) => {
+    const { userId, today, now } = await caller(c, call);
+    const until = call.body?.until ?? null;
+    if (until !== null && until <= today) throw fieldError('until', `must be after today (${today} in your timezone)`);
+    const current = await getTask(c, userId, call.params.id, today);
+    if (!current) throw taskNotFound();
+    if (current.completed_at) throw new AppError('CONFLICT', 'a completed task cannot be paused');
+    const row = (await updateTask(c, userId, current.id, { paused_at: current.paused_at ?? now, paused_until: until }, today))!;
+    await emitTaskEvent(c, 'task.updated', row);
+    return { task: toTask(row) };
+  });
+}
+
+export async function resume(ctx: Ctx, call: IdCall) {
+  return transact(ctx, async (c) => {
+    const { userId, today } = await caller(c, call);
+    const row = await updateTask(c, userId, call.params.id, { paused_at: null, paused_until: null }, today);
+    if (!row) throw taskNotFound();
+    await emitTaskEvent(c, 'task.updated', row);
+    return { task: toTask(row) };
+  });
+}
+
+/** Move a task to tomorrow (snooze, and a due date that is earlier), against the one daily postpone limit. */
 export async function postpone(ctx: Ctx, call: IdCall) {
   return transact(ctx, async (c) => {
     const { userId, today } = await caller(c, call);
-    const current = await getTask(c, userId, call.params.id, today);
-    if (!current) throw taskNotFound();
-    if (current.completed_at) throw new AppError('CONFLICT', 'a completed task cannot be postponed');
-    const tomorrow = addDays(today, 1);
-    const cols: TaskColumns = { snoozed_until: tomorrow, postpone_count: current.postpone_count + 1 };
-    if (current.type === 'RECURRING') cols.next_due_date = tomorrow;
-    else cols.due_date = tomorrow;
-    const row = await updateTask(c, userId, current.id, cols, today, 't.postpone_count = $4', [current.postpone_count]);
-    if (!row) throw new AppError('CONFLICT', 'the task changed while postponing; try again');
+    await postponeTask(c, userId, today, call.params.id, 'task');
+    const row = (await getTask(c, userId, call.params.id, today))!;
     await emitTaskEvent(c, 'task.updated', row);
     return { task: toTask(row) };
   });

@@ -60,14 +60,20 @@ export function deliveryView(r: DeliveryRow): WebhookDelivery {
  * Record one task event and one delivery per matching enabled endpoint of its owner. Idempotent:
  * a redelivered event (same message id) adds nothing, so each (event, endpoint) pair exists once.
  */
-export async function ingestEvent(client: PoolClient, e: { msgId: string; userId: string; event: string; body: string }): Promise<number> {
-  await client.query('INSERT INTO webhook.events (msg_id, user_id, event, body) VALUES ($1, $2, $3, $4) ON CONFLICT (msg_id) DO NOTHING', [e.msgId, e.userId, e.event, e.body]);
-  const r = await client.query(
-    `INSERT INTO webhook.deliveries (id, event_msg_id, endpoint_id, user_id, event)
-     SELECT gen_random_uuid(), $1, ep.id, ep.user_id, $3 FROM webhook.endpoints ep
-      WHERE ep.user_id = $2 AND ep.enabled AND (cardinality(ep.events) = 0 OR $3 = ANY (ep.events))
+export async function ingestEvent(db: Db, e: { msgId: string; userId: string; event: string; body: string }): Promise<number> {
+  // One statement (atomic by itself); an event no endpoint wants is not stored at all.
+  const r = await db.query(
+    `WITH eps AS (
+       SELECT ep.id, ep.user_id FROM webhook.endpoints ep
+        WHERE ep.user_id = $2 AND ep.enabled AND (cardinality(ep.events) = 0 OR $3 = ANY (ep.events))
+     ), ev AS (
+       INSERT INTO webhook.events (msg_id, user_id, event, body) SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM eps)
+       ON CONFLICT (msg_id) DO NOTHING
+     )
+     INSERT INTO webhook.deliveries (id, event_msg_id, endpoint_id, user_id, event)
+     SELECT gen_random_uuid(), $1, eps.id, eps.user_id, $3 FROM eps
      ON CONFLICT (event_msg_id, endpoint_id) DO NOTHING`,
-    [e.msgId, e.userId, e.event],
+    [e.msgId, e.userId, e.event, e.body],
   );
   return r.rowCount ?? 0;
 }

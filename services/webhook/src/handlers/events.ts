@@ -1,5 +1,5 @@
 import { TASK_EVENTS_FILTER, taskEvents } from '@tasksvc/proto';
-import { inTransaction, type Bus, type Pool, type Subscription } from '@tasksvc/runtime';
+import { type Bus, type Pool, type Subscription } from '@tasksvc/runtime';
 import { ingestEvent } from '../db/deliveries.ts';
 
 /** Durable consumer name: replicas share it, and it survives restarts (JetStream keeps its position). */
@@ -28,7 +28,7 @@ function consumeOnce(deps: { bus: Bus; pool: Pool; onIngested: () => void }): Pr
     taskEvents['task.created'],
     async (msg, meta) => {
       const body = JSON.stringify(msg.payload);
-      const added = await inTransaction(deps.pool, (c) => ingestEvent(c, { msgId: meta.msgId, userId: msg.userId, event: msg.payload.event, body }));
+      const added = await ingestEvent(deps.pool, { msgId: meta.msgId, userId: msg.userId, event: msg.payload.event, body });
       if (added > 0) deps.onIngested();
     },
     { durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER, ackWaitMs: 30_000 },

@@ -93,18 +93,20 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
   const [open, setOpen] = createSignal(false);
   const current = (k: string) => values()[k] ?? (props.channel.config?.[k] != null ? String(props.channel.config[k]) : '');
 
+  /** The saved configuration as it may be sent back: its plain fields; secrets are left out, so they are kept. */
+  const savedConfig = () => {
+    const config: Record<string, unknown> = {};
+    for (const f of spec().fields) if (!f.secret && props.channel.config?.[f.key] != null) config[f.key] = props.channel.config[f.key];
+    return config;
+  };
+
   async function save(e: SubmitEvent) {
     e.preventDefault();
     setError(null);
-    const config: Record<string, unknown> = {};
+    const config = savedConfig();
     for (const f of spec().fields) {
       const v = values()[f.key];
-      // Untouched secret fields are left out so the stored secret is kept.
-      if (v === undefined) {
-        if (!f.secret && props.channel.config?.[f.key] != null) config[f.key] = props.channel.config[f.key];
-        continue;
-      }
-      config[f.key] = v === '' ? null : f.type === 'number' ? Number(v) : v;
+      if (v !== undefined) config[f.key] = v === '' ? null : f.type === 'number' ? Number(v) : v;
     }
     try {
       await put(`/api/settings/notification-channels/${props.channel.type}`, { enabled: true, config });
@@ -169,7 +171,7 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
             <AsyncButton
               class="small"
               action={async () => {
-                await put(`/api/settings/notification-channels/${props.channel.type}`, { enabled: !props.channel.enabled, config: props.channel.type === 'push' ? {} : (props.channel.config ?? {}) });
+                await put(`/api/settings/notification-channels/${props.channel.type}`, { enabled: !props.channel.enabled, config: savedConfig() });
                 props.changed();
               }}
             >

@@ -103,7 +103,8 @@ export const ACHIEVEMENTS: readonly AchievementDef[] = [
   {
     key: 'double_shift',
     title: 'Double Shift',
-    description: 'Complete two daily quests in one day',
+    // With one quest a day (a completed quest cannot be re-rolled), the second is yesterday's, caught up.
+    description: "Complete today's quest and catch up on yesterday's on the same day",
     rarity: 'epic',
     secret: true,
     category: 'secret',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockedTaskIds, canPostpone, selectQuest, type QuestCandidate } from './quest.ts';
+import { blockedTaskIds, canPostpone, postponedDates, selectQuest, type QuestCandidate } from './quest.ts';
 
 const TODAY = '2026-05-10';
 let seq = 0;
@@ -10,7 +10,6 @@ function task(over: Partial<QuestCandidate> & { id: string }): QuestCandidate {
     priority: 'NORMAL',
     topicId: null,
     topicSequential: false,
-    taskGroup: null,
     dueDate: null,
     nextDueDate: null,
     completed: false,
@@ -98,11 +97,6 @@ describe('daily quest filters', () => {
     expect([...blockedTaskIds([first, second, third], TODAY)]).toEqual(['third']);
     expect(pick([first, second, third])).toMatchObject({ taskId: 'second' });
   });
-  it('blocks by task_group as well', () => {
-    const g1 = task({ id: 'g1', taskGroup: 'move', sortOrder: 5 });
-    const g2 = task({ id: 'g2', taskGroup: 'move', sortOrder: 6, dueDate: '2026-05-01' });
-    expect(pick([g2, g1])).toMatchObject({ taskId: 'g1' });
-  });
 });
 
 describe('daily quest energy match', () => {
@@ -130,5 +124,13 @@ describe('postpone limit', () => {
     expect(canPostpone(1, 1)).toBe(false);
     expect(canPostpone(2, 3)).toBe(true);
     expect(canPostpone(3, 3)).toBe(false);
+  });
+  it('never brings a date forward and never dates an undated task', () => {
+    const tomorrow = '2026-05-11';
+    expect(postponedDates({ type: 'ONE_TIME', due_date: '2026-05-01', next_due_date: null }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: tomorrow, nextDueDate: null });
+    expect(postponedDates({ type: 'ONE_TIME', due_date: '2026-05-27', next_due_date: null }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: '2026-05-27', nextDueDate: null });
+    expect(postponedDates({ type: 'DAILY_ELIGIBLE', due_date: null, next_due_date: null }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: null, nextDueDate: null });
+    expect(postponedDates({ type: 'RECURRING', due_date: '2026-01-01', next_due_date: '2026-05-10' }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: '2026-01-01', nextDueDate: tomorrow });
+    expect(postponedDates({ type: 'RECURRING', due_date: '2026-01-01', next_due_date: '2026-06-01' }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: '2026-01-01', nextDueDate: '2026-06-01' });
   });
 });

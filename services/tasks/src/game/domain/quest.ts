@@ -1,3 +1,4 @@
+import { postponedDueDate } from '../../domain/task-schedule.ts';
 import type { IsoDate } from './dates.ts';
 
 export type TaskType = 'ONE_TIME' | 'RECURRING' | 'DAILY_ELIGIBLE';
@@ -12,7 +13,6 @@ export interface QuestCandidate {
   topicId: string | null;
   /** the task's topic is sequential (only its first open task may be worked on) */
   topicSequential: boolean;
-  taskGroup: string | null;
   dueDate: IsoDate | null;
   nextDueDate: IsoDate | null;
   completed: boolean;
@@ -39,7 +39,7 @@ const isPaused = (t: QuestCandidate, today: IsoDate) => t.pausedAt !== null && (
 const byOrder = (a: QuestCandidate, b: QuestCandidate) => a.sortOrder - b.sortOrder || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
 
 /**
- * Ids of tasks that are not the first open task of their sequential topic or their task group.
+ * Ids of tasks that are not the first open task of their sequential topic.
  * Snoozed and paused tasks do not hold the line (the reference: a snoozed task does not block the
  * ones after it), and recurring tasks never complete, so they take no place in a sequence.
  */
@@ -49,7 +49,6 @@ export function blockedTaskIds(tasks: readonly QuestCandidate[], today: IsoDate)
     if (t.completed || t.type === 'RECURRING') continue;
     const keys: string[] = [];
     if (t.topicId && t.topicSequential) keys.push(`topic:${t.topicId}`);
-    if (t.taskGroup) keys.push(`group:${t.taskGroup}`);
     for (const k of keys) lines.set(k, [...(lines.get(k) ?? []), t]);
   }
   const blocked = new Set<string>();
@@ -132,4 +131,18 @@ export const POSTPONE_LIMIT_DEFAULT = 3;
 
 export function canPostpone(postponedToday: number, limit: number): boolean {
   return postponedToday < limit;
+}
+
+/**
+ * The dates after a postpone to `tomorrow`: snoozed until then, and the date that schedules the task
+ * (the due date, or a recurring task's next due date) moved to tomorrow when it is earlier. A postpone
+ * never brings a date forward and never gives an undated task a date.
+ */
+export function postponedDates(
+  t: { type: TaskType; due_date: IsoDate | null; next_due_date: IsoDate | null },
+  tomorrow: IsoDate,
+): { snoozedUntil: IsoDate; dueDate: IsoDate | null; nextDueDate: IsoDate | null } {
+  return t.type === 'RECURRING'
+    ? { snoozedUntil: tomorrow, dueDate: t.due_date, nextDueDate: postponedDueDate(t.next_due_date, tomorrow) }
+    : { snoozedUntil: tomorrow, dueDate: postponedDueDate(t.due_date, tomorrow), nextDueDate: t.next_due_date };
 }

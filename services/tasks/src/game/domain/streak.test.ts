@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { addDays, daysBetween, isoWeekday, localDate, localParts, monthOf, weekOf } from './dates.ts';
-import { EMPTY_STREAK, recordActivity, streakAlive, streakAtRisk, type StreakState } from './streak.ts';
+import { EMPTY_STREAK, recordActivity, streakAlive, streakAsOf, streakAtRisk, streakGap, consecutiveDays, type StreakState } from './streak.ts';
 
 const s = (current: number, lastDate: string | null, shieldUsedMonth: string | null = null, max = current): StreakState => ({ current, max, lastDate, shieldUsedMonth });
 const act = (st: StreakState, today: string, shield = true) => recordActivity(st, today, { shield });
@@ -103,5 +103,38 @@ describe('streak reminders', () => {
     expect(streakAlive(s(3, '2026-05-08', '2026-05'), '2026-05-10', { shield: true })).toBe(false);
     expect(streakAlive(s(3, '2026-05-07'), '2026-05-10', { shield: true })).toBe(false);
     expect(streakAtRisk(s(3, '2026-05-07'), '2026-05-10')).toBe(false);
+  });
+});
+
+describe('streak lapse and vacation', () => {
+  const s: StreakState = { current: 10, max: 10, lastDate: '2026-03-02', shieldUsedMonth: null };
+  it('shows a lapsed streak as 0 everywhere (one rule)', () => {
+    expect(streakAsOf(s, '2026-03-03')).toBe(10);
+    expect(streakAsOf(s, '2026-03-04')).toBe(10); // the shield could still keep it
+    expect(streakAsOf({ ...s, shieldUsedMonth: '2026-03' }, '2026-03-04')).toBe(0);
+    expect(streakAsOf(s, '2026-03-07')).toBe(0); // five idle days
+  });
+  it('does not count vacation days as missed', () => {
+    const v = { ...s, vacation: { start: '2026-03-03', end: '2026-03-09' } };
+    expect(streakGap(v, '2026-03-10')).toBe(1);
+    expect(streakAsOf(v, '2026-03-10')).toBe(10);
+    expect(recordActivity(v, '2026-03-10', { shield: true })).toMatchObject({ change: 'extended', state: { current: 11 } });
+    // a vacation that began days after the last activity excuses only its own days
+    const late = { ...s, vacation: { start: '2026-03-05', end: '2026-03-09' } };
+    expect(streakGap(late, '2026-03-10')).toBe(3);
+    expect(recordActivity(late, '2026-03-10', { shield: true }).change).toBe('reset');
+    // while on vacation the streak stays alive
+    expect(streakAsOf(v, '2026-03-06')).toBe(10);
+  });
+});
+
+describe('consecutive days (energy check-in streak)', () => {
+  it('counts back from today, or from yesterday while today has none yet', () => {
+    expect(consecutiveDays([], '2026-03-10')).toBe(0);
+    expect(consecutiveDays(['2026-03-10', '2026-03-09', '2026-03-08', '2026-03-06'], '2026-03-10')).toBe(3);
+    expect(consecutiveDays(['2026-03-09', '2026-03-08'], '2026-03-10')).toBe(2);
+    expect(consecutiveDays(['2026-03-08'], '2026-03-10')).toBe(0);
+    // across a month end
+    expect(consecutiveDays(['2026-03-01', '2026-02-28', '2026-02-27'], '2026-03-01')).toBe(3);
   });
 });

@@ -1,0 +1,88 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- tests read deep into untyped Kubernetes objects */
+/** L0: one TaskService is a whole system: generated secrets, NATS, database, ingress, HPA-owned replicas. */
+import { describe, expect, it } from 'vitest';
+import { InvalidTaskServiceError, plan, wiring, type CronJobApiVersion } from '../src/desired.ts';
+import { generateValue } from '../src/reconciler.ts';
+import { normalizeSpec, type TaskService } from '../src/types.ts';
+import { minimal } from './fixtures.ts';
+import { validateObject } from './validate.ts';
+
+const opts = { cronJobApiVersion: 'batch/v1' as CronJobApiVersion };
+/** Only a database reference and an ingress: everything else comes from the operator. */
+const bare = (): TaskService => {
+  const ts = minimal('sys');
+  ts.spec = { database: { secretKeyRef: { name: 'pg-app', key: 'uri' } }, ingress: { className: 'nginx', host: 'tasks.example.com', tlsSecretName: 'tasks-tls' } } as any;
+  return ts;
+};
+const find = (ts: TaskService, kind: string, name: string) => plan(ts, opts).objects.find((o) => o.kind === kind && o.metadata.name === name) as any;
+const env = (ts: TaskService, svc = 'auth') => Object.fromEntries(find(ts, 'Deployment', `sys-${svc}`).spec.template.spec.containers[0].env.map((e: any) => [e.name, e.valueFrom.secretKeyRef]));
+
+describe('one TaskService is a system (L0)', () => {
+  it('generates AUTH_SECRET, CRON_SECRET, TOTP_ENCRYPTION_KEY and NATS credentials into <name>-generated when none is referenced', () => {
+    const w = wiring(bare(), normalizeSpec(bare().spec));
+    expect(w.generatedKeys).toEqual(['AUTH_SECRET', 'CRON_SECRET', 'TOTP_ENCRYPTION_KEY', 'NATS_USER', 'NATS_PASSWORD']);
+    expect(env(bare())).toEqual({
+      DATABASE_URL: { name: 'pg-app', key: 'uri' },
+      AUTH_SECRET: { name: 'sys-generated', key: 'AUTH_SECRET' },
+      CRON_SECRET: { name: 'sys-generated', key: 'CRON_SECRET' },
+      TOTP_ENCRYPTION_KEY: { name: 'sys-generated', key: 'TOTP_ENCRYPTION_KEY' },
+      NATS_USER: { name: 'sys-generated', key: 'NATS_USER' },
+      NATS_PASSWORD: { name: 'sys-generated', key: 'NATS_PASSWORD' },
+    });
+    // the shapes the runtime accepts (services/runtime/src/config.ts)
+    expect(generateValue('TOTP_ENCRYPTION_KEY')).toMatch(/^[0-9a-f]{64}$/);
+    expect(generateValue('AUTH_SECRET').length).toBeGreaterThanOrEqual(32);
+    expect(generateValue('AUTH_SECRET')).not.toBe(generateValue('AUTH_SECRET'));
+    // a referenced secret is used and not generated
+    const ts = bare();
+    (ts.spec as any).secrets = { authSecret: { name: 'mine', key: 'AUTH_SECRET' } };
+    expect(wiring(ts, normalizeSpec(ts.spec)).generatedKeys).not.toContain('AUTH_SECRET');
+  });
+
+  it('runs NATS (official image, JetStream, auth, persistent volume) when none is referenced', () => {
+    const sts = find(bare(), 'StatefulSet', 'sys-nats');
+    const c = sts.spec.template.spec.containers[0];
+    expect(c.image).toBe('nats:2.11-alpine');
+    expect(c.args).toEqual(expect.arrayContaining(['--jetstream', '--user=$(NATS_USER)', '--pass=$(NATS_PASSWORD)']));
+    expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe('2Gi');
+    expect(find(bare(), 'ConfigMap', 'sys-config').data.NATS_URL).toBe('nats://sys-nats.apps.svc:4222');
+    for (const o of plan(bare(), opts).objects) expect(validateObject(o as any), `${o.kind}/${o.metadata.name}`).toEqual([]);
+
+    const ext = bare();
+    (ext.spec as any).nats = { url: 'nats://bus.messaging:4222', credentialsSecret: { name: 'bus-creds' } };
+    expect(find(ext, 'StatefulSet', 'sys-nats')).toBeUndefined();
+    expect(wiring(ext, normalizeSpec(ext.spec)).generatedKeys).not.toContain('NATS_PASSWORD');
+    expect(find(ext, 'Deployment', 'sys-tasks').spec.template.spec.containers[0].envFrom).toContainEqual({ secretRef: { name: 'bus-creds' } });
+  });
+
+  it('an Ingress to the gateway with TLS; PUBLIC_APP_URL derived from its host', () => {
+    const ing = find(bare(), 'Ingress', 'sys-gateway');
+    expect(ing.spec.ingressClassName).toBe('nginx');
+    expect(ing.spec.tls).toEqual([{ hosts: ['tasks.example.com'], secretName: 'tasks-tls' }]);
+    expect(ing.spec.rules[0].http.paths[0].backend.service).toEqual({ name: 'sys-gateway', port: { number: 3000 } });
+    expect(find(bare(), 'ConfigMap', 'sys-config').data).toMatchObject({ PUBLIC_APP_URL: 'https://tasks.example.com', AUTH_CALLBACK_URL: 'https://tasks.example.com' });
+  });
+
+  it('database: a Secret key, or a CloudNativePG Cluster when its CRD is there (a condition when not); none is an invalid spec', () => {
+    const ts = bare();
+    (ts.spec as any).database = { managed: { instances: 2 } };
+    expect(env(ts).DATABASE_URL).toEqual({ name: 'sys-db-app', key: 'uri' });
+    const withCnpg = plan(ts, { ...opts, cloudNativePG: true });
+    expect(withCnpg.objects.find((o) => o.kind === 'Cluster')).toMatchObject({ apiVersion: 'postgresql.cnpg.io/v1', metadata: { name: 'sys-db' }, spec: { instances: 2 } });
+    const without = plan(ts, { ...opts, cloudNativePG: false });
+    expect(without.objects.find((o) => o.kind === 'Cluster')).toBeUndefined();
+    expect(without.conditions).toContainEqual(expect.objectContaining({ type: 'Database', status: 'False', reason: 'CloudNativePGMissing' }));
+    (ts.spec as any).database = undefined;
+    expect(() => plan(ts, opts)).toThrow(InvalidTaskServiceError);
+    (ts.spec as any).database = { secretKeyRef: { name: 'pg-app' } };
+    (ts.spec as any).ingress = undefined;
+    expect(() => plan(ts, opts)).toThrow(/publicUrl/);
+  });
+
+  it('leaves spec.replicas to the HPA of an autoscaled service', () => {
+    const ts = bare();
+    (ts.spec as any).autoscaled = ['gateway'];
+    expect(find(ts, 'Deployment', 'sys-gateway').spec).not.toHaveProperty('replicas');
+    expect(find(ts, 'Deployment', 'sys-tasks').spec.replicas).toBe(2);
+  });
+});

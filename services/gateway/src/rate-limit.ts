@@ -1,0 +1,45 @@
+import { AppError, type AnyRoute, type Identity } from '@tasksvc/proto';
+import type { Config, Logger, Pool } from '@tasksvc/runtime';
+import type { FastifyReply } from 'fastify';
+
+/** Writes per user and minute, by route subject (the reference's limits). */
+export const WRITE_LIMITS_PER_MINUTE: Readonly<Record<string, number>> = {
+  'tasks.http.create': 60,
+  'tasks.http.complete': 30,
+  'tasks.http.snooze': 30,
+  'tasks.http.postpone': 10,
+  'tasks.http.quest.postpone': 10,
+  'tasks.http.topics.create': 30,
+};
+
+/**
+ * Count one call of a rate-limited route for its user in PostgreSQL (so every replica shares the
+ * count): a fixed one-minute window per user and route, one upsert per call. Over the limit →
+ * 429 RATE_LIMITED with Retry-After (seconds to the window's end). Other routes pass untouched.
+ * If the database cannot be asked, the call passes (and is logged): the write behind it needs the
+ * database anyway. RATE_LIMIT_WRITES=false turns the limits off (load tests, benchmarks).
+ */
+export async function enforceRateLimit(route: AnyRoute, user: Identity | null, deps: { pool: Pool; log: Logger; config: Config }, reply: FastifyReply): Promise<void> {
+  const subject = route.rpc.subject;
+  const limit = WRITE_LIMITS_PER_MINUTE[subject];
+  if (!limit || !user || !deps.config.RATE_LIMIT_WRITES) return;
+  let row: { hits: number; reset_in: number } | undefined;
+  try {
+    const res = await deps.pool.query<{ hits: number; reset_in: number }>(
+      `INSERT INTO gateway.rate_limits (user_id, bucket, window_start, hits) VALUES ($1, $2, date_trunc('minute', now()), 1)
+       ON CONFLICT (user_id, bucket, window_start) DO UPDATE SET hits = gateway.rate_limits.hits + 1
+       RETURNING hits, ceil(extract(epoch FROM window_start + interval '1 minute' - now()))::int AS reset_in`,
+      [user.id, subject],
+    );
+    row = res.rows[0];
+    // old windows go away now and then (any replica may do it)
+    if (row?.hits === 1 && Math.random() < 0.05) await deps.pool.query("DELETE FROM gateway.rate_limits WHERE window_start < now() - interval '2 minutes'");
+  } catch (err) {
+    deps.log.warn({ err, subject }, 'rate limit not checked: database unavailable');
+    return;
+  }
+  if (row && row.hits > limit) {
+    void reply.header('retry-after', String(Math.max(1, row.reset_in)));
+    throw new AppError('RATE_LIMITED', `at most ${limit} calls per minute to ${route.method} ${route.path}; try again in ${Math.max(1, row.reset_in)} s`);
+  }
+}

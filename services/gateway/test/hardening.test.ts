@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import { resolveIdentityRpc } from '@tasksvc/proto';
+import { createMemoryBus, createPool } from '@tasksvc/runtime';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quietLogger, testConfig } from '../../../tools/testenv/index.ts';
+import { buildGateway } from '../src/app.ts';
+import { normalisePagePath } from '../src/page-gates.ts';
+
+const log = quietLogger();
+const admin = randomUUID();
+const member = randomUUID();
+
+/** Gateway with an identity double: `Bearer <user id>`. */
+let app: FastifyInstance;
+let pool: ReturnType<typeof createPool>;
+beforeAll(async () => {
+  const bus = createMemoryBus(log);
+  bus.serve(resolveIdentityRpc, async ({ authorization }) => {
+    const id = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
+    return id ? { id, email: 'u@example.com', method: 'session' as const, readOnly: false, secondFactorOk: true, isAdmin: false } : null;
+  });
+  pool = createPool('postgres://postgres@127.0.0.1:1/none', log);
+  app = await buildGateway({ config: testConfig({ ADMIN_USER_IDS: admin }), bus, pool, log, routes: [] });
+});
+afterAll(async () => {
+  await app.close();
+  await pool.end();
+});
+
+const get = (url: string, user?: string) => app.inject({ method: 'GET', url, headers: { host: 'localhost:3000', ...(user ? { authorization: `Bearer ${user}` } : {}) } });
+
+describe('admin page gate (#19.8)', () => {
+  const spellings = ['/admin', '/ADMIN', '/Admin/users', '//admin', '///admin/', '/admin/', '/%61dmin', '/x/../admin', '/admin//keys'];
+
+  it('normalises the path as a browser router would', () => {
+    // (inject itself rewrites a leading backslash, so that spelling is checked here only)
+    for (const p of [...spellings, '/\\admin', '/\\/ADMIN']) expect(normalisePagePath(p), p).toMatch(/^\/admin(\/|$)/);
+    expect(normalisePagePath('/administrator')).toBe('/administrator');
+    expect(normalisePagePath('/tasks/')).toBe('/tasks');
+  });
+
+  it('every spelling of /admin is gated: anonymous 401, a non-admin 403, an admin gets the page', async () => {
+    for (const p of spellings) {
+      expect((await get(p)).statusCode, `anonymous ${p}`).toBe(401);
+      const denied = await get(p, member);
+      expect(denied.statusCode, `member ${p}`).toBe(403);
+      expect(denied.body).toMatch(/administrators/);
+      expect((await get(p, admin)).statusCode, `admin ${p}`).toBe(200);
+    }
+  });
+});

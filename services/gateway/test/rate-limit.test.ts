@@ -1,0 +1,81 @@
+import { createPool } from '@tasksvc/runtime';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSystem, type RunningSystem } from '../../../tools/system.ts';
+import { testSystemConfig } from '../../../tools/testenv/index.ts';
+import { createUserWithApiKey } from '../../../tools/testenv/users.ts';
+import { buildGateway } from '../src/app.ts';
+import { WRITE_LIMITS_PER_MINUTE } from '../src/rate-limit.ts';
+
+/**
+ * Per-user write limits shared by every gateway replica through PostgreSQL: the whole system plus a
+ * second gateway replica on its own pool. The counters of the current and the next minute are
+ * seeded, so a minute boundary during the test cannot change the outcome.
+ */
+let system: RunningSystem;
+let replica: FastifyInstance;
+let replicaPool: ReturnType<typeof createPool>;
+let replicaUrl: string;
+
+beforeAll(async () => {
+  system = await startSystem(await testSystemConfig({ RATE_LIMIT_WRITES: 'true' }));
+  replicaPool = createPool(system.config.DATABASE_URL, system.log);
+  replica = await buildGateway({ config: system.config, bus: system.bus, pool: replicaPool, log: system.log });
+  await replica.listen({ port: 0, host: '127.0.0.1' });
+  replicaUrl = `http://127.0.0.1:${(replica.server.address() as { port: number }).port}`;
+}, 120_000);
+afterAll(async () => {
+  await replica?.close();
+  await replicaPool?.end();
+  await system?.stop();
+});
+
+async function seed(userId: string, subject: string, hits: number) {
+  await system.pool.query(
+    `INSERT INTO gateway.rate_limits (user_id, bucket, window_start, hits)
+     SELECT $1, $2, w, $3 FROM unnest(ARRAY[date_trunc('minute', now()), date_trunc('minute', now()) + interval '1 minute']) AS w
+     ON CONFLICT (user_id, bucket, window_start) DO UPDATE SET hits = EXCLUDED.hits`,
+    [userId, subject, hits],
+  );
+}
+
+const post = (base: string, path: string, authorization: string, body: unknown) =>
+  fetch(`${base}${path}`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+describe('per-user write rate limits', () => {
+  it('RATE_LIMIT_WRITES=false turns them off (load tests)', async () => {
+    const off = await buildGateway({ config: { ...system.config, RATE_LIMIT_WRITES: false }, bus: system.bus, pool: replicaPool, log: system.log });
+    const dave = await createUserWithApiKey(system.pool);
+    await seed(dave.userId, 'tasks.http.create', 1_000);
+    const res = await off.inject({ method: 'POST', url: '/api/tasks', headers: { authorization: dave.authorization, host: 'localhost' }, payload: { title: 'unlimited' } });
+    expect(res.statusCode).toBe(201);
+    await off.close();
+  });
+
+  it('uses the reference limits', () => {
+    expect(WRITE_LIMITS_PER_MINUTE).toMatchObject({ 'tasks.http.create': 60, 'tasks.http.complete': 30, 'tasks.http.snooze': 30, 'tasks.http.postpone': 10, 'tasks.http.topics.create': 30 });
+  });
+
+  it('the 61st task in a minute is refused with 429 and Retry-After, across replicas; other users are unaffected', async () => {
+    const alice = await createUserWithApiKey(system.pool);
+    const bob = await createUserWithApiKey(system.pool);
+    await seed(alice.userId, 'tasks.http.create', 59);
+    // the 60th through one replica passes, the 61st through the other is refused
+    expect((await post(system.url, '/api/tasks', alice.authorization, { title: 'sixtieth' })).status).toBe(201);
+    const refused = await post(replicaUrl, '/api/tasks', alice.authorization, { title: 'sixty-first' });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(120);
+    expect(((await refused.json()) as { code: string }).code).toBe('RATE_LIMITED');
+    const titles = (await system.pool.query<{ title: string }>('SELECT title FROM tasks.tasks WHERE user_id = $1', [alice.userId])).rows.map((r) => r.title);
+    expect(titles).toEqual(['sixtieth']);
+    expect((await post(replicaUrl, '/api/tasks', bob.authorization, { title: 'bob is fine' })).status).toBe(201);
+  });
+
+  it('topic creation has its own budget of 30', async () => {
+    const carol = await createUserWithApiKey(system.pool);
+    await seed(carol.userId, 'tasks.http.topics.create', 30);
+    expect((await post(system.url, '/api/topics', carol.authorization, { title: 'one too many' })).status).toBe(429);
+    expect((await post(system.url, '/api/tasks', carol.authorization, { title: 'tasks still fine' })).status).toBe(201);
+  });
+});

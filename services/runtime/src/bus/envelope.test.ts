@@ -1,0 +1,29 @@
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../db/local-postgres.ts';
+import { createLogger } from '../logger.ts';
+import { toErrorBody } from './envelope.ts';
+
+const log = createLogger('test', 'silent');
+
+describe('error bodies', () => {
+  it('a database out of reach is 503 DATABASE_UNAVAILABLE, not an internal error', async () => {
+    // A real refused connection: nothing listens on a fresh port.
+    const client = new pg.Client({ host: '127.0.0.1', port: await freePort(), user: 'nobody', connectionTimeoutMillis: 2_000 });
+    const err = await client.connect().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).not.toBeNull();
+    expect(toErrorBody(err, log, 'tasks.http.list')).toMatchObject({ code: 'DATABASE_UNAVAILABLE' });
+    // a server shutting down (57P01) and a dropped connection likewise
+    expect(toErrorBody(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }), log, 's').code).toBe('DATABASE_UNAVAILABLE');
+    expect(toErrorBody(new Error('Connection terminated unexpectedly'), log, 's').code).toBe('DATABASE_UNAVAILABLE');
+  });
+
+  it('keeps the caller’s own mistakes 4xx and anything else internal', () => {
+    expect(toErrorBody(Object.assign(new Error('invalid input syntax'), { code: '22P02' }), log, 's').code).toBe('VALIDATION_FAILED');
+    expect(toErrorBody(Object.assign(new Error('duplicate'), { code: '23505' }), log, 's').code).toBe('CONFLICT');
+    expect(toErrorBody(new Error('boom'), log, 's').code).toBe('INTERNAL');
+  });
+});

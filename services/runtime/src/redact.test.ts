@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest';
+import { redactUrl } from './redact.ts';
+
+describe('redactUrl', () => {
+  it('hides the iCal feed token in the path', () => {
+    expect(redactUrl('/api/calendar/3f9c2a7be1d04c55.ics')).toBe('/api/calendar/[redacted].ics');
+    expect(redactUrl('/api/calendar/3f9c2a7be1d04c55.ics?x=1')).toBe('/api/calendar/[redacted].ics?x=1');
+    expect(redactUrl('/API/Calendar/abc')).toBe('/API/Calendar/[redacted]');
+  });
+
+  it('hides credential-carrying query parameters, whatever their case or encoding, and keeps the rest', () => {
+    expect(redactUrl('/api/auth/callback/oidc?code=abc123&state=xyz&iss=http%3A%2F%2F127.0.0.1')).toBe('/api/auth/callback/oidc?code=[redacted]&state=[redacted]&iss=http%3A%2F%2F127.0.0.1');
+    expect(redactUrl('/x?TOKEN=a&api%5Fkey=b&page=2&flag')).toBe('/x?TOKEN=[redacted]&api%5Fkey=[redacted]&page=2&flag');
+    expect(redactUrl('/api/tasks?status=open')).toBe('/api/tasks?status=open');
+  });
+});

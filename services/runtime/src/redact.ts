@@ -1,0 +1,56 @@
+/**
+ * Secrets that travel in request URLs never reach the log. The logger's `req` and `url`
+ * serializers pass every logged URL through `redactUrl`.
+ */
+
+const CENSOR = '[redacted]';
+
+/** Path segments that are secrets themselves: the iCal feed's token is its only authentication. */
+const SECRET_PATHS: ReadonlyArray<[RegExp, string]> = [[/^(\/api\/calendar\/)[^/?#]+?(\.ics)?$/i, `$1${CENSOR}$2`]];
+
+/** Query parameters that carry credentials or one-time codes (OAuth `code`/`state`, tokens, keys). */
+const SECRET_PARAMS = /^(token|access_token|id_token|refresh_token|code|state|key|api_key|apikey|secret|password|signature|sig|otp|nonce)$/i;
+
+/** The URL (path and query, as in `req.url`) with every secret replaced by `[redacted]`. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  let path = q === -1 ? url : url.slice(0, q);
+  for (const [re, replacement] of SECRET_PATHS) path = path.replace(re, replacement);
+  if (q === -1) return path;
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq === -1) return pair;
+      let name = pair.slice(0, eq);
+      try {
+        name = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        // keep as sent
+      }
+      return SECRET_PARAMS.test(name) ? `${pair.slice(0, eq)}=${CENSOR}` : pair;
+    })
+    .join('&');
+  return `${path}?${query}`;
+}
+
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number } | null;
+}
+
+/** pino serializers: fastify's request shape with the URL redacted, and any top-level `url` field. */
+export const redactingSerializers = {
+  req: (req: LoggedRequest) => ({
+    method: req.method,
+    url: typeof req.url === 'string' ? redactUrl(req.url) : req.url,
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  }),
+  url: (url: unknown) => (typeof url === 'string' ? redactUrl(url) : url),
+};

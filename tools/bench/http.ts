@@ -1,0 +1,129 @@
+/**
+ * The issue-18 rows: task create and list under HTTP load (tools/bench/http-load.ts, autocannon) for
+ * the single-process mode (`tools/start.ts`, logging off and at info) and the distributed mode (six
+ * service processes and nats-server), against the in-tree direct-pg baseline (one transaction: one
+ * INSERT of the task and one of its outbox row; the list is the page query alone). Same private
+ * PostgreSQL per mode, fsync off for all, many users with one API key each.
+ *
+ *   node_modules/.bin/node tools/bench/http.ts [--seconds 10] [--connections 10] [--users 50]
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createDatabase, createLogger, createPool, freePort, migrate, startLocalPostgres, type Pool } from '@tasksvc/runtime';
+import { tasksService } from '@tasksvc/tasks';
+import { startCluster } from '../chaos/cluster.ts';
+import { until } from '../testenv/wait.ts';
+import { createUserWithApiKey } from '../testenv/users.ts';
+import { httpLoad, type LoadResult } from './http-load.ts';
+import { emitRows } from './lib/report.ts';
+import { measure } from './lib/stats.ts';
+
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' }, users: { type: 'string', default: '50' } } });
+const SECONDS = Number(values.seconds);
+const C = Number(values.connections);
+const USERS = Number(values.users);
+const root = new URL('../..', import.meta.url).pathname;
+const log = createLogger('bench', 'silent');
+const dir = mkdtempSync(join(tmpdir(), 'bench-http-'));
+const pgDir = join(dir, 'pg');
+const pgServer = await startLocalPostgres({ dataDir: pgDir, log });
+const pgPid = Number(readFileSync(join(pgDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+
+async function keysFor(pool: Pool): Promise<string[]> {
+  const keys: string[] = [];
+  for (let i = 0; i < USERS; i++) keys.push((await createUserWithApiKey(pool)).apiKey);
+  return keys;
+}
+
+type Row = { path: string; r: Pick<LoadResult, 'reqPerSec' | 'p50' | 'p99' | 'non2xx' | 'serverCpuMsPer1k' | 'pgCpuMsPer1k' | 'statementsPerRequest' | 'loadAverage'> };
+
+/** The direct-pg baseline: the same work with `pg` in this process, C callers, no HTTP. */
+async function baseline(op: 'create' | 'list'): Promise<Row> {
+  const url = await createDatabase(pgServer.url, `bench_${randomUUID().slice(0, 8)}`);
+  const pool = createPool(url, log, { max: C });
+  await migrate(pool, { ...tasksService.migrations!, log });
+  const users = Array.from({ length: USERS }, () => randomUUID());
+  const create = async (i: number) => {
+    const c = await pool.connect();
+    try {
+      await c.query('BEGIN');
+      const { rows } = await c.query<{ id: string }>(`INSERT INTO tasks.tasks (user_id, title, type, sort_order) VALUES ($1, $2, 'ONE_TIME', $3) RETURNING id`, [users[i % USERS], `Task ${i}`, i]);
+      await c.query(`INSERT INTO tasks.outbox (id, subject, payload) VALUES ($1, 'events.task.created', $2)`, [randomUUID(), JSON.stringify({ id: rows[0]!.id })]);
+      await c.query('COMMIT');
+    } finally {
+      c.release();
+    }
+  };
+  const list = (i: number) => pool.query(`SELECT * FROM tasks.tasks WHERE user_id = $1 ORDER BY sort_order, created_at, id LIMIT 50`, [users[i % USERS]]);
+  try {
+    await measure(2_000, C, create); // also the rows the list reads
+    const s = await measure(op === 'create' ? 4_000 : 8_000, C, op === 'create' ? create : list);
+    return { path: 'direct pg (baseline)', r: { reqPerSec: s.opsPerSec, p50: s.p50, p99: s.p99, non2xx: 0, serverCpuMsPer1k: null, pgCpuMsPer1k: null, statementsPerRequest: op === 'create' ? 4 : 1, loadAverage: loadavg()[0]! } };
+  } finally {
+    await pool.end();
+  }
+}
+
+async function embedded(logLevel: string): Promise<Record<'create' | 'list', Row>> {
+  const DATABASE_URL = await createDatabase(pgServer.url, `bench_${randomUUID().slice(0, 8)}`);
+  const port = await freePort();
+  const env = { PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true' };
+  const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(root, 'tools', 'start.ts')], { cwd: root, env, stdio: ['ignore', 'ignore', 'ignore'] });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await until(async () => (await fetch(`${url}/api/health`).catch(() => undefined))?.status === 200, 'the single-process mode', 120_000);
+    const pool = createPool(DATABASE_URL, log);
+    const keys = await keysFor(pool);
+    await pool.end();
+    const path = `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}`;
+    const load = (op: 'create' | 'list') => httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [child.pid!], pgPid, pgUrl: DATABASE_URL });
+    await httpLoad({ url, keys, op: 'create', seconds: 2, connections: C }); // warm-up
+    return { create: { path, r: await load('create') }, list: { path, r: await load('list') } };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+async function distributed(): Promise<Record<'create' | 'list', Row>> {
+  const cluster = await startCluster({ LOG_LEVEL: 'silent' });
+  try {
+    await cluster.ready(180_000);
+    const pool = createPool(cluster.databaseUrl, log);
+    const keys = await keysFor(pool);
+    await pool.end();
+    const path = 'HTTP, distributed (6 processes, NATS)';
+    const load = (op: 'create' | 'list') => httpLoad({ url: cluster.url, keys, op, seconds: SECONDS, connections: C, serverPids: cluster.pids(), pgUrl: cluster.databaseUrl });
+    await httpLoad({ url: cluster.url, keys, op: 'create', seconds: 2, connections: C });
+    return { create: { path, r: await load('create') }, list: { path, r: await load('list') } };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+try {
+  const base = { create: await baseline('create'), list: await baseline('list') };
+  const quiet = await embedded('silent');
+  const info = await embedded('info');
+  const dist = await distributed();
+  const rows: (string | number)[][] = [];
+  for (const op of ['create', 'list'] as const) {
+    for (const { path, r } of [base[op], quiet[op], info[op], dist[op]]) {
+      const b = base[op].r;
+      const opt = (v: number | null) => (v === null ? '–' : v);
+      rows.push([op === 'create' ? 'POST /api/tasks' : 'GET /api/tasks (50)', path, r.reqPerSec, r.reqPerSec / b.reqPerSec, r.p50, r.p99, r.p99 / b.p99, r.non2xx, opt(r.serverCpuMsPer1k), opt(r.pgCpuMsPer1k), opt(r.statementsPerRequest), r.loadAverage]);
+    }
+  }
+  emitRows(
+    `HTTP load: autocannon, ${C} connections, ${SECONDS} s per row, ${USERS} users with one API key each; ratios against direct pg in the same run`,
+    ['operation', 'path', 'req/s', '× baseline', 'p50 ms', 'p99 ms', 'p99 × baseline', 'non-2xx', 'server CPU ms / 1k', 'PostgreSQL CPU ms / 1k', 'statements / request', 'load avg'],
+    rows,
+  );
+} finally {
+  await pgServer.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,109 @@
+/**
+ * Puts the Task Service on a running one-node cluster (node.ts): the operator chart with the locally
+ * built images, and a TaskService whose pods reach the caller's PostgreSQL and NATS through TCP
+ * forwarders on the node IP (until the chart provides them in-cluster).
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { API_VERSION, KIND } from '../../operator/src/crd.ts';
+import { IMAGE_TAG, imageName } from './images.ts';
+import type { NodeCluster } from './node.ts';
+import { REPO } from './paths.ts';
+
+export const OPERATOR_NAMESPACE = 'tasksvc-system';
+export const APP_NAMESPACE = 'tasks';
+export const TS_NAME = 'task-service';
+
+/** Listens on host:0 and pipes every connection to target; resolves with the port and a close(). */
+export async function forward(host: string, target: { host: string; port: number }): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = createConnection(target);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function installOperator(cluster: NodeCluster): Promise<void> {
+  await cluster.helm(
+    'install', 'tso', join(REPO, 'charts', 'task-service-operator'),
+    '--namespace', OPERATOR_NAMESPACE, '--create-namespace',
+    '--set', `image.full=${imageName('operator')}`,
+    '--set', 'image.pullPolicy=Never',
+    '--set', 'replicaCount=1',
+    '--wait', '--timeout', '5m',
+  );
+}
+
+export interface AppOptions {
+  databaseUrl: string;
+  natsUrl: string;
+  replicas?: Partial<Record<'gateway' | 'auth' | 'tasks' | 'notifier' | 'webhook' | 'scheduler', number>>;
+  config?: Record<string, string>;
+  /** full image references per component (TaskService spec.image.overrides) */
+  overrides?: Record<string, string>;
+}
+
+/** The TaskService object (spec per operator/src/crd.ts), images from build-images.sh. */
+export function taskService(opts: AppOptions): Record<string, unknown> {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name: TS_NAME, namespace: APP_NAMESPACE },
+    spec: {
+      version: IMAGE_TAG,
+      image: { registry: 'localhost', pullPolicy: 'Never', ...(opts.overrides ? { overrides: opts.overrides } : {}) },
+      // what this one node can hold: the API path needs gateway, auth and tasks
+      replicas: { gateway: 2, auth: 1, tasks: 1, notifier: 0, webhook: 0, scheduler: 0, ...opts.replicas },
+      resources: { memory: '384Mi', cpu: '300m' },
+      publicUrl: 'http://tasks.localhost',
+      natsUrl: opts.natsUrl,
+      config: { NATS_ALLOW_ANONYMOUS: 'true', DISABLE_UPDATE_CHECK: 'true', ...opts.config },
+      secrets: {
+        databaseUrl: { name: 'task-service-secrets', key: 'DATABASE_URL' },
+        authSecret: { name: 'task-service-secrets', key: 'AUTH_SECRET' },
+        cronSecret: { name: 'task-service-secrets', key: 'CRON_SECRET' },
+      },
+      cron: { suspend: true },
+    },
+  };
+}
+
+export async function applyTaskService(cluster: NodeCluster, opts: AppOptions): Promise<void> {
+  await cluster.kubectl('create', 'namespace', APP_NAMESPACE).catch((e: Error) => {
+    if (!/AlreadyExists/.test(e.message)) throw e;
+  });
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'task-service-secrets', namespace: APP_NAMESPACE },
+    stringData: { DATABASE_URL: opts.databaseUrl, AUTH_SECRET: randomBytes(24).toString('hex'), CRON_SECRET: randomBytes(16).toString('hex') },
+  };
+  await kubectlApply(cluster, secret);
+  await kubectlApply(cluster, taskService(opts));
+}
+
+export async function kubectlApply(cluster: NodeCluster, obj: unknown): Promise<string> {
+  const file = join(cluster.dir, `apply-${randomBytes(4).toString('hex')}.json`);
+  writeFileSync(file, JSON.stringify(obj));
+  return cluster.kubectl('apply', '-f', file);
+}

@@ -1,0 +1,540 @@
+/**
+ * A one-node Kubernetes 1.20.2 on this machine, with real pods: etcd, kube-apiserver,
+ * kube-controller-manager, kube-scheduler, kubelet and kube-proxy (built by ensure-apiserver.sh),
+ * containerd + runc + the CNI bridge plugin from Debian, and the images build-images.sh built
+ * (imported into containerd; pods use imagePullPolicy: Never). Recipe and reasons:
+ * shared/notes/containers-and-kubelet.md.
+ *
+ * Everything it writes lives in one directory, except what the kubelet, containerd and CNI insist on
+ * (/var/log/pods, /var/log/containers, /var/lib/cni, /run/netns/cni-*, /run/containerd, the kubepods
+ * cgroups, iptables KUBE-* chains, a few sysctls). stop() removes or restores each of those and
+ * reports what it could not restore; processes are stopped by pid.
+ *
+ * Run as a script (`npm run cluster:up`) it starts the cluster, prints a KUBECONFIG and stays up until Ctrl-C.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { apiServerBinaries, helmBinaries, K8S_VERSION } from './bins.ts';
+import { imageName, PAUSE_IMAGE, podman, TARGETS } from './images.ts';
+
+const exec = promisify(execFile);
+const k8sCache = process.env.TASKSVC_K8S_CACHE ?? `/var/cache/task-service/k8s-${K8S_VERSION}`;
+export const NODE_NAME = 'tasksvc-node';
+const BRIDGE = 'tsk8s0';
+const POD_CIDR = '10.89.80.0/24';
+export const NODE_IP = '10.89.80.1';
+const SERVICE_CIDR = '10.96.0.0/16';
+/** Set by the CNI bridge and kube-proxy, or (unpatched) by the kubelet: restored on stop. */
+const SYSCTLS = [
+  'net.ipv4.ip_forward',
+  'net.ipv4.conf.all.route_localnet',
+  'net.bridge.bridge-nf-call-iptables',
+  'vm.overcommit_memory',
+  'vm.panic_on_oom',
+  'kernel.panic',
+  'kernel.panic_on_oops',
+  'kernel.keys.root_maxkeys',
+  'kernel.keys.root_maxbytes',
+];
+const IPTABLES_TABLES = ['filter', 'nat', 'mangle'];
+/** Directories outside ours that the kubelet, containerd and CNI write into. */
+const FOREIGN_DIRS = ['/var/log/pods', '/var/log/containers', '/var/lib/cni', '/run/containerd'];
+
+export interface NodeCluster {
+  server: string;
+  token: string;
+  kubeconfigPath: string;
+  dir: string;
+  nodeIp: string;
+  kubectl(...args: string[]): Promise<string>;
+  helm(...args: string[]): Promise<string>;
+  /** Stops everything and restores the host; resolves with what differs from before (empty when clean). */
+  stop(): Promise<string[]>;
+}
+
+const sh = async (cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<string> => {
+  try {
+    const p = exec(cmd, args, { env: opts.env ?? process.env, maxBuffer: 64 << 20 });
+    if (opts.input !== undefined) {
+      p.child.stdin?.end(opts.input);
+    }
+    return (await p).stdout.trim();
+  } catch (err) {
+    const e = err as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`${cmd} ${args.join(' ')}: ${(e.stderr || e.stdout || e.message).trim()}`, { cause: err });
+  }
+};
+const quiet = (p: Promise<unknown>) => p.then(() => undefined, () => undefined);
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+
+const httpsStatus = (url: string, token: string): Promise<number> =>
+  new Promise((resolve) => {
+    const req = request(url, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+
+const tail = (file: string, n = 30) => {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-n).join('\n');
+  } catch {
+    return '(no log)';
+  }
+};
+
+/** Host state the cluster may touch, to compare before and after. */
+async function hostSnapshot(): Promise<Record<string, string>> {
+  const snap: Record<string, string> = {};
+  for (const s of SYSCTLS) snap[`sysctl ${s}`] = await sh('sysctl', ['-n', s]).catch(() => '(absent)');
+  for (const t of IPTABLES_TABLES) {
+    const rules = await sh('iptables-save', ['-t', t]).catch(() => '');
+    snap[`iptables ${t}`] = rules
+      .split('\n')
+      .filter((l) => !l.startsWith('#'))
+      .map((l) => l.replace(/\[\d+:\d+\]/g, ''))
+      .join('\n');
+  }
+  // Only names this cluster could leave behind: other work on the machine adds and removes its own.
+  snap.links = (await sh('ip', ['-o', 'link', 'show']))
+    .split('\n')
+    .map((l) => l.split(':')[1]?.trim().split('@')[0] ?? '')
+    .filter((n) => n === BRIDGE || /^veth[0-9a-f]{8}$/.test(n))
+    .sort()
+    .join(' ');
+  snap.netns = existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith('cni-')).sort().join(' ') : '';
+  for (const d of FOREIGN_DIRS) snap[`dir ${d}`] = existsSync(d) ? readdirSync(d).sort().join(' ') : '(absent)';
+  return snap;
+}
+
+/** What it takes to run; empty when everything is there. */
+export async function nodeClusterMissing(): Promise<string[]> {
+  const missing: string[] = [];
+  if (process.getuid?.() !== 0) return ['root (kubelet, containerd, bridge, iptables)'];
+  const bins = apiServerBinaries();
+  missing.push(...bins.missing);
+  for (const b of ['kubelet', 'kube-scheduler', 'kube-proxy']) {
+    if (!existsSync(join(k8sCache, 'bin', b))) missing.push(`${b} (run tools/k8s/ensure-apiserver.sh)`);
+  }
+  missing.push(...helmBinaries().missing);
+  for (const [tool, pkg] of [
+    ['containerd', 'containerd'],
+    ['ctr', 'containerd'],
+    ['runc', 'runc'],
+    ['iptables-save', 'iptables'],
+    ['socat', 'socat'],
+  ]) {
+    if (!(await sh('sh', ['-c', `command -v ${tool}`]).catch(() => ''))) missing.push(`${tool} (apt-get install ${pkg})`);
+  }
+  if (!existsSync('/usr/lib/cni/bridge')) missing.push('CNI plugins (apt-get install containernetworking-plugins)');
+  if (existsSync(`/sys/class/net/${BRIDGE}`)) missing.push(`a free bridge name: ${BRIDGE} exists (another cluster running?)`);
+  return missing;
+}
+
+export interface NodeClusterOptions {
+  log?: (line: string) => void;
+  /** images to import into containerd (default: every target plus the pause image) */
+  images?: string[];
+}
+
+export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<NodeCluster> {
+  const missing = await nodeClusterMissing();
+  if (missing.length) throw new Error(`cannot start the one-node cluster, missing: ${missing.join(', ')}`);
+  const log = opts.log ?? (() => undefined);
+  const t0 = Date.now();
+  const before = await hostSnapshot();
+  const sysctlsBefore = Object.fromEntries(SYSCTLS.map((s) => [s, before[`sysctl ${s}`] as string]));
+  const netnsBefore = new Set(before.netns?.split(' ').filter(Boolean));
+  const foreignBefore = new Map(FOREIGN_DIRS.map((d) => [d, existsSync(d) ? new Set(readdirSync(d)) : undefined]));
+  const chainsBefore = new Map<string, Set<string>>();
+  for (const t of IPTABLES_TABLES) chainsBefore.set(t, new Set(chainNames(before[`iptables ${t}`] ?? '')));
+  const dir = mkdtempSync('/var/tmp/tasksvc-node-');
+  const bin = (name: string) => (name === 'etcd' ? (apiServerBinaries().found.etcd as string) : join(k8sCache, 'bin', name));
+  const procs: { name: string; p: ChildProcess }[] = [];
+  const run = (name: string, cmd: string, args: string[]) => {
+    const file = join(dir, `${name}.log`);
+    const out = createWriteStream(file);
+    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    p.stdout?.pipe(out);
+    p.stderr?.pipe(out);
+    procs.push({ name, p });
+    return { p, file };
+  };
+  const waitFor = async (what: string, check: () => Promise<boolean>, proc: { p: ChildProcess; file: string }, limitMs: number) => {
+    const end = Date.now() + limitMs;
+    for (;;) {
+      if (proc.p.exitCode !== null) throw new Error(`${what} exited with ${proc.p.exitCode}:\n${tail(proc.file)}`);
+      if (await check()) return;
+      if (Date.now() > end) throw new Error(`${what} not ready after ${limitMs} ms:\n${tail(proc.file)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+
+  const ctrSock = join(dir, 'containerd', 'containerd.sock');
+  const ctr = (...args: string[]) => sh('ctr', ['-a', ctrSock, '-n', 'k8s.io', ...args]);
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  const token = 'tasksvc-node-admin';
+  const kenv = () => ({ ...process.env, KUBECONFIG: kubeconfigPath });
+  const helmBins = helmBinaries().found as Record<'helm' | 'kubectl', string>;
+  const kubectl = (...args: string[]) => sh(helmBins.kubectl, args, { env: kenv() });
+  const helm = (...args: string[]) => sh(helmBins.helm, args, { env: kenv() });
+
+  let stopped: Promise<string[]> | undefined;
+  const stop = (): Promise<string[]> => (stopped ??= teardown());
+  async function teardown(): Promise<string[]> {
+    const byName = (n: string) => procs.find((x) => x.name === n)?.p;
+    const kill = async (p: ChildProcess | undefined) => {
+      if (!p || p.exitCode !== null || p.signalCode !== null) return;
+      const exited = new Promise((r) => p.once('exit', r));
+      p.kill('SIGTERM');
+      const t = setTimeout(() => p.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(t);
+    };
+    // 1. Let the kubelet tear pods down itself (CNI DEL releases addresses and netns), with a deadline;
+    //    the controllers and scheduler stop first so that nothing recreates them.
+    const kubelet = byName('kubelet');
+    if (kubelet && kubelet.exitCode === null && existsSync(kubeconfigPath)) {
+      await kill(byName('kube-controller-manager'));
+      await kill(byName('kube-scheduler'));
+      await quiet(kubectl('delete', 'pods', '--all', '--all-namespaces', '--grace-period=1', '--wait=false'));
+      const end = Date.now() + 60_000;
+      while ((await ctr('tasks', 'ls', '-q').catch(() => '')) && Date.now() < end) await new Promise((r) => setTimeout(r, 500));
+    }
+    // Whatever is still running gets killed through containerd while it is up.
+    if (byName('containerd')?.exitCode === null) {
+      for (const id of (await ctr('tasks', 'ls', '-q').catch(() => '')).split('\n').filter(Boolean)) {
+        await quiet(ctr('tasks', 'kill', '-a', '-s', 'SIGKILL', id));
+        await quiet(ctr('tasks', 'delete', '-f', id));
+      }
+    }
+    // 2. Processes, newest first (kubelet before containerd, apiserver before etcd).
+    for (const { p } of [...procs].reverse()) await kill(p);
+    // 3. Whatever containerd left: shims and containers under our directory, found by pid.
+    for (const pid of pidsMentioning(dir)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone already */
+      }
+    }
+    for (const m of mountsUnder(dir, netnsBefore).reverse()) await quiet(sh('umount', ['-l', m]));
+    const problems: string[] = [];
+    // 4. Network: pod namespaces, the bridge, the chains kube-proxy and CNI made, sysctls.
+    if (existsSync('/run/netns')) {
+      for (const ns of readdirSync('/run/netns')) if (ns.startsWith('cni-') && !netnsBefore.has(ns)) await quiet(sh('ip', ['netns', 'delete', ns]));
+    }
+    await quiet(sh('ip', ['link', 'delete', BRIDGE]));
+    for (const t of IPTABLES_TABLES) await removeChains(t, /^(KUBE-|CNI-)/, chainsBefore.get(t) ?? new Set());
+    for (const [k, v] of Object.entries(sysctlsBefore)) if (v !== '(absent)') await quiet(sh('sysctl', ['-q', '-w', `${k}=${v}`]));
+    // 5. Files and cgroups outside our directory.
+    rmSync('/var/lib/cni/networks/tasksvc-node', { recursive: true, force: true });
+    if (existsSync('/var/lib/cni/results')) for (const f of readdirSync('/var/lib/cni/results')) if (f.startsWith('tasksvc-node-')) rmSync(join('/var/lib/cni/results', f), { force: true });
+    for (const [d, entries] of foreignBefore) {
+      if (!entries) rmSync(d, { recursive: true, force: true });
+      else if (existsSync(d)) for (const e of readdirSync(d)) if (!entries.has(e)) rmSync(join(d, e), { recursive: true, force: true });
+    }
+    removeCgroups();
+    rmSync(dir, { recursive: true, force: true });
+    // 6. Compare with the snapshot.
+    const after = await hostSnapshot();
+    for (const [k, v] of Object.entries(before)) if (after[k] !== v) problems.push(`${k} changed:\n  before: ${v}\n  after:  ${after[k]}`);
+    return problems;
+  }
+
+  try {
+    // ---- network: a bridge whose address is the node IP (the kubelet refuses loopback) ----
+    await sh('ip', ['link', 'add', BRIDGE, 'type', 'bridge']);
+    await sh('ip', ['addr', 'add', `${NODE_IP}/24`, 'dev', BRIDGE]);
+    await sh('ip', ['link', 'set', BRIDGE, 'up']);
+    const cniDir = join(dir, 'cni');
+    mkdirSync(cniDir);
+    writeFileSync(
+      join(cniDir, '10-tasksvc.conflist'),
+      JSON.stringify({
+        cniVersion: '0.4.0',
+        name: 'tasksvc-node',
+        plugins: [
+          {
+            type: 'bridge',
+            bridge: BRIDGE,
+            isGateway: true,
+            ipMasq: false,
+            hairpinMode: true,
+            // routes only to the pod and service ranges: pods reach nothing outside this node
+            ipam: { type: 'host-local', ranges: [[{ subnet: POD_CIDR, gateway: NODE_IP }]], routes: [{ dst: SERVICE_CIDR }] },
+          },
+          { type: 'portmap', capabilities: { portMappings: true } },
+        ],
+      }),
+    );
+
+    // ---- containerd ----
+    const cdir = join(dir, 'containerd');
+    mkdirSync(cdir);
+    const defaults = await sh('containerd', ['config', 'default']);
+    const config = defaults
+      .replace(/^root = .*$/m, `root = "${join(cdir, 'root')}"`)
+      .replace(/^state = .*$/m, `state = "${join(cdir, 'state')}"`)
+      .replace(/(\[grpc\]\s*\n\s*address = ).*$/m, `$1"${ctrSock}"`)
+      .replace(/sandbox_image = .*$/m, `sandbox_image = "${PAUSE_IMAGE}"`)
+      .replace(/restrict_oom_score_adj = .*$/m, 'restrict_oom_score_adj = true')
+      .replace(/bin_dir = "\/opt\/cni\/bin"/, 'bin_dir = "/usr/lib/cni"')
+      .replace(/conf_dir = "\/etc\/cni\/net.d"/, `conf_dir = "${cniDir}"`)
+      .replace(/path = "\/opt\/containerd"/, `path = "${join(cdir, 'opt')}"`)
+      .replace(/SystemdCgroup = .*$/m, 'SystemdCgroup = false');
+    writeFileSync(join(cdir, 'config.toml'), config);
+    const containerd = run('containerd', 'containerd', ['--config', join(cdir, 'config.toml')]);
+    await waitFor('containerd', async () => (await ctr('version').then(() => true, () => false)), containerd, 30_000);
+    const images = opts.images ?? [...TARGETS.map(imageName), PAUSE_IMAGE];
+    const archive = join(dir, 'images.tar');
+    const ti = Date.now();
+    await podman('save', '--format', 'docker-archive', '-m', '-o', archive, ...images);
+    await ctr('images', 'import', archive);
+    rmSync(archive);
+    log(`${images.length} images imported into containerd in ${((Date.now() - ti) / 1000).toFixed(0)} s`);
+
+    // ---- etcd + kube-apiserver on the node IP (pods reach it through the kubernetes Service) ----
+    const [etcdPort, peerPort, apiPort, kubeletPort, kubeletHealth, proxyHealth, proxyMetrics] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+    writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    // Each component authenticates with its own token; they are cluster admins (a test cluster).
+    const tokens = { admin: token, kubelet: 'tasksvc-node-kubelet', scheduler: 'tasksvc-node-scheduler', cm: 'tasksvc-node-cm', proxy: 'tasksvc-node-proxy' };
+    writeFileSync(
+      join(dir, 'tokens.csv'),
+      [
+        `${tokens.admin},admin,admin,"system:masters"`,
+        `${tokens.kubelet},system:node:${NODE_NAME},kubelet,"system:nodes,system:masters"`,
+        `${tokens.scheduler},system:kube-scheduler,scheduler,"system:masters"`,
+        `${tokens.cm},system:kube-controller-manager,cm,"system:masters"`,
+        `${tokens.proxy},system:kube-proxy,proxy,"system:masters"`,
+        '',
+      ].join('\n'),
+    );
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const peerUrl = `http://127.0.0.1:${peerPort}`;
+    const etcd = run('etcd', bin('etcd'), [
+      '--name=node',
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=node=${peerUrl}`,
+    ]);
+    await waitFor('etcd', async () => await fetch(`${etcdUrl}/health`).then((r) => r.ok, () => false), etcd, 30_000);
+    const server = `https://${NODE_IP}:${apiPort}`;
+    const certDir = join(dir, 'certs');
+    mkdirSync(certDir);
+    const api = run('kube-apiserver', bin('kube-apiserver'), [
+      `--etcd-servers=${etcdUrl}`,
+      `--bind-address=${NODE_IP}`,
+      `--advertise-address=${NODE_IP}`,
+      `--secure-port=${apiPort}`,
+      '--insecure-port=0',
+      `--cert-dir=${certDir}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      '--service-account-issuer=https://kubernetes.default.svc',
+      `--service-account-key-file=${join(dir, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+      `--token-auth-file=${join(dir, 'tokens.csv')}`,
+      '--authorization-mode=Node,RBAC',
+      '--kubelet-preferred-address-types=InternalIP',
+      '--allow-privileged=true',
+    ]);
+    await waitFor('kube-apiserver', async () => (await httpsStatus(`${server}/readyz`, token)) === 200, api, 120_000);
+    const kubeconfig = (tok: string) =>
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters:\n- name: node\n  cluster:\n    server: ${server}\n    insecure-skip-tls-verify: true`,
+        `users:\n- name: u\n  user:\n    token: ${tok}`,
+        'contexts:\n- name: node\n  context:\n    cluster: node\n    user: u\n    namespace: default',
+        'current-context: node',
+        '',
+      ].join('\n');
+    const kc = (name: keyof typeof tokens) => {
+      const file = name === 'admin' ? kubeconfigPath : join(dir, `${name}.kubeconfig`);
+      writeFileSync(file, kubeconfig(tokens[name]));
+      return file;
+    };
+    kc('admin');
+    log(`kube-apiserver ready on ${server}`);
+
+    // ---- controllers, scheduler ----
+    run('kube-controller-manager', bin('kube-controller-manager'), [
+      `--kubeconfig=${kc('cm')}`,
+      '--leader-elect=false',
+      `--service-account-private-key-file=${join(dir, 'sa.key')}`,
+      // the API server's self-signed serving chain: pods verify it through their service account's ca.crt
+      `--root-ca-file=${join(certDir, 'apiserver.crt')}`,
+      '--controllers=deployment,replicaset,daemonset,job,cronjob,garbagecollector,namespace,serviceaccount,serviceaccount-token,endpoint,endpointslice,podgc,nodelifecycle,clusterrole-aggregation,root-ca-cert-publisher',
+      '--secure-port=0',
+      '--port=0',
+    ]);
+    run('kube-scheduler', bin('kube-scheduler'), [`--kubeconfig=${kc('scheduler')}`, '--leader-elect=false', '--port=0', '--secure-port=0']);
+
+    // ---- kubelet ----
+    const kdir = join(dir, 'kubelet');
+    mkdirSync(kdir);
+    const kubelet = run('kubelet', bin('kubelet'), [
+      `--kubeconfig=${kc('kubelet')}`,
+      '--container-runtime=remote',
+      `--container-runtime-endpoint=unix://${ctrSock}`,
+      `--image-service-endpoint=unix://${ctrSock}`,
+      '--cgroup-driver=cgroupfs',
+      '--fail-swap-on=false',
+      `--hostname-override=${NODE_NAME}`,
+      `--node-ip=${NODE_IP}`,
+      `--address=${NODE_IP}`,
+      `--port=${kubeletPort}`,
+      '--read-only-port=0',
+      '--healthz-bind-address=127.0.0.1',
+      `--healthz-port=${kubeletHealth}`,
+      '--make-iptables-util-chains=false',
+      `--root-dir=${kdir}`,
+      `--cert-dir=${join(kdir, 'pki')}`,
+      `--pod-infra-container-image=${PAUSE_IMAGE}`,
+      // never garbage-collect the imported images (nothing could pull them back)
+      '--image-gc-high-threshold=100',
+      '--image-gc-low-threshold=99',
+      '--eviction-hard=',
+      '--serialize-image-pulls=false',
+    ]);
+    await waitFor(
+      'node Ready',
+      async () => (await kubectl('get', 'node', NODE_NAME, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}').catch(() => '')) === 'True',
+      kubelet,
+      120_000,
+    );
+    log(`node ${NODE_NAME} Ready after ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+
+    // ---- kube-proxy: Services by iptables, host sysctls left alone (zeros) ----
+    run('kube-proxy', bin('kube-proxy'), [
+      `--kubeconfig=${kc('proxy')}`,
+      '--proxy-mode=iptables',
+      `--hostname-override=${NODE_NAME}`,
+      `--cluster-cidr=${POD_CIDR}`,
+      `--nodeport-addresses=${NODE_IP}/32`,
+      '--conntrack-max-per-core=0',
+      '--conntrack-tcp-timeout-established=0',
+      '--conntrack-tcp-timeout-close-wait=0',
+      '--oom-score-adj=0',
+      `--healthz-bind-address=127.0.0.1:${proxyHealth}`,
+      `--metrics-bind-address=127.0.0.1:${proxyMetrics}`,
+    ]);
+    return { server, token, kubeconfigPath, dir, nodeIp: NODE_IP, kubectl, helm, stop };
+  } catch (err) {
+    const problems = await stop();
+    if (problems.length) log(`teardown after a failed start left:\n${problems.join('\n')}`);
+    throw err;
+  }
+}
+
+/** Pids of processes whose command line names `dir` (containerd shims, runc, containers' init). */
+function pidsMentioning(dir: string): number[] {
+  const out: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(dir)) out.push(Number(e));
+    } catch {
+      /* exited */
+    }
+  }
+  return out;
+}
+
+/** Mounts ours: under our directory, our pods' network namespaces, containerd's /run/containerd. */
+function mountsUnder(dir: string, netnsBefore: Set<string>): string[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '')
+    .filter((m) => m.startsWith(`${dir}/`) || m.startsWith('/run/containerd/') || (m.startsWith('/run/netns/cni-') && !netnsBefore.has(m.slice('/run/netns/'.length))));
+}
+
+const chainNames = (save: string): string[] =>
+  save
+    .split('\n')
+    .filter((l) => l.startsWith(':'))
+    .map((l) => l.slice(1).split(' ')[0] as string);
+
+/** Deletes the chains matching `re` in `table` that were not there before, after the rules that jump to them. */
+async function removeChains(table: string, re: RegExp, keep: Set<string>): Promise<void> {
+  const rules = (await sh('iptables-save', ['-t', table]).catch(() => '')).split('\n');
+  const chains = chainNames(rules.join('\n')).filter((c) => re.test(c) && !keep.has(c));
+  if (!chains.length) return;
+  for (const l of rules) {
+    const m = /^-A (\S+) (.*)$/.exec(l);
+    if (m && !re.test(m[1] as string) && chains.some((c) => (m[2] as string).includes(`-j ${c}`))) {
+      await quiet(sh('sh', ['-c', `iptables -t ${table} -D ${m[1]} ${m[2]}`]));
+    }
+  }
+  for (const c of chains) await quiet(sh('iptables', ['-t', table, '-F', c]));
+  for (const c of chains) await quiet(sh('iptables', ['-t', table, '-X', c]));
+}
+
+/** The kubelet's and containerd's cgroups (kubepods, k8s.io) in every hierarchy, deepest first. */
+function removeCgroups(): void {
+  const roots: string[] = [];
+  for (const h of readdirSync('/sys/fs/cgroup')) {
+    for (const name of ['kubepods', 'k8s.io']) {
+      const p = join('/sys/fs/cgroup', h, name);
+      if (existsSync(p)) roots.push(p);
+    }
+  }
+  const walk = (p: string) => {
+    for (const e of readdirSync(p)) {
+      const c = join(p, e);
+      try {
+        if (statSync(c).isDirectory()) walk(c);
+      } catch {
+        /* gone */
+      }
+    }
+    try {
+      rmdirSync(p);
+    } catch {
+      /* busy or gone */
+    }
+  };
+  for (const r of roots) walk(r);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const c = await startNodeCluster({ log: (l) => console.log(`[node] ${l}`) });
+  console.log(`[node] ready: export KUBECONFIG=${c.kubeconfigPath}   (Ctrl-C stops it and restores the host)`);
+  const bye = () =>
+    void c.stop().then((problems) => {
+      if (problems.length) console.error(`[node] host not fully restored:\n${problems.join('\n')}`);
+      process.exit(problems.length ? 1 : 0);
+    });
+  process.once('SIGINT', bye);
+  process.once('SIGTERM', bye);
+}

@@ -1,0 +1,225 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureUiBuilt, hasChromium, launchChromium, SCREENSHOTS, signIn, startUiSystem, totpCode, VIEWPORTS, type UiSystem } from './support.ts';
+
+/**
+ * The flows a person repeats every day (issue 24), each along the real click path with no reloads
+ * between steps, at phone (390 px) and desktop (1280 px) width. Screenshots land in
+ * test-results/screenshots/ (daily-*).
+ */
+
+let ui: UiSystem;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+const sizes = Object.entries(VIEWPORTS) as [string, { width: number; height: number }][];
+
+async function newPage(viewport: { width: number; height: number }, opts: { serviceWorkers?: 'allow' | 'block' } = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport, baseURL: ui.url, serviceWorkers: opts.serviceWorkers ?? 'block' });
+  contexts.push(context);
+  return context.newPage();
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `daily-${name}-${page.viewportSize()!.width}.png`), fullPage: true });
+}
+
+/** The app works: the page title, the main navigation and the game summary are there, and no error screen. */
+async function appWorks(page: Page): Promise<void> {
+  await page.locator('#main h1').first().waitFor({ timeout: 10_000 }).catch(async (err: Error) => {
+    await shot(page, 'FAILED');
+    const probe = await page.evaluate(async () => Promise.all(['/api/auth/me', '/api/stats', '/api/settings/profile', '/api/topics'].map(async (p) => `${p} ${(await fetch(p)).status}`)));
+    throw new Error(`${err.message}\n${page.url()}\n${(await page.locator('body').innerText()).slice(0, 500)}\n${probe.join('\n')}`);
+  });
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  await page.getByTestId('stats-pill').waitFor();
+  expect(await page.getByText('Something went wrong').count()).toBe(0);
+}
+
+async function signOut(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+  await page.locator('button[data-provider="oidc"]:not([disabled])').waitFor();
+}
+
+async function enrolTotp(page: Page): Promise<string> {
+  await page.goto('/settings/security');
+  const totp = page.getByTestId('totp-section');
+  await totp.getByRole('button', { name: 'Set up an authenticator app' }).click();
+  const secret = (await totp.getByTestId('totp-secret').textContent())!.trim();
+  await totp.getByLabel('Code from the app').fill(totpCode(secret));
+  await totp.getByRole('button', { name: 'Turn on' }).click();
+  await totp.getByRole('button', { name: 'I saved my backup codes' }).click();
+  await totp.getByText('backup codes left').waitFor();
+  return secret;
+}
+
+async function virtualAuthenticator(page: Page): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+}
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  await ensureUiBuilt();
+  ui = await startUiSystem();
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  for (const c of contexts) await c.close().catch(() => undefined);
+  await browser?.close();
+  await ui?.stop();
+});
+
+describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps', () => {
+  it.each(sizes)('after TOTP at sign-in the dashboard works at once (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `totp-${label}@example.test`);
+    const secret = await enrolTotp(page);
+    await signOut(page);
+    await signIn(page, ui.url, `totp-${label}@example.test`, '/login/2fa');
+    // The next 30-second step: the one used for enrolment is spent (replay protection).
+    await page.getByLabel('Code').fill(totpCode(secret, Date.now() + 30_000));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(`${ui.url}/dashboard`);
+    await appWorks(page);
+    await shot(page, 'after-totp');
+  });
+
+  it.each(sizes)('after passkey sign-in the dashboard works at once (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await virtualAuthenticator(page);
+    await signIn(page, ui.url, `passkey-${label}@example.test`);
+    await page.goto('/settings/security');
+    const passkeys = page.getByTestId('passkey-section');
+    await passkeys.getByRole('button', { name: 'Add a passkey' }).click();
+    await passkeys.getByTestId('passkey-row').waitFor();
+    await signOut(page);
+    await page.getByRole('button', { name: /Sign in with a passkey/ }).click();
+    await page.waitForURL(`${ui.url}/dashboard`);
+    await appWorks(page);
+    await shot(page, 'after-passkey');
+  });
+
+  it.each(sizes)('a passkey prompt without any passkey for this site explains what to do, not "cancelled" (%s)', async (_label, size) => {
+    const page = await newPage(size);
+    await virtualAuthenticator(page);
+    await page.goto('/login');
+    await page.getByRole('button', { name: /Sign in with a passkey/ }).click();
+    const msg = page.getByRole('alert');
+    await msg.waitFor();
+    expect(await msg.textContent()).toMatch(/No passkey/);
+    expect(await msg.textContent()).not.toMatch(/cancelled/);
+    await shot(page, 'passkey-none');
+  });
+
+  it.each(sizes)('quick add keeps focus, clears, and shows the parsed parts while typing (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `quick-${label}@example.test`);
+    const quick = page.getByLabel('Quick add a task');
+    await quick.click();
+    await page.keyboard.type('Call the bank tomorrow 9am !high');
+    const preview = page.getByTestId('quick-add-preview');
+    await preview.locator('mark', { hasText: 'tomorrow' }).waitFor();
+    await preview.locator('mark', { hasText: '9am' }).waitFor();
+    await preview.getByText('High priority').waitFor();
+    await shot(page, 'quick-add-preview');
+    await page.keyboard.press('Enter');
+    await page.locator('.toast').filter({ hasText: 'Added "Call the bank 9am"' }).waitFor();
+    expect(await quick.inputValue()).toBe('');
+    // Straight on with the next task: the keystrokes land in quick add.
+    await page.keyboard.type('Water the plants');
+    await page.keyboard.press('Enter');
+    await page.locator('.toast').filter({ hasText: 'Added "Water the plants"' }).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('quick-add');
+    const tasks = (await (await page.request.get('/api/tasks?limit=50')).json()) as { tasks: { title: string; dueDate: string | null; priority: string }[] };
+    expect(tasks.tasks.map((t) => t.title).sort()).toEqual(['Call the bank 9am', 'Water the plants']);
+    expect(tasks.tasks.find((t) => t.title === 'Call the bank 9am')?.priority).toBe('HIGH');
+    await shot(page, 'quick-add-done');
+  });
+
+  it.each(sizes)("postponing today's quest keeps a later deadline (%s)", async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `postpone-${label}@example.test`);
+    const inThreeDays = (await page.evaluate(() => {
+      const d = new Date();
+      d.setDate(d.getDate() + 3);
+      return d.toLocaleDateString('sv');
+    })) as string;
+    const created = await page.request.post('/api/tasks', { data: { title: 'Hand in the report', dueDate: inThreeDays } });
+    expect(created.status()).toBe(201);
+    const id = ((await created.json()) as { task: { id: string } }).task.id;
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Tasks' }).click();
+    await nav.getByRole('link', { name: 'Today' }).click();
+    const quest = page.getByTestId('daily-quest');
+    await quest.getByText('Hand in the report').waitFor();
+    await quest.getByRole('button', { name: /Postpone/ }).click();
+    await page.locator('.toast').first().waitFor();
+    const after = ((await (await page.request.get(`/api/tasks/${id}`)).json()) as { task: { dueDate: string; postponeCount: number } }).task;
+    expect(after).toMatchObject({ dueDate: inThreeDays, postponeCount: 1 });
+    await shot(page, 'postponed');
+  });
+
+  it.each(sizes)('offline, the service worker serves route chunks and the app shell; a reload offline gets the app shell, not the browser error (%s)', async (label, size) => {
+    const page = await newPage(size, { serviceWorkers: 'allow' });
+    await signIn(page, ui.url, `offline-${label}@example.test`);
+    await appWorks(page);
+    // The worker is in charge of this page and has cached this build's files.
+    await page.waitForFunction(async () => navigator.serviceWorker.controller !== null && (await caches.keys()).some((k) => k.startsWith('app-')));
+    await page.waitForFunction(async () => {
+      const c = await caches.open((await caches.keys()).find((k) => k.startsWith('app-'))!);
+      return (await c.keys()).some((r) => /\/assets\/Progress-/.test(r.url));
+    });
+    await page.context().setOffline(true);
+    // Progress has not been opened yet: its chunk comes from the cache.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Progress' }).click();
+    await page.waitForURL(/\/stats$/);
+    await page.locator('#main h1').first().waitFor();
+    expect(await page.getByText('dynamically imported module').count()).toBe(0);
+    await shot(page, 'offline-navigation');
+    // A reload offline gets the cached app shell from the worker, not the browser's error page.
+    await page.reload();
+    expect(await page.title()).toBe('Task Service');
+    await page.locator('#root').waitFor({ state: 'attached' });
+    await shot(page, 'offline-reload');
+    // Back online, the next navigation loads normally.
+    await page.context().setOffline(false);
+    await page.goto('/dashboard');
+    await appWorks(page);
+  });
+
+  it.each(sizes)('a screen whose chunk fails to load offers an in-app retry that works once the network is back (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `chunk-${label}@example.test`);
+    await appWorks(page);
+    await page.route(/\/assets\/Topics-[\w-]+\.js$/, (route) => route.abort('internetdisconnected'));
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Topics' }).click();
+    const error = page.getByTestId('error-screen');
+    await error.getByText('This screen could not be loaded').waitFor();
+    // The navigation stays usable around the failed screen.
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await shot(page, 'chunk-failed');
+    await page.unroute(/\/assets\/Topics-[\w-]+\.js$/);
+    await error.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Topics' }).waitFor();
+  });
+
+  it.each(sizes)('a signed-in non-admin opening /admin gets 403 with a styled page inside the app (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `notadmin-${label}@example.test`);
+    const res = await page.goto('/admin');
+    expect(res!.status()).toBe(403);
+    await page.getByRole('heading', { level: 1, name: 'Not allowed' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toMatch(/administrators/);
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    // Navigation icons are drawn as SVG, never as font glyphs that may be missing.
+    expect(await page.getByRole('navigation', { name: 'Main' }).locator('svg').count()).toBeGreaterThanOrEqual(5);
+    await shot(page, 'admin-not-allowed');
+  });
+});
