@@ -134,7 +134,7 @@ export const energyCheckinReply = z.object({
 
 // Vacation mode: no reminders and no streak loss from its first day to its end date (inclusive).
 export const vacationMode = z.object({ active: z.boolean(), startDate: isoDate.nullable(), endDate: isoDate.nullable() });
-export const vacationModeBody = z.object({ active: z.boolean(), endDate: isoDate.nullable().optional() }).strict();
+export const vacationModeBody = z.object({ active: z.boolean(), endDate: calendarDate.nullable().optional() }).strict();
 export type VacationModeBody = z.infer<typeof vacationModeBody>;
 
 export const gameApi = {

@@ -55,7 +55,8 @@ describe.skipIf(skip)('one-node cluster', () => {
     await installOperator(cluster);
     log(`operator chart installed and Ready in ${((Date.now() - t1) / 1000).toFixed(0)} s`);
     databaseUrl = podDb.toString();
-  }, 600_000);
+    // start-up, plus up to 10 min queued behind another run's cluster on the same host (node.ts)
+  }, 1_200_000);
 
   afterAll(async () => {
     await pool?.end();

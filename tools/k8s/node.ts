@@ -144,8 +144,48 @@ export async function nodeClusterMissing(): Promise<string[]> {
     if (!(await sh('sh', ['-c', `command -v ${tool}`]).catch(() => ''))) missing.push(`${tool} (apt-get install ${pkg})`);
   }
   if (!existsSync('/usr/lib/cni/bridge')) missing.push('CNI plugins (apt-get install containernetworking-plugins)');
-  if (existsSync(`/sys/class/net/${BRIDGE}`)) missing.push(`a free bridge name: ${BRIDGE} exists (another cluster running?)`);
   return missing;
+}
+
+/** The kubelet's fixed ports and the bridge allow one cluster per host; this file names its owner. */
+const HOST_LOCK = '/run/tasksvc-node.pid';
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Takes the host's one-cluster lock, waiting (up to `limitMs`) while another live run holds it, so two
+ * runs on one machine queue instead of colliding. A lock left by a dead process is taken over, and the
+ * bridge it left is removed.
+ */
+async function takeHostLock(log: (line: string) => void, limitMs = 10 * 60_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  let nextLog = 0;
+  for (;;) {
+    try {
+      writeFileSync(HOST_LOCK, String(process.pid), { flag: 'wx' });
+      break;
+    } catch {
+      const owner = Number(readFileSync(HOST_LOCK, 'utf8').trim() || 0);
+      if (!owner || !alive(owner)) {
+        log(`taking over the one-cluster lock from a run that is gone (pid ${owner})`);
+        rmSync(HOST_LOCK, { force: true });
+        continue;
+      }
+      if (Date.now() > end) throw new Error(`another one-node cluster (pid ${owner}) still holds ${HOST_LOCK} after ${limitMs / 60_000} min`);
+      if (Date.now() >= nextLog) {
+        log(`waiting for the one-node cluster of pid ${owner} to finish (${HOST_LOCK})`);
+        nextLog = Date.now() + 60_000;
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+  if (existsSync(`/sys/class/net/${BRIDGE}`)) await quiet(sh('ip', ['link', 'delete', BRIDGE]));
 }
 
 export interface NodeClusterOptions {
@@ -158,6 +198,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
   const missing = await nodeClusterMissing();
   if (missing.length) throw new Error(`cannot start the one-node cluster, missing: ${missing.join(', ')}`);
   const log = opts.log ?? (() => undefined);
+  await takeHostLock(log);
   const t0 = Date.now();
   const before = await hostSnapshot();
   const sysctlsBefore = Object.fromEntries(SYSCTLS.map((s) => [s, before[`sysctl ${s}`] as string]));
@@ -256,6 +297,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     // 6. Compare with the snapshot.
     const after = await hostSnapshot();
     for (const [k, v] of Object.entries(before)) if (after[k] !== v) problems.push(`${k} changed:\n  before: ${v}\n  after:  ${after[k]}`);
+    rmSync(HOST_LOCK, { force: true });
     return problems;
   }
 

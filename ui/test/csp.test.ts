@@ -27,6 +27,8 @@ const SIGNED_IN = [
   '/settings/integrations',
   '/settings/calendar',
   '/settings/security',
+  '/settings/vacation',
+  '/wishlist',
   '/api-keys',
   '/setup/2fa',
   '/admin',
@@ -101,5 +103,5 @@ describe.skipIf(!hasChromium)('Content-Security-Policy in Chromium', () => {
     await page.goto('/admin');
     await page.getByTestId('admin-stats').waitFor();
     expect(violations).toEqual([]);
-  });
+  }, 120_000);
 });

@@ -66,7 +66,9 @@ describe.skipIf(!haveChromium)('passkeys in Chromium with a CDP virtual authenti
       headless: true,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-    context = await browser.newContext();
+    // The test injects the WebAuthn browser library into a served page, which the app's CSP rightly
+    // forbids; the CSP itself is checked in ui/test/csp.test.ts.
+    context = await browser.newContext({ bypassCSP: true });
     page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');

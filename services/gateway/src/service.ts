@@ -1,5 +1,36 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { ServiceDefinition } from '@tasksvc/runtime';
 import { buildGateway, DEFAULT_UI_DIR } from './app.ts';
+
+/** Requests still running when the gateway stops get this long to finish before their sockets are cut. */
+export const DRAIN_LIMIT_MS = 10_000;
+
+/**
+ * Graceful stop for an HTTP server: call at start-up, and the returned function wraps the server's own
+ * close. New connections are refused, requests in flight finish (up to `limitMs`), and sockets that
+ * never carried a request close at once: browsers open such spare sockets ahead of time, and Node
+ * would otherwise keep them until its headers timeout, holding the stop for about a minute.
+ */
+export function gracefulClose(server: Server, limitMs = DRAIN_LIMIT_MS): (close: () => Promise<void>) => Promise<void> {
+  const open = new Set<Socket>();
+  const used = new WeakSet<Socket>();
+  server.on('connection', (s: Socket) => {
+    open.add(s);
+    s.once('close', () => open.delete(s));
+  });
+  server.on('request', (req: { socket: Socket }) => used.add(req.socket));
+  return async (close) => {
+    const closing = close();
+    for (const s of open) if (!used.has(s)) s.destroy();
+    const cut = setTimeout(() => server.closeAllConnections(), limitMs);
+    try {
+      await closing;
+    } finally {
+      clearTimeout(cut);
+    }
+  };
+}
 
 /** The only public listener (port 3000): HTTP in, typed bus requests out. */
 export const gatewayService: ServiceDefinition = {
@@ -8,11 +39,8 @@ export const gatewayService: ServiceDefinition = {
   migrations: { schema: 'gateway', dir: new URL('../migrations', import.meta.url).pathname },
   async start(deps) {
     const app = await buildGateway({ ...deps, uiDir: DEFAULT_UI_DIR });
+    const stopGracefully = gracefulClose(app.server);
     await app.listen({ port: deps.config.PORT, host: deps.config.HOST });
-    return {
-      async stop() {
-        await app.close();
-      },
-    };
+    return { stop: () => stopGracefully(() => app.close()) };
   },
 };

@@ -1,0 +1,57 @@
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { gracefulClose } from '../src/service.ts';
+
+/** A plain HTTP server with the gateway's stop behaviour; `/slow` answers when `release` is called. */
+async function serve() {
+  let release = () => undefined as void;
+  const released = new Promise<void>((r) => (release = r));
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === '/slow') void released.then(() => res.end('finished'));
+    else if (req.url === '/hang') return; // never answers
+    else res.end('ok');
+  });
+  const stop = gracefulClose(server, 300);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const close = () => stop(() => new Promise<void>((r, j) => server.close((e) => (e ? j(e) : r()))));
+  return { server, port, release, close };
+}
+
+function get(port: number, path: string): Promise<{ status?: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('gateway stop (gracefulClose)', () => {
+  it('closes a spare socket that never sent a request at once, and lets a request in flight finish', async () => {
+    const s = await serve();
+    const spare = connect(s.port, '127.0.0.1');
+    await new Promise((r) => spare.once('connect', r));
+    const spareClosed = new Promise((r) => spare.once('close', r));
+    const slow = get(s.port, '/slow');
+    await new Promise((r) => s.server.once('request', r)); // the slow request has arrived
+    const closed = s.close();
+    await spareClosed; // without the drain, Node keeps this socket until its headers timeout
+    s.release();
+    expect(await slow).toEqual({ status: 200, body: 'finished' });
+    await closed;
+    await expect(get(s.port, '/')).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('cuts a request that outlives the drain limit, so a stop always ends', async () => {
+    const s = await serve();
+    const hung = get(s.port, '/hang');
+    await new Promise((r) => s.server.once('request', r));
+    await s.close();
+    await expect(hung).rejects.toThrow(/socket hang up|ECONNRESET/);
+  });
+});
