@@ -228,6 +228,8 @@ function podSpecCommon(spec: TaskServiceSpec) {
   };
 }
 
+const GATEWAY_SHUTDOWN_DELAY_SECONDS = 5;
+
 function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, configHash: string, w: Wiring): KubeObject {
   const isGateway = svc === 'gateway';
   const resources = {
@@ -238,7 +240,9 @@ function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, co
     name: svc,
     image: image(spec, svc),
     imagePullPolicy: spec.image.pullPolicy,
-    env: serviceEnv(ts, w),
+    // The gateway keeps answering for a few seconds after SIGTERM, until kube-proxy has dropped its
+    // endpoint (a rollout then loses no request); terminationGracePeriodSeconds covers it and the drain.
+    env: [...serviceEnv(ts, w), ...(isGateway ? [{ name: 'SHUTDOWN_DELAY_SECONDS', value: String(GATEWAY_SHUTDOWN_DELAY_SECONDS) }] : [])],
     envFrom: serviceEnvFrom(ts, spec),
     resources,
     securityContext: restrictedContainerSecurity,

@@ -95,6 +95,10 @@ describe('desired state (L0)', () => {
     expect(c.ports).toEqual([{ name: 'http', containerPort: 3000, protocol: 'TCP' }]);
     expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/api/health', port: 'http' }, periodSeconds: 30, failureThreshold: 3 });
     expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/api/health', port: 'http' }, periodSeconds: 10 });
+    // rollouts: keep answering until kube-proxy has dropped the endpoint, within the grace period
+    expect(c.env).toContainEqual({ name: 'SHUTDOWN_DELAY_SECONDS', value: '5' });
+    expect(gw.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + 10);
+    expect(find(objs, 'Deployment', 'demo-tasks').spec.template.spec.containers[0].env).not.toContainEqual(expect.objectContaining({ name: 'SHUTDOWN_DELAY_SECONDS' }));
     expect(c.resources).toEqual({ requests: { memory: '512Mi', cpu: '500m' }, limits: { memory: '512Mi', cpu: '500m' } });
     expect(gw.spec.template.spec.securityContext).toMatchObject({ runAsUser: 1001, runAsNonRoot: true });
     for (const s of SERVICES) expect(find(objs, 'Deployment', `demo-${s}`).spec.replicas).toBe(2);

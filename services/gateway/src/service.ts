@@ -39,8 +39,24 @@ export const gatewayService: ServiceDefinition = {
   migrations: { schema: 'gateway', dir: new URL('../migrations', import.meta.url).pathname },
   async start(deps) {
     const app = await buildGateway({ ...deps, uiDir: DEFAULT_UI_DIR });
+    // Stopping on Kubernetes: the endpoint removal reaches kube-proxy a moment after SIGTERM, so keep
+    // answering for SHUTDOWN_DELAY_SECONDS and tell each client to reconnect (to a pod that stays).
+    let draining = false;
+    app.addHook('onSend', async (_req, reply) => {
+      if (draining) reply.header('connection', 'close');
+    });
     const stopGracefully = gracefulClose(app.server);
     await app.listen({ port: deps.config.PORT, host: deps.config.HOST });
-    return { stop: () => stopGracefully(() => app.close()) };
+    return {
+      async stop() {
+        const delayMs = deps.config.SHUTDOWN_DELAY_SECONDS * 1000;
+        if (delayMs > 0) {
+          draining = true;
+          deps.log.info({ delaySeconds: deps.config.SHUTDOWN_DELAY_SECONDS }, 'draining: still answering before the listener closes');
+          await new Promise((r) => setTimeout(r, delayMs));
+        }
+        await stopGracefully(() => app.close());
+      },
+    };
   },
 };

@@ -1,7 +1,9 @@
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
+import { createMemoryBus, createPool, startService } from '@tasksvc/runtime';
 import { describe, expect, it } from 'vitest';
-import { gracefulClose } from '../src/service.ts';
+import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { gatewayService, gracefulClose } from '../src/service.ts';
 
 /** A plain HTTP server with the gateway's stop behaviour; `/slow` answers when `release` is called. */
 async function serve() {
@@ -53,5 +55,27 @@ describe('gateway stop (gracefulClose)', () => {
     await new Promise((r) => s.server.once('request', r));
     await s.close();
     await expect(hung).rejects.toThrow(/socket hang up|ECONNRESET/);
+  });
+});
+
+describe('gateway stop with SHUTDOWN_DELAY_SECONDS (Kubernetes rollouts)', () => {
+  it('keeps answering during the delay, asking each client to reconnect, then stops listening', async () => {
+    const log = quietLogger();
+    const config = await testSystemConfig({ SHUTDOWN_DELAY_SECONDS: '5' });
+    const pool = createPool(config.DATABASE_URL, log);
+    const gateway = await startService(gatewayService, { config, bus: createMemoryBus(log), pool, log });
+    const health = () => fetch(`http://127.0.0.1:${config.PORT}/api/health`);
+    try {
+      expect((await health()).headers.get('connection')).not.toBe('close');
+      const stopping = gateway.stop();
+      // answered while draining: only then does the gateway add Connection: close
+      const during = await health();
+      expect(during.status).not.toBe(503);
+      expect(during.headers.get('connection')).toBe('close');
+      await stopping;
+      await expect(health()).rejects.toThrow();
+    } finally {
+      await pool.end();
+    }
   });
 });

@@ -109,6 +109,13 @@ describe('configuration', () => {
     expect(problems({ ...base, TRUST_PROXY_HOPS: '11' }).TRUST_PROXY_HOPS).toMatch(/between 0 and 10/);
   });
 
+  it('SHUTDOWN_DELAY_SECONDS: 0 by default, a whole number of seconds up to 60', () => {
+    expect(loadConfig(base).SHUTDOWN_DELAY_SECONDS).toBe(0);
+    expect(loadConfig({ ...base, SHUTDOWN_DELAY_SECONDS: '5' }).SHUTDOWN_DELAY_SECONDS).toBe(5);
+    expect(problems({ ...base, SHUTDOWN_DELAY_SECONDS: '2.5' }).SHUTDOWN_DELAY_SECONDS).toMatch(/whole number/);
+    expect(problems({ ...base, SHUTDOWN_DELAY_SECONDS: '61' }).SHUTDOWN_DELAY_SECONDS).toMatch(/between 0 and 60/);
+  });
+
   it('lists configured providers; the OIDC button needs OIDC_ISSUER', () => {
     const c = loadConfig({
       ...base,

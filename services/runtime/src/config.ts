@@ -143,6 +143,15 @@ const envSchema = z
     // auth area: passkey-only accounts (docs/auth.md "Passkey-only accounts").
     SIGNUP_WITH_PASSKEY: bool(false),
     SIGNUP_INVITE_CODE: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(12, 'must be at least 12 characters (it is the only thing between a stranger and a new account)').optional()),
+    /**
+     * Seconds the gateway keeps answering after SIGTERM (each response says `Connection: close`) before
+     * it stops listening, so a load balancer or kube-proxy can stop sending it traffic first. The
+     * operator sets 5 on Kubernetes; 0 (stop at once) elsewhere.
+     */
+    SHUTDOWN_DELAY_SECONDS: z.preprocess(
+      (v) => (v === undefined || v === '' ? '0' : v),
+      z.string().regex(/^\d+$/, 'must be a whole number of seconds (0 to 60)').transform(Number).refine((n) => n <= 60, 'must be between 0 and 60'),
+    ),
     /** Reverse proxies in front of the gateway whose X-Forwarded-For entry is believed (default: 1 with AUTH_TRUST_HOST=true, else 0). */
     TRUST_PROXY_HOPS: z.preprocess(
       (v) => (v === '' ? undefined : v),

@@ -62,13 +62,13 @@ export function exitOnConfigError(err: unknown, service: string): never {
 }
 
 /** Stop cleanly on SIGTERM/SIGINT (Kubernetes sends SIGTERM before killing a pod). */
-export function onShutdown(log: Logger, stop: () => Promise<void>): void {
+export function onShutdown(log: Logger, stop: () => Promise<void>, graceMs = 20_000): void {
   let stopping = false;
   const handler = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 20_000);
+    const force = setTimeout(() => process.exit(1), graceMs);
     force.unref();
     stop()
       .then(() => process.exit(0))
@@ -98,9 +98,13 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
   const pool = createPool(config.DATABASE_URL, log, { application: def.name });
   const bus = await createNatsBus({ servers: config.NATS_URL, name: def.name, log, ...natsAuthOptions(config) });
   const running = await startService(def, { config, bus, pool, log });
-  onShutdown(log, async () => {
-    await running.stop();
-    await bus.close();
-    await pool.end();
-  });
+  onShutdown(
+    log,
+    async () => {
+      await running.stop();
+      await bus.close();
+      await pool.end();
+    },
+    20_000 + config.SHUTDOWN_DELAY_SECONDS * 1000,
+  );
 }
