@@ -229,6 +229,7 @@ function podSpecCommon(spec: TaskServiceSpec) {
 }
 
 const GATEWAY_SHUTDOWN_DELAY_SECONDS = 5;
+const BUS_SERVICE_HEALTH_PORT = 8080;
 
 function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, configHash: string, w: Wiring): KubeObject {
   const isGateway = svc === 'gateway';
@@ -242,7 +243,12 @@ function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, co
     imagePullPolicy: spec.image.pullPolicy,
     // The gateway keeps answering for a few seconds after SIGTERM, until kube-proxy has dropped its
     // endpoint (a rollout then loses no request); terminationGracePeriodSeconds covers it and the drain.
-    env: [...serviceEnv(ts, w), ...(isGateway ? [{ name: 'SHUTDOWN_DELAY_SECONDS', value: String(GATEWAY_SHUTDOWN_DELAY_SECONDS) }] : [])],
+    // Bus-only services answer probes on HEALTH_PORT (runtime/health-listener.ts): a rollout then waits
+    // until the new pod has subscribed before it stops the old one.
+    env: [
+      ...serviceEnv(ts, w),
+      isGateway ? { name: 'SHUTDOWN_DELAY_SECONDS', value: String(GATEWAY_SHUTDOWN_DELAY_SECONDS) } : { name: 'HEALTH_PORT', value: String(BUS_SERVICE_HEALTH_PORT) },
+    ],
     envFrom: serviceEnvFrom(ts, spec),
     resources,
     securityContext: restrictedContainerSecurity,
@@ -260,7 +266,11 @@ function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, co
           },
           readinessProbe: { httpGet: { path: '/api/health', port: 'http' }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
         }
-      : {}),
+      : {
+          ports: [{ name: 'health', containerPort: BUS_SERVICE_HEALTH_PORT, protocol: 'TCP' }],
+          livenessProbe: { httpGet: { path: '/health', port: 'health' }, initialDelaySeconds: 30, periodSeconds: 30, timeoutSeconds: 5, failureThreshold: 3 },
+          readinessProbe: { httpGet: { path: '/health', port: 'health' }, periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 },
+        }),
   };
   return {
     apiVersion: 'apps/v1',

@@ -98,7 +98,13 @@ describe('desired state (L0)', () => {
     // rollouts: keep answering until kube-proxy has dropped the endpoint, within the grace period
     expect(c.env).toContainEqual({ name: 'SHUTDOWN_DELAY_SECONDS', value: '5' });
     expect(gw.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + 10);
-    expect(find(objs, 'Deployment', 'demo-tasks').spec.template.spec.containers[0].env).not.toContainEqual(expect.objectContaining({ name: 'SHUTDOWN_DELAY_SECONDS' }));
+    // bus-only services: probes on their health listener, so a rollout waits until the new pod subscribed
+    const tasks = find(objs, 'Deployment', 'demo-tasks').spec.template.spec.containers[0];
+    expect(tasks.env).not.toContainEqual(expect.objectContaining({ name: 'SHUTDOWN_DELAY_SECONDS' }));
+    expect(tasks.env).toContainEqual({ name: 'HEALTH_PORT', value: '8080' });
+    expect(tasks.ports).toEqual([{ name: 'health', containerPort: 8080, protocol: 'TCP' }]);
+    expect(tasks.readinessProbe).toMatchObject({ httpGet: { path: '/health', port: 'health' } });
+    expect(tasks.livenessProbe).toMatchObject({ httpGet: { path: '/health', port: 'health' }, failureThreshold: 3 });
     expect(c.resources).toEqual({ requests: { memory: '512Mi', cpu: '500m' }, limits: { memory: '512Mi', cpu: '500m' } });
     expect(gw.spec.template.spec.securityContext).toMatchObject({ runAsUser: 1001, runAsNonRoot: true });
     for (const s of SERVICES) expect(find(objs, 'Deployment', `demo-${s}`).spec.replicas).toBe(2);
@@ -114,6 +120,7 @@ describe('desired state (L0)', () => {
       { name: 'AUTH_SECRET', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'AUTH_SECRET' } } },
       { name: 'CRON_SECRET', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'CRON_SECRET' } } },
       { name: 'TOTP_ENCRYPTION_KEY', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'TOTP_ENCRYPTION_KEY' } } },
+      { name: 'HEALTH_PORT', value: '8080' },
     ]);
     expect(c.envFrom).toEqual([
       { configMapRef: { name: 'prod-config' } },

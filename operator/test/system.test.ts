@@ -15,7 +15,7 @@ const bare = (): TaskService => {
   return ts;
 };
 const find = (ts: TaskService, kind: string, name: string) => plan(ts, opts).objects.find((o) => o.kind === kind && o.metadata.name === name) as any;
-const env = (ts: TaskService, svc = 'auth') => Object.fromEntries(find(ts, 'Deployment', `sys-${svc}`).spec.template.spec.containers[0].env.map((e: any) => [e.name, e.valueFrom.secretKeyRef]));
+const env = (ts: TaskService, svc = 'auth') => Object.fromEntries(find(ts, 'Deployment', `sys-${svc}`).spec.template.spec.containers[0].env.filter((e: any) => e.valueFrom).map((e: any) => [e.name, e.valueFrom.secretKeyRef]));
 
 describe('one TaskService is a system (L0)', () => {
   it('generates AUTH_SECRET, CRON_SECRET, TOTP_ENCRYPTION_KEY and NATS credentials into <name>-generated when none is referenced', () => {

@@ -185,6 +185,11 @@ const envSchema = z
     // Runtime of this implementation (not in the spec's tables).
     NATS_URL: z.preprocess((v) => (v === '' ? undefined : v), natsUrl.optional()),
     PORT: port(3000),
+    /** Probe port of a service run alone (`GET /health`); unset: none. The gateway answers /api/health on PORT. */
+    HEALTH_PORT: z.preprocess(
+      (v) => (v === '' ? undefined : v),
+      z.string().regex(/^\d+$/, 'must be an integer').transform(Number).refine((n) => n >= 1 && n <= 65535, 'must be between 1 and 65535').optional(),
+    ),
     HOST: z.preprocess((v) => (v === undefined || v === '' ? '0.0.0.0' : v), z.string()),
     LOG_LEVEL: z.preprocess(
       (v) => (v === undefined || v === '' ? 'info' : v),

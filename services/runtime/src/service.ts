@@ -6,6 +6,7 @@ import { natsAuthOptions } from './nats-auth.ts';
 import { ConfigError, configWarnings, loadConfig, type Config } from './config.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
+import { startHealthListener } from './health-listener.ts';
 import { createLogger, prettyLogs, type Logger } from './logger.ts';
 import { STARTED_AT, VERSION } from './version.ts';
 
@@ -97,11 +98,15 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
   }
   const pool = createPool(config.DATABASE_URL, log, { application: def.name });
   const bus = await createNatsBus({ servers: config.NATS_URL, name: def.name, log, ...natsAuthOptions(config) });
+  const health = config.HEALTH_PORT ? await startHealthListener(config.HEALTH_PORT, def.name, bus) : undefined;
   const running = await startService(def, { config, bus, pool, log });
+  health?.ready();
   onShutdown(
     log,
     async () => {
+      health?.stopping();
       await running.stop();
+      await health?.close();
       await bus.close();
       await pool.end();
     },

@@ -226,3 +226,32 @@ describe('in-process bus: durables declared up front (JetStream keeps events for
     await bus.close();
   });
 });
+
+describe('NATS: a stopping service', () => {
+  it('answers the requests it has taken before its connection closes (rolling pods lose no request)', async () => {
+    const [server, client] = await Promise.all([createNatsBus({ servers: sharedNatsUrl(), name: 'stopping', log }), createNatsBus({ servers: sharedNatsUrl(), name: 'caller', log })]);
+    try {
+      const rpc = makeRpc();
+      let started = () => undefined as void;
+      const handlerStarted = new Promise<void>((r) => (started = r));
+      let release = () => undefined as void;
+      const released = new Promise<void>((r) => (release = r));
+      const sub = server.serve(rpc, async ({ a, b }) => {
+        started();
+        await released;
+        return { sum: a + b };
+      });
+      await Promise.all([server.flush(), client.flush()]);
+      const answer = client.request(rpc, { a: 20, b: 22 }, { timeoutMs: 5_000 });
+      await handlerStarted;
+      // what SIGTERM does: stop serving, then close the connection
+      const stopped = sub.stop().then(() => server.close());
+      setTimeout(release, 500); // a handler still busy (a slow query) while the stop goes on
+
+      await expect(answer).resolves.toEqual({ sum: 42 });
+      await stopped;
+    } finally {
+      await client.close();
+    }
+  });
+});

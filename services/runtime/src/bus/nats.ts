@@ -117,6 +117,8 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
 
     serve<Req, Res>(rpc: Rpc<Req, Res>, handler: (payload: Req, ctx: { requestId: string; log: Logger }) => Promise<Res>, so: ServeOptions = {}): Subscription {
       const queue = so.queue ?? rpc.subject.split('.')[0]!;
+      // handlers still answering: stop() waits for them, so a stopping pod replies to what it took
+      const inFlight = new Set<Promise<void>>();
       const sub = nc.subscribe(rpc.subject, {
         queue,
         callback: (err, msg) => {
@@ -125,7 +127,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
             return;
           }
           const requestId = msg.headers?.get(REQUEST_ID_HEADER) || randomUUID();
-          void (async () => {
+          const answering = (async () => {
             let raw: unknown;
             try {
               raw = decode(msg.data);
@@ -136,6 +138,8 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
             const envelope = await handleRequest(rpc, raw, handler, { requestId, log: log.child({ requestId }) });
             msg.respond(encode(envelope));
           })();
+          inFlight.add(answering);
+          void answering.finally(() => inFlight.delete(answering));
         },
       });
       subs.add(sub);
@@ -143,6 +147,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
         async stop() {
           subs.delete(sub);
           await sub.drain();
+          await Promise.allSettled([...inFlight]);
         },
       };
     },

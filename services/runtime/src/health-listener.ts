@@ -1,0 +1,50 @@
+import { createServer } from 'node:http';
+import type { Bus } from './bus/types.ts';
+
+/** How long the bus may take to answer a round trip before the service counts as not ready. */
+const BUS_CHECK_MS = 2_000;
+
+export interface HealthListener {
+  /** The service has subscribed: answer 200 from now on (while the bus answers). */
+  ready(): void;
+  /** Shutting down: answer 503 so no new work is routed here. */
+  stopping(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * `GET /health` for a service that has no HTTP port of its own (everything but the gateway), so
+ * Kubernetes probes can tell when it is subscribed: 200 `{"status":"ok"}` once started and while a
+ * round trip to the bus succeeds, else 503 with the reason. Only for probes: no other route.
+ */
+export async function startHealthListener(port: number, service: string, bus: Bus): Promise<HealthListener> {
+  let state: 'starting' | 'ready' | 'stopping' = 'starting';
+  const server = createServer((req, res) => {
+    void (async () => {
+      if (req.method !== 'GET' || req.url?.split('?')[0] !== '/health') {
+        res.writeHead(404).end();
+        return;
+      }
+      let problem = state === 'ready' ? '' : state;
+      if (!problem) {
+        const timeout = new Promise<string>((r) => setTimeout(() => r('bus unreachable'), BUS_CHECK_MS).unref());
+        problem = await Promise.race([bus.flush().then(() => '', () => 'bus unreachable'), timeout]);
+      }
+      res.writeHead(problem ? 503 : 200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.end(JSON.stringify(problem ? { status: 'unavailable', service, reason: problem } : { status: 'ok', service }));
+    })();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, resolve);
+  });
+  return {
+    ready: () => void (state = 'ready'),
+    stopping: () => void (state = 'stopping'),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
