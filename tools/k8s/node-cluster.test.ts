@@ -61,7 +61,9 @@ describe.skipIf(skip)('one-node cluster', () => {
   afterAll(async () => {
     await pool?.end();
     for (const f of forwarders) await f.close();
-    await podman('untag', ROLLOUT_IMAGE).catch(() => undefined);
+    // the name to remove is given twice: `podman untag IMAGE` alone would strip every name of the
+    // image, the gateway's own tag included (images.test.ts then found it missing)
+    await podman('untag', ROLLOUT_IMAGE, ROLLOUT_IMAGE).catch(() => undefined);
     const problems = await cluster?.stop();
     if (problems?.length) console.error(`[node-cluster] host not restored:\n${problems.join('\n')}`);
   }, 180_000);
