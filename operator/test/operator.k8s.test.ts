@@ -284,6 +284,42 @@ describe.skipIf(!gate.run)('operator against a real kube-apiserver (L3)', () => 
     await eventually('owned children garbage-collected', async () => (await children('demo')).count === 0, 60_000);
   });
 
+  it('the uninstall hook (operator/src/uninstall.ts) deletes every TaskService and waits until the operator has cleaned up; it names what is stuck', async () => {
+    const runHook = (timeout: string) =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        const p = spawn(process.execPath, [join(REPO, 'operator', 'src', 'uninstall.ts')], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, UNINSTALL_TIMEOUT_SECONDS: timeout }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let output = '';
+        p.stdout.on('data', (d: Buffer) => (output += d.toString()));
+        p.stderr.on('data', (d: Buffer) => (output += d.toString()));
+        p.on('exit', (code) => resolve({ code, output }));
+      });
+    const create = (name: string, finalizers?: string[]) => {
+      const ts = minimal(name, NS);
+      return custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: NS, body: { apiVersion: ts.apiVersion, kind: ts.kind, metadata: { name, finalizers }, spec: ts.spec } });
+    };
+    // something other than the operator holds this one: the hook gives up at its deadline and names it
+    await create('hook-held', ['test.example.io/hold']);
+    const stuck = await runHook('2');
+    expect(stuck.code, stuck.output).toBe(1);
+    expect(stuck.output).toContain(`still there after 2 s: ${NS}/hook-held`);
+
+    // one with a firewall in another namespace (the operator's finalizer): the hook waits while the
+    // operator removes it, and finishes once the held one is released too
+    await create('hook-a');
+    await custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, plural: PLURAL, namespace: NS, name: 'hook-a', body: { spec: { firewall: { enabled: true, namespace: 'kube-system', podCIDRs: ['10.244.0.0/16'] } } } },
+      merge,
+    );
+    await eventually('hook-a firewall DaemonSet', async () => (await children('hook-a', 'kube-system')).daemonSets[0]);
+    const hook = runHook('120');
+    await eventually('hook-a and its firewall DaemonSet removed', async () => (await getTs('hook-a').catch((e: any) => (e.code === 404 ? 'gone' : undefined))) === 'gone' && (await children('hook-a', 'kube-system')).count === 0);
+    await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: NS, name: 'hook-held', body: { metadata: { finalizers: [] } } }, merge);
+    const clean = await hook;
+    expect(clean.code, clean.output).toBe(0);
+    expect(clean.output).toContain(`deleting 2 TaskService(s)`);
+    expect(clean.output).toContain('every TaskService is gone');
+  });
+
   it('the operator process (operator/src/main.ts) leads, and on SIGTERM exits 0 and releases its Lease', async () => {
     const leases = kc.makeApiClient(CoordinationV1Api);
     const proc = spawn(process.execPath, [join(REPO, 'operator', 'src', 'main.ts')], {

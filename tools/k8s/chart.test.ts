@@ -53,7 +53,7 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
   });
 
   it('renders the operator, its least-privilege RBAC and (optionally) a TaskService; every object passes schema validation', () => {
-    const objs = render(...CREATE_TS);
+    const objs = render('--no-hooks', ...CREATE_TS);
     expect(objs.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Role', 'RoleBinding', 'ServiceAccount', 'TaskService'].sort());
     for (const o of objs.filter((x) => x.kind !== 'TaskService')) expect(validateObject(o)).toEqual([]);
     // the TaskService against the CRD's own schema
@@ -80,6 +80,24 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     expect(role.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
   });
 
+  it('helm uninstall runs a pre-delete hook first: a Job in the operator image deletes every TaskService, with only that right', () => {
+    const isHook = (o: any) => o.metadata.annotations?.['helm.sh/hook'] === 'pre-delete';
+    const hooks = render().filter(isHook);
+    expect(hooks.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Job', 'ServiceAccount']);
+    // (the L0 validator has no Job schema: the server-side dry run below checks the Job)
+    for (const o of hooks.filter((x) => x.kind !== 'Job')) expect(validateObject(o)).toEqual([]);
+    const job = hooks.find((o) => o.kind === 'Job');
+    const c = job.spec.template.spec.containers[0];
+    expect(c.image).toBe('ghcr.io/task-service/task-service-operator:0.1.0');
+    expect(c.command).toEqual(['node', 'operator/src/uninstall.ts']);
+    expect(c.env).toEqual([{ name: 'UNINSTALL_TIMEOUT_SECONDS', value: '240' }]);
+    expect(job.spec.template.spec.serviceAccountName).toBe('tso-task-service-operator-uninstall');
+    expect(hooks.find((o) => o.kind === 'ClusterRole').rules).toEqual([{ apiGroups: ['tasks.example.io'], resources: ['taskservices'], verbs: ['list', 'delete'] }]);
+    // the hook's account, role and binding exist before the Job runs
+    for (const o of hooks.filter((x) => x.kind !== 'Job')) expect(Number(o.metadata.annotations['helm.sh/hook-weight'])).toBeLessThan(0);
+    expect(render('--set', 'uninstallHook.enabled=false').filter(isHook)).toEqual([]);
+  });
+
   it('helm template --include-crds ships the CRD', () => {
     const crds = render('--include-crds').filter((o) => o.kind === 'CustomResourceDefinition');
     expect(crds.map((c) => c.metadata.name)).toEqual(['taskservices.tasks.example.io']);
@@ -99,11 +117,11 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     }, 180_000);
     afterAll(async () => cluster?.stop(), 60_000);
 
-    it('helm template output applies with a server-side dry run (CRD, RBAC, Deployment, TaskService)', () => {
+    it('helm template output applies with a server-side dry run (CRD, RBAC, Deployment, TaskService, the uninstall Job)', () => {
       const out = helm('template', 'tso', CHART_DIR, '--namespace', 'operators', '--include-crds', ...CREATE_TS).stdout;
       const r = kubectl(['apply', '--dry-run=server', '--server-side', '-f', '-'], out);
       expect(r.status, r.stderr).toBe(0);
-      for (const kind of ['customresourcedefinition', 'clusterrole', 'role', 'deployment', 'taskservice']) expect(r.stdout.toLowerCase()).toContain(kind);
+      for (const kind of ['customresourcedefinition', 'clusterrole', 'role', 'deployment', 'taskservice', 'job.batch/tso-task-service-operator-uninstall']) expect(r.stdout.toLowerCase()).toContain(kind);
     });
 
     it('the server catches what helm lint does not: a TaskService outside the CRD bounds', () => {

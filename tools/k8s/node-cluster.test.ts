@@ -1,14 +1,14 @@
 /**
  * The Kubernetes path for real, on a one-node cluster (node.ts) with the images build-images.sh built:
  * the operator chart installed, a TaskService whose pods reach the run's PostgreSQL and NATS, the API
- * answering through the gateway's Service, a spec change rolled out with no failed request, deletion
- * removing the pods, and the host left exactly as it was.
+ * answering through the gateway's Service, spec changes rolled out with no failed request, `helm
+ * uninstall` removing everything, and the host left exactly as it was.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createPool, type Pool } from '@tasksvc/runtime';
 import { sharedNatsUrl, testDatabase, until } from '../testenv/index.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
-import { APP_NAMESPACE, applyTaskService, forward, installOperator, kubectlApply, taskService, TS_NAME } from './deploy.ts';
+import { APP_NAMESPACE, applyTaskService, forward, installOperator, kubectlApply, OPERATOR_NAMESPACE, taskService, TS_NAME } from './deploy.ts';
 import { imageName, imagesMissing, PAUSE_IMAGE, podman, skipOrFail, TARGETS } from './images.ts';
 import { nodeClusterMissing, startNodeCluster, NODE_IP, type NodeCluster } from './node.ts';
 
@@ -166,12 +166,16 @@ describe.skipIf(skip)('one-node cluster', () => {
     expect(failures).toEqual([]);
   }, 360_000);
 
-  it('deleting the TaskService removes its pods', async () => {
+  // The documented uninstall is one command: the chart's pre-delete hook deletes the TaskService while
+  // the operator still runs, so nothing is left Terminating.
+  it('helm uninstall removes the TaskService, its pods and the operator', async () => {
     const c = cluster as NodeCluster;
-    await c.kubectl('delete', 'taskservice', TS_NAME, '-n', APP_NAMESPACE, '--wait=true', '--timeout=120s');
+    await c.helm('uninstall', 'tso', '--namespace', OPERATOR_NAMESPACE, '--wait', '--timeout', '5m');
+    expect((await c.kubectl('get', 'taskservices', '-A', '-o', 'name')).trim()).toBe('');
     await until(async () => (await appPods()).items.length === 0, 'no pods left in the TaskService namespace', 180_000);
     expect((await c.kubectl('get', 'deployments', '-n', APP_NAMESPACE, '-o', 'name')).trim()).toBe('');
-  }, 240_000);
+    expect((await c.kubectl('get', 'deployments,jobs,serviceaccounts', '-n', OPERATOR_NAMESPACE, '-l', 'app.kubernetes.io/name=task-service-operator', '-o', 'name')).trim()).toBe('');
+  }, 420_000);
 
   it('stopping the cluster leaves the host as it was (sysctls, iptables, links, netns, kubelet files)', async () => {
     for (const f of forwarders.splice(0)) await f.close();

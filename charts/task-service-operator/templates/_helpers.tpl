@@ -29,3 +29,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- default "default" .Values.serviceAccount.name -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The operator image (also runs the uninstall hook): image.full, else registry/task-service-operator:tag. */}}
+{{- define "tso.image" -}}
+{{ .Values.image.full | default (printf "%s/task-service-operator:%s" .Values.image.registry (.Values.image.tag | default .Chart.AppVersion)) }}
+{{- end }}
