@@ -71,7 +71,7 @@ async function baseline(op: 'create' | 'list'): Promise<Row> {
 async function embedded(logLevel: string): Promise<Record<'create' | 'list', Row>> {
   const DATABASE_URL = await createDatabase(pgServer.url, `bench_${randomUUID().slice(0, 8)}`);
   const port = await freePort();
-  const env = { PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true' };
+  const env = { PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false' }; // measure the path, not the per-user write limit (429s)
   const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(root, 'tools', 'start.ts')], { cwd: root, env, stdio: ['ignore', 'ignore', 'ignore'] });
   const url = `http://127.0.0.1:${port}`;
   try {
