@@ -268,7 +268,7 @@ function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, co
         }
       : {
           ports: [{ name: 'health', containerPort: BUS_SERVICE_HEALTH_PORT, protocol: 'TCP' }],
-          livenessProbe: { httpGet: { path: '/health', port: 'health' }, initialDelaySeconds: 30, periodSeconds: 30, timeoutSeconds: 5, failureThreshold: 3 },
+          livenessProbe: { httpGet: { path: '/livez', port: 'health' }, initialDelaySeconds: 30, periodSeconds: 30, timeoutSeconds: 5, failureThreshold: 3 },
           readinessProbe: { httpGet: { path: '/health', port: 'health' }, periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 },
         }),
   };

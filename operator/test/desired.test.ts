@@ -104,7 +104,8 @@ describe('desired state (L0)', () => {
     expect(tasks.env).toContainEqual({ name: 'HEALTH_PORT', value: '8080' });
     expect(tasks.ports).toEqual([{ name: 'health', containerPort: 8080, protocol: 'TCP' }]);
     expect(tasks.readinessProbe).toMatchObject({ httpGet: { path: '/health', port: 'health' } });
-    expect(tasks.livenessProbe).toMatchObject({ httpGet: { path: '/health', port: 'health' }, failureThreshold: 3 });
+    // liveness does not depend on NATS: an outage makes pods unready, it does not restart them all
+    expect(tasks.livenessProbe).toMatchObject({ httpGet: { path: '/livez', port: 'health' }, failureThreshold: 3 });
     expect(c.resources).toEqual({ requests: { memory: '512Mi', cpu: '500m' }, limits: { memory: '512Mi', cpu: '500m' } });
     expect(gw.spec.template.spec.securityContext).toMatchObject({ runAsUser: 1001, runAsNonRoot: true });
     for (const s of SERVICES) expect(find(objs, 'Deployment', `demo-${s}`).spec.replicas).toBe(2);

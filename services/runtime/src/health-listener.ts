@@ -13,15 +13,21 @@ export interface HealthListener {
 }
 
 /**
- * `GET /health` for a service that has no HTTP port of its own (everything but the gateway), so
- * Kubernetes probes can tell when it is subscribed: 200 `{"status":"ok"}` once started and while a
- * round trip to the bus succeeds, else 503 with the reason. Only for probes: no other route.
+ * Probe endpoints for a service that has no HTTP port of its own (everything but the gateway):
+ * `GET /health` (readiness) answers 200 `{"status":"ok"}` once started and while a round trip to the
+ * bus succeeds, else 503 with the reason; `GET /livez` (liveness) answers 200 while the process runs,
+ * so an outage of NATS makes pods unready but does not restart them all. No other route.
  */
 export async function startHealthListener(port: number, service: string, bus: Bus): Promise<HealthListener> {
   let state: 'starting' | 'ready' | 'stopping' = 'starting';
   const server = createServer((req, res) => {
     void (async () => {
-      if (req.method !== 'GET' || req.url?.split('?')[0] !== '/health') {
+      const path = req.url?.split('?')[0];
+      if (req.method === 'GET' && path === '/livez') {
+        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify({ status: 'ok', service }));
+        return;
+      }
+      if (req.method !== 'GET' || path !== '/health') {
         res.writeHead(404).end();
         return;
       }

@@ -6,8 +6,8 @@ import { startNats, testDatabase, until, type LocalNats } from '../../../tools/t
 
 /**
  * A bus-only service run as its own process (the way its pod runs it) answers Kubernetes probes on
- * HEALTH_PORT: 200 once subscribed, 503 while the bus is gone and 200 again when it is back, 503 from
- * SIGTERM until it has stopped.
+ * HEALTH_PORT: /health 200 once subscribed, 503 while the bus is gone (/livez still 200) and 200 again
+ * when it is back; on SIGTERM it stops and exits 0.
  */
 const TASKS_MAIN = fileURLToPath(new URL('../../tasks/src/main.ts', import.meta.url));
 
@@ -44,6 +44,7 @@ describe('GET /health on HEALTH_PORT (services run alone)', () => {
         return h?.status === 503 && h;
       }, 'health to notice the bus is gone');
       expect(down.body).toMatchObject({ status: 'unavailable', reason: 'bus unreachable' });
+      expect((await fetch(`http://127.0.0.1:${port}/livez`)).status).toBe(200); // alive all the same
       await nats.restart();
       await until(async () => (await health())?.status === 200, 'health back once NATS is', 60_000);
       child.kill('SIGTERM');
