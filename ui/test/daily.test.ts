@@ -143,6 +143,29 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await shot(page, 'quick-add-done');
   });
 
+  it.each(sizes)('the task list leads with what is overdue, grouped Overdue/Today/Upcoming/Someday; a search with no hit says so (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `groups-${label}@example.test`);
+    const day = (offset: number) =>
+      page.evaluate((o) => {
+        const d = new Date();
+        d.setDate(d.getDate() + o);
+        return d.toLocaleDateString('sv');
+      }, offset);
+    // created in the order that put the overdue task last before
+    for (const [title, dueDate] of [['Someday idea', null], ['Next week', await day(7)], ['Due today', await day(0)], ['Late bill', await day(-3)]] as const) {
+      expect((await page.request.post('/api/tasks', { data: { title, dueDate } })).status()).toBe(201);
+    }
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    const groups = page.locator('.task-group');
+    await groups.first().waitFor();
+    expect(await groups.evaluateAll((els) => els.map((e) => e.getAttribute('data-group')))).toEqual(['Overdue', 'Today', 'Upcoming', 'Someday']);
+    await expect.poll(() => page.getByRole('list', { name: 'Overdue tasks' }).getByText('Late bill').count()).toBe(1);
+    await shot(page, 'task-groups');
+    await page.getByLabel('Search').fill('xyz');
+    await page.getByText('No tasks match "xyz"').waitFor();
+  });
+
   it.each(sizes)("postponing today's quest keeps a later deadline (%s)", async (label, size) => {
     const page = await newPage(size);
     await signIn(page, ui.url, `postpone-${label}@example.test`);

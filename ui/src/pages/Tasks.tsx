@@ -2,10 +2,11 @@ import { useSearchParams } from '@solidjs/router';
 import { createMemo, createResource, createSignal, For, Show, type JSX } from 'solid-js';
 import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
+import { groupTasks } from '../lib/task-groups.ts';
 import type { Task } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
 import { TaskEditor } from '../components/TaskEditor.tsx';
-import { ErrorBanner, Field, Spinner } from '../components/ui.tsx';
+import { Empty, ErrorBanner, Field, Spinner } from '../components/ui.tsx';
 
 type Status = 'open' | 'completed' | 'all';
 
@@ -27,6 +28,12 @@ export default function Tasks(): JSX.Element {
     const list = tasks.latest ?? [];
     return q ? list.filter((t) => t.title.toLowerCase().includes(q) || (t.notes ?? '').toLowerCase().includes(q)) : list;
   });
+  const groups = createMemo(() => groupTasks(visible(), shared.today()));
+  const emptyText = () => {
+    const q = (params.q ?? '').trim();
+    if (q) return `No tasks match "${q}". Try another word or clear the search.`;
+    return status() === 'open' ? 'No open tasks. Add one above.' : 'No tasks match these filters.';
+  };
   const [editing, setEditing] = createSignal<Task | 'new' | null>(null);
   const topics = () => shared.topics() ?? [];
   const changed = () => {
@@ -117,7 +124,18 @@ export default function Tasks(): JSX.Element {
           </div>
           <Show when={!tasks.error} fallback={<ErrorBanner error={tasks.error} />}>
             <Show when={tasks.latest !== undefined} fallback={<Spinner />}>
-              <TaskList label="Tasks" tasks={visible()} today={shared.today()} topics={topics()} actions={{ changed, edit: (t) => setEditing(t) }} empty={status() === 'open' ? 'No open tasks. Add one above.' : 'No tasks match.'} />
+              <Show when={groups().length > 0} fallback={<Empty>{emptyText()}</Empty>}>
+                <For each={groups()}>
+                  {(g) => (
+                    <section class="task-group" data-group={g.name} aria-labelledby={`group-${g.name}`}>
+                      <h3 id={`group-${g.name}`} class={g.name === 'Overdue' ? 'overdue' : undefined}>
+                        {g.name} <span class="muted small">{g.tasks.length}</span>
+                      </h3>
+                      <TaskList label={`${g.name} tasks`} tasks={g.tasks} today={shared.today()} topics={topics()} actions={{ changed, edit: (t) => setEditing(t) }} />
+                    </section>
+                  )}
+                </For>
+              </Show>
             </Show>
           </Show>
         </section>
