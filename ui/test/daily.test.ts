@@ -166,6 +166,28 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await page.getByText('No tasks match "xyz"').waitFor();
   });
 
+  it.each(sizes)('the task editor takes focus when it opens, closes with Escape and gives focus back to what opened it (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `editor-keys-${label}@example.test`);
+    expect((await page.request.post('/api/tasks', { data: { title: 'Renew passport' } })).status()).toBe(201);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    const edit = page.getByRole('listitem').filter({ hasText: 'Renew passport' }).getByRole('button', { name: 'Edit' });
+    await edit.focus();
+    await page.keyboard.press('Enter');
+    const editor = page.getByTestId('task-editor');
+    await editor.waitFor();
+    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.value)).toBe('Renew passport');
+    await page.keyboard.press('Escape');
+    await editor.waitFor({ state: 'detached' });
+    await expect.poll(() => edit.evaluate((el) => el === document.activeElement)).toBe(true);
+    // the same for a new task: focus lands in the empty title, Escape returns to "New task"
+    const newTask = page.getByRole('button', { name: 'New task' });
+    await newTask.click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.closest('[data-testid="task-editor"]') !== null)).toBe(true);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => newTask.evaluate((el) => el === document.activeElement)).toBe(true);
+  });
+
   it.each(sizes)("postponing today's quest keeps a later deadline (%s)", async (label, size) => {
     const page = await newPage(size);
     await signIn(page, ui.url, `postpone-${label}@example.test`);
