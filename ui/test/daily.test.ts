@@ -199,12 +199,20 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     const created = await page.request.post('/api/tasks', { data: { title: 'Hand in the report', dueDate: inThreeDays } });
     expect(created.status()).toBe(201);
     const id = ((await created.json()) as { task: { id: string } }).task.id;
+    // away and back so that Today loads its quest afresh (the task was created behind its back)
     const nav = page.getByRole('navigation', { name: 'Main' });
     await nav.getByRole('link', { name: 'Tasks' }).click();
+    await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor();
     await nav.getByRole('link', { name: 'Today' }).click();
+    await page.waitForURL(/\/dashboard$/);
     const quest = page.getByTestId('daily-quest');
     await quest.getByText('Hand in the report').waitFor();
-    await quest.getByRole('button', { name: /Postpone/ }).click();
+    const postpone = quest.getByRole('button', { name: /Postpone/ });
+    await postpone.waitFor({ timeout: 15_000 }).catch(async (err: Error) => {
+      await shot(page, 'postpone-FAILED');
+      throw new Error(`${err.message}\n${page.url()}\nquest card: ${await quest.innerText().catch(() => '(gone)')}`);
+    });
+    await postpone.click();
     await page.locator('.toast').first().waitFor();
     const after = ((await (await page.request.get(`/api/tasks/${id}`)).json()) as { task: { dueDate: string; postponeCount: number } }).task;
     expect(after).toMatchObject({ dueDate: inThreeDays, postponeCount: 1 });
