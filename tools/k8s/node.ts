@@ -171,7 +171,12 @@ async function takeHostLock(log: (line: string) => void, limitMs = 10 * 60_000):
       writeFileSync(HOST_LOCK, String(process.pid), { flag: 'wx' });
       break;
     } catch {
-      const owner = Number(readFileSync(HOST_LOCK, 'utf8').trim() || 0);
+      let owner: number;
+      try {
+        owner = Number(readFileSync(HOST_LOCK, 'utf8').trim() || 0);
+      } catch {
+        continue; // released between our attempt and the read: try again
+      }
       if (!owner || !alive(owner)) {
         log(`taking over the one-cluster lock from a run that is gone (pid ${owner})`);
         rmSync(HOST_LOCK, { force: true });
