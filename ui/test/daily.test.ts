@@ -188,6 +188,29 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await expect.poll(() => newTask.evaluate((el) => el === document.activeElement)).toBe(true);
   });
 
+  it.each(sizes)('a task typed while the previous one is still saving is kept in quick add (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `typeahead-${label}@example.test`);
+    // hold the first create until the next task has been typed
+    let release = () => undefined as void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/api/tasks', async (route) => (route.request().method() === 'POST' ? held.then(() => route.continue()) : route.continue()), { times: 1 });
+    const quick = page.getByLabel('Quick add a task');
+    await quick.click();
+    await page.keyboard.type('Book the dentist');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('Pay rent');
+    release();
+    await page.locator('.toast').filter({ hasText: 'Added "Book the dentist"' }).waitFor();
+    expect(await quick.inputValue()).toBe('Pay rent');
+    // a create that fails puts the text back, nothing typed is lost
+    await page.route('**/api/tasks', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ code: 'SERVICE_UNAVAILABLE', message: 'Busy, try again' }) }), { times: 1 });
+    await quick.fill('Call mum');
+    await page.keyboard.press('Enter');
+    await page.locator('.toast').filter({ hasText: 'try again' }).waitFor();
+    expect(await quick.inputValue()).toBe('Call mum');
+  });
+
   it.each(sizes)("postponing today's quest keeps a later deadline (%s)", async (label, size) => {
     const page = await newPage(size);
     await signIn(page, ui.url, `postpone-${label}@example.test`);

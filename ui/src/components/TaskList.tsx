@@ -197,15 +197,18 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
 
   async function submit(e: SubmitEvent) {
     e.preventDefault();
-    const task = parseQuickAdd(text(), props.today, props.topics);
+    const typed = text();
+    const task = parseQuickAdd(typed, props.today, props.topics);
     if (!task.title || busy()) return;
     setBusy(true);
+    // Cleared at once, so the next task can be typed while this one saves; put back if saving fails.
+    setText('');
     try {
       await post('/api/tasks', { topicId: props.topicId ?? undefined, ...task });
-      setText('');
       props.onCreated();
       toast(`Added "${task.title}"`);
     } catch (err) {
+      if (!text()) setText(typed);
       toastError(err);
     } finally {
       setBusy(false);

@@ -23,11 +23,14 @@ export default function Wishlist(): JSX.Element {
   async function add(e: SubmitEvent) {
     e.preventDefault();
     setError(undefined);
+    const typed = title();
+    // Cleared at once, so the next wish can be typed while this one saves; put back if saving fails.
+    setTitle('');
     try {
-      await post('/api/wishlist', { title: title().trim(), price: Number(price()) });
-      setTitle('');
+      await post('/api/wishlist', { title: typed.trim(), price: Number(price()) });
       changed();
     } catch (err) {
+      if (!title()) setTitle(typed);
       setError(err instanceof ApiError ? (err.issues?.[0]?.message ?? err.message) : String(err));
     }
   }
