@@ -8,9 +8,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@tasksvc/runtime';
 import { apiServerBinaries } from './bins.ts';
 
 export interface TestCluster {
@@ -33,15 +33,6 @@ export interface ClusterOptions {
   users?: { token: string; name: string; groups: string[] }[];
 }
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
 
 function get(url: string, token: string): Promise<number> {
   return new Promise((resolve) => {

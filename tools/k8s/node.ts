@@ -16,9 +16,9 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '@tasksvc/runtime';
 import { apiServerBinaries, helmBinaries, K8S_VERSION } from './bins.ts';
 import { imageName, PAUSE_IMAGE, podman, TARGETS } from './images.ts';
 
@@ -71,15 +71,6 @@ const sh = async (cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; 
 };
 const quiet = (p: Promise<unknown>) => p.then(() => undefined, () => undefined);
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
 
 const httpsStatus = (url: string, token: string): Promise<number> =>
   new Promise((resolve) => {
