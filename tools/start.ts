@@ -42,4 +42,4 @@ onShutdown(system.log, async () => {
   await system.stop();
   await devSignIn?.stop();
   await postgres?.stop();
-});
+}, config);

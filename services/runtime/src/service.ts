@@ -62,8 +62,12 @@ export function exitOnConfigError(err: unknown, service: string): never {
   throw err;
 }
 
-/** Stop cleanly on SIGTERM/SIGINT (Kubernetes sends SIGTERM before killing a pod). */
-export function onShutdown(log: Logger, stop: () => Promise<void>, graceMs = 20_000): void {
+/**
+ * Stop cleanly on SIGTERM/SIGINT (Kubernetes sends SIGTERM before killing a pod). A stop that hangs
+ * is cut after 20 s plus the gateway's SHUTDOWN_DELAY_SECONDS, so the delay is never cut short.
+ */
+export function onShutdown(log: Logger, stop: () => Promise<void>, config: Pick<Config, 'SHUTDOWN_DELAY_SECONDS'>): void {
+  const graceMs = 20_000 + config.SHUTDOWN_DELAY_SECONDS * 1000;
   let stopping = false;
   const handler = (signal: string) => {
     if (stopping) return;
@@ -110,6 +114,6 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
       await bus.close();
       await pool.end();
     },
-    20_000 + config.SHUTDOWN_DELAY_SECONDS * 1000,
+    config,
   );
 }
