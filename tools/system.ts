@@ -38,7 +38,7 @@ export interface RunningSystem {
  */
 export async function startSystem(config: Config, opts: { log?: Logger; services?: ServiceDefinition[] } = {}): Promise<RunningSystem> {
   const log = opts.log ?? createLogger('system', config.LOG_LEVEL);
-  const pool = createPool(config.DATABASE_URL, log, { max: 20, application: 'task-service' });
+  const pool = createPool(config.DATABASE_URL, log, { max: 20, application: 'task-service', prepare: config.DATABASE_PREPARED_STATEMENTS });
   const services = opts.services ?? ALL_SERVICES;
   const durables = services.flatMap((s) => s.durables ?? []);
   const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'all-in-one', log, ...natsAuthOptions(config) }) : createMemoryBus(log, { durables });

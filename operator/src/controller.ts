@@ -15,6 +15,8 @@ export interface ControllerOptions {
   workers?: number;
   notReadyRecheckMs?: number;
   resyncMs?: number;
+  /** told after every reconcile (metrics.ts) */
+  onReconciled?: (outcome: 'ok' | 'error', seconds: number) => void;
 }
 
 export interface RunningController {
@@ -100,7 +102,15 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
   const queue = new WorkQueue(
     async (key) => {
       log.debug({ key }, 'reconcile');
-      return reconcile(key);
+      const t0 = performance.now();
+      try {
+        const result = await reconcile(key);
+        opts.onReconciled?.('ok', (performance.now() - t0) / 1000);
+        return result;
+      } catch (err) {
+        opts.onReconciled?.('error', (performance.now() - t0) / 1000);
+        throw err;
+      }
     },
     { workers: opts.workers ?? 2, onError: (key, err, attempt) => log.warn({ key, attempt, err: describeError(err) }, 'reconcile error; retrying') },
   );

@@ -230,6 +230,8 @@ function podSpecCommon(spec: TaskServiceSpec) {
 
 const GATEWAY_SHUTDOWN_DELAY_SECONDS = 5;
 const BUS_SERVICE_HEALTH_PORT = 8080;
+/** The gateway's Prometheus listener (METRICS_PORT); bus-only services serve /metrics on their health port. */
+export const GATEWAY_METRICS_PORT = 9464;
 
 function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, configHash: string, w: Wiring): KubeObject {
   const isGateway = svc === 'gateway';
@@ -247,14 +249,22 @@ function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, co
     // until the new pod has subscribed before it stops the old one.
     env: [
       ...serviceEnv(ts, w),
-      isGateway ? { name: 'SHUTDOWN_DELAY_SECONDS', value: String(GATEWAY_SHUTDOWN_DELAY_SECONDS) } : { name: 'HEALTH_PORT', value: String(BUS_SERVICE_HEALTH_PORT) },
+      ...(isGateway
+        ? [
+            { name: 'SHUTDOWN_DELAY_SECONDS', value: String(GATEWAY_SHUTDOWN_DELAY_SECONDS) },
+            { name: 'METRICS_PORT', value: String(GATEWAY_METRICS_PORT) },
+          ]
+        : [{ name: 'HEALTH_PORT', value: String(BUS_SERVICE_HEALTH_PORT) }]),
     ],
     envFrom: serviceEnvFrom(ts, spec),
     resources,
     securityContext: restrictedContainerSecurity,
     ...(isGateway
       ? {
-          ports: [{ name: 'http', containerPort: GATEWAY_PORT, protocol: 'TCP' }],
+          ports: [
+            { name: 'http', containerPort: GATEWAY_PORT, protocol: 'TCP' },
+            { name: 'metrics', containerPort: GATEWAY_METRICS_PORT, protocol: 'TCP' },
+          ],
           // spec: liveness GET /api/health every 30 s, restart after 3 failures; readiness every 10 s.
           // The initial delay leaves room for migrations, which run before the server listens.
           livenessProbe: {
@@ -294,7 +304,11 @@ function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, co
   };
 }
 
-/** The gateway gets a ClusterIP Service on 3000; bus-only services get a headless one (pod DNS, no port). */
+/**
+ * The gateway gets a ClusterIP Service on 3000; bus-only services get a headless one (pod DNS). Each
+ * names a `metrics` port for a ServiceMonitor (the chart's): the gateway's METRICS_PORT, the others'
+ * health port. The Ingress routes only to 3000, so metrics never leave the cluster.
+ */
 function service(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName): KubeObject {
   const gw = svc === 'gateway';
   return {
@@ -302,8 +316,15 @@ function service(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName): Kube
     kind: 'Service',
     metadata: meta(ts, spec, svc),
     spec: gw
-      ? { type: 'ClusterIP', selector: selectorLabels(ts, svc), ports: [{ name: 'http', port: GATEWAY_PORT, targetPort: 'http', protocol: 'TCP' }] }
-      : { clusterIP: 'None', selector: selectorLabels(ts, svc) },
+      ? {
+          type: 'ClusterIP',
+          selector: selectorLabels(ts, svc),
+          ports: [
+            { name: 'http', port: GATEWAY_PORT, targetPort: 'http', protocol: 'TCP' },
+            { name: 'metrics', port: GATEWAY_METRICS_PORT, targetPort: 'metrics', protocol: 'TCP' },
+          ],
+        }
+      : { clusterIP: 'None', selector: selectorLabels(ts, svc), ports: [{ name: 'metrics', port: BUS_SERVICE_HEALTH_PORT, targetPort: 'health', protocol: 'TCP' }] },
   };
 }
 

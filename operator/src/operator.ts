@@ -1,6 +1,6 @@
 /**
- * One operator replica: health endpoints (every replica), leader election, and the controller
- * (leader only). `main.ts` runs it from the environment; tests run it in-process.
+ * One operator replica: health endpoints and Prometheus metrics (every replica), leader election, and
+ * the controller (leader only). `main.ts` runs it from the environment; tests run it in-process.
  */
 import { createServer, type Server } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -9,6 +9,7 @@ import type { OperatorConfig } from './config.ts';
 import { startController, type RunningController } from './controller.ts';
 import { describeError } from './kube.ts';
 import { startLeaderElection, type LeaderElector } from './leader.ts';
+import { createOperatorMetrics } from './metrics.ts';
 
 /** What the health endpoints report: is this replica's part working? */
 export interface OperatorHealth {
@@ -42,6 +43,7 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
   let leader = !opts.LEADER_ELECT;
   let state: OperatorHealth['controller'] = 'standby';
   let lastError: string | undefined;
+  const metrics = createOperatorMetrics({ leader: () => health().leader, queueDepth: () => controller?.queue.length ?? 0 });
 
   // A failed start rejects: the elector then gives the Lease up (see leader.ts), and without
   // election the caller sees the error (main.ts exits).
@@ -50,7 +52,7 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
     state = 'starting';
     starting = (async () => {
       try {
-        controller = await startController(kc, { log, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs });
+        controller = await startController(kc, { log, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs, onReconciled: (outcome, seconds) => metrics.reconciled(outcome, seconds) });
         state = 'running';
         lastError = undefined;
       } catch (err) {
@@ -79,6 +81,13 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
   };
 
   const server: Server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url?.split('?')[0] === '/metrics') {
+      metrics.registry.metrics().then(
+        (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
+        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics collection failed: ${(err as Error).message}\n`),
+      );
+      return;
+    }
     if (req.url !== '/healthz' && req.url !== '/readyz') {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: 'not found' }));

@@ -92,7 +92,10 @@ describe('desired state (L0)', () => {
     const gw = find(objs, 'Deployment', 'demo-gateway');
     const c = gw.spec.template.spec.containers[0];
     expect(c.image).toBe('ghcr.io/task-service/task-service-gateway:latest');
-    expect(c.ports).toEqual([{ name: 'http', containerPort: 3000, protocol: 'TCP' }]);
+    expect(c.ports).toEqual([
+      { name: 'http', containerPort: 3000, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 9464, protocol: 'TCP' },
+    ]);
     expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/api/health', port: 'http' }, periodSeconds: 30, failureThreshold: 3 });
     expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/api/health', port: 'http' }, periodSeconds: 10 });
     // rollouts: keep answering until kube-proxy has dropped the endpoint, within the grace period
@@ -109,8 +112,23 @@ describe('desired state (L0)', () => {
     expect(c.resources).toEqual({ requests: { memory: '512Mi', cpu: '500m' }, limits: { memory: '512Mi', cpu: '500m' } });
     expect(gw.spec.template.spec.securityContext).toMatchObject({ runAsUser: 1001, runAsNonRoot: true });
     for (const s of SERVICES) expect(find(objs, 'Deployment', `demo-${s}`).spec.replicas).toBe(2);
-    expect(find(objs, 'Service', 'demo-gateway').spec.ports).toEqual([{ name: 'http', port: 3000, targetPort: 'http', protocol: 'TCP' }]);
+    expect(find(objs, 'Service', 'demo-gateway').spec.ports).toEqual([
+      { name: 'http', port: 3000, targetPort: 'http', protocol: 'TCP' },
+      { name: 'metrics', port: 9464, targetPort: 'metrics', protocol: 'TCP' },
+    ]);
     expect(find(objs, 'Service', 'demo-tasks').spec.clusterIP).toBe('None');
+  });
+
+  it('metrics: every Service names a `metrics` port (the gateway its METRICS_PORT, bus-only services their health port); the Ingress only reaches 3000', () => {
+    const objs = desiredChildren(full(), v1);
+    const gw = find(objs, 'Deployment', 'prod-gateway').spec.template.spec.containers[0];
+    expect(gw.env).toContainEqual({ name: 'METRICS_PORT', value: '9464' });
+    for (const s of SERVICES.filter((x) => x !== 'gateway')) {
+      expect(find(objs, 'Service', `prod-${s}`).spec.ports, s).toEqual([{ name: 'metrics', port: 8080, targetPort: 'health', protocol: 'TCP' }]);
+      expect(find(objs, 'Deployment', `prod-${s}`).spec.template.spec.containers[0].env, s).not.toContainEqual(expect.objectContaining({ name: 'METRICS_PORT' }));
+    }
+    const ingress = objs.find((o) => o.kind === 'Ingress') as { spec: { rules: { http: { paths: { backend: { service: { port: { number: number } } } }[] } }[] } } | undefined;
+    for (const rule of ingress?.spec.rules ?? []) for (const p of rule.http.paths) expect(p.backend.service.port.number).toBe(3000);
   });
 
   it('secrets come from Secret references, non-secret config from the ConfigMap', () => {

@@ -31,6 +31,7 @@ import { REPO } from '../../tools/k8s/paths.ts';
 import { GROUP, PLURAL, SERVICES, VERSION } from '../src/crd.ts';
 import { FIELD_MANAGER, FINALIZER } from '../src/desired.ts';
 import { runOperator, type RunningOperator } from '../src/operator.ts';
+import { has, parseMetrics, value } from '../../tools/testenv/metrics.ts';
 import { minimal } from './fixtures.ts';
 
 const gate = requireBinaries(apiServerBinaries(), 'tools/k8s/ensure-apiserver.sh');
@@ -234,6 +235,32 @@ describe.skipIf(!gate.run)('operator against a real kube-apiserver (L3)', () => 
     }
     expect(await snapshot()).toEqual(before);
     expect((await getTs('demo')).metadata.resourceVersion).toBe(tsBefore); // no status rewrite either
+  });
+
+  it('every replica serves /metrics on its health port: the leader counts each reconcile, the standby says it does not lead', async () => {
+    const metrics = async (op: RunningOperator) => {
+      const res = await fetch(`http://127.0.0.1:${op.healthPort()}/metrics`);
+      expect(res.status).toBe(200);
+      return parseMetrics(await res.text());
+    };
+    const leader = leaderOf()[0]!;
+    const standby = operators.find((o) => o !== leader)!;
+    const before = await metrics(leader);
+    expect(value(before, 'tasksvc_operator_reconciles_total', { outcome: 'ok' })).toBeGreaterThan(0); // the create above
+    const controller = leader.controller()!;
+    controller.queue.add(`${NS}/demo`);
+    await controller.queue.idle();
+    // only this test's reconcile unless a child's event re-queued it meanwhile: at least one more, counted with its duration
+    const after = await metrics(leader);
+    const more = value(after, 'tasksvc_operator_reconciles_total', { outcome: 'ok' }) - value(before, 'tasksvc_operator_reconciles_total', { outcome: 'ok' });
+    expect(more).toBeGreaterThanOrEqual(1);
+    expect(value(after, 'tasksvc_operator_reconcile_duration_seconds_count', { outcome: 'ok' }) - value(before, 'tasksvc_operator_reconcile_duration_seconds_count', { outcome: 'ok' })).toBe(more);
+    expect(value(after, 'tasksvc_operator_leader')).toBe(1);
+    expect(has(after, 'tasksvc_operator_queue_depth')).toBe(true);
+    expect(has(after, 'process_cpu_user_seconds_total')).toBe(true);
+    const idle = await metrics(standby);
+    expect(value(idle, 'tasksvc_operator_leader')).toBe(0);
+    expect(value(idle, 'tasksvc_operator_queue_depth')).toBe(0);
   });
 
   it('a child deleted by hand is recreated', async () => {

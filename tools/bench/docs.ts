@@ -47,7 +47,7 @@ given; PostgreSQL backends are the postmaster's children) and statements per req
 
 | bench | what | baseline |
 |---|---|---|
-| \`http.ts\` | task create and list under autocannon load: single process (logging off and at info) and distributed (6 processes, NATS) | one transaction with one INSERT of the task and one of its outbox row (list: the page query), \`pg\` in one process |
+| \`http.ts\` | task create and list under autocannon load: single process (logging off and at info) and distributed (6 processes, NATS) | node:http + \`pg\` with the minimal SQL under the same load (\`baseline-server.ts\`: one statement inserting the task and its outbox row; list: the page query); also shown: the same SQL in-process with no HTTP |
 | \`bus.ts\` | request/reply round trip with zod checks on both ends | in-process transport |
 | \`api.ts\` | task create and list through the whole HTTP path, one request at a time and a few in parallel | the same SQL done directly with \`pg\` |
 | \`webhooks.ts\` | signed deliveries per second to a local receiver that verifies each signature, and event-commit-to-delivery latency | (throughput and latency figures) |

@@ -1,8 +1,10 @@
 /**
  * The issue-18 rows: task create and list under HTTP load (tools/bench/http-load.ts, autocannon) for
  * the single-process mode (`tools/start.ts`, logging off and at info) and the distributed mode (six
- * service processes and nats-server), against the in-tree direct-pg baseline (one transaction: one
- * INSERT of the task and one of its outbox row; the list is the page query alone). Same private
+ * service processes and nats-server), against the in-tree direct-pg baseline under the same load:
+ * node:http + pg with the minimal SQL (tools/bench/baseline-server.ts: the create is one statement
+ * inserting the task and its outbox row, the list is the page query). A second reference row runs
+ * the same SQL in this process with no HTTP at all (the floor of the database alone). Same private
  * PostgreSQL per mode, fsync off for all, many users with one API key each.
  *
  *   node_modules/.bin/node tools/bench/http.ts [--seconds 10] [--connections 10] [--users 50]
@@ -19,6 +21,7 @@ import { startCluster } from '../chaos/cluster.ts';
 import { until } from '../testenv/wait.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { httpLoad, type LoadResult } from './http-load.ts';
+import { BASELINE_CREATE, BASELINE_LIST, baselineCreateValues } from './lib/baseline-sql.ts';
 import { emitRows } from './lib/report.ts';
 import { measure } from './lib/stats.ts';
 
@@ -30,8 +33,17 @@ const root = new URL('../..', import.meta.url).pathname;
 const log = createLogger('bench', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'bench-http-'));
 const pgDir = join(dir, 'pg');
-const pgServer = await startLocalPostgres({ dataDir: pgDir, log });
+const pgServer = await startLocalPostgres({ dataDir: pgDir, log, settings: ['shared_preload_libraries=pg_stat_statements'] }); // statements per request
 const pgPid = Number(readFileSync(join(pgDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+
+/** A fresh database on the bench's server, with pg_stat_statements readable in it. */
+async function benchDatabase(): Promise<string> {
+  const url = await createDatabase(pgServer.url, `bench_${randomUUID().slice(0, 8)}`);
+  const pool = createPool(url, log);
+  await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  await pool.end();
+  return url;
+}
 
 async function keysFor(pool: Pool): Promise<string[]> {
   const keys: string[] = [];
@@ -41,35 +53,52 @@ async function keysFor(pool: Pool): Promise<string[]> {
 
 type Row = { path: string; r: Pick<LoadResult, 'reqPerSec' | 'p50' | 'p99' | 'non2xx' | 'serverCpuMsPer1k' | 'pgCpuMsPer1k' | 'statementsPerRequest' | 'loadAverage'> };
 
-/** The direct-pg baseline: the same work with `pg` in this process, C callers, no HTTP. */
-async function baseline(op: 'create' | 'list'): Promise<Row> {
-  const url = await createDatabase(pgServer.url, `bench_${randomUUID().slice(0, 8)}`);
+/** The baseline: node:http + pg, minimal SQL, in its own process, under the same HTTP load. */
+async function httpBaseline(): Promise<Record<'create' | 'list', Row>> {
+  const DATABASE_URL = await benchDatabase();
+  const pool = createPool(DATABASE_URL, log);
+  await migrate(pool, { ...tasksService.migrations!, log });
+  await pool.end();
+  const port = await freePort();
+  const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(root, 'tools', 'bench', 'baseline-server.ts')], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), POOL_MAX: String(C) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await until(async () => (await fetch(`${url}/api/health`).catch(() => undefined))?.status === 200, 'the baseline server', 30_000);
+    const keys = Array.from({ length: USERS }, () => randomUUID());
+    const path = 'direct pg over HTTP (baseline: node:http + pg)';
+    const load = (op: 'create' | 'list') => httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [child.pid!], pgPid, pgUrl: DATABASE_URL });
+    await httpLoad({ url, keys, op: 'create', seconds: 2, connections: C }); // warm-up, and the rows the list reads
+    return { create: { path, r: await load('create') }, list: { path, r: await load('list') } };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+/** The floor: the same SQL with `pg` in this process, C callers, no HTTP. */
+async function inProcess(op: 'create' | 'list'): Promise<Row> {
+  const url = await benchDatabase();
   const pool = createPool(url, log, { max: C });
   await migrate(pool, { ...tasksService.migrations!, log });
   const users = Array.from({ length: USERS }, () => randomUUID());
-  const create = async (i: number) => {
-    const c = await pool.connect();
-    try {
-      await c.query('BEGIN');
-      const { rows } = await c.query<{ id: string }>(`INSERT INTO tasks.tasks (user_id, title, type, sort_order) VALUES ($1, $2, 'ONE_TIME', $3) RETURNING id`, [users[i % USERS], `Task ${i}`, i]);
-      await c.query(`INSERT INTO tasks.outbox (id, subject, payload) VALUES ($1, 'events.task.created', $2)`, [randomUUID(), JSON.stringify({ id: rows[0]!.id })]);
-      await c.query('COMMIT');
-    } finally {
-      c.release();
-    }
-  };
-  const list = (i: number) => pool.query(`SELECT * FROM tasks.tasks WHERE user_id = $1 ORDER BY sort_order, created_at, id LIMIT 50`, [users[i % USERS]]);
+  // createPool prepares each statement once per connection, as the baseline server names its two
+  const create = (i: number) => pool.query(BASELINE_CREATE, baselineCreateValues(users[i % USERS]!, `Task ${i}`, i));
+  const list = (i: number) => pool.query(BASELINE_LIST, [users[i % USERS]]);
   try {
     await measure(2_000, C, create); // also the rows the list reads
     const s = await measure(op === 'create' ? 4_000 : 8_000, C, op === 'create' ? create : list);
-    return { path: 'direct pg (baseline)', r: { reqPerSec: s.opsPerSec, p50: s.p50, p99: s.p99, non2xx: 0, serverCpuMsPer1k: null, pgCpuMsPer1k: null, statementsPerRequest: op === 'create' ? 4 : 1, loadAverage: loadavg()[0]! } };
+    return { path: 'direct pg in this process (no HTTP)', r: { reqPerSec: s.opsPerSec, p50: s.p50, p99: s.p99, non2xx: 0, serverCpuMsPer1k: null, pgCpuMsPer1k: null, statementsPerRequest: 1, loadAverage: loadavg()[0]! } };
   } finally {
     await pool.end();
   }
 }
 
 async function embedded(logLevel: string): Promise<Record<'create' | 'list', Row>> {
-  const DATABASE_URL = await createDatabase(pgServer.url, `bench_${randomUUID().slice(0, 8)}`);
+  const DATABASE_URL = await benchDatabase();
   const port = await freePort();
   const env = { PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false' }; // measure the path, not the per-user write limit (429s)
   const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(root, 'tools', 'start.ts')], { cwd: root, env, stdio: ['ignore', 'ignore', 'ignore'] });
@@ -106,20 +135,21 @@ async function distributed(): Promise<Record<'create' | 'list', Row>> {
 }
 
 try {
-  const base = { create: await baseline('create'), list: await baseline('list') };
+  const base = await httpBaseline();
+  const floor = { create: await inProcess('create'), list: await inProcess('list') };
   const quiet = await embedded('silent');
   const info = await embedded('info');
   const dist = await distributed();
   const rows: (string | number)[][] = [];
   for (const op of ['create', 'list'] as const) {
-    for (const { path, r } of [base[op], quiet[op], info[op], dist[op]]) {
+    for (const { path, r } of [base[op], floor[op], quiet[op], info[op], dist[op]]) {
       const b = base[op].r;
       const opt = (v: number | null) => (v === null ? '–' : v);
       rows.push([op === 'create' ? 'POST /api/tasks' : 'GET /api/tasks (50)', path, r.reqPerSec, r.reqPerSec / b.reqPerSec, r.p50, r.p99, r.p99 / b.p99, r.non2xx, opt(r.serverCpuMsPer1k), opt(r.pgCpuMsPer1k), opt(r.statementsPerRequest), r.loadAverage]);
     }
   }
   emitRows(
-    `HTTP load: autocannon, ${C} connections, ${SECONDS} s per row, ${USERS} users with one API key each; ratios against direct pg in the same run`,
+    `HTTP load: autocannon, ${C} connections, ${SECONDS} s per row, ${USERS} users with one API key each; ratios against direct pg over HTTP in the same run`,
     ['operation', 'path', 'req/s', '× baseline', 'p50 ms', 'p99 ms', 'p99 × baseline', 'non-2xx', 'server CPU ms / 1k', 'PostgreSQL CPU ms / 1k', 'statements / request', 'load avg'],
     rows,
   );

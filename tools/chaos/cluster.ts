@@ -35,6 +35,8 @@ export interface Cluster {
   output(name: ServiceName): string;
   /** the service processes' pids (for CPU accounting in benchmarks) */
   pids(): number[];
+  /** where a service process serves its Prometheus metrics (HEALTH_PORT; the gateway's METRICS_PORT) */
+  metricsUrl(name: ServiceName): string;
   stop(): Promise<void>;
 }
 
@@ -61,9 +63,13 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     ...extraEnv,
   };
   const procs = new Map<ServiceName, Proc>();
+  // each process its own probe/metrics port, kept across restarts
+  const metricsPorts = new Map<ServiceName, number>();
+  for (const name of CLUSTER_SERVICES) metricsPorts.set(name, await freePort());
 
   const start = async (name: ServiceName) => {
-    const child = spawn(node, [join(root, 'services', name, 'src', 'main.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const own = { [name === 'gateway' ? 'METRICS_PORT' : 'HEALTH_PORT']: String(metricsPorts.get(name)) };
+    const child = spawn(node, [join(root, 'services', name, 'src', 'main.ts')], { cwd: root, env: { ...env, ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
     const proc: Proc = { child, output: procs.get(name)?.output ?? '' };
     const append = (d: Buffer) => {
       proc.output = (proc.output + d.toString()).slice(-20_000);
@@ -117,6 +123,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     },
     output: (name) => procs.get(name)?.output ?? '',
     pids: () => [...procs.values()].map((p) => p.child.pid!).filter(Boolean),
+    metricsUrl: (name) => `http://127.0.0.1:${metricsPorts.get(name)}/metrics`,
     async stop() {
       for (const name of procs.keys()) await kill(name);
       await nats.stop();

@@ -98,6 +98,55 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     expect(render('--set', 'uninstallHook.enabled=false').filter(isHook)).toEqual([]);
   });
 
+  it('metrics: ServiceMonitors only where the Prometheus operator is served (and not when turned off); the dashboard ConfigMap behind its switch', () => {
+    const kinds = (...args: string[]) => render('--no-hooks', ...args).map((o) => o.kind);
+    const withPrometheus = ['--api-versions', 'monitoring.coreos.com/v1'];
+    expect(kinds()).not.toContain('ServiceMonitor');
+    expect(kinds(...withPrometheus, '--set', 'metrics.serviceMonitor.enabled=false')).not.toContain('ServiceMonitor');
+
+    const objs = render('--no-hooks', ...withPrometheus, '--set', 'metrics.serviceMonitor.labels.release=prom', '--set', 'metrics.serviceMonitor.namespaces={apps}');
+    const monitors = objs.filter((o) => o.kind === 'ServiceMonitor');
+    expect(monitors.map((m) => m.metadata.name).sort()).toEqual(['tso-task-service-operator', 'tso-task-service-operator-taskservices']);
+    for (const m of monitors) {
+      expect(m.metadata.labels.release).toBe('prom');
+      expect(m.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s' }]);
+    }
+    // the operator's replicas through a Service on their health port
+    const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'tso-task-service-operator-metrics');
+    expect(validateObject(svc)).toEqual([]);
+    expect(svc.spec.ports).toEqual([{ name: 'metrics', port: 8081, targetPort: 'health', protocol: 'TCP' }]);
+    const op = monitors.find((m) => m.metadata.name === 'tso-task-service-operator');
+    for (const [k, v] of Object.entries(op.spec.selector.matchLabels)) expect(svc.metadata.labels[k]).toBe(v);
+    // every TaskService's Services (operator/src/desired.ts labels them and names their `metrics` port)
+    const apps = monitors.find((m) => m.metadata.name.endsWith('-taskservices'));
+    expect(apps.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'task-service', 'app.kubernetes.io/managed-by': 'taskservice-operator' });
+    expect(apps.spec.namespaceSelector).toEqual({ matchNames: ['apps'] });
+    expect(render('--no-hooks', ...withPrometheus).find((o) => o.kind === 'ServiceMonitor' && o.metadata.name.endsWith('-taskservices')).spec.namespaceSelector).toEqual({ any: true });
+
+    expect(kinds()).not.toContain('ConfigMap');
+    const cm = render('--no-hooks', '--set', 'metrics.dashboard.enabled=true').find((o) => o.kind === 'ConfigMap');
+    expect(validateObject(cm)).toEqual([]);
+    expect(cm.metadata.labels.grafana_dashboard).toBe('1');
+    const dashboard = JSON.parse(cm.data['task-service.json']);
+    expect(dashboard.uid).toBe('task-service');
+    const exprs = JSON.stringify(dashboard.panels.flatMap((p: any) => (p.targets ?? []).map((t: any) => t.expr)));
+    for (const family of [
+      'tasksvc_http_request_duration_seconds',
+      'tasksvc_bus_handler_duration_seconds',
+      'tasksvc_bus_events_published_total',
+      'tasksvc_bus_events_consumed_total',
+      'tasksvc_outbox_pending_events',
+      'tasksvc_outbox_oldest_pending_age_seconds',
+      'tasksvc_webhook_deliveries_total',
+      'tasksvc_notifications_sent_total',
+      'tasksvc_cron_job_duration_seconds',
+      'tasksvc_pg_pool_connections',
+      'nodejs_eventloop_lag_p99_seconds',
+      'tasksvc_operator_reconciles_total',
+    ])
+      expect(exprs, family).toContain(family);
+  });
+
   it('helm template --include-crds ships the CRD', () => {
     const crds = render('--include-crds').filter((o) => o.kind === 'CustomResourceDefinition');
     expect(crds.map((c) => c.metadata.name)).toEqual(['taskservices.tasks.example.io']);

@@ -1,7 +1,7 @@
 /**
  * Puts the Task Service on a running one-node cluster (node.ts): the operator chart with the locally
  * built images, and a TaskService whose pods reach the caller's PostgreSQL and NATS through TCP
- * forwarders on the node IP (until the chart provides them in-cluster).
+ * forwarders on the host's end of the node's veth (HOST_IP; until the chart provides them in-cluster).
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -61,6 +61,8 @@ export interface AppOptions {
   config?: Record<string, string>;
   /** full image references per component (TaskService spec.image.overrides) */
   overrides?: Record<string, string>;
+  /** TaskService spec.firewall (off when absent) */
+  firewall?: Record<string, unknown>;
 }
 
 /** The TaskService object (spec per operator/src/crd.ts), images from build-images.sh. */
@@ -84,6 +86,7 @@ export function taskService(opts: AppOptions): Record<string, unknown> {
         cronSecret: { name: 'task-service-secrets', key: 'CRON_SECRET' },
       },
       cron: { suspend: true },
+      ...(opts.firewall ? { firewall: opts.firewall } : {}),
     },
   };
 }

@@ -5,10 +5,29 @@
  * (imported into containerd; pods use imagePullPolicy: Never). Recipe and reasons:
  * shared/notes/containers-and-kubelet.md.
  *
+ * The node is a network namespace of its own (NODE_NETNS), so what a pod does to "its node" — the
+ * firewall DaemonSet's nftables input policy drop, kube-proxy's iptables chains, ip_forward — stays
+ * there and never reaches the host:
+ *
+ *   host (control plane: etcd, kube-apiserver, controller-manager, scheduler; the test process)
+ *     tsk8s-host 10.89.81.1/29 (HOST_IP: API server bind/advertise address, forwarders for pods)
+ *                10.89.81.3/29 (OUTSIDE_IP: a host address that is no cluster member)
+ *     routes 10.89.80.0/24 (pods) and 10.96.0.0/16 (Services) via 10.89.81.2
+ *       │ veth
+ *   netns tasksvc-node (containerd, kubelet, kube-proxy and every pod; hostNetwork pods share it)
+ *     tsk8s-node 10.89.81.2/29 (NODE_IP: the node's InternalIP, kubelet 10250), default via 10.89.81.1
+ *     bridge tsk8s0 10.89.80.1/24 (CNI, pod CIDR), ip_forward=1
+ *
+ * Node processes are started with `nsenter --net` (not `ip netns exec`, which would also unshare the
+ * mount namespace and remount /sys, hiding the cgroup mounts from the kubelet and runc, and keeping
+ * containerd's mounts from the host).
+ *
  * Everything it writes lives in one directory, except what the kubelet, containerd and CNI insist on
  * (/var/log/pods, /var/log/containers, /var/lib/cni, /run/netns/cni-*, /run/containerd, the kubepods
- * cgroups, iptables KUBE-* chains, a few sysctls). stop() removes or restores each of those and
- * reports what it could not restore; processes are stopped by pid.
+ * cgroups) and the network namespace, veth and host routes. stop() removes each of those (the routes and
+ * the namespace's own iptables, nftables and sysctls vanish with it), compares the host with a snapshot
+ * taken before (sysctls, iptables, nftables, links, routes, namespaces, those directories) and reports
+ * what differs; processes are stopped by pid.
  *
  * Run as a script (`npm run cluster:up`) it starts the cluster, prints a KUBECONFIG and stays up until Ctrl-C.
  */
@@ -25,11 +44,28 @@ import { imageName, PAUSE_IMAGE, podman, TARGETS } from './images.ts';
 const exec = promisify(execFile);
 const k8sCache = process.env.TASKSVC_K8S_CACHE ?? `/var/cache/task-service/k8s-${K8S_VERSION}`;
 export const NODE_NAME = 'tasksvc-node';
+/** The node's network namespace (`ip netns` name): containerd, kubelet, kube-proxy and every pod. */
+export const NODE_NETNS = 'tasksvc-node';
+const VETH_HOST = 'tsk8s-host';
+const VETH_NODE = 'tsk8s-node';
+/** The host's end of the veth: the API server binds and advertises it; pods reach host forwarders here. */
+export const HOST_IP = '10.89.81.1';
+/** The node's end of the veth: its InternalIP (kubelet, NodePorts). */
+export const NODE_IP = '10.89.81.2';
+/** A second host address on the veth that is no cluster member: a client from outside the cluster. */
+export const OUTSIDE_IP = '10.89.81.3';
+const LINK_PREFIX = 29;
 const BRIDGE = 'tsk8s0';
-const POD_CIDR = '10.89.80.0/24';
-export const NODE_IP = '10.89.80.1';
-const SERVICE_CIDR = '10.96.0.0/16';
-/** Set by the CNI bridge and kube-proxy, or (unpatched) by the kubelet: restored on stop. */
+export const POD_CIDR = '10.89.80.0/24';
+const POD_GATEWAY = '10.89.80.1';
+export const SERVICE_CIDR = '10.96.0.0/16';
+export const KUBELET_PORT = 10250;
+/** `cmd args` as a process in the node's network namespace (only the network: mounts and /sys stay the host's). */
+export const inNode = (cmd: string, args: string[]): [string, string[]] => ['nsenter', [`--net=/run/netns/${NODE_NETNS}`, cmd, ...args]];
+/**
+ * Sysctls the stack sets. The network ones (CNI bridge, kube-proxy) are per network namespace and now land
+ * in the node's; the kernel-wide ones the patched kubelet only warns about. Checked, and restored, on stop.
+ */
 const SYSCTLS = [
   'net.ipv4.ip_forward',
   'net.ipv4.conf.all.route_localnet',
@@ -50,7 +86,10 @@ export interface NodeCluster {
   token: string;
   kubeconfigPath: string;
   dir: string;
+  /** the node's InternalIP (NODE_IP) */
   nodeIp: string;
+  /** the host's end of the node's veth (HOST_IP): the API server; pods reach host listeners here */
+  hostIp: string;
   kubectl(...args: string[]): Promise<string>;
   helm(...args: string[]): Promise<string>;
   /** Stops everything and restores the host; resolves with what differs from before (empty when clean). */
@@ -103,14 +142,20 @@ async function hostSnapshot(): Promise<Record<string, string>> {
       .map((l) => l.replace(/\[\d+:\d+\]/g, ''))
       .join('\n');
   }
+  // The firewall daemon's table must never appear on the host (it belongs in the node's namespace).
+  snap['nftables inet task_firewall'] = await sh('nft', ['list', 'table', 'inet', 'task_firewall']).then(() => 'present', () => '(absent)');
   // Only names this cluster could leave behind: other work on the machine adds and removes its own.
   snap.links = (await sh('ip', ['-o', 'link', 'show']))
     .split('\n')
     .map((l) => l.split(':')[1]?.trim().split('@')[0] ?? '')
-    .filter((n) => n === BRIDGE || /^veth[0-9a-f]{8}$/.test(n))
+    .filter((n) => n.startsWith('tsk8s') || /^veth[0-9a-f]{8}$/.test(n))
     .sort()
     .join(' ');
-  snap.netns = existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith('cni-')).sort().join(' ') : '';
+  snap.routes = (await sh('ip', ['-4', 'route', 'show']))
+    .split('\n')
+    .filter((l) => /\b10\.(89\.8[01]|96)\./.test(l))
+    .join('\n');
+  snap.netns = existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith('cni-') || n === NODE_NETNS).sort().join(' ') : '';
   for (const d of FOREIGN_DIRS) snap[`dir ${d}`] = existsSync(d) ? readdirSync(d).sort().join(' ') : '(absent)';
   return snap;
 }
@@ -118,7 +163,7 @@ async function hostSnapshot(): Promise<Record<string, string>> {
 /** What it takes to run; empty when everything is there. */
 export async function nodeClusterMissing(): Promise<string[]> {
   const missing: string[] = [];
-  if (process.getuid?.() !== 0) return ['root (kubelet, containerd, bridge, iptables)'];
+  if (process.getuid?.() !== 0) return ['root (kubelet, containerd, network namespace, iptables)'];
   const bins = apiServerBinaries();
   missing.push(...bins.missing);
   for (const b of ['kubelet', 'kube-scheduler', 'kube-proxy']) {
@@ -130,7 +175,8 @@ export async function nodeClusterMissing(): Promise<string[]> {
     ['ctr', 'containerd'],
     ['runc', 'runc'],
     ['iptables-save', 'iptables'],
-    ['socat', 'socat'],
+    ['nft', 'nftables'],
+    ['nsenter', 'util-linux'],
   ]) {
     if (!(await sh('sh', ['-c', `command -v ${tool}`]).catch(() => ''))) missing.push(`${tool} (apt-get install ${pkg})`);
   }
@@ -138,7 +184,11 @@ export async function nodeClusterMissing(): Promise<string[]> {
   return missing;
 }
 
-/** The kubelet's fixed ports and the bridge allow one cluster per host; this file names its owner. */
+const runNetnsIsMount = () => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((l) => l.split(' ')[4] === '/run/netns');
+/** Whether /run/netns was a mount point when this process first looked (before any cluster of its own). */
+const runNetnsWasMount = runNetnsIsMount();
+
+/** The fixed namespace, veth and addresses allow one cluster per host; this file names its owner. */
 const HOST_LOCK = '/run/tasksvc-node.pid';
 const alive = (pid: number): boolean => {
   try {
@@ -152,7 +202,7 @@ const alive = (pid: number): boolean => {
 /**
  * Takes the host's one-cluster lock, waiting (up to `limitMs`) while another live run holds it, so two
  * runs on one machine queue instead of colliding. A lock left by a dead process is taken over, and the
- * bridge it left is removed.
+ * network namespace and links it left are removed.
  */
 async function takeHostLock(log: (line: string) => void, limitMs = 10 * 60_000): Promise<void> {
   const end = Date.now() + limitMs;
@@ -181,7 +231,17 @@ async function takeHostLock(log: (line: string) => void, limitMs = 10 * 60_000):
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
-  if (existsSync(`/sys/class/net/${BRIDGE}`)) await quiet(sh('ip', ['link', 'delete', BRIDGE]));
+  await removeNodeNetwork();
+}
+
+/** The node's namespace (its veth end, bridge, iptables and nftables go with it), the host's veth end and routes. */
+async function removeNodeNetwork(): Promise<void> {
+  if (existsSync(`/run/netns/${NODE_NETNS}`)) await quiet(sh('ip', ['netns', 'delete', NODE_NETNS]));
+  // `ip netns add` leaves /run/netns bind-mounted on itself (shared): undone when it was not a mount before
+  // and nothing else lives there (another user's namespaces keep it busy, and it stays)
+  if (!runNetnsWasMount && existsSync('/run/netns') && readdirSync('/run/netns').length === 0 && runNetnsIsMount()) await quiet(sh('umount', ['/run/netns']));
+  // the host end goes with the namespace unless a process still holds it; BRIDGE: the host bridge of earlier versions
+  for (const link of [VETH_HOST, BRIDGE]) if (existsSync(`/sys/class/net/${link}`)) await quiet(sh('ip', ['link', 'delete', link]));
 }
 
 export interface NodeClusterOptions {
@@ -200,15 +260,14 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
   const sysctlsBefore = Object.fromEntries(SYSCTLS.map((s) => [s, before[`sysctl ${s}`] as string]));
   const netnsBefore = new Set(before.netns?.split(' ').filter(Boolean));
   const foreignBefore = new Map(FOREIGN_DIRS.map((d) => [d, existsSync(d) ? new Set(readdirSync(d)) : undefined]));
-  const chainsBefore = new Map<string, Set<string>>();
-  for (const t of IPTABLES_TABLES) chainsBefore.set(t, new Set(chainNames(before[`iptables ${t}`] ?? '')));
   const dir = mkdtempSync('/var/tmp/tasksvc-node-');
   const bin = (name: string) => (name === 'etcd' ? (apiServerBinaries().found.etcd as string) : join(k8sCache, 'bin', name));
   const procs: { name: string; p: ChildProcess }[] = [];
-  const run = (name: string, cmd: string, args: string[]) => {
+  const run = (name: string, cmd: string, args: string[], where: 'host' | 'node' = 'host') => {
     const file = join(dir, `${name}.log`);
     const out = createWriteStream(file);
-    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // nsenter execs the command: the pid is the component's own, so stop() signals the component
+    const p = where === 'node' ? spawn(...inNode(cmd, args), { stdio: ['ignore', 'pipe', 'pipe'] }) : spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     p.stdout?.pipe(out);
     p.stderr?.pipe(out);
     procs.push({ name, p });
@@ -274,12 +333,12 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     }
     for (const m of mountsUnder(dir, netnsBefore).reverse()) await quiet(sh('umount', ['-l', m]));
     const problems: string[] = [];
-    // 4. Network: pod namespaces, the bridge, the chains kube-proxy and CNI made, sysctls.
+    // 4. Network: pod namespaces, the node's namespace with everything in it (bridge, kube-proxy's
+    //    chains, the firewall's table), the veth and the host routes through it; sysctls.
     if (existsSync('/run/netns')) {
       for (const ns of readdirSync('/run/netns')) if (ns.startsWith('cni-') && !netnsBefore.has(ns)) await quiet(sh('ip', ['netns', 'delete', ns]));
     }
-    await quiet(sh('ip', ['link', 'delete', BRIDGE]));
-    for (const t of IPTABLES_TABLES) await removeChains(t, /^(KUBE-|CNI-)/, chainsBefore.get(t) ?? new Set());
+    await removeNodeNetwork();
     for (const [k, v] of Object.entries(sysctlsBefore)) if (v !== '(absent)') await quiet(sh('sysctl', ['-q', '-w', `${k}=${v}`]));
     // 5. Files and cgroups outside our directory.
     rmSync('/var/lib/cni/networks/tasksvc-node', { recursive: true, force: true });
@@ -298,10 +357,23 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
   }
 
   try {
-    // ---- network: a bridge whose address is the node IP (the kubelet refuses loopback) ----
-    await sh('ip', ['link', 'add', BRIDGE, 'type', 'bridge']);
-    await sh('ip', ['addr', 'add', `${NODE_IP}/24`, 'dev', BRIDGE]);
-    await sh('ip', ['link', 'set', BRIDGE, 'up']);
+    // ---- network: the node's namespace, a veth to the host, the pod bridge inside, host routes to pods and Services ----
+    const ipNode = (...args: string[]) => sh('ip', ['-n', NODE_NETNS, ...args]);
+    await sh('ip', ['netns', 'add', NODE_NETNS]);
+    await sh('ip', ['link', 'add', VETH_HOST, 'type', 'veth', 'peer', 'name', VETH_NODE, 'netns', NODE_NETNS]);
+    await sh('ip', ['addr', 'add', `${HOST_IP}/${LINK_PREFIX}`, 'dev', VETH_HOST]);
+    await sh('ip', ['addr', 'add', `${OUTSIDE_IP}/${LINK_PREFIX}`, 'dev', VETH_HOST]);
+    await sh('ip', ['link', 'set', VETH_HOST, 'up']);
+    await ipNode('link', 'set', 'lo', 'up');
+    await ipNode('addr', 'add', `${NODE_IP}/${LINK_PREFIX}`, 'dev', VETH_NODE);
+    await ipNode('link', 'set', VETH_NODE, 'up');
+    await ipNode('route', 'add', 'default', 'via', HOST_IP);
+    // the kubelet refuses a loopback node IP, and CNI wants the bridge to exist with the gateway address
+    await ipNode('link', 'add', BRIDGE, 'type', 'bridge');
+    await ipNode('addr', 'add', `${POD_GATEWAY}/24`, 'dev', BRIDGE);
+    await ipNode('link', 'set', BRIDGE, 'up');
+    await sh(...inNode('sysctl', ['-q', '-w', 'net.ipv4.ip_forward=1']));
+    for (const net of [POD_CIDR, SERVICE_CIDR]) await sh('ip', ['route', 'add', net, 'via', NODE_IP, 'dev', VETH_HOST]);
     const cniDir = join(dir, 'cni');
     mkdirSync(cniDir);
     writeFileSync(
@@ -316,8 +388,9 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
             isGateway: true,
             ipMasq: false,
             hairpinMode: true,
-            // routes only to the pod and service ranges: pods reach nothing outside this node
-            ipam: { type: 'host-local', ranges: [[{ subnet: POD_CIDR, gateway: NODE_IP }]], routes: [{ dst: SERVICE_CIDR }] },
+            // routes only to the pod and Service ranges and the host's veth end (API server, forwarders): pods
+            // reach nothing else
+            ipam: { type: 'host-local', ranges: [[{ subnet: POD_CIDR, gateway: POD_GATEWAY }]], routes: [{ dst: SERVICE_CIDR }, { dst: `${HOST_IP}/32` }] },
           },
           { type: 'portmap', capabilities: { portMappings: true } },
         ],
@@ -339,7 +412,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       .replace(/path = "\/opt\/containerd"/, `path = "${join(cdir, 'opt')}"`)
       .replace(/SystemdCgroup = .*$/m, 'SystemdCgroup = false');
     writeFileSync(join(cdir, 'config.toml'), config);
-    const containerd = run('containerd', 'containerd', ['--config', join(cdir, 'config.toml')]);
+    const containerd = run('containerd', 'containerd', ['--config', join(cdir, 'config.toml')], 'node');
     await waitFor('containerd', async () => (await ctr('version').then(() => true, () => false)), containerd, 30_000);
     const images = opts.images ?? [...TARGETS.map(imageName), PAUSE_IMAGE];
     const archive = join(dir, 'images.tar');
@@ -349,16 +422,9 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     rmSync(archive);
     log(`${images.length} images imported into containerd in ${((Date.now() - ti) / 1000).toFixed(0)} s`);
 
-    // ---- etcd + kube-apiserver on the node IP (pods reach it through the kubernetes Service) ----
-    const [etcdPort, peerPort, apiPort, kubeletPort, kubeletHealth, proxyHealth, proxyMetrics] = [
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
-    ];
+    // ---- etcd + kube-apiserver on the host's veth end (pods reach it through the kubernetes Service) ----
+    // host ports; the node's (kubelet, kube-proxy) are its own namespace's, so the standard ones
+    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
     const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
     writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
@@ -387,13 +453,13 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       `--initial-cluster=node=${peerUrl}`,
     ]);
     await waitFor('etcd', async () => await fetch(`${etcdUrl}/health`).then((r) => r.ok, () => false), etcd, 30_000);
-    const server = `https://${NODE_IP}:${apiPort}`;
+    const server = `https://${HOST_IP}:${apiPort}`;
     const certDir = join(dir, 'certs');
     mkdirSync(certDir);
     const api = run('kube-apiserver', bin('kube-apiserver'), [
       `--etcd-servers=${etcdUrl}`,
-      `--bind-address=${NODE_IP}`,
-      `--advertise-address=${NODE_IP}`,
+      `--bind-address=${HOST_IP}`,
+      `--advertise-address=${HOST_IP}`,
       `--secure-port=${apiPort}`,
       '--insecure-port=0',
       `--cert-dir=${certDir}`,
@@ -432,13 +498,18 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       `--service-account-private-key-file=${join(dir, 'sa.key')}`,
       // the API server's self-signed serving chain: pods verify it through their service account's ca.crt
       `--root-ca-file=${join(certDir, 'apiserver.crt')}`,
-      '--controllers=deployment,replicaset,daemonset,job,cronjob,garbagecollector,namespace,serviceaccount,serviceaccount-token,endpoint,endpointslice,podgc,nodelifecycle,clusterrole-aggregation,root-ca-cert-publisher',
+      '--controllers=deployment,replicaset,daemonset,job,cronjob,garbagecollector,namespace,serviceaccount,serviceaccount-token,endpoint,endpointslice,podgc,nodelifecycle,nodeipam,clusterrole-aggregation,root-ca-cert-publisher',
+      // node.spec.podCIDR, as on a kubeadm cluster (the operator's firewall reads the pod network from it)
+      '--allocate-node-cidrs=true',
+      `--cluster-cidr=${POD_CIDR}`,
+      '--node-cidr-mask-size=24',
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
       '--secure-port=0',
       '--port=0',
     ]);
     run('kube-scheduler', bin('kube-scheduler'), [`--kubeconfig=${kc('scheduler')}`, '--leader-elect=false', '--port=0', '--secure-port=0']);
 
-    // ---- kubelet ----
+    // ---- kubelet, in the node's namespace ----
     const kdir = join(dir, 'kubelet');
     mkdirSync(kdir);
     const kubelet = run('kubelet', bin('kubelet'), [
@@ -451,10 +522,9 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       `--hostname-override=${NODE_NAME}`,
       `--node-ip=${NODE_IP}`,
       `--address=${NODE_IP}`,
-      `--port=${kubeletPort}`,
+      `--port=${KUBELET_PORT}`,
       '--read-only-port=0',
       '--healthz-bind-address=127.0.0.1',
-      `--healthz-port=${kubeletHealth}`,
       '--make-iptables-util-chains=false',
       `--root-dir=${kdir}`,
       `--cert-dir=${join(kdir, 'pki')}`,
@@ -464,7 +534,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       '--image-gc-low-threshold=99',
       '--eviction-hard=',
       '--serialize-image-pulls=false',
-    ]);
+    ], 'node');
     await waitFor(
       'node Ready',
       async () => (await kubectl('get', 'node', NODE_NAME, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}').catch(() => '')) === 'True',
@@ -473,7 +543,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     );
     log(`node ${NODE_NAME} Ready after ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 
-    // ---- kube-proxy: Services by iptables, host sysctls left alone (zeros) ----
+    // ---- kube-proxy: Services by iptables in the node's namespace, kernel-wide conntrack sysctls left alone (zeros) ----
     run('kube-proxy', bin('kube-proxy'), [
       `--kubeconfig=${kc('proxy')}`,
       '--proxy-mode=iptables',
@@ -484,10 +554,10 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       '--conntrack-tcp-timeout-established=0',
       '--conntrack-tcp-timeout-close-wait=0',
       '--oom-score-adj=0',
-      `--healthz-bind-address=127.0.0.1:${proxyHealth}`,
-      `--metrics-bind-address=127.0.0.1:${proxyMetrics}`,
-    ]);
-    return { server, token, kubeconfigPath, dir, nodeIp: NODE_IP, kubectl, helm, stop };
+      '--healthz-bind-address=127.0.0.1:10256',
+      '--metrics-bind-address=127.0.0.1:10249',
+    ], 'node');
+    return { server, token, kubeconfigPath, dir, nodeIp: NODE_IP, hostIp: HOST_IP, kubectl, helm, stop };
   } catch (err) {
     const problems = await stop();
     if (problems.length) log(`teardown after a failed start left:\n${problems.join('\n')}`);
@@ -515,27 +585,6 @@ function mountsUnder(dir: string, netnsBefore: Set<string>): string[] {
     .split('\n')
     .map((l) => l.split(' ')[4] ?? '')
     .filter((m) => m.startsWith(`${dir}/`) || m.startsWith('/run/containerd/') || (m.startsWith('/run/netns/cni-') && !netnsBefore.has(m.slice('/run/netns/'.length))));
-}
-
-const chainNames = (save: string): string[] =>
-  save
-    .split('\n')
-    .filter((l) => l.startsWith(':'))
-    .map((l) => l.slice(1).split(' ')[0] as string);
-
-/** Deletes the chains matching `re` in `table` that were not there before, after the rules that jump to them. */
-async function removeChains(table: string, re: RegExp, keep: Set<string>): Promise<void> {
-  const rules = (await sh('iptables-save', ['-t', table]).catch(() => '')).split('\n');
-  const chains = chainNames(rules.join('\n')).filter((c) => re.test(c) && !keep.has(c));
-  if (!chains.length) return;
-  for (const l of rules) {
-    const m = /^-A (\S+) (.*)$/.exec(l);
-    if (m && !re.test(m[1] as string) && chains.some((c) => (m[2] as string).includes(`-j ${c}`))) {
-      await quiet(sh('sh', ['-c', `iptables -t ${table} -D ${m[1]} ${m[2]}`]));
-    }
-  }
-  for (const c of chains) await quiet(sh('iptables', ['-t', table, '-F', c]));
-  for (const c of chains) await quiet(sh('iptables', ['-t', table, '-X', c]));
 }
 
 /** The kubelet's and containerd's cgroups (kubepods, k8s.io) in every hierarchy, deepest first. */

@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureUiBuilt, hasChromium, launchChromium, SCREENSHOTS, signIn, startUiSystem, totpCode, VIEWPORTS, type UiSystem } from './support.ts';
+import { enrolTotp, ensureUiBuilt, hasChromium, launchChromium, SCREENSHOTS, signIn, startUiSystem, totpCode, virtualAuthenticator, VIEWPORTS, type UiSystem } from './support.ts';
 
 /**
  * The flows a person repeats every day (issue 24), each along the real click path with no reloads
@@ -38,29 +38,18 @@ async function appWorks(page: Page): Promise<void> {
   expect(await page.getByText('Something went wrong').count()).toBe(0);
 }
 
+const isFocused = (l: Locator) => l.evaluate((el) => el === document.activeElement);
+const focusedText = (page: Page) => page.evaluate(() => document.activeElement?.textContent?.trim());
+
+/** Press `key` (at most 10 times) until the focused element's text is `text`. */
+async function pressUntilFocused(page: Page, key: string, text: string): Promise<void> {
+  for (let i = 0; i < 10 && (await focusedText(page)) !== text; i++) await page.keyboard.press(key);
+  expect(await focusedText(page)).toBe(text);
+}
+
 async function signOut(page: Page): Promise<void> {
   await page.getByRole('button', { name: 'Sign out', exact: true }).click();
   await page.locator('button[data-provider="oidc"]:not([disabled])').waitFor();
-}
-
-async function enrolTotp(page: Page): Promise<string> {
-  await page.goto('/settings/security');
-  const totp = page.getByTestId('totp-section');
-  await totp.getByRole('button', { name: 'Set up an authenticator app' }).click();
-  const secret = (await totp.getByTestId('totp-secret').textContent())!.trim();
-  await totp.getByLabel('Code from the app').fill(totpCode(secret));
-  await totp.getByRole('button', { name: 'Turn on' }).click();
-  await totp.getByRole('button', { name: 'I saved my backup codes' }).click();
-  await totp.getByText('backup codes left').waitFor();
-  return secret;
-}
-
-async function virtualAuthenticator(page: Page): Promise<void> {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-  });
 }
 
 beforeAll(async () => {
@@ -171,21 +160,220 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await signIn(page, ui.url, `editor-keys-${label}@example.test`);
     expect((await page.request.post('/api/tasks', { data: { title: 'Renew passport' } })).status()).toBe(201);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
-    const edit = page.getByRole('listitem').filter({ hasText: 'Renew passport' }).getByRole('button', { name: 'Edit' });
-    await edit.focus();
+    // Edit is in the row's actions menu: open it from the keyboard, choose Edit.
+    const menuButton = page.getByRole('button', { name: 'Actions for "Renew passport"' });
+    await menuButton.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('menuitem', { name: 'Edit' }).waitFor();
+    await pressUntilFocused(page, 'ArrowDown', 'Edit');
     await page.keyboard.press('Enter');
     const editor = page.getByTestId('task-editor');
     await editor.waitFor();
     await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.value)).toBe('Renew passport');
     await page.keyboard.press('Escape');
     await editor.waitFor({ state: 'detached' });
-    await expect.poll(() => edit.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => isFocused(menuButton)).toBe(true);
     // the same for a new task: focus lands in the empty title, Escape returns to "New task"
     const newTask = page.getByRole('button', { name: 'New task' });
     await newTask.click();
     await expect.poll(() => page.evaluate(() => document.activeElement?.closest('[data-testid="task-editor"]') !== null)).toBe(true);
     await page.keyboard.press('Escape');
-    await expect.poll(() => newTask.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => isFocused(newTask)).toBe(true);
+  });
+
+  it.each(sizes)('completing a task from the keyboard puts its Undo in focus; Undo and Escape hand focus back to the list (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `keys-complete-${label}@example.test`);
+    const ids: Record<string, string> = {};
+    for (const title of ['Pay rent', 'Call mum']) ids[title] = ((await (await page.request.post('/api/tasks', { data: { title } })).json()) as { task: { id: string } }).task.id;
+    const completedAt = async (title: string) => ((await (await page.request.get(`/api/tasks/${ids[title]}`)).json()) as { task: { completedAt: string | null } }).task.completedAt;
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    const check = (title: string) => page.getByRole('checkbox', { name: `Complete "${title}"` });
+    await check('Pay rent').focus();
+    await page.keyboard.press('Space');
+    const toast = page.locator('.toast').filter({ hasText: 'Completed "Pay rent"' });
+    const undo = toast.getByRole('button', { name: 'Undo' });
+    // The completed row leaves the open list; its Undo has the focus (no Tab needed, none lost).
+    await expect.poll(() => isFocused(undo), { timeout: 20_000 }).toBe(true);
+    await expect.poll(() => completedAt('Pay rent'), { timeout: 20_000 }).not.toBeNull();
+    await shot(page, 'complete-undo-focus');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => completedAt('Pay rent'), { timeout: 20_000 }).toBeNull();
+    // Back in the list, on the reopened task's box.
+    await expect.poll(() => isFocused(check('Pay rent')), { timeout: 20_000 }).toBe(true);
+    // Completed again, then Escape on the toast: it closes, the task stays done, focus goes to the next row.
+    await page.keyboard.press('Space');
+    await expect.poll(() => isFocused(undo), { timeout: 20_000 }).toBe(true);
+    await page.keyboard.press('Escape');
+    await toast.waitFor({ state: 'detached' });
+    await expect.poll(() => isFocused(check('Call mum')), { timeout: 20_000 }).toBe(true);
+    expect(await completedAt('Pay rent')).not.toBeNull();
+  });
+
+  it.each(sizes)('row actions sit in one keyboard-operable menu; delete hides the row with an Undo and sends the DELETE only when the toast goes (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `rows-${label}@example.test`);
+    const ids: Record<string, string> = {};
+    for (const title of ['Clean the windows', 'Fix the bike', 'Sort the photos', 'Return the library books'])
+      ids[title] = ((await (await page.request.post('/api/tasks', { data: { title } })).json()) as { task: { id: string } }).task.id;
+    const status = async (title: string) => (await page.request.get(`/api/tasks/${ids[title]}`)).status();
+    const snoozedUntil = async (title: string) => ((await (await page.request.get(`/api/tasks/${ids[title]}`)).json()) as { task: { snoozedUntil: string | null } }).task.snoozedUntil;
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    const row = (title: string) => page.getByTestId('task-row').filter({ hasText: title });
+    await row('Clean the windows').waitFor();
+    // One control per row for its actions: no select, no Edit/Delete buttons beside it.
+    expect(await row('Clean the windows').locator('select').count()).toBe(0);
+    expect(await row('Clean the windows').getByRole('button').count()).toBe(1);
+
+    // Tab from the box reaches the menu button; arrows move through the items and wrap; Escape closes, focus returns.
+    const menuButton = page.getByRole('button', { name: 'Actions for "Clean the windows"' });
+    await page.getByRole('checkbox', { name: 'Complete "Clean the windows"' }).focus();
+    await page.keyboard.press('Tab');
+    await expect.poll(() => isFocused(menuButton)).toBe(true);
+    await page.keyboard.press('Enter');
+    const menu = page.getByRole('menu');
+    await expect.poll(() => focusedText(page)).toBe('Snooze: tomorrow');
+    expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['Snooze: tomorrow', 'Snooze: 3 days', 'Snooze: 1 week', 'Edit', 'Delete']);
+    await page.keyboard.press('ArrowDown');
+    await expect.poll(() => focusedText(page)).toBe('Snooze: 3 days');
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('ArrowUp');
+    await expect.poll(() => focusedText(page)).toBe('Delete');
+    await page.keyboard.press('Home');
+    await expect.poll(() => focusedText(page)).toBe('Snooze: tomorrow');
+    await shot(page, 'row-menu');
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
+    await expect.poll(() => isFocused(menuButton)).toBe(true);
+    expect(await menuButton.getAttribute('aria-expanded')).toBe('false');
+
+    // Snooze from the menu, then wake it up again (ArrowDown opens the menu on its first item).
+    await page.keyboard.press('ArrowDown');
+    await expect.poll(() => focusedText(page)).toBe('Snooze: tomorrow');
+    await page.keyboard.press('Enter');
+    await row('Clean the windows').getByText(/snoozed until/).waitFor();
+    expect(await snoozedUntil('Clean the windows')).not.toBeNull();
+    await menuButton.click();
+    await page.getByRole('menuitem', { name: 'Wake up' }).click();
+    await expect.poll(() => snoozedUntil('Clean the windows'), { timeout: 20_000 }).toBeNull();
+
+    // Delete by keyboard: the row goes at once, Undo has the focus, the task is still on the server.
+    const fixBike = page.getByRole('button', { name: 'Actions for "Fix the bike"' });
+    await fixBike.focus();
+    await page.keyboard.press('ArrowUp'); // opens on the last item, Delete
+    await expect.poll(() => focusedText(page)).toBe('Delete');
+    await page.keyboard.press('Enter');
+    await row('Fix the bike').waitFor({ state: 'detached' });
+    const deleted = page.locator('.toast').filter({ hasText: 'Deleted "Fix the bike"' });
+    await expect.poll(() => isFocused(deleted.getByRole('button', { name: 'Undo' }))).toBe(true);
+    await shot(page, 'row-deleted-undo');
+    expect(await status('Fix the bike')).toBe(200);
+    await page.keyboard.press('Enter'); // Undo
+    await row('Fix the bike').waitFor();
+    await expect.poll(() => isFocused(fixBike)).toBe(true);
+    expect(await status('Fix the bike')).toBe(200);
+
+    // Dismissed: the DELETE goes out and the row stays gone.
+    await fixBike.click();
+    await page.getByRole('menuitem', { name: 'Delete' }).click();
+    await deleted.getByRole('button', { name: 'Dismiss' }).click();
+    await expect.poll(() => status('Fix the bike'), { timeout: 20_000 }).toBe(404);
+    expect(await row('Fix the bike').count()).toBe(0);
+
+    // Left to expire (focus and pointer elsewhere): the DELETE goes out when the toast does.
+    await page.getByRole('button', { name: 'Actions for "Sort the photos"' }).click();
+    await page.getByRole('menuitem', { name: 'Delete' }).click();
+    const expiring = page.locator('.toast').filter({ hasText: 'Deleted "Sort the photos"' });
+    await page.getByRole('heading', { level: 1, name: 'Tasks' }).click();
+    expect(await status('Sort the photos')).toBe(200);
+    await expiring.waitFor({ state: 'detached', timeout: 30_000 });
+    await expect.poll(() => status('Sort the photos'), { timeout: 20_000 }).toBe(404);
+
+    // The page is left while the Undo is still up: the DELETE is sent on the way out, nothing comes back.
+    await page.getByRole('button', { name: 'Actions for "Return the library books"' }).click();
+    await page.getByRole('menuitem', { name: 'Delete' }).click();
+    await page.locator('.toast').filter({ hasText: 'Deleted "Return the library books"' }).waitFor();
+    expect(await status('Return the library books')).toBe(200);
+    await page.goto('about:blank');
+    await expect.poll(() => status('Return the library books'), { timeout: 20_000 }).toBe(404);
+  });
+
+  it.each(sizes)('every editor that opens in place takes focus, closes with Escape and gives focus back (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `editors-${label}@example.test`);
+    // Never contacted: it listens to task.deleted only, and this user deletes nothing.
+    expect((await page.request.post('/api/settings/webhooks', { data: { url: 'https://9.9.9.9/never-contacted', events: ['task.deleted'] } })).status()).toBe(201);
+    /** Open from the keyboard, focus is inside the form; Escape closes it and focus is back on the opener. */
+    const escapeRoundTrip = async (opener: Locator, form: Locator) => {
+      await opener.focus();
+      await page.keyboard.press('Enter');
+      await expect.poll(() => form.evaluate((f) => f.contains(document.activeElement) && document.activeElement !== f)).toBe(true);
+      await page.keyboard.press('Escape');
+      await form.waitFor({ state: 'detached' });
+      await expect.poll(() => isFocused(opener)).toBe(true);
+    };
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Topics' }).click();
+    const newTopic = page.getByRole('button', { name: 'New topic' });
+    await escapeRoundTrip(newTopic, page.getByRole('form', { name: 'New topic' }));
+    // Saved with Enter: the form goes and focus is back on "New topic" as well.
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('Garden');
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: /Garden/ }).waitFor();
+    await expect.poll(() => isFocused(newTopic)).toBe(true);
+    await page.getByRole('link', { name: /Garden/ }).click();
+    await escapeRoundTrip(page.getByRole('button', { name: 'Edit topic' }), page.getByRole('form', { name: 'Edit topic' }));
+
+    await nav.getByRole('link', { name: 'Settings' }).click();
+    const sections = page.getByRole('navigation', { name: 'Section' });
+    await sections.getByRole('link', { name: 'Notifications' }).click();
+    const alert = page.getByTestId('channel-http-alert');
+    await escapeRoundTrip(alert.getByRole('button', { name: 'Set up' }), alert.getByRole('form'));
+    await sections.getByRole('link', { name: 'Webhooks' }).click();
+    const endpoint = page.getByTestId('webhook-endpoint').filter({ hasText: '9.9.9.9' });
+    await escapeRoundTrip(endpoint.getByRole('button', { name: 'Edit', exact: true }), endpoint.getByRole('form', { name: 'Edit webhook' }));
+  });
+
+  it.each(sizes)('phones get a floating add button and tab bars that scroll instead of wrapping (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `phone-${label}@example.test`);
+    for (let i = 1; i <= 12; i++) expect((await page.request.post('/api/tasks', { data: { title: `Chore number ${i}` } })).status()).toBe(201);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    await page.getByTestId('task-row').nth(11).waitFor();
+    const fab = page.getByRole('button', { name: 'Add a task' });
+    if (size.width > 760) {
+      expect(await fab.isVisible()).toBe(false);
+    } else {
+      await page.evaluate(() => window.scrollTo(0, document.scrollingElement!.scrollHeight));
+      await fab.click();
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('quick-add');
+      expect(await page.getByLabel('Quick add a task').isVisible()).toBe(true);
+      await page.keyboard.type('Buy milk');
+      await page.keyboard.press('Enter');
+      await page.locator('.toast').filter({ hasText: 'Added "Buy milk"' }).waitFor();
+      await shot(page, 'fab');
+    }
+    // Settings tabs: one line; on a phone it scrolls sideways and keeps the current tab in sight.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    const tabs = page.getByRole('navigation', { name: 'Section' });
+    await tabs.getByRole('link', { name: 'API keys' }).click();
+    await page.waitForURL(/\/settings\/api-keys$/);
+    // Back to the first tab and forward again (no click that would scroll the bar for us).
+    await tabs.getByRole('link', { name: 'Profile' }).click();
+    await page.waitForURL(/\/settings$/);
+    await page.goBack();
+    await page.waitForURL(/\/settings\/api-keys$/);
+    const bar = await tabs.evaluate((nav) => {
+      const links = [...nav.querySelectorAll('a')];
+      const current = nav.querySelector('[aria-current="page"]')!.getBoundingClientRect();
+      const box = nav.getBoundingClientRect();
+      return { rows: new Set(links.map((a) => Math.round(a.getBoundingClientRect().top))).size, scrolls: nav.scrollWidth > nav.clientWidth, currentInSight: current.left >= box.left - 1 && current.right <= box.right + 1 };
+    });
+    expect(bar.rows).toBe(1);
+    expect(bar.currentInSight).toBe(true);
+    if (size.width <= 760) expect(bar.scrolls).toBe(true);
+    await shot(page, 'settings-tabs');
   });
 
   it.each(sizes)('a task typed while the previous one is still saving is kept in quick add (%s)', async (label, size) => {

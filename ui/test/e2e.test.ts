@@ -2,11 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createHmac } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, type Config } from '../../services/runtime/src/index.ts';
-import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOp, type LocalOp } from '../../services/auth/test/helpers.ts';
-import { startSystem, type RunningSystem } from '../../tools/system.ts';
-import { testSystemConfig } from '../../tools/testenv/index.ts';
-import { checkLayout, ensureUiBuilt, hasChromium, launchChromium, totpCode } from './support.ts';
+import type { Config } from '../../services/runtime/src/index.ts';
+import { checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
 
 /**
  * The whole system in-process (every service, real PostgreSQL), a real OpenID provider for sign-in,
@@ -15,9 +12,7 @@ import { checkLayout, ensureUiBuilt, hasChromium, launchChromium, totpCode } fro
  */
 
 const IMPRINT_NAME = 'Erika Mustermann';
-let op: LocalOp;
-let system: RunningSystem;
-let config: Config;
+let ui: UiSystem;
 let url: string;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
@@ -27,11 +22,7 @@ const received: { body: string; signature: string | undefined; event: string | u
 let receiver: Server;
 let receiverUrl: string;
 
-async function restart(overrides: Partial<Config>): Promise<void> {
-  await system.stop();
-  config = { ...config, ...overrides };
-  system = await startSystem(config);
-}
+const restart = (overrides: Partial<Config>) => ui.restart(overrides);
 
 async function newPage(): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: url });
@@ -41,16 +32,6 @@ async function newPage(): Promise<Page> {
   page.on('dialog', (d) => void d.accept());
   return page;
 }
-
-/** Sign in through the UI: the OIDC button, the provider's (headless) login, back to the dashboard. */
-async function signIn(page: Page, email: string, expectPath = '/dashboard'): Promise<void> {
-  await page.goto(`/login?login_hint=${encodeURIComponent(email)}`);
-  await page.locator('button[data-provider="oidc"]:not([disabled])').click();
-  await page.waitForURL(`${url}${expectPath}`);
-}
-
-/** expect.poll with room for a loaded CI machine (the default gives up after one second). */
-const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 100 });
 
 async function api<T>(page: Page, path: string): Promise<T> {
   const res = await page.request.get(path);
@@ -72,33 +53,20 @@ beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks/tasks`;
 
-  const port = await freePort();
-  // `localhost` is a secure context (WebAuthn, service workers) and the WebAuthn RP id.
-  url = `http://localhost:${port}`;
-  op = await startOp(url);
-  config = await testSystemConfig({
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_APP_URL: url,
-    AUTH_CALLBACK_URL: url,
-    OIDC_ISSUER: op.issuer,
-    OIDC_CLIENT_ID,
-    OIDC_CLIENT_SECRET,
-    TOTP_ENCRYPTION_KEY: 'b'.repeat(64),
+  ui = await startUiSystem({
     OUTBOUND_ALLOW_LIST: '127.0.0.1',
     PUBLIC_IMPRINT_NAME: IMPRINT_NAME,
     PUBLIC_IMPRINT_ADDRESS: 'Musterstraße 1, 12345 Musterstadt',
     PUBLIC_IMPRINT_EMAIL: 'legal@example.org',
   });
-  system = await startSystem(config);
+  url = ui.url;
   browser = await launchChromium();
 });
 
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await browser?.close();
-  await system?.stop();
-  await op?.stop();
+  await ui?.stop();
   receiver?.close();
 });
 
@@ -119,7 +87,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
 
   it('signs in with the real OpenID provider and shows the dashboard', async () => {
     alice = await newPage();
-    await signIn(alice, 'alice@example.test');
+    await signIn(alice, url, 'alice@example.test');
     await alice.getByRole('heading', { level: 1 }).waitFor();
     const me = await api<{ id: string; email: string }>(alice, '/api/auth/me');
     expect(me.email).toBe('alice@example.test');
@@ -169,7 +137,8 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     const created = await api<{ task: { priority: string; dueDate: string; completedAt: string | null } }>(alice, `/api/tasks/${id}`);
     expect(created.task).toMatchObject({ priority: 'HIGH', completedAt: null });
 
-    await row.getByRole('checkbox', { name: /Complete "Water the plants"/ }).check();
+    // click, not check(): the box is relabelled "Reopen …" once the completion is saved, so check() could no longer find it to verify
+    await row.getByRole('checkbox', { name: /Complete "Water the plants"/ }).click();
     const toast = alice.locator('.toast').filter({ hasText: 'Completed "Water the plants"' });
     await toast.waitFor();
     await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).not.toBeNull();
@@ -191,7 +160,8 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await row.waitFor();
     const id = (await row.getAttribute('data-task-id'))!;
 
-    await row.getByRole('button', { name: 'Edit "Call the bank"' }).click();
+    await row.getByRole('button', { name: 'Actions for "Call the bank"' }).click();
+    await alice.getByRole('menuitem', { name: 'Edit' }).click();
     const editor = alice.getByTestId('task-editor');
     await editor.getByLabel('Title').fill('Call the bank about the loan');
     await editor.getByLabel('Priority').selectOption('SOMEDAY');
@@ -200,13 +170,19 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await row.getByText('Someday').waitFor();
     expect((await api<{ task: { title: string; priority: string } }>(alice, `/api/tasks/${id}`)).task).toMatchObject({ title: 'Call the bank about the loan', priority: 'SOMEDAY' });
 
-    await row.getByLabel('Snooze "Call the bank about the loan"').selectOption('7');
+    const actions = row.getByRole('button', { name: 'Actions for "Call the bank about the loan"' });
+    await actions.click();
+    await alice.getByRole('menuitem', { name: 'Snooze: 1 week' }).click();
     await row.getByText(/snoozed until/).waitFor();
     expect((await api<{ task: { snoozedUntil: string | null } }>(alice, `/api/tasks/${id}`)).task.snoozedUntil).not.toBeNull();
-    await row.getByRole('button', { name: 'Wake' }).click();
+    await actions.click();
+    await alice.getByRole('menuitem', { name: 'Wake up' }).click();
     await eventually(async () => (await api<{ task: { snoozedUntil: string | null } }>(alice, `/api/tasks/${id}`)).task.snoozedUntil).toBeNull();
 
-    await row.getByRole('button', { name: 'Delete "Call the bank about the loan"' }).click();
+    // Delete waits for its Undo toast; dismissing the toast sends it.
+    await actions.click();
+    await alice.getByRole('menuitem', { name: 'Delete' }).click();
+    await alice.locator('.toast').filter({ hasText: 'Deleted "Call the bank about the loan"' }).getByRole('button', { name: 'Dismiss' }).click();
     await eventually(async () => (await alice.request.get(`/api/tasks/${id}`)).status()).toBe(404);
     await eventually(() => alice.getByTestId('task-row').filter({ hasText: 'Call the bank' }).count()).toBe(0);
 
@@ -313,11 +289,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
   });
 
   it('enrols TOTP (QR code, backup codes) and a passkey, then signs in with the passkey', async () => {
-    const cdp = await alice.context().newCDPSession(alice);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
+    await virtualAuthenticator(alice);
     await alice.goto('/settings/security');
     const totp = alice.getByTestId('totp-section');
     await totp.getByRole('button', { name: 'Set up an authenticator app' }).click();
@@ -423,7 +395,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     const second = alice.getByTestId('task-row').filter({ hasText: 'Hand over keys' });
     await second.getByText('waiting').waitFor();
     expect(await second.getByRole('checkbox').isDisabled()).toBe(true);
-    await alice.getByTestId('task-row').filter({ hasText: 'Pack boxes' }).getByRole('checkbox').check();
+    await alice.getByTestId('task-row').filter({ hasText: 'Pack boxes' }).getByRole('checkbox').click(); // the outcome is checked below
     await eventually(() => second.getByRole('checkbox').isDisabled()).toBe(false);
     await checkLayout(alice, 'topic-detail');
   });
@@ -435,7 +407,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await carol.goto('/login');
     await eventually(() => carol.locator('button[data-provider]').count()).toBe(2);
     expect(await carol.locator('button[data-provider]').evaluateAll((els) => els.map((e) => e.getAttribute('data-provider')).sort())).toEqual(['codehost', 'oidc']);
-    await signIn(carol, 'carol@example.test');
+    await signIn(carol, url, 'carol@example.test');
     expect(await carol.getByRole('link', { name: 'Admin' }).count()).toBe(0);
     const denied = await carol.goto('/admin');
     expect(denied!.status()).toBe(403);
@@ -461,7 +433,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
   it('REQUIRE_2FA sends a user without a second factor to /setup/2fa until one is set up', async () => {
     await restart({ REQUIRE_2FA: true });
     const dave = await newPage();
-    await signIn(dave, 'dave@example.test', '/setup/2fa');
+    await signIn(dave, url, 'dave@example.test', '/setup/2fa');
     await dave.getByText('requires a second factor').waitFor();
     // Every other page leads back to the setup page.
     await dave.goto('/tasks');

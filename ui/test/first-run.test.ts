@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../services/runtime/src/index.ts';
 import { until } from '../../tools/testenv/wait.ts';
-import { ensureUiBuilt, hasChromium, launchChromium, totpCode } from './support.ts';
+import { enrolTotp, ensureUiBuilt, hasChromium, launchChromium } from './support.ts';
 
 /**
  * Issue 15's acceptance: a newcomer runs `npm start` exactly as the README says (a fresh data
@@ -102,21 +102,14 @@ describe.skipIf(!hasChromium)('first run: `npm start` with nothing configured, u
     const row = page.getByTestId('task-row').filter({ hasText: 'Call the plumber' });
     await row.waitFor();
     const id = (await row.getAttribute('data-task-id'))!;
-    await row.getByRole('checkbox', { name: /Complete "Call the plumber"/ }).check();
+    // click, not check(): the box is relabelled "Reopen …" once the completion is saved, so check() could no longer find it to verify
+    await row.getByRole('checkbox', { name: /Complete "Call the plumber"/ }).click();
     await page.locator('.toast').filter({ hasText: 'Completed "Call the plumber"' }).waitFor();
     await until(async () => ((await (await page.request.get(`/api/tasks/${id}`)).json()) as { task: { completedAt: string | null } }).task.completedAt, 'the task completed');
   });
 
   it('enables TOTP (the generated TOTP_ENCRYPTION_KEY makes it work)', async () => {
-    await page.goto('/settings/security');
-    const totp = page.getByTestId('totp-section');
-    await totp.getByRole('button', { name: 'Set up an authenticator app' }).click();
-    const secret = (await totp.getByTestId('totp-secret').textContent())!.trim();
-    await totp.getByLabel('Code from the app').fill(totpCode(secret));
-    await totp.getByRole('button', { name: 'Turn on' }).click();
-    await totp.getByTestId('backup-codes').waitFor();
-    await totp.getByRole('button', { name: 'I saved my backup codes' }).click();
-    await totp.getByText('backup codes left').waitFor();
+    await enrolTotp(page);
     expect(((await (await page.request.get('/api/auth/2fa/status')).json()) as { totpEnabled: boolean }).totpEnabled).toBe(true);
   });
 

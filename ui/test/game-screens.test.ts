@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkLayout, ensureUiBuilt, hasChromium, launchChromium, signIn, startUiSystem, VIEWPORTS, type UiSystem } from './support.ts';
+import { checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, signIn, startUiSystem, VIEWPORTS, type UiSystem } from './support.ts';
 
 /**
  * Wishlist, energy check-in and vacation mode in Chromium against the whole system, at phone and
@@ -28,8 +28,6 @@ async function signedIn(email: string, viewport: { width: number; height: number
   await signIn(page, ui.url, email);
   return page;
 }
-
-const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 100 });
 
 describe.skipIf(!hasChromium)('game screens in headless Chromium', () => {
   for (const [name, viewport] of Object.entries(VIEWPORTS)) {

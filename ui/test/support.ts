@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { freePort, type Config } from '../../services/runtime/src/index.ts';
 import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOp } from '../../services/auth/test/helpers.ts';
 import { startSystem, type RunningSystem } from '../../tools/system.ts';
@@ -123,7 +125,9 @@ export async function checkLayout(page: Page, name: string, groups: string[] = [
         const r = b.getBoundingClientRect();
         const line = parseFloat(getComputedStyle(b).fontSize) * 1.5;
         // At most two lines, and a one-word label never breaks.
-        const oneWord = !/\s/.test((b.textContent ?? '').trim());
+        const text = (b.textContent ?? '').trim();
+        if (!text) continue; // an icon button (named by aria-label) has no label to wrap
+        const oneWord = !/\s/.test(text);
         if (r.height > 0 && r.height > (oneWord ? 1.4 : 2.6) * line + 16) problems.push(`button squeezed: ${describe(b)} (${Math.round(r.width)}×${Math.round(r.height)})`);
       }
       for (const t of document.querySelectorAll('.list .title')) {
@@ -232,4 +236,63 @@ export async function signIn(page: Page, url: string, email: string, expectPath 
   await page.goto(`${url}/login?login_hint=${encodeURIComponent(email)}`);
   await page.locator('button[data-provider="oidc"]:not([disabled])').click();
   await page.waitForURL(`${url}${expectPath}`);
+}
+
+/** Turn on TOTP in Settings → Security, as a person with an authenticator app does; returns the secret. */
+export async function enrolTotp(page: Page): Promise<string> {
+  await page.goto('/settings/security');
+  const totp = page.getByTestId('totp-section');
+  await totp.getByRole('button', { name: 'Set up an authenticator app' }).click();
+  const secret = (await totp.getByTestId('totp-secret').textContent())!.trim();
+  await totp.getByLabel('Code from the app').fill(totpCode(secret));
+  await totp.getByRole('button', { name: 'Turn on' }).click();
+  await totp.getByTestId('backup-codes').waitFor();
+  await totp.getByRole('button', { name: 'I saved my backup codes' }).click();
+  await totp.getByText('backup codes left').waitFor();
+  return secret;
+}
+
+/** A CDP virtual authenticator (platform, resident keys, user verified) that answers every WebAuthn prompt. */
+export async function virtualAuthenticator(page: Page): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+}
+
+/** expect.poll with room for a loaded CI machine (the default gives up after one second). */
+export const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 100 });
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+export const SCHEMES = ['light', 'dark'] as const;
+
+/**
+ * axe-core (WCAG 2.x A/AA and best practice) on the page as it is now, at 390 and 1280 px, in light
+ * and dark: the serious and critical violations, one line each. The page's context needs
+ * `bypassCSP: true` (the CSP forbids the injected script). Screenshots: `a11y-NAME-SCHEME-WIDTH.png`.
+ */
+export async function axeViolations(page: Page, name: string): Promise<string[]> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const found: string[] = [];
+  for (const scheme of SCHEMES) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const size of Object.values(VIEWPORTS)) {
+      await page.setViewportSize(size);
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
+      const violations = await page.evaluate(async () => {
+        const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[]; failureSummary?: string }[] }[] }> } }).axe;
+        const r = await axe.run(document, { resultTypes: ['violations'] });
+        return r.violations
+          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+          .map((v) => `${v.id} (${v.impact}): ${v.help}: ${v.nodes.slice(0, 4).map((n) => `${n.target.join(' ')}${n.failureSummary ? ` [${n.failureSummary.split('\n').slice(1).join(' ').trim().slice(0, 160)}]` : ''}`).join('; ')}`);
+      });
+      await page.screenshot({ path: join(SCREENSHOTS, `a11y-${name}-${scheme}-${size.width}.png`), fullPage: true });
+      for (const v of violations) found.push(`${name} ${scheme} ${size.width}px: ${v}`);
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize(VIEWPORTS.desktop);
+  return found;
 }

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { ServiceDefinition } from '@tasksvc/runtime';
+import { startMetricsListener, type ServiceDefinition } from '@tasksvc/runtime';
 import { buildGateway, DEFAULT_UI_DIR } from './app.ts';
 
 /** Requests still running when the gateway stops get this long to finish before their sockets are cut. */
@@ -46,7 +46,14 @@ export const gatewayService: ServiceDefinition = {
       if (draining) reply.header('connection', 'close');
     });
     const stopGracefully = gracefulClose(app.server);
-    await app.listen({ port: deps.config.PORT, host: deps.config.HOST });
+    // Prometheus metrics on their own port, never on the public one (in the single-process mode: every service's).
+    const metrics = deps.config.METRICS_PORT ? await startMetricsListener(deps.config.METRICS_PORT, deps.config.HOST) : undefined;
+    try {
+      await app.listen({ port: deps.config.PORT, host: deps.config.HOST });
+    } catch (err) {
+      await metrics?.close();
+      throw err;
+    }
     return {
       async stop() {
         const delayMs = deps.config.SHUTDOWN_DELAY_SECONDS * 1000;
@@ -56,6 +63,7 @@ export const gatewayService: ServiceDefinition = {
           await new Promise((r) => setTimeout(r, delayMs));
         }
         await stopGracefully(() => app.close());
+        await metrics?.close();
       },
     };
   },

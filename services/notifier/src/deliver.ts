@@ -3,6 +3,7 @@ import type { Logger, Pool } from '@tasksvc/runtime';
 import type { Target } from './channels/targets.ts';
 import { claimDelivery, finishDelivery } from './db/store.ts';
 import { MAX_ATTEMPTS } from './domain/messages.ts';
+import { notificationSends } from './metrics.ts';
 
 export interface DeliveryReport {
   sent: number;
@@ -29,6 +30,7 @@ export async function deliver(pool: Pool, log: Logger, targets: Target[], n: Not
       const outcome = await t.send(n).catch((err: unknown) => ({ kind: 'retry' as const, error: (err as Error).message }));
       if (outcome.kind === 'sent') {
         report.sent++;
+        notificationSends.inc({ channel: t.channel, outcome: 'sent' });
         await finishDelivery(pool, claim.id, 'sent', null);
         return;
       }
@@ -36,6 +38,7 @@ export async function deliver(pool: Pool, log: Logger, targets: Target[], n: Not
       const again = outcome.kind === 'retry' && !opts.test && claim.attempts < MAX_ATTEMPTS;
       if (again) report.retryLater = true;
       else report.failed++;
+      notificationSends.inc({ channel: t.channel, outcome: again ? 'retry' : 'failed' });
       log.warn({ channel: t.channel, dedupeKey: n.dedupeKey, attempt: claim.attempts, error: outcome.error, retry: again }, 'notification delivery failed');
       await finishDelivery(pool, claim.id, again ? 'retrying' : 'failed', outcome.error);
     }),

@@ -116,6 +116,15 @@ describe('configuration', () => {
     expect(problems({ ...base, SHUTDOWN_DELAY_SECONDS: '61' }).SHUTDOWN_DELAY_SECONDS).toMatch(/between 0 and 60/);
   });
 
+  it('METRICS_PORT: unset by default, a port, never the public PORT', () => {
+    expect(loadConfig(base).METRICS_PORT).toBeUndefined();
+    expect(loadConfig({ ...base, METRICS_PORT: '' }).METRICS_PORT).toBeUndefined();
+    expect(loadConfig({ ...base, METRICS_PORT: '9464' }).METRICS_PORT).toBe(9464);
+    expect(problems({ ...base, METRICS_PORT: 'metrics' })).toEqual({ METRICS_PORT: 'must be an integer' });
+    expect(problems({ ...base, METRICS_PORT: '70000' })).toEqual({ METRICS_PORT: 'must be between 1 and 65535' });
+    expect(problems({ ...base, PORT: '8080', METRICS_PORT: '8080' }).METRICS_PORT).toMatch(/must differ from PORT/);
+  });
+
   it('lists configured providers; the OIDC button needs OIDC_ISSUER', () => {
     const c = loadConfig({
       ...base,

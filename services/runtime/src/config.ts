@@ -181,12 +181,22 @@ const envSchema = z
     NATS_ALLOW_ANONYMOUS: bool(false),
     /** security: per-user write rate limits (gateway/src/rate-limit.ts); off only for load tests and benchmarks */
     RATE_LIMIT_WRITES: bool(true),
+    /** Prepare each parameterised statement once per connection (db/pool.ts); false behind a pooler that cannot keep them (PgBouncer < 1.21 in transaction mode) */
+    DATABASE_PREPARED_STATEMENTS: bool(true),
 
     // Runtime of this implementation (not in the spec's tables).
     NATS_URL: z.preprocess((v) => (v === '' ? undefined : v), natsUrl.optional()),
     PORT: port(3000),
     /** Probe port of a service run alone (`GET /health`); unset: none. The gateway answers /api/health on PORT. */
     HEALTH_PORT: z.preprocess(
+      (v) => (v === '' ? undefined : v),
+      z.string().regex(/^\d+$/, 'must be an integer').transform(Number).refine((n) => n >= 1 && n <= 65535, 'must be between 1 and 65535').optional(),
+    ),
+    /**
+     * The gateway's Prometheus listener (`GET /metrics` only, docs/observability.md); unset: none. Never
+     * the public PORT. In the single-process mode it serves every service's metrics (one process).
+     */
+    METRICS_PORT: z.preprocess(
       (v) => (v === '' ? undefined : v),
       z.string().regex(/^\d+$/, 'must be an integer').transform(Number).refine((n) => n >= 1 && n <= 65535, 'must be between 1 and 65535').optional(),
     ),
@@ -248,6 +258,7 @@ const envSchema = z
     // The development sign-in lets anyone sign in as anyone: never in production.
     need(env.RUNTIME_ENV === 'production' && env.DEV_SIGNIN === 'true', 'DEV_SIGNIN', 'must not be "true" with RUNTIME_ENV=production (the development sign-in lets anyone sign in as anyone)');
     // security: one NATS authentication method, and a user always with a password
+    need(env.METRICS_PORT !== undefined && env.METRICS_PORT === env.PORT, 'METRICS_PORT', `must differ from PORT (${env.PORT}): metrics are never served on the public port`);
     need(Boolean(env.NATS_USER) !== Boolean(env.NATS_PASSWORD), env.NATS_USER ? 'NATS_PASSWORD' : 'NATS_USER', 'NATS_USER and NATS_PASSWORD are set together');
     need([env.NATS_USER, env.NATS_TOKEN, env.NATS_CREDS_FILE].filter(Boolean).length > 1, 'NATS_TOKEN', 'choose one NATS authentication: NATS_USER/NATS_PASSWORD, NATS_TOKEN or NATS_CREDS_FILE');
   })

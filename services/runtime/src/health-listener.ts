@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { Bus } from './bus/types.ts';
+import { collectProcessMetrics, handleMetricsRequest } from './metrics.ts';
 
 /** How long the bus may take to answer a round trip before the service counts as not ready. */
 const BUS_CHECK_MS = 2_000;
@@ -16,11 +17,14 @@ export interface HealthListener {
  * Probe endpoints for a service that has no HTTP port of its own (everything but the gateway):
  * `GET /health` (readiness) answers 200 `{"status":"ok"}` once started and while a round trip to the
  * bus succeeds, else 503 with the reason; `GET /livez` (liveness) answers 200 while the process runs,
- * so an outage of NATS makes pods unready but does not restart them all. No other route.
+ * so an outage of NATS makes pods unready but does not restart them all; `GET /metrics` is this
+ * process's Prometheus metrics (metrics.ts). No other route.
  */
 export async function startHealthListener(port: number, service: string, bus: Bus): Promise<HealthListener> {
   let state: 'starting' | 'ready' | 'stopping' = 'starting';
+  collectProcessMetrics();
   const server = createServer((req, res) => {
+    if (handleMetricsRequest(req, res)) return;
     void (async () => {
       const path = req.url?.split('?')[0];
       if (req.method === 'GET' && path === '/livez') {

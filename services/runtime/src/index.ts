@@ -8,3 +8,4 @@ export * from './crypto.ts';
 export * from './outbox.ts';
 export * from './net/index.ts';
 export * from './nats-auth.ts';
+export * from './metrics.ts';

@@ -3,11 +3,62 @@ import type { EventDef } from '@tasksvc/proto';
 import type pg from 'pg';
 import type { Bus } from './bus/types.ts';
 import type { Logger } from './logger.ts';
+import { gauge } from './metrics.ts';
+
+/** The outboxes whose relays run in this process, for the backlog gauges (one query per schema per scrape). */
+const relayed = new Map<string, pg.Pool>();
+/** A scrape never waits longer than this for the backlog query; a schema that does not answer is left out. */
+const BACKLOG_QUERY_MS = 2_000;
+
+interface Backlog {
+  pending: number;
+  oldest: number;
+}
+
+/** Pending rows and the age of the oldest one, per relayed schema; shared by both gauges of one scrape. */
+let backlogs: Promise<Map<string, Backlog>> | undefined;
+function readBacklogs(): Promise<Map<string, Backlog>> {
+  backlogs ??= (async () => {
+    const out = new Map<string, Backlog>();
+    await Promise.all(
+      [...relayed].map(async ([schema, pool]) => {
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          const { rows } = await Promise.race([
+            pool.query<{ pending: string; oldest: number | null }>(
+              `SELECT count(*) AS pending, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS oldest FROM "${schema}".outbox WHERE published_at IS NULL`,
+            ),
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => reject(new Error('timeout')), BACKLOG_QUERY_MS);
+            }),
+          ]);
+          out.set(schema, { pending: Number(rows[0]?.pending ?? 0), oldest: Math.max(0, rows[0]?.oldest ?? 0) });
+        } catch {
+          // the database is unreachable: no figure rather than a wrong one
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+    return out;
+  })().finally(() => setTimeout(() => (backlogs = undefined), 0));
+  return backlogs;
+}
+
+const backlogGauge = (name: string, help: string, pick: (b: Backlog) => number) =>
+  gauge(name, help, ['schema'], async (g) => {
+    const all = await readBacklogs();
+    g.reset();
+    for (const [schema, b] of all) g.set({ schema }, pick(b));
+  });
+backlogGauge('tasksvc_outbox_pending_events', 'Outbox rows not yet published, per schema (collected on scrape).', (b) => b.pending);
+backlogGauge('tasksvc_outbox_oldest_pending_age_seconds', 'Age of the oldest unpublished outbox row, per schema: the relay lag (0 when none is pending).', (b) => b.oldest);
 
 /**
  * Transactional outbox. A service writes its state change and the event it causes in one
  * transaction (`enqueueEvent` on the same client); the relay publishes committed rows to the bus
- * with the row id as message id (so a re-publish after a crash is deduplicated) and marks them.
+ * with the row id as message id (so a re-publish after a crash is deduplicated) and marks them, and
+ * deletes published rows after OUTBOX_RETENTION_DAYS (hourly), the same for every service.
  *
  * The owning service's migration creates the table:
  *   CREATE TABLE outbox (id uuid PRIMARY KEY, subject text NOT NULL, payload jsonb NOT NULL,
@@ -31,8 +82,15 @@ export interface OutboxRelay {
   kick(): void;
   /** publish everything pending; resolves with how many rows were published */
   flush(): Promise<number>;
+  /** delete rows published longer ago than the retention; resolves with how many */
+  prune(): Promise<number>;
   stop(): Promise<void>;
 }
+
+/** One rule for every outbox: published rows are kept this long (for looking into what was sent), then deleted. */
+export const OUTBOX_RETENTION_DAYS = 7;
+const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_BATCH = 10_000;
 
 export function startOutboxRelay(opts: {
   pool: pg.Pool;
@@ -51,6 +109,7 @@ export function startOutboxRelay(opts: {
   let again = false;
   let timer: NodeJS.Timeout | undefined;
 
+  relayed.set(schema, pool);
   const lockKey = `outbox:${schema}`;
   const once = async (): Promise<number> => {
     const client = await pool.connect();
@@ -121,6 +180,23 @@ export function startOutboxRelay(opts: {
     return running;
   };
 
+  // In batches, so a backlog of months never holds one long delete; replicas pruning at once only wait for each other.
+  const prune = async (): Promise<number> => {
+    let total = 0;
+    for (;;) {
+      const { rowCount } = await pool.query(
+        `DELETE FROM "${schema}".outbox WHERE id IN (SELECT id FROM "${schema}".outbox WHERE published_at < now() - make_interval(days => $1) LIMIT $2)`,
+        [OUTBOX_RETENTION_DAYS, PRUNE_BATCH],
+      );
+      total += rowCount ?? 0;
+      if ((rowCount ?? 0) < PRUNE_BATCH) return total;
+    }
+  };
+  const pruner = setInterval(() => {
+    prune().catch((err: unknown) => log.warn({ err: (err as Error).message, schema }, 'outbox pruning failed; next try in an hour'));
+  }, PRUNE_EVERY_MS);
+  pruner.unref();
+
   const schedule = () => {
     if (stopped) return;
     timer = setTimeout(() => {
@@ -137,9 +213,12 @@ export function startOutboxRelay(opts: {
       if (running) await running;
       return run();
     },
+    prune,
     async stop() {
       stopped = true;
+      if (relayed.get(schema) === pool) relayed.delete(schema);
       clearTimeout(timer);
+      clearInterval(pruner);
       if (running) await running;
     },
   };

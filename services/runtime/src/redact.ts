@@ -7,6 +7,8 @@ const CENSOR = '[redacted]';
 
 /** Path segments that are secrets themselves: the iCal feed's token is its only authentication. */
 const SECRET_PATHS: ReadonlyArray<[RegExp, string]> = [[/^(\/api\/calendar\/)[^/?#]+?(\.ics)?$/i, `$1${CENSOR}$2`]];
+/** A path none of SECRET_PATHS can match does not start with this. */
+const SECRET_PATH_PREFIX = /^\/api\/calendar\//i;
 
 /** Query parameters that carry credentials or one-time codes (OAuth `code`/`state`, tokens, keys). */
 const SECRET_PARAMS = /^(token|access_token|id_token|refresh_token|code|state|key|api_key|apikey|secret|password|signature|sig|otp|nonce)$/i;
@@ -14,6 +16,7 @@ const SECRET_PARAMS = /^(token|access_token|id_token|refresh_token|code|state|ke
 /** The URL (path and query, as in `req.url`) with every secret replaced by `[redacted]`. */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
+  if (q === -1 && !SECRET_PATH_PREFIX.test(url)) return url; // the common case: logged for every request
   let path = q === -1 ? url : url.slice(0, q);
   for (const [re, replacement] of SECRET_PATHS) path = path.replace(re, replacement);
   if (q === -1) return path;

@@ -100,7 +100,7 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
     process.stderr.write(`${def.name}: refusing to start.\nInvalid configuration:\n  - NATS_URL: is required when a service runs as its own process (e.g. nats://127.0.0.1:4222)\n`);
     process.exit(1);
   }
-  const pool = createPool(config.DATABASE_URL, log, { application: def.name });
+  const pool = createPool(config.DATABASE_URL, log, { application: def.name, prepare: config.DATABASE_PREPARED_STATEMENTS });
   const bus = await createNatsBus({ servers: config.NATS_URL, name: def.name, log, ...natsAuthOptions(config) });
   const health = config.HEALTH_PORT ? await startHealthListener(config.HEALTH_PORT, def.name, bus) : undefined;
   const running = await startService(def, { config, bus, pool, log });

@@ -1,5 +1,6 @@
 import { collectRemindersRpc, CRON_BUCKET_MS, CRON_JOBS, cronBucketStart, notificationRequested, type CronJob, type CronJobRun, type CronRunSummary, type ReminderDraft } from '@tasksvc/proto';
 import type { Bus, Logger, OutboxRelay, Pool } from '@tasksvc/runtime';
+import { cronMetrics } from './metrics.ts';
 
 /** A missed bucket is caught up when the cron returns within this many buckets (30 minutes). */
 export const CATCH_UP_BUCKETS = 6;
@@ -93,7 +94,6 @@ async function cleanup(deps: DispatchDeps, now: Date): Promise<void> {
   await deps.pool.query(`DELETE FROM scheduler.cron_runs WHERE bucket < now() - interval '${RUNS_RETENTION}'`);
   // Sent keys outlive the 30-minute catch-up window and the weekly review's week by far.
   await deps.pool.query(`DELETE FROM scheduler.cron_sent WHERE sent_at < now() - interval '35 days'`);
-  await deps.pool.query(`DELETE FROM scheduler.outbox WHERE published_at < now() - interval '7 days'`);
   await deps.pool.query(`UPDATE scheduler.cron_runs SET status = 'done', finished_at = now() WHERE job = 'cleanup' AND bucket = $1`, [day.toISOString()]);
 }
 
@@ -115,12 +115,15 @@ export async function dispatchCron(deps: DispatchDeps, now: Date): Promise<CronR
         if (bucket === current) jobs.push({ job, bucket: bucket.toISOString(), status: 'skipped', users: 0, notifications: 0 });
         continue;
       }
+      const t0 = performance.now();
       try {
         const r = await runJob(deps, job, bucket);
         await deps.pool.query(`UPDATE scheduler.cron_runs SET status = 'done', finished_at = now(), detail = $3 WHERE job = $1 AND bucket = $2`, [job, bucket.toISOString(), r]);
         jobs.push({ job, bucket: bucket.toISOString(), status: 'ran', ...r });
+        cronMetrics.jobRan(job, 'ok', (performance.now() - t0) / 1000, r.notifications);
       } catch (err) {
         ok = false;
+        cronMetrics.jobRan(job, 'failed', (performance.now() - t0) / 1000, 0);
         const message = (err as Error).message ?? String(err);
         deps.log.warn({ job, bucket: bucket.toISOString(), err: message }, 'cron job failed; the next call retries it');
         await deps.pool
@@ -131,5 +134,7 @@ export async function dispatchCron(deps: DispatchDeps, now: Date): Promise<CronR
     }
   }
   await cleanup(deps, now).catch((err: unknown) => deps.log.warn({ err: (err as Error).message }, 'cron cleanup failed'));
-  return { ok, ranAt: now.toISOString(), buckets: buckets.map((b) => b.toISOString()), jobs, durationMs: Date.now() - started };
+  const durationMs = Date.now() - started;
+  cronMetrics.dispatched(ok, durationMs / 1000);
+  return { ok, ranAt: now.toISOString(), buckets: buckets.map((b) => b.toISOString()), jobs, durationMs };
 }

@@ -1,22 +1,19 @@
 import { taskEvents, tasksApi } from '@tasksvc/proto';
 import { startOutboxRelay, type ServiceDefinition, type Subscription } from '@tasksvc/runtime';
 import type { Ctx } from './handlers/common.ts';
+import { ZoneCache } from './zone-cache.ts';
 import * as settings from './handlers/settings.ts';
 import * as tasks from './handlers/tasks.ts';
 import * as topics from './handlers/topics.ts';
 import { registerGame } from './game/index.ts';
 import { serveTasksAdminStats } from './admin-stats.ts';
 
-/** How long published outbox rows are kept (for inspection) before the periodic cleanup drops them. */
-const OUTBOX_RETENTION = '7 days';
-const CLEANUP_EVERY_MS = 3_600_000;
-
 export const tasksService: ServiceDefinition = {
   name: 'tasks',
   migrations: { schema: 'tasks', dir: new URL('../migrations', import.meta.url).pathname },
   async start({ bus, pool, log, config }) {
     const relay = startOutboxRelay({ pool, bus, schema: 'tasks', events: Object.values(taskEvents), log });
-    const ctx: Ctx = { pool, relay, config, log };
+    const ctx: Ctx = { pool, relay, config, log, zones: new ZoneCache() };
     const api = tasksApi;
     // Each route's contract is served by exactly one handler.
     const subs: Subscription[] = [
@@ -55,15 +52,8 @@ export const tasksService: ServiceDefinition = {
     ];
     // Events committed before a crash are still pending: publish them now rather than at the first poll.
     relay.kick();
-    const cleanup = setInterval(() => {
-      pool
-        .query(`DELETE FROM tasks.outbox WHERE published_at < now() - interval '${OUTBOX_RETENTION}'`)
-        .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'outbox cleanup failed'));
-    }, CLEANUP_EVERY_MS);
-    cleanup.unref();
     return {
       async stop() {
-        clearInterval(cleanup);
         for (const s of subs) await s.stop();
         await relay.stop();
       },

@@ -2,6 +2,7 @@ import { notificationRequested } from '@tasksvc/proto';
 import { decryptSecret, enqueueEvent, inTransaction, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
 import { claimDue, complete, disableEndpoint, markFailing, prune, type ClaimedDelivery } from './db/deliveries.ts';
 import { deliveryHeaders, failingTooLong, judge, maxAttempts, nextDelaySec, type AttemptResult } from './domain/delivery.ts';
+import { webhookMetrics } from './metrics.ts';
 
 export interface WorkerDeps {
   pool: Pool;
@@ -61,8 +62,10 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery): Pro
       error = err.message;
     }
   }
-  const durationMs = Math.round(performance.now() - t0);
+  const elapsedMs = performance.now() - t0;
+  const durationMs = Math.round(elapsedMs);
   const verdict = judge(result);
+  webhookMetrics.attempts.observe({ outcome: verdict.kind }, elapsedMs / 1000);
   const limit = d.max_attempts ?? maxAttempts(schedule);
   let status: 'pending' | 'delivered' | 'failed' = 'failed';
   let nextAttemptAt: Date | null = null;
@@ -80,12 +83,14 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery): Pro
   const completion = { id: d.id, lease: d.lease, status, outcome: verdict.kind, responseStatus: result.status ?? null, error, durationMs, startedAt, nextAttemptAt };
   if (verdict.kind === 'delivered' || d.manual) {
     // one statement: outcome, attempt log and (for a success) the endpoint's health
-    await complete(deps.pool, completion, verdict.kind === 'delivered' && !d.manual ? { healthyEndpoint: d.endpoint_id } : {});
+    if (await complete(deps.pool, completion, verdict.kind === 'delivered' && !d.manual ? { healthyEndpoint: d.endpoint_id } : {})) webhookMetrics.finished(status);
     return;
   }
   let notified = false;
+  let recorded = false;
   await inTransaction(deps.pool, async (c) => {
     if (!(await complete(c, completion))) return;
+    recorded = true;
     let disableReason: string | null = verdict.kind === 'gone' ? verdict.reason : null;
     const failing = await markFailing(c, d.endpoint_id);
     if (!disableReason && failing?.enabled && failingTooLong(failing.failing_since, new Date(), config.WEBHOOK_DISABLE_AFTER_HOURS)) {
@@ -104,6 +109,7 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery): Pro
     });
     notified = true;
   });
+  if (recorded) webhookMetrics.finished(status);
   if (notified) deps.onNotify?.();
 }
 

@@ -4,7 +4,7 @@ import { ErrorScreen, Spinner } from './ui.tsx';
 import { Icon, type IconName } from './icons.tsx';
 import { session, signOut } from '../lib/session.ts';
 import { setTheme, theme, type Theme } from '../lib/theme.ts';
-import { dismiss, toasts } from '../lib/toast.ts';
+import { dismiss, holdToast, runToastAction, toasts } from '../lib/toast.ts';
 import { gameStats } from '../lib/game.ts';
 
 const NAV: { href: string; label: string; icon: IconName }[] = [
@@ -97,20 +97,36 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
       <div class="toasts" role="status" aria-live="polite">
         <For each={toasts()}>
           {(t) => (
-            <div class="toast" classList={{ error: t.kind === 'error' }}>
+            <div
+              class="toast"
+              data-toast-id={t.id}
+              classList={{ error: t.kind === 'error' }}
+              onPointerEnter={() => holdToast(t.id, 'pointer', true)}
+              onPointerLeave={() => holdToast(t.id, 'pointer', false)}
+              onFocusIn={() => holdToast(t.id, 'focus', true)}
+              onFocusOut={(e) => !e.currentTarget.contains(e.relatedTarget as Node | null) && holdToast(t.id, 'focus', false)}
+              onKeyDown={(e) => {
+                if (e.key !== 'Escape') return;
+                e.preventDefault();
+                dismiss(t.id);
+              }}
+            >
               <span>{t.text}</span>
               <Show when={t.action}>
                 {(a) => (
                   <button
                     type="button"
-                    onClick={() => {
-                      a().run();
-                      dismiss(t.id);
-                    }}
+                    ref={(el) => t.focus && queueMicrotask(() => el.focus())}
+                    onClick={() => runToastAction(t.id)}
                   >
                     {a().label}
                   </button>
                 )}
+              </Show>
+              <Show when={t.action}>
+                <button type="button" class="ghost icon-only" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
+                  <Icon name="close" size={16} />
+                </button>
               </Show>
             </div>
           )}

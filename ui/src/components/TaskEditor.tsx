@@ -1,10 +1,10 @@
-import { createMemo, createSignal, For, Index, onCleanup, onMount, Show, type JSX } from 'solid-js';
+import { createMemo, createSignal, For, Index, Show, type JSX } from 'solid-js';
 import { startSchedule, upcoming, validateRule, type RecurrenceRule, type RecurrenceType } from '../../../services/tasks/src/domain/recurrence.ts';
 import { ApiError, patch, post } from '../lib/api.ts';
 import { formatDate } from '../lib/dates.ts';
 import { errorText } from '../lib/toast.ts';
 import type { Priority, Task, TaskType, Topic } from '../lib/types.ts';
-import { Field, PrioritySelect } from './ui.tsx';
+import { dismissable, Field, PrioritySelect } from './ui.tsx';
 
 const WEEKDAY_NAMES = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 const UNIT: Record<RecurrenceType, [string, string]> = {
@@ -131,19 +131,6 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
   const [coins, setCoins] = createSignal(String(t?.coinValue ?? 1));
   const [error, setError] = createSignal<ApiError | Error | null>(null);
   const [busy, setBusy] = createSignal(false);
-  // Keyboard: focus moves into the editor when it opens, Escape closes it, and focus goes back to
-  // whatever opened it (the Edit or New task button).
-  const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
-  let titleInput!: HTMLInputElement;
-  onMount(() => titleInput.focus());
-  onCleanup(() => queueMicrotask(() => opener?.isConnected && opener.focus()));
-  const onKeyDown = (e: KeyboardEvent) => {
-    if (e.key === 'Escape' && !e.defaultPrevented) {
-      e.preventDefault();
-      props.onCancel();
-    }
-  };
-
   async function save(e: SubmitEvent) {
     e.preventDefault();
     setBusy(true);
@@ -178,9 +165,9 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
   const fieldError = (f: string) => (error() instanceof ApiError ? (error() as ApiError).fieldError(f) : undefined);
 
   return (
-    <form class="stack" onSubmit={(e) => void save(e)} onKeyDown={onKeyDown} aria-label={t ? 'Edit task' : 'New task'} data-testid="task-editor">
+    <form class="stack" ref={(el) => dismissable(el, props.onCancel)} onSubmit={(e) => void save(e)} aria-label={t ? 'Edit task' : 'New task'} data-testid="task-editor">
       <Field label="Title" error={fieldError('title')}>
-        {(id, d) => <input ref={titleInput} id={id} aria-describedby={d} value={title()} onInput={(e) => setTitle(e.currentTarget.value)} maxlength="255" required />}
+        {(id, d) => <input id={id} aria-describedby={d} value={title()} onInput={(e) => setTitle(e.currentTarget.value)} maxlength="255" required />}
       </Field>
       <div class="form-grid">
         <Field label="Type">

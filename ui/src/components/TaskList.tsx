@@ -7,6 +7,9 @@ import { toast, toastError } from '../lib/toast.ts';
 import type { Task, Topic } from '../lib/types.ts';
 import { Empty } from './ui.tsx';
 import { Icon } from './icons.tsx';
+import { ActionsMenu } from './Menu.tsx';
+import { focusWhenPresent } from '../lib/focus.ts';
+import { deleteWithUndo, isDeleted } from '../lib/undoable-delete.ts';
 
 export interface TaskActions {
   /** called after any change so the owner can reload its list */
@@ -14,7 +17,18 @@ export interface TaskActions {
   edit?: (t: Task) => void;
 }
 
+/** The row's own controls, found again after its list re-rendered it. */
+const rowControl = (id: string, control: 'check' | 'menu') => `[data-task-id="${id}"] ${control === 'check' ? '.task-check' : '.menu-wrap > button'}`;
+
+/** Where focus goes when a row leaves the list: the next row, else the one before, else quick add. */
+function neighbourFocus(id: string): () => void {
+  const row = document.querySelector(`[data-task-id="${id}"]`);
+  const next = (row?.nextElementSibling ?? row?.previousElementSibling)?.getAttribute('data-task-id');
+  return () => (next ? focusWhenPresent(rowControl(next, 'check')) : document.getElementById('quick-add')?.focus());
+}
+
 async function complete(t: Task, actions: TaskActions): Promise<boolean> {
+  const neighbour = neighbourFocus(t.id);
   try {
     const r = await post<{ coinsEarned: number; task: Task }>(`/api/tasks/${t.id}/complete`);
     actions.changed();
@@ -22,7 +36,10 @@ async function complete(t: Task, actions: TaskActions): Promise<boolean> {
     const recurring = t.type === 'RECURRING';
     toast(recurring ? `Done: next time ${r.task.nextDueDate ?? ''} · +${r.coinsEarned} coins` : `Completed "${t.title}" · +${r.coinsEarned} coins`, {
       // Undo exists for non-recurring tasks only (the server refuses it for recurring ones).
-      action: recurring ? undefined : { label: 'Undo', run: () => void undo(t, actions) },
+      action: recurring ? undefined : { label: 'Undo', run: () => void undo(t, actions).then((ok) => ok && focusWhenPresent(rowControl(t.id, 'check'))) },
+      // The completed row usually leaves the list: its Undo takes the focus, so it is no Tab away.
+      focus: !recurring,
+      returnFocus: (reason) => reason !== 'action' && neighbour(),
     });
     return true;
   } catch (err) {
@@ -55,16 +72,16 @@ async function snooze(t: Task, until: string | null, actions: TaskActions) {
   }
 }
 
-async function remove(t: Task, actions: TaskActions) {
-  if (!confirm(`Delete "${t.title}"? This cannot be undone.`)) return;
-  try {
-    await del(`/api/tasks/${t.id}`);
-    actions.changed();
-    toast(`Deleted "${t.title}"`);
-  } catch (err) {
-    toastError(err);
-  }
+function remove(t: Task, actions: TaskActions) {
+  deleteWithUndo({ id: t.id, path: `/api/tasks/${t.id}`, title: t.title, done: actions.changed, undone: () => focusWhenPresent(rowControl(t.id, 'menu')), returnFocus: neighbourFocus(t.id) });
 }
+
+/** Snooze choices in a row's menu: days from today, label. */
+const SNOOZE: [number, string][] = [
+  [1, 'tomorrow'],
+  [3, '3 days'],
+  [7, '1 week'],
+];
 
 export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; compact?: boolean; hideTopic?: boolean }): JSX.Element {
   const t = () => props.task;
@@ -125,40 +142,14 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
       </div>
       <Show when={!props.compact}>
         <div class="actions">
-          <Show when={!done()}>
-            <Show
-              when={snoozed()}
-              fallback={
-                <select
-                  class="small"
-                  aria-label={`Snooze "${t().title}"`}
-                  style={{ width: 'auto', 'min-height': '2rem', padding: '0.2rem 0.4rem', 'font-size': '0.875rem' }}
-                  onChange={(e) => {
-                    const v = e.currentTarget.value;
-                    e.currentTarget.value = '';
-                    if (v) void snooze(t(), addDays(props.today, Number(v)), props.actions);
-                  }}
-                >
-                  <option value="">Snooze…</option>
-                  <option value="1">Tomorrow</option>
-                  <option value="3">3 days</option>
-                  <option value="7">1 week</option>
-                </select>
-              }
-            >
-              <button class="small" type="button" onClick={() => void snooze(t(), null, props.actions)}>
-                Wake
-              </button>
-            </Show>
-          </Show>
-          <Show when={props.actions.edit}>
-            <button class="small" type="button" onClick={() => props.actions.edit!(t())} aria-label={`Edit "${t().title}"`}>
-              Edit
-            </button>
-          </Show>
-          <button class="small ghost" type="button" onClick={() => void remove(t(), props.actions)} aria-label={`Delete "${t().title}"`}>
-            Delete
-          </button>
+          <ActionsMenu
+            label={`Actions for "${t().title}"`}
+            items={[
+              ...(done() ? [] : snoozed() ? [{ label: 'Wake up', run: () => void snooze(t(), null, props.actions) }] : SNOOZE.map(([days, label]) => ({ label: `Snooze: ${label}`, run: () => void snooze(t(), addDays(props.today, days), props.actions) }))),
+              ...(props.actions.edit ? [{ label: 'Edit', run: () => props.actions.edit!(t()) }] : []),
+              { label: 'Delete', danger: true, run: () => remove(t(), props.actions) },
+            ]}
+          />
         </div>
       </Show>
     </li>
@@ -166,10 +157,12 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
 }
 
 export function TaskList(props: { tasks: Task[]; today: string; topics: Topic[]; actions: TaskActions; empty?: JSX.Element; compact?: boolean; hideTopic?: boolean; label: string }): JSX.Element {
+  // A deleted task leaves at once; its DELETE waits for the Undo toast (lib/undoable-delete.ts).
+  const shown = createMemo(() => props.tasks.filter((t) => !isDeleted(t.id)));
   return (
-    <Show when={props.tasks.length > 0} fallback={<Empty>{props.empty ?? 'Nothing here.'}</Empty>}>
+    <Show when={shown().length > 0} fallback={<Empty>{props.empty ?? 'Nothing here.'}</Empty>}>
       <ul class="list" aria-label={props.label}>
-        <For each={props.tasks}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} compact={props.compact} hideTopic={props.hideTopic} />}</For>
+        <For each={shown()}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} compact={props.compact} hideTopic={props.hideTopic} />}</For>
       </ul>
     </Show>
   );
@@ -227,6 +220,18 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
           Add
         </button>
       </div>
+      {/* Phones: a floating button that brings quick add back from anywhere down the page. */}
+      <button
+        class="fab primary"
+        type="button"
+        aria-label="Add a task"
+        onClick={() => {
+          input.scrollIntoView({ block: 'center' });
+          input.focus();
+        }}
+      >
+        <Icon name="plus" size={28} />
+      </button>
       <div id="quick-add-hint" class="quick-add-preview small" data-testid="quick-add-preview" aria-live="polite">
         <Show
           when={parsed().parts.length > 0}

@@ -1,4 +1,4 @@
-import { createSignal, createUniqueId, For, Show, splitProps, type JSX } from 'solid-js';
+import { createEffect, createSignal, createUniqueId, For, onCleanup, Show, splitProps, type JSX } from 'solid-js';
 import { toastError } from '../lib/toast.ts';
 import type { Priority } from '../lib/types.ts';
 
@@ -68,8 +68,15 @@ export function ErrorBanner(props: { error: unknown }): JSX.Element {
 
 /** Sub-navigation of a section (settings, progress). */
 export function Tabs(props: { items: { href: string; label: string }[]; current: string }): JSX.Element {
+  let nav!: HTMLElement;
+  // The tab bar scrolls sideways on a phone: the current tab is scrolled into sight.
+  createEffect(() => {
+    void props.current;
+    const el = nav.querySelector<HTMLElement>('[aria-current="page"]');
+    if (el) nav.scrollLeft += el.getBoundingClientRect().left - nav.getBoundingClientRect().left - (nav.clientWidth - el.offsetWidth) / 2;
+  });
   return (
-    <nav class="tabs" aria-label="Section">
+    <nav class="tabs" aria-label="Section" ref={nav}>
       <For each={props.items}>
         {(item) => (
           <a href={item.href} aria-current={props.current === item.href ? 'page' : undefined} classList={{ active: props.current === item.href }}>
@@ -79,6 +86,23 @@ export function Tabs(props: { items: { href: string; label: string }[]; current:
       </For>
     </nav>
   );
+}
+
+/**
+ * An editor or dialog that opens in place (task editor, topic form, channel and webhook settings):
+ * use as `ref={(el) => dismissable(el, close)}` on its form. Focus moves to its first field when it
+ * opens, Escape closes it, and focus goes back to whatever opened it (the Edit or Set up button).
+ */
+export function dismissable(el: HTMLElement, close: () => void): void {
+  const opener = document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null;
+  queueMicrotask(() => el.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea')?.focus());
+  el.addEventListener('keydown', (e) => {
+    if (e.key !== 'Escape' || e.defaultPrevented) return;
+    e.preventDefault();
+    close();
+  });
+  // After the editor is gone (saved or cancelled): back where the person was.
+  onCleanup(() => queueMicrotask(() => opener?.isConnected && opener.focus()));
 }
 
 /** The submit button (and Cancel, when the form can be dismissed) that close a create/edit form. */

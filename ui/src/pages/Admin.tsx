@@ -1,8 +1,9 @@
-import { createResource, For, Show, type JSX } from 'solid-js';
+import { createResource, Show, type JSX } from 'solid-js';
 import { ApiError, get } from '../lib/api.ts';
 import { formatDateTime } from '../lib/dates.ts';
 import { session } from '../lib/session.ts';
 import type { AdminStats, UpdateStatus } from '../lib/types.ts';
+import { DataTable } from '../components/DataTable.tsx';
 import { ErrorBanner, Spinner } from '../components/ui.tsx';
 
 function Kpi(props: { label: string; value: number | string | null | undefined }): JSX.Element {
@@ -66,20 +67,15 @@ export default function Admin(): JSX.Element {
                   </div>
                   <Show when={s().users.byProvider.length > 0}>
                     <h3 style={{ 'margin-top': '1rem' }}>By sign-in provider</h3>
-                    <div class="table-wrap">
-                      <table>
-                        <tbody>
-                          <For each={s().users.byProvider}>
-                            {(p) => (
-                              <tr>
-                                <th scope="row">{p.provider}</th>
-                                <td>{p.users}</td>
-                              </tr>
-                            )}
-                          </For>
-                        </tbody>
-                      </table>
-                    </div>
+                    <DataTable
+                      headless
+                      caption="Users by sign-in provider"
+                      rows={s().users.byProvider}
+                      columns={[
+                        { header: 'Provider', rowHeader: true, cell: (p) => p.provider },
+                        { header: 'Users', cell: (p) => p.users },
+                      ]}
+                    />
                   </Show>
                 </section>
                 <section class="card">
@@ -100,53 +96,34 @@ export default function Admin(): JSX.Element {
                 <Show when={s().tasks?.topUsers?.length}>
                   <section class="card">
                     <h2>Top 10 users by coins</h2>
-                    <div class="table-wrap">
-                      <table data-testid="admin-top-users">
-                        <thead>
-                          <tr>
-                            <th scope="col">User</th>
-                            <th scope="col">Coins</th>
-                            <th scope="col">Level</th>
-                            <th scope="col">Completed</th>
-                          </tr>
-                        </thead>
-                        <tbody>
-                          <For each={s().tasks!.topUsers}>
-                            {(u) => (
-                              <tr>
-                                <th scope="row">{u.name ?? `${u.userId.slice(0, 8)}…`}</th>
-                                <td>{u.coins}</td>
-                                <td>{u.level}</td>
-                                <td>{u.tasksCompleted}</td>
-                              </tr>
-                            )}
-                          </For>
-                        </tbody>
-                      </table>
-                    </div>
+                    <DataTable
+                      testId="admin-top-users"
+                      caption="Top 10 users by coins"
+                      rows={s().tasks?.topUsers ?? []}
+                      columns={[
+                        { header: 'User', rowHeader: true, cell: (u) => u.name ?? `${u.userId.slice(0, 8)}…` },
+                        { header: 'Coins', cell: (u) => u.coins },
+                        { header: 'Level', cell: (u) => u.level },
+                        { header: 'Completed', cell: (u) => u.tasksCompleted },
+                      ]}
+                    />
                   </section>
                 </Show>
                 <Show when={s().tasks?.achievements}>
                   {(list) => (
                     <section class="card">
                       <h2>Achievements unlocked</h2>
-                      <div class="table-wrap">
-                        <table data-testid="admin-achievements">
-                          <tbody>
-                            <For each={list()}>
-                              {(a) => (
-                                <tr>
-                                  <th scope="row">{a.title}</th>
-                                  <td>
-                                    <meter min={0} max={Math.max(1, s().tasks?.usersWithTasks ?? 1)} value={a.users} aria-label={`${a.title}: ${a.users} users`} />
-                                  </td>
-                                  <td>{a.users}</td>
-                                </tr>
-                              )}
-                            </For>
-                          </tbody>
-                        </table>
-                      </div>
+                      <DataTable
+                        headless
+                        testId="admin-achievements"
+                        caption="Achievements: how many users unlocked each"
+                        rows={list()}
+                        columns={[
+                          { header: 'Achievement', rowHeader: true, cell: (a) => a.title },
+                          { header: 'Share of users', cell: (a) => <meter min={0} max={Math.max(1, s().tasks?.usersWithTasks ?? 1)} value={a.users} aria-label={`${a.title}: ${a.users} users`} /> },
+                          { header: 'Users', cell: (a) => a.users },
+                        ]}
+                      />
                     </section>
                   )}
                 </Show>
@@ -155,32 +132,18 @@ export default function Admin(): JSX.Element {
                   <Show when={s().cron} fallback={<p class="muted">The scheduler did not answer.</p>}>
                     {(c) => (
                       <Show when={c().jobs.length > 0} fallback={<p class="muted">No cron run yet.</p>}>
-                        <div class="table-wrap">
-                          <table data-testid="admin-cron-runs">
-                            <thead>
-                              <tr>
-                                <th scope="col">Job</th>
-                                <th scope="col">Last run</th>
-                                <th scope="col">Status</th>
-                                <th scope="col">Duration</th>
-                                <th scope="col">Sent</th>
-                              </tr>
-                            </thead>
-                            <tbody>
-                              <For each={c().jobs}>
-                                {(j) => (
-                                  <tr>
-                                    <th scope="row">{j.job}</th>
-                                    <td>{formatDateTime(j.startedAt)}</td>
-                                    <td>{j.status}</td>
-                                    <td>{j.durationMs === null ? '—' : `${j.durationMs} ms`}</td>
-                                    <td>{j.notifications ?? '—'}</td>
-                                  </tr>
-                                )}
-                              </For>
-                            </tbody>
-                          </table>
-                        </div>
+                        <DataTable
+                          testId="admin-cron-runs"
+                          caption="Last run of each cron job"
+                          rows={c().jobs}
+                          columns={[
+                            { header: 'Job', rowHeader: true, cell: (j) => j.job },
+                            { header: 'Last run', cell: (j) => formatDateTime(j.startedAt) },
+                            { header: 'Status', cell: (j) => j.status },
+                            { header: 'Duration', cell: (j) => (j.durationMs === null ? '—' : `${j.durationMs} ms`) },
+                            { header: 'Sent', cell: (j) => j.notifications ?? '—' },
+                          ]}
+                        />
                       </Show>
                     )}
                   </Show>

@@ -6,6 +6,8 @@ import { addDays, formatDate } from '../lib/dates.ts';
 import { gameStats, refreshGame } from '../lib/game.ts';
 import { session } from '../lib/session.ts';
 import type { Task } from '../lib/types.ts';
+import { isDeleted } from '../lib/undoable-delete.ts';
+import { reconciled } from '../lib/reconciled.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
 import { EnergyCheckin } from '../components/EnergyCheckin.tsx';
 import { QuestCard, StreakCard } from '../components/Quest.tsx';
@@ -20,9 +22,10 @@ export default function Dashboard(): JSX.Element {
   const today = () => shared.today();
   // Open tasks due up to today (overdue included); the list is small, the split happens here.
   // Read as `.latest`: a refetch after a change keeps the page (and quick add's focus) in place.
-  const [due, { refetch }] = createResource(today, async (t) => (await get<{ tasks: Task[] }>(`/api/tasks${qs({ completed: false, dueBefore: t, snoozed: false, limit: 200 })}`)).tasks);
-  const overdue = createMemo(() => (due.latest ?? []).filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate)! < today()));
-  const dueToday = createMemo(() => (due.latest ?? []).filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate) === today()));
+  const [due, { refetch }] = createResource(today, async (t) => (await get<{ tasks: Task[] }>(`/api/tasks${qs({ completed: false, dueBefore: t, snoozed: false, limit: 200 })}`)).tasks, { storage: reconciled });
+  const open = () => (due.latest ?? []).filter((t) => !isDeleted(t.id));
+  const overdue = createMemo(() => open().filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate)! < today()));
+  const dueToday = createMemo(() => open().filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate) === today()));
   const changed = () => {
     void refetch();
     refreshGame();

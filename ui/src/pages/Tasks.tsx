@@ -1,8 +1,10 @@
 import { useSearchParams } from '@solidjs/router';
-import { createMemo, createResource, createSignal, For, Show, type JSX } from 'solid-js';
+import { createMemo, createResource, createSignal, For, Index, Show, type JSX } from 'solid-js';
 import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { groupTasks } from '../lib/task-groups.ts';
+import { isDeleted } from '../lib/undoable-delete.ts';
+import { reconciled } from '../lib/reconciled.ts';
 import type { Task } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
 import { TaskEditor } from '../components/TaskEditor.tsx';
@@ -22,10 +24,11 @@ export default function Tasks(): JSX.Element {
           `/api/tasks${qs({ completed: f.status === 'all' ? undefined : f.status === 'completed', topicId: f.topic, priority: f.priority, type: f.type, limit: 500 })}`,
         )
       ).tasks,
+    { storage: reconciled },
   );
   const visible = createMemo(() => {
     const q = (params.q ?? '').trim().toLowerCase();
-    const list = tasks.latest ?? [];
+    const list = (tasks.latest ?? []).filter((t) => !isDeleted(t.id));
     return q ? list.filter((t) => t.title.toLowerCase().includes(q) || (t.notes ?? '').toLowerCase().includes(q)) : list;
   });
   const groups = createMemo(() => groupTasks(visible(), shared.today()));
@@ -125,16 +128,17 @@ export default function Tasks(): JSX.Element {
           <Show when={!tasks.error} fallback={<ErrorBanner error={tasks.error} />}>
             <Show when={tasks.latest !== undefined} fallback={<Spinner />}>
               <Show when={groups().length > 0} fallback={<Empty>{emptyText()}</Empty>}>
-                <For each={groups()}>
-                  {(g) => (
-                    <section class="task-group" data-group={g.name} aria-labelledby={`group-${g.name}`}>
-                      <h3 id={`group-${g.name}`} class={g.name === 'Overdue' ? 'overdue' : undefined}>
-                        {g.name} <span class="muted small">{g.tasks.length}</span>
+                {/* by position, not by object: the groups are rebuilt on every change, their rows are kept */}
+                <Index each={groups()}>
+                  {(group) => (
+                    <section class="task-group" data-group={group().name} aria-labelledby={`group-${group().name}`}>
+                      <h3 id={`group-${group().name}`} class={group().name === 'Overdue' ? 'overdue' : undefined}>
+                        {group().name} <span class="muted small">{group().tasks.length}</span>
                       </h3>
-                      <TaskList label={`${g.name} tasks`} tasks={g.tasks} today={shared.today()} topics={topics()} actions={{ changed, edit: (t) => setEditing(t) }} />
+                      <TaskList label={`${group().name} tasks`} tasks={group().tasks} today={shared.today()} topics={topics()} actions={{ changed, edit: (t) => setEditing(t) }} />
                     </section>
                   )}
-                </For>
+                </Index>
               </Show>
             </Show>
           </Show>

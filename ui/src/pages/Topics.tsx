@@ -2,11 +2,12 @@ import { A, useNavigate, useParams } from '@solidjs/router';
 import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
 import { ApiError, del, get, patch, post } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
+import { reconciled } from '../lib/reconciled.ts';
 import { toast, toastError } from '../lib/toast.ts';
 import type { Priority, Task, Topic } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
 import { TaskEditor } from '../components/TaskEditor.tsx';
-import { Empty, ErrorBanner, Field, FormActions, PrioritySelect, Spinner } from '../components/ui.tsx';
+import { dismissable, Empty, ErrorBanner, Field, FormActions, PrioritySelect, Spinner } from '../components/ui.tsx';
 
 function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel?: () => void }): JSX.Element {
   const [title, setTitle] = createSignal(props.topic?.title ?? '');
@@ -29,7 +30,7 @@ function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel
     }
   }
   return (
-    <form class="stack" onSubmit={(e) => void save(e)} aria-label={props.topic ? 'Edit topic' : 'New topic'}>
+    <form class="stack" ref={(el) => props.onCancel && dismissable(el, props.onCancel)} onSubmit={(e) => void save(e)} aria-label={props.topic ? 'Edit topic' : 'New topic'}>
       <div class="form-grid">
         <Field label="Topic name" error={error()?.fieldError('title')}>
           {(id, d) => <input id={id} aria-describedby={d} value={title()} onInput={(e) => setTitle(e.currentTarget.value)} maxlength="100" required />}
@@ -129,6 +130,7 @@ function TopicDetail(props: { id: string }): JSX.Element {
   const [data, { refetch }] = createResource(
     () => props.id,
     (id) => get<{ topic: Topic; tasks: Task[] }>(`/api/topics/${id}`),
+    { storage: reconciled },
   );
   const [editingTopic, setEditingTopic] = createSignal(false);
   const [editingTask, setEditingTask] = createSignal<Task | null>(null);

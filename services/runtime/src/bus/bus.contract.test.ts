@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { quietLogger, sharedNatsUrl, testDatabase, until } from '../../../../tools/testenv/index.ts';
 import { createPool } from '../db/pool.ts';
-import { enqueueEvent, startOutboxRelay } from '../outbox.ts';
+import { enqueueEvent, OUTBOX_RETENTION_DAYS, startOutboxRelay } from '../outbox.ts';
 import { createMemoryBus } from './memory.ts';
 import { createNatsBus } from './nats.ts';
 import type { Bus } from './types.ts';
@@ -183,6 +183,24 @@ describe.each([
       expect(rows[0].pending).toBe(0);
       await relay.stop();
       await sub.stop();
+    });
+
+    it('prunes published rows after the retention, in every outbox alike, and never a pending one', async () => {
+      const ev = defineEvent('events.test.prune', z.object({ n: z.number() }));
+      const relay = startOutboxRelay({ pool, bus: client, schema: 'box', events: [ev], log, pollMs: 60_000 });
+      try {
+        const row = (age: string, published: boolean) =>
+          pool.query<{ id: string }>(`INSERT INTO box.outbox (id, subject, payload, created_at, published_at) VALUES (gen_random_uuid(), $1, '{"n":1}', now() - $2::interval, ${published ? 'now() - $2::interval' : 'NULL'}) RETURNING id`, [ev.subject, age]);
+        const old = (await row(`${OUTBOX_RETENTION_DAYS + 1} days`, true)).rows[0]!.id;
+        const recent = (await row(`${OUTBOX_RETENTION_DAYS - 1} days`, true)).rows[0]!.id;
+        const stuck = (await row(`${OUTBOX_RETENTION_DAYS + 30} days`, false)).rows[0]!.id;
+        expect(await relay.prune()).toBeGreaterThanOrEqual(1);
+        const { rows } = await pool.query<{ id: string }>('SELECT id FROM box.outbox WHERE id = ANY($1::uuid[])', [[old, recent, stuck]]);
+        expect(rows.map((r) => r.id).sort()).toEqual([recent, stuck].sort());
+      } finally {
+        await relay.stop();
+        await pool.query('DELETE FROM box.outbox WHERE subject = $1', [ev.subject]);
+      }
     });
 
     it('runs no consumer while the relay holds a transaction open', async () => {

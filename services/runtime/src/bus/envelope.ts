@@ -1,5 +1,6 @@
 import { AppError, isErrorCode, parseMessage, type ErrorBody, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
+import { busMetrics, outcomeOfCode } from '../metrics.ts';
 import type { RequestContext } from './types.ts';
 
 /** Run a handler for one request and wrap its outcome in the wire envelope (shared by both transports). */
@@ -10,6 +11,8 @@ export async function handleRequest<Req, Res>(
   ctx: RequestContext,
   opts: { checked?: boolean } = {},
 ): Promise<ReplyEnvelope<Res>> {
+  const t0 = performance.now();
+  let envelope: ReplyEnvelope<Res>;
   try {
     // in-process, the caller has already checked the request against the same schema
     const payload = opts.checked ? (raw as Req) : parseMessage(rpc.request, raw, `request for ${rpc.subject}`);
@@ -17,10 +20,12 @@ export async function handleRequest<Req, Res>(
     const checked = rpc.reply.safeParse(result);
     // A reply that breaks its own contract is this service's bug, never the caller's.
     if (!checked.success) throw new Error(`reply of ${rpc.subject} breaks its schema: ${checked.error.message}`);
-    return { ok: true, data: checked.data };
+    envelope = { ok: true, data: checked.data };
   } catch (err) {
-    return { ok: false, error: toErrorBody(err, ctx.log, rpc.subject) };
+    envelope = { ok: false, error: toErrorBody(err, ctx.log, rpc.subject) };
   }
+  busMetrics.handled.observe({ subject: rpc.subject, outcome: envelope.ok ? 'ok' : outcomeOfCode(envelope.error.code) }, (performance.now() - t0) / 1000);
+  return envelope;
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, parseMessage, type EventDef, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { handleRequest, subjectMatches, unwrapReply } from './envelope.ts';
+import { instrumentBus } from './instrument.ts';
 import type { Bus, ConsumeOptions, DurableDeclaration, EventMeta, RequestContext, RequestOptions, ServeOptions, Subscription } from './types.ts';
 
 /** A served handler; `checked` says the caller has already checked the request against this very schema. */
@@ -68,7 +69,7 @@ export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclarati
 
   const wire = <T>(v: T): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
-  return {
+  return instrumentBus({
     kind: 'memory',
 
     async request<Req, Res>(rpc: Rpc<Req, Res>, payload: Req, opts: RequestOptions = {}): Promise<Res> {
@@ -153,5 +154,5 @@ export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclarati
       closed = true;
       for (const d of durables.values()) for (const w of d.waiting.splice(0)) w.reject(new AppError('SERVICE_UNAVAILABLE', 'bus closed'));
     },
-  };
+  });
 }

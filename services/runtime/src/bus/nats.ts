@@ -5,6 +5,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy,
 import { AppError, EVENT_STREAM, EVENT_SUBJECTS, parseMessage, REQUEST_ID_HEADER, type EventDef, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { handleRequest, unwrapReply } from './envelope.ts';
+import { instrumentBus } from './instrument.ts';
 import type { Bus, ConsumeOptions, EventMeta, RequestOptions, ServeOptions, Subscription } from './types.ts';
 
 const enc = new TextEncoder();
@@ -99,7 +100,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
   const subs = new Set<NatsSub>();
   const stoppers = new Set<() => Promise<void>>();
 
-  return {
+  return instrumentBus({
     kind: 'nats',
 
     async request<Req, Res>(rpc: Rpc<Req, Res>, payload: Req, ro: RequestOptions = {}): Promise<Res> {
@@ -246,5 +247,5 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
       for (const stop of stoppers) await stop();
       await nc.drain().catch(() => nc.close());
     },
-  };
+  });
 }

@@ -145,6 +145,8 @@ export interface LocalPostgresOptions {
   port?: number;
   /** false: fsync off (tests); true: durable (the single-process mode's data folder) */
   durable?: boolean;
+  /** extra server settings (`name=value`), e.g. shared_preload_libraries=pg_stat_statements for benches */
+  settings?: string[];
 }
 
 export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<LocalPostgres> {
@@ -206,6 +208,7 @@ export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<Lo
   const port = opts.port ?? (await freePort());
   const settings = ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${sockDir}`, '-c', 'unix_socket_permissions=0700', '-c', 'password_encryption=scram-sha-256', '-c', 'max_connections=300'];
   if (!opts.durable) settings.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  for (const s of opts.settings ?? []) settings.push('-c', s);
   const [cmd, args] = asPostgres(join(binDir, 'postgres'), ['-D', pgData, '-p', String(port), ...settings]);
   const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';

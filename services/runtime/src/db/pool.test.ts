@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { quietLogger } from '../../../../tools/testenv/index.ts';
+import { quietLogger, testSystemConfig } from '../../../../tools/testenv/index.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { createPool } from './pool.ts';
 
@@ -23,5 +23,27 @@ describe('database pool', () => {
     await expect(pool.query('SELECT 1 AS one')).resolves.toMatchObject({ rows: [{ one: 1 }] });
     await pool.end();
     await pg.stop();
+  });
+
+  it('prepares each parameterised statement once per connection, then only binds it; plain statements stay unprepared', async () => {
+    const pool = createPool((await testSystemConfig()).DATABASE_URL, quietLogger(), { max: 1 });
+    try {
+      for (const n of [1, 2, 3]) expect((await pool.query<{ n: number }>('SELECT $1::int + 1 AS n', [n])).rows[0]!.n).toBe(n + 1);
+      await pool.query('SELECT 42');
+      const { rows } = await pool.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements');
+      expect(rows.map((r) => r.statement)).toEqual(['SELECT $1::int + 1 AS n']);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('prepares nothing with prepare: false (DATABASE_PREPARED_STATEMENTS=false, for poolers that cannot keep them)', async () => {
+    const pool = createPool((await testSystemConfig()).DATABASE_URL, quietLogger(), { max: 1, prepare: false });
+    try {
+      expect((await pool.query<{ n: number }>('SELECT $1::int + 1 AS n', [1])).rows[0]!.n).toBe(2);
+      expect((await pool.query('SELECT statement FROM pg_prepared_statements')).rows).toEqual([]);
+    } finally {
+      await pool.end();
+    }
   });
 });

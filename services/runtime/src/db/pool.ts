@@ -1,22 +1,81 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
+import { gauge } from '../metrics.ts';
+
+/** Open pools by application name, for the usage gauges (read from pg-pool's counters on scrape, no query). */
+const pools = new Set<{ name: string; pool: pg.Pool }>();
+const poolGauge = (name: string, help: string, pick: (p: pg.Pool) => number) =>
+  gauge(name, help, ['pool'], (g) => {
+    g.reset();
+    const sums = new Map<string, number>();
+    for (const entry of pools) {
+      if (entry.pool.ended) {
+        pools.delete(entry);
+        continue;
+      }
+      sums.set(entry.name, (sums.get(entry.name) ?? 0) + pick(entry.pool));
+    }
+    for (const [pool, v] of sums) g.set({ pool }, v);
+  });
+poolGauge('tasksvc_pg_pool_connections', 'PostgreSQL connections open in the pool (in use and idle).', (p) => p.totalCount);
+poolGauge('tasksvc_pg_pool_idle_connections', 'PostgreSQL connections open but idle in the pool.', (p) => p.idleCount);
+poolGauge('tasksvc_pg_pool_waiting_requests', 'Queries waiting for a free connection of the pool.', (p) => p.waitingCount);
+poolGauge('tasksvc_pg_pool_max_connections', 'Size limit of the pool.', (p) => p.options.max ?? 10);
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
+
+/** Statement text → server-side prepared statement name; bounded so generated SQL cannot grow it without end. */
+const statementNames = new Map<string, string>();
+const MAX_NAMED_STATEMENTS = 5_000;
+
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) {
+    name = `ts_${createHash('sha1').update(text).digest('base64url')}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/**
+ * Every parameterised statement is prepared once per connection and then only bound and executed:
+ * PostgreSQL skips parsing and planning on the hot paths (a task create's CTE costs most of its
+ * time there). Statements without parameters (BEGIN, DDL) keep the simple protocol.
+ */
+class PreparingClient extends pg.Client {
+  // pg's overloads cannot be restated here; the arguments pass through unchanged.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override query(config: any, values?: any, callback?: any): any {
+    if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
+      const name = statementName(config);
+      if (name) return super.query({ text: config, values, name }, callback);
+    }
+    return super.query(config, values, callback);
+  }
+}
 
 /**
  * A connection pool that survives the database going away: idle-client errors are logged instead
  * of crashing the process, and new connections are attempted on the next query.
  */
-export function createPool(url: string, log: Logger, opts: { max?: number; application?: string; connectTimeoutMs?: number } = {}): pg.Pool {
+export function createPool(
+  url: string,
+  log: Logger,
+  opts: { max?: number; application?: string; connectTimeoutMs?: number; /** default true (see PreparingClient) */ prepare?: boolean } = {},
+): pg.Pool {
+  const application = opts.application ?? 'task-service';
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 10,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
-    application_name: opts.application ?? 'task-service',
+    application_name: application,
+    ...(opts.prepare === false ? {} : { Client: PreparingClient }),
   });
   pool.on('error', (err) => log.warn({ err: err.message }, 'idle database connection lost'));
+  pools.add({ name: application, pool });
   // pg-pool listens for errors only on idle clients; a checked-out client whose server goes away
   // (e.g. held across a bus publish) would otherwise emit an unhandled 'error' and kill the process.
   // Its pending query still rejects, and the pool discards the broken client on release.

@@ -57,20 +57,6 @@ export async function coinBalance(db: Queryable, userId: string): Promise<number
   return rows[0]?.coins ?? 0;
 }
 
-/**
- * For a task being created, in one statement: the profile (created on first use), the task counted,
- * and the new task's place at the end of its list (no scan of the user's tasks).
- */
-export async function profileForNewTask(db: Queryable, userId: string): Promise<ProfileRow & { sort_order: number }> {
-  const { rows } = await db.query<ProfileRow & { sort_order: number }>(
-    `INSERT INTO tasks.profiles AS p (user_id, total_tasks_created, next_sort_order) VALUES ($1, 1, 1)
-     ON CONFLICT (user_id) DO UPDATE SET total_tasks_created = p.total_tasks_created + 1, next_sort_order = p.next_sort_order + 1
-     RETURNING ${COLS}, next_sort_order - 1 AS sort_order`,
-    [userId],
-  );
-  return rows[0]!;
-}
-
 /** Keep new tasks after a sort order the user set by hand. */
 export async function reserveSortOrder(db: Queryable, userId: string, sortOrder: number): Promise<void> {
   await db.query('UPDATE tasks.profiles SET next_sort_order = $2 WHERE user_id = $1 AND next_sort_order < $2', [userId, sortOrder + 1]);

@@ -82,7 +82,11 @@ export interface TaskFilters {
   offset: number;
 }
 
-export async function listTasks(db: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: TaskRow[]; total: number }> {
+/**
+ * A page of the user's tasks with the total, and the profile's timezone read in the same statement
+ * (`zone`, null without a profile) so a caller that guessed the zone for `today` can tell.
+ */
+export async function listTasks(db: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: TaskRow[]; total: number; zone: string | null }> {
   const args: unknown[] = [userId, today];
   const where = ['t.user_id = $1'];
   const arg = (v: unknown) => `$${args.push(v)}`;
@@ -95,39 +99,82 @@ export async function listTasks(db: Queryable, userId: string, f: TaskFilters, t
   if (f.dueBefore) where.push(`COALESCE(t.next_due_date, t.due_date) <= ${arg(f.dueBefore)}::date`);
   if (f.dueAfter) where.push(`COALESCE(t.next_due_date, t.due_date) >= ${arg(f.dueAfter)}::date`);
   const cond = where.join(' AND ');
-  const { rows } = await db.query<TaskRow & { total: string }>(
-    `SELECT ${COLS}, ${blocked('$2')}, count(*) OVER () AS total FROM tasks.tasks t WHERE ${cond}
-     ORDER BY t.sort_order, t.created_at, t.id LIMIT ${arg(f.limit)} OFFSET ${arg(f.offset)}`,
+  // the profile row carries the page, so an empty page still answers the zone
+  const { rows } = await db.query<TaskRow & { total: string | null; zone: string }>(
+    `SELECT page.*, z.timezone AS zone FROM tasks.profiles z LEFT JOIN LATERAL (
+       SELECT ${COLS}, ${blocked('$2')}, count(*) OVER () AS total FROM tasks.tasks t WHERE ${cond}
+       ORDER BY t.sort_order, t.created_at, t.id LIMIT ${arg(f.limit)} OFFSET ${arg(f.offset)}
+     ) page ON true WHERE z.user_id = $1`,
     args,
   );
-  if (rows.length > 0) return { rows, total: Number(rows[0]!.total) };
+  const zone = rows[0]?.zone ?? null;
+  // an empty page is the one row of the profile with no task in it
+  const page: TaskRow[] = rows[0]?.id ? rows : [];
+  if (page.length > 0) return { rows: page, total: Number(rows[0]!.total), zone };
+  if (f.offset === 0) return { rows: [], total: 0, zone };
   // A page past the end has no row to carry the window count; $2 (today) must stay typed even when no filter uses it.
   const count = await db.query<{ n: string }>(`SELECT count(*) AS n FROM tasks.tasks t WHERE ${cond} AND $2::date IS NOT NULL`, args.slice(0, args.length - 2));
-  return { rows: [], total: Number(count.rows[0]!.n) };
+  return { rows: [], total: Number(count.rows[0]!.n), zone };
+}
+
+/** The create statement per column set, built once: the same text object each time keeps its prepared-statement lookup cheap. */
+const insertStatements = new Map<string, string>();
+
+function insertStatement(schema: string, names: string[]): string {
+  const key = `${schema}:${names.join(',')}`;
+  let text = insertStatements.get(key);
+  if (text === undefined) {
+    const first = 8;
+    text = `WITH p AS (
+       UPDATE tasks.profiles SET total_tasks_created = total_tasks_created + 1, next_sort_order = next_sort_order + 1
+       WHERE user_id = $1 AND ($6::text IS NULL OR timezone = $6)
+         AND ($7::uuid IS NULL OR EXISTS (SELECT 1 FROM tasks.topics WHERE id = $7 AND user_id = $1))
+       RETURNING next_sort_order - 1 AS sort_order
+     ), t AS (
+       INSERT INTO tasks.tasks AS t (user_id, updated_at, sort_order, ${names.join(', ')})
+       SELECT $1, $${names.indexOf('created_at') + first}, p.sort_order, ${names.map((_, i) => `$${i + first}`).join(', ')} FROM p
+       RETURNING ${COLS}, ${blocked('$2')}
+     ), o AS (
+       INSERT INTO "${schema}".outbox (id, subject, payload) SELECT $3, $4, $5 FROM t
+     )
+     SELECT t.*, z.timezone AS zone FROM tasks.profiles z LEFT JOIN t ON true WHERE z.user_id = $1`;
+    insertStatements.set(key, text);
+  }
+  return text;
+}
+
+/** What `insertTask` found: the new task, or why there is none (`row` null). */
+export interface InsertOutcome {
+  row: TaskRow | null;
+  /** the profile's timezone; null when the user has no profile yet */
+  zone: string | null;
 }
 
 /**
- * Insert a task with its given id, creation time and list position, and its event's outbox row, in
- * one statement (atomic by itself).
+ * Create a task in one statement (atomic by itself, no explicit transaction): count it on the
+ * profile and take the next list position there, insert it, and insert its event's outbox row.
+ * Nothing is written unless the profile exists, its timezone is `zone` (the one the caller computed
+ * "today" and the schedule in; null: the request named its own zone) and the topic, if any, is the
+ * user's. Then `row` is null and `zone` tells the caller which of those failed.
  */
 export async function insertTask(
   db: Queryable,
   userId: string,
-  cols: TaskColumns & Pick<TaskRow, 'id' | 'title' | 'type' | 'sort_order' | 'created_at'>,
+  cols: TaskColumns & Pick<TaskRow, 'id' | 'title' | 'type' | 'created_at'>,
   today: string,
   outbox: { schema: string; row: { id: string; subject: string; payload: string } },
-): Promise<TaskRow> {
-  const names = Object.keys(cols).filter((k) => WRITABLE.has(k) || k === 'id' || k === 'created_at');
+  zone: string | null,
+): Promise<InsertOutcome> {
+  const names = Object.keys(cols).filter((k) => (WRITABLE.has(k) && k !== 'sort_order') || k === 'id' || k === 'created_at');
   const values = names.map((k) => (cols as Record<string, unknown>)[k]);
-  const placeholders = names.map((_, i) => `$${i + 6}`);
-  const { rows } = await db.query<TaskRow>(
-    `WITH o AS (INSERT INTO "${outbox.schema}".outbox (id, subject, payload) VALUES ($3, $4, $5))
-     INSERT INTO tasks.tasks AS t (user_id, updated_at, ${names.join(', ')})
-     VALUES ($1, $${names.indexOf('created_at') + 6}, ${placeholders.join(', ')})
-     RETURNING ${COLS}, ${blocked('$2')}`,
-    [userId, today, outbox.row.id, outbox.row.subject, outbox.row.payload, ...values],
+  const { rows } = await db.query<TaskRow & { zone: string }>(
+    insertStatement(outbox.schema, names),
+    [userId, today, outbox.row.id, outbox.row.subject, outbox.row.payload, zone, cols.topic_id ?? null, ...values],
   );
-  return rows[0]!;
+  const r = rows[0];
+  if (!r) return { row: null, zone: null };
+  const { zone: found, ...row } = r;
+  return { row: row.id === null ? null : row, zone: found };
 }
 
 /**

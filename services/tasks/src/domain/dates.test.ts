@@ -89,6 +89,18 @@ describe('timezones', () => {
     expect(localDate(new Date('2026-06-01T18:30:00Z'), 'Asia/Kolkata')).toBe('2026-06-02');
   });
 
+  it('answers from the per-minute memory only within the same minute (a 45-minute zone crosses midnight at :15)', () => {
+    // Kathmandu is UTC+05:45: local midnight is 18:15 UTC
+    const seq: [string, string][] = [
+      ['2026-06-01T18:14:00.000Z', '2026-06-01'],
+      ['2026-06-01T18:14:59.999Z', '2026-06-01'],
+      ['2026-06-01T18:15:00.000Z', '2026-06-02'],
+      ['2026-06-01T18:14:30.000Z', '2026-06-01'], // back in time: a clock set back, or an older instant
+      ['2026-06-01T18:15:00.001Z', '2026-06-02'],
+    ];
+    for (const [at, date] of seq) expect(localDate(new Date(at), 'Asia/Kathmandu'), at).toBe(date);
+  });
+
   it('follows DST changes', () => {
     // Berlin springs forward on 2026-03-29 at 01:00 UTC and falls back on 2026-10-25 at 01:00 UTC.
     expect(utcOffsetMinutes(new Date('2026-03-29T00:59:00Z'), 'Europe/Berlin')).toBe(60);

@@ -160,9 +160,19 @@ function wallClock(instant: Date, timeZone: string): WallClock {
   return { year: parts.year!, month: parts.month!, day: parts.day!, hour: parts.hour!, minute: parts.minute!, second: parts.second! };
 }
 
+/** Per zone, the local date throughout one UTC minute (every zone's offset today is whole minutes). */
+const datesThisMinute = new Map<string, { minute: number; date: LocalDate }>();
+
 /** The calendar date an instant falls on in a timezone. */
 export function localDate(instant: Date, timeZone: string): LocalDate {
-  return formatDate(wallClock(instant, timeZone));
+  // formatting through Intl is the costly part of a request's "today"; the answer holds for the minute
+  const minute = Math.floor(instant.getTime() / 60_000);
+  const hit = datesThisMinute.get(timeZone);
+  if (hit?.minute === minute) return hit.date;
+  const date = formatDate(wallClock(instant, timeZone));
+  if (datesThisMinute.size >= 10_000) datesThisMinute.clear();
+  datesThisMinute.set(timeZone, { minute, date });
+  return date;
 }
 
 /** Offset of the zone from UTC at an instant, in minutes (Berlin in summer: +120). */

@@ -4,6 +4,7 @@ import type { RecurrenceRule } from '../domain/recurrence.ts';
 import type { ProfileRow } from '../db/profiles.ts';
 import type { TaskRow } from '../db/tasks.ts';
 import type { TopicRow } from '../db/topics.ts';
+import type { ZoneCache } from '../zone-cache.ts';
 
 export const SCHEMA = 'tasks';
 
@@ -12,6 +13,7 @@ export interface Ctx {
   relay: OutboxRelay;
   config: Config;
   log: Logger;
+  zones: ZoneCache;
 }
 
 /** Run a change in one transaction, then nudge the outbox relay so its events leave right away. */

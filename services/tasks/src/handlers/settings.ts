@@ -18,6 +18,7 @@ export async function putTimezone(ctx: Ctx, call: HttpCall<unknown, unknown, { t
   const tz = call.body.timezone;
   if (!isValidTimeZone(tz)) throw fieldError('timezone', 'must be an IANA timezone such as Europe/Berlin');
   await setTimezone(ctx.pool, userOf(call).id, tz);
+  ctx.zones.set(userOf(call).id, tz); // this replica's next create need not find out by a retry
   return { success: true as const, timezone: tz };
 }
 

@@ -4,7 +4,7 @@ import type { PoolClient } from '@tasksvc/runtime';
 import { isValidTimeZone, localDate } from '../domain/dates.ts';
 import { advanceOnCompletion } from '../domain/recurrence.ts';
 import { completionCoins, resolveRecurrence, type RecurrenceInput } from '../domain/task-schedule.ts';
-import { addCoins, coinBalance, ensureProfile, profileForNewTask, reserveSortOrder, type ProfileRow } from '../db/profiles.ts';
+import { addCoins, coinBalance, ensureProfile, reserveSortOrder, type ProfileRow } from '../db/profiles.ts';
 import {
   deleteTask,
   getTask,
@@ -30,11 +30,15 @@ async function caller(c: Pick<PoolClient, 'query'>, call: HttpCall<unknown, unkn
 }
 
 function callerWith<P extends ProfileRow>(call: HttpCall<unknown, unknown, unknown>, profile: P, now = new Date()) {
-  // A zone sent with the request (reference behaviour) decides this request's "today".
+  const timezone = sentZone(call) ?? profile.timezone;
+  return { userId: profile.user_id, profile, now, today: localDate(now, timezone) };
+}
+
+/** A zone sent with the request (reference behaviour) decides this request's "today". */
+function sentZone(call: HttpCall<unknown, unknown, unknown>): string | undefined {
   const sent = (call.body as { timezone?: unknown } | undefined)?.timezone;
   if (typeof sent === 'string' && !isValidTimeZone(sent)) throw fieldError('timezone', 'must be an IANA timezone such as Europe/Berlin');
-  const timezone = typeof sent === 'string' ? sent : profile.timezone;
-  return { userId: profile.user_id, profile, now, today: localDate(now, timezone) };
+  return typeof sent === 'string' ? sent : undefined;
 }
 
 function scheduleOrThrow(input: RecurrenceInput, start: string) {
@@ -49,14 +53,46 @@ async function requireTopic(c: PoolClient, userId: string, topicId: string | nul
 
 export async function list(ctx: Ctx, call: HttpCall<unknown, ListTasksQuery, unknown>) {
   const q = call.query;
+  const userId = userOf(call).id;
   const client = await ctx.pool.connect();
   try {
-    const { userId, today } = await caller(client, call);
-    const { rows, total } = await listTasks(client, userId, q, today);
+    const { rows, total } = (await inUserZone(ctx, client, userId, undefined, (today) => listTasks(client, userId, q, today))).result;
     return { tasks: rows.map(toTask), total, limit: q.limit, offset: q.offset };
   } finally {
     client.release();
   }
+}
+
+/**
+ * Run a statement whose answer depends on "today", computed in the zone the request sent or else in
+ * the remembered one (see ZoneCache). The statement gets the zone to check against the profile (null
+ * when the request sent its own) and reports the profile's zone (null: no profile yet). On a
+ * mismatch, or without a profile, it runs once more in the right zone. Also returns the zone of the
+ * last run.
+ */
+async function inUserZone<R extends { zone: string | null }>(
+  ctx: Ctx,
+  c: PoolClient,
+  userId: string,
+  sent: string | undefined,
+  run: (today: string, now: Date, check: string | null) => Promise<R>,
+): Promise<{ result: R; zone: string }> {
+  let zone = sent ?? ctx.zones.get(userId) ?? (await ensureProfile(c, userId)).timezone;
+  const attempt = () => {
+    const now = new Date();
+    return run(localDate(now, zone), now, sent ? null : zone);
+  };
+  let result = await attempt();
+  if (result.zone === null) {
+    const profileZone = (await ensureProfile(c, userId)).timezone; // first use: make the profile
+    zone = sent ?? profileZone;
+    result = await attempt();
+  } else if (!sent && result.zone !== zone) {
+    zone = result.zone; // changed on another replica
+    result = await attempt();
+  }
+  if (result.zone !== null) ctx.zones.set(userId, result.zone);
+  return { result, zone };
 }
 
 export async function get(ctx: Ctx, call: IdCall) {
@@ -73,40 +109,49 @@ export async function get(ctx: Ctx, call: IdCall) {
 
 export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTaskBody>) {
   const b = call.body;
-  return transact(ctx, async (c) => {
-    const { userId, profile, now, today } = callerWith(call, await profileForNewTask(c, userOf(call).id));
-    await requireTopic(c, userId, b.topicId);
-    const schedule = scheduleOrThrow(
-      {
+  const userId = userOf(call).id;
+  const sent = sentZone(call);
+  const client = await ctx.pool.connect();
+  try {
+    const { result, zone } = await inUserZone(ctx, client, userId, sent, (today, now, check) => {
+      const schedule = scheduleOrThrow(
+        {
+          type: b.type,
+          recurrenceType: b.recurrenceType ?? null,
+          recurrenceInterval: b.recurrenceInterval ?? null,
+          recurrenceWeekdays: b.recurrenceWeekdays ?? null,
+          recurrenceWeekOfMonth: b.recurrenceWeekOfMonth ?? null,
+          recurrenceFixed: b.recurrenceFixed ?? false,
+          dueDate: b.dueDate ?? null,
+        },
+        b.dueDate ?? today,
+      );
+      const cols = {
+        id: randomUUID(),
+        created_at: now,
+        title: b.title,
+        notes: b.notes ?? null,
         type: b.type,
-        recurrenceType: b.recurrenceType ?? null,
-        recurrenceInterval: b.recurrenceInterval ?? null,
-        recurrenceWeekdays: b.recurrenceWeekdays ?? null,
-        recurrenceWeekOfMonth: b.recurrenceWeekOfMonth ?? null,
-        recurrenceFixed: b.recurrenceFixed ?? false,
-        dueDate: b.dueDate ?? null,
-      },
-      b.dueDate ?? today,
-    );
-    const cols = {
-      id: randomUUID(),
-      created_at: now,
-      sort_order: profile.sort_order,
-      title: b.title,
-      notes: b.notes ?? null,
-      type: b.type,
-      priority: b.priority,
-      topic_id: b.topicId ?? null,
-      due_date: b.dueDate ?? null,
-      estimated_minutes: b.estimatedMinutes ?? null,
-      energy_level: b.energyLevel ?? null,
-      coin_value: b.coinValue,
-      ...schedule,
-    };
-    // the task and its event go in together, so a create is one profile statement and one insert
-    const row = await insertTask(c, userId, cols, today, { schema: SCHEMA, row: taskEventRow('task.created', { ...cols, user_id: userId }) });
-    return { task: toTask(row) };
-  });
+        priority: b.priority,
+        topic_id: b.topicId ?? null,
+        due_date: b.dueDate ?? null,
+        estimated_minutes: b.estimatedMinutes ?? null,
+        energy_level: b.energyLevel ?? null,
+        coin_value: b.coinValue,
+        ...schedule,
+      };
+      return insertTask(client, userId, cols, today, { schema: SCHEMA, row: taskEventRow('task.created', { ...cols, user_id: userId }) }, check);
+    });
+    if (result.row) {
+      ctx.relay.kick();
+      return { task: toTask(result.row) };
+    }
+    // nothing written: with the profile's zone right, the topic is not the user's; else the zone changed twice meanwhile
+    if (result.zone !== null && (sent || result.zone === zone)) throw topicNotFound();
+    throw new AppError('CONFLICT', 'the profile changed while the task was being created; try again');
+  } finally {
+    client.release();
+  }
 }
 
 const RECURRENCE_KEYS = ['type', 'recurrenceType', 'recurrenceInterval', 'recurrenceWeekdays', 'recurrenceWeekOfMonth', 'recurrenceFixed', 'dueDate'] as const;

@@ -3,7 +3,8 @@ import { ApiError, del, get, post, put } from '../../lib/api.ts';
 import { formatDateTime } from '../../lib/dates.ts';
 import { errorText, toast, toastError } from '../../lib/toast.ts';
 import type { NotificationChannel, NotificationChannelType } from '../../lib/types.ts';
-import { AsyncButton, ErrorBanner, Field, Spinner } from '../../components/ui.tsx';
+import { AsyncButton, dismissable, ErrorBanner, Field, Spinner } from '../../components/ui.tsx';
+import { DataTable } from '../../components/DataTable.tsx';
 import Reminders from './Reminders.tsx';
 
 interface FieldSpec {
@@ -191,7 +192,7 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
         </div>
       </div>
       <Show when={open()}>
-        <form class="stack" style={{ 'margin-top': '1rem' }} onSubmit={(e) => void save(e)}>
+        <form class="stack" ref={(el) => dismissable(el, () => setOpen(false))} style={{ 'margin-top': '1rem' }} onSubmit={(e) => void save(e)} aria-label={`${spec().title} settings`}>
           <div class="form-grid">
             <For each={spec().fields}>
               {(f) => (
@@ -270,40 +271,29 @@ export default function Notifications(): JSX.Element {
         </div>
         <Show when={history()} fallback={<Spinner />}>
           <Show when={history()!.length > 0} fallback={<p class="muted small">No notifications sent yet.</p>}>
-            <div class="table-wrap">
-              <table data-testid="notification-history">
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Channel</th>
-                    <th scope="col">Notification</th>
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  <For each={history()}>
-                    {(h) => (
-                      <tr>
-                        <td>{formatDateTime(h.createdAt)}</td>
-                        <td>{CHANNELS[h.channel as NotificationChannelType]?.title ?? h.channel}</td>
-                        <td>
-                          {h.title}
-                          {h.test ? ' (test)' : ''}
-                        </td>
-                        <td>
-                          <span class={`badge ${h.status === 'sent' ? 'ok' : h.status === 'failed' ? 'high' : ''}`}>{h.status}</span>
-                          <Show when={h.error}>
-                            <div class="small" style={{ color: 'var(--danger)' }}>
-                              {h.error}
-                            </div>
-                          </Show>
-                        </td>
-                      </tr>
-                    )}
-                  </For>
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              testId="notification-history"
+              caption="Notifications sent"
+              rows={history()!}
+              columns={[
+                { header: 'When', cell: (h) => formatDateTime(h.createdAt) },
+                { header: 'Channel', cell: (h) => CHANNELS[h.channel as NotificationChannelType]?.title ?? h.channel },
+                { header: 'Notification', cell: (h) => `${h.title}${h.test ? ' (test)' : ''}` },
+                {
+                  header: 'Status',
+                  cell: (h) => (
+                    <div>
+                      <span class={`badge ${h.status === 'sent' ? 'ok' : h.status === 'failed' ? 'high' : ''}`}>{h.status}</span>
+                      <Show when={h.error}>
+                        <div class="small" style={{ color: 'var(--danger)' }}>
+                          {h.error}
+                        </div>
+                      </Show>
+                    </div>
+                  ),
+                },
+              ]}
+            />
           </Show>
         </Show>
       </section>

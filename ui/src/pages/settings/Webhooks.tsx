@@ -3,7 +3,8 @@ import { ApiError, del, get, patch, post } from '../../lib/api.ts';
 import { formatDateTime } from '../../lib/dates.ts';
 import { toast, toastError } from '../../lib/toast.ts';
 import { TASK_EVENTS, type WebhookDelivery, type WebhookEndpoint } from '../../lib/types.ts';
-import { AsyncButton, Empty, ErrorBanner, Field, FormActions, Spinner } from '../../components/ui.tsx';
+import { AsyncButton, dismissable, Empty, ErrorBanner, Field, FormActions, Spinner } from '../../components/ui.tsx';
+import { DataTable } from '../../components/DataTable.tsx';
 
 function EventFilter(props: { value: string[]; onChange: (v: string[]) => void }): JSX.Element {
   return (
@@ -53,7 +54,7 @@ function EndpointForm(props: { endpoint?: WebhookEndpoint; onSaved: () => void; 
     }
   }
   return (
-    <form class="stack" onSubmit={(e) => void save(e)} aria-label={props.endpoint ? 'Edit webhook' : 'Add webhook'} data-testid="webhook-form">
+    <form class="stack" ref={(el) => props.onCancel && dismissable(el, props.onCancel)} onSubmit={(e) => void save(e)} aria-label={props.endpoint ? 'Edit webhook' : 'Add webhook'} data-testid="webhook-form">
       <div class="form-grid">
         <Field label="Endpoint URL" hint="HTTPS. Receives a JSON POST per task event." error={error()?.fieldError('url')}>
           {(id, d) => <input id={id} aria-describedby={d} type="url" inputmode="url" placeholder="https://example.com/hooks/tasks" value={url()} onInput={(e) => setUrl(e.currentTarget.value)} required maxlength="2048" />}
@@ -96,55 +97,49 @@ function DeliveryLog(props: { endpoint: WebhookEndpoint; version: number }): JSX
       <Show when={!log.error} fallback={<ErrorBanner error={log.error} />}>
         <Show when={log()} fallback={<Spinner />}>
           <Show when={log()!.length > 0} fallback={<p class="small muted">No deliveries yet.</p>}>
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">Result</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  <For each={log()}>
-                    {(d) => (
-                      <tr data-testid="delivery-row">
-                        <td>{formatDateTime(d.createdAt)}</td>
-                        <td class="mono">{d.event}</td>
-                        <td>
-                          <span class={`badge ${d.status === 'delivered' ? 'ok' : d.status === 'failed' ? 'high' : ''}`}>{d.status}</span>{' '}
-                          <span class="small muted">
-                            {d.responseStatus ? `HTTP ${d.responseStatus}` : ''}
-                            {d.durationMs !== null ? ` · ${d.durationMs} ms` : ''}
-                            {d.attempts > 1 ? ` · ${d.attempts} attempts` : ''}
-                          </span>
-                          <Show when={d.error}>
-                            <div class="small" style={{ color: 'var(--danger)' }}>
-                              {d.error}
-                            </div>
-                          </Show>
-                        </td>
-                        <td>
-                          <AsyncButton
-                            class="small"
-                            action={async () => {
-                              await post(`/api/settings/webhooks/${props.endpoint.id}/deliveries/${d.id}/redeliver`);
-                              toast('Delivery queued again');
-                              void refetch();
-                            }}
-                          >
-                            Redeliver
-                          </AsyncButton>
-                        </td>
-                      </tr>
-                    )}
-                  </For>
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              caption={`Recent deliveries to ${props.endpoint.url}`}
+              rowTestId="delivery-row"
+              rows={log()!}
+              columns={[
+                { header: 'When', cell: (d) => formatDateTime(d.createdAt) },
+                { header: 'Event', cell: (d) => <span class="mono">{d.event}</span> },
+                {
+                  header: 'Result',
+                  cell: (d) => (
+                    <div>
+                      <span class={`badge ${d.status === 'delivered' ? 'ok' : d.status === 'failed' ? 'high' : ''}`}>{d.status}</span>{' '}
+                      <span class="small muted">
+                        {d.responseStatus ? `HTTP ${d.responseStatus}` : ''}
+                        {d.durationMs !== null ? ` · ${d.durationMs} ms` : ''}
+                        {d.attempts > 1 ? ` · ${d.attempts} attempts` : ''}
+                      </span>
+                      <Show when={d.error}>
+                        <div class="small" style={{ color: 'var(--danger)' }}>
+                          {d.error}
+                        </div>
+                      </Show>
+                    </div>
+                  ),
+                },
+                {
+                  header: 'Actions',
+                  hideHeader: true,
+                  cell: (d) => (
+                    <AsyncButton
+                      class="small"
+                      action={async () => {
+                        await post(`/api/settings/webhooks/${props.endpoint.id}/deliveries/${d.id}/redeliver`);
+                        toast('Delivery queued again');
+                        void refetch();
+                      }}
+                    >
+                      Redeliver
+                    </AsyncButton>
+                  ),
+                },
+              ]}
+            />
           </Show>
         </Show>
       </Show>

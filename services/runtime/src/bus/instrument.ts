@@ -1,0 +1,57 @@
+import { BoundedLabel, busMetrics, outcomeOfError } from '../metrics.ts';
+import type { Bus } from './types.ts';
+
+/** Event subjects arrive from the server (a consumer's filter may match many); at most this many distinct ones are labelled. */
+const eventSubjects = new BoundedLabel(64);
+
+/**
+ * Metrics for either transport (docs/observability.md): request latency and outcome on the caller's
+ * side, events published and consumed. Handled requests are recorded where both transports answer
+ * them (envelope.ts `handleRequest`).
+ */
+export function instrumentBus(bus: Bus): Bus {
+  return {
+    kind: bus.kind,
+    request(rpc, payload, opts) {
+      const t0 = performance.now();
+      return bus.request(rpc, payload, opts).then(
+        (res) => {
+          busMetrics.requests.observe({ subject: rpc.subject, outcome: 'ok' }, (performance.now() - t0) / 1000);
+          return res;
+        },
+        (err: unknown) => {
+          busMetrics.requests.observe({ subject: rpc.subject, outcome: outcomeOfError(err) }, (performance.now() - t0) / 1000);
+          throw err;
+        },
+      );
+    },
+    serve: (rpc, handler, opts) => bus.serve(rpc, handler, opts),
+    publish(event, payload, msgId) {
+      return bus.publish(event, payload, msgId).then(
+        () => busMetrics.published.inc({ subject: event.subject, outcome: 'ok' }),
+        (err: unknown) => {
+          busMetrics.published.inc({ subject: event.subject, outcome: 'failed' });
+          throw err;
+        },
+      );
+    },
+    consume(event, handler, opts) {
+      return bus.consume(
+        event,
+        (payload, meta) =>
+          handler(payload, meta).then(
+            () => busMetrics.consumed.inc({ subject: eventSubjects.of(meta.subject), durable: opts.durable, outcome: 'ok' }),
+            (err: unknown) => {
+              busMetrics.consumed.inc({ subject: eventSubjects.of(meta.subject), durable: opts.durable, outcome: 'failed' });
+              throw err;
+            },
+          ),
+        opts,
+      );
+    },
+    broadcast: (subject, payload) => bus.broadcast(subject, payload),
+    onBroadcast: (subject, handler) => bus.onBroadcast(subject, handler),
+    flush: () => bus.flush(),
+    close: () => bus.close(),
+  };
+}

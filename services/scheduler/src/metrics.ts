@@ -1,0 +1,17 @@
+import { counter, histogram } from '@tasksvc/runtime';
+
+const calls = histogram('tasksvc_cron_dispatch_duration_seconds', 'Cron calls (POST /api/cron, the embedded timer) dispatched by this scheduler, by outcome (ok, failed: some job failed).', ['outcome']);
+// `cron_job`, not `job`: Prometheus gives every scraped series a `job` label of its own.
+const runs = histogram('tasksvc_cron_job_duration_seconds', 'Cron job runs (one job for one 5-minute bucket) claimed by this scheduler, by cron_job and outcome (ok, failed).', ['cron_job', 'outcome']);
+const notifications = counter('tasksvc_cron_notifications_total', 'Notification requests a cron job queued (new ones only; repeats are deduplicated), by cron_job.', ['cron_job']);
+
+/** Cron metrics (docs/observability.md); a job already run by another call or replica is not counted. */
+export const cronMetrics = {
+  dispatched(ok: boolean, seconds: number): void {
+    calls.observe({ outcome: ok ? 'ok' : 'failed' }, seconds);
+  },
+  jobRan(job: string, outcome: 'ok' | 'failed', seconds: number, queued: number): void {
+    runs.observe({ cron_job: job, outcome }, seconds);
+    notifications.inc({ cron_job: job }, queued);
+  },
+};

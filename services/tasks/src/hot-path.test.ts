@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { tasksApi, type Identity } from '@tasksvc/proto';
+import { createMemoryBus, createPool, startService, type Pool, type PoolClient, type RunningService } from '@tasksvc/runtime';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { localDate } from './domain/dates.ts';
+import { tasksService } from './service.ts';
+
+/** Every SQL text the tasks service sends, through the pool or a client it checked out. */
+function countingPool(pool: Pool, sent: string[]): Pool {
+  const record = (text: unknown) => sent.push(typeof text === 'string' ? text : String((text as { text?: string }).text));
+  const wrapClient = (c: PoolClient): PoolClient =>
+    new Proxy(c, {
+      get(target, prop, receiver) {
+        if (prop === 'query') return (text: unknown, ...rest: unknown[]) => (record(text), (target.query as (...a: unknown[]) => unknown)(text, ...rest));
+        return Reflect.get(target, prop, receiver) as unknown;
+      },
+    });
+  return new Proxy(pool, {
+    get(target, prop, receiver) {
+      if (prop === 'query') return (text: unknown, ...rest: unknown[]) => (record(text), (target.query as (...a: unknown[]) => unknown)(text, ...rest));
+      if (prop === 'connect') return async () => wrapClient(await target.connect());
+      return Reflect.get(target, prop, receiver) as unknown;
+    },
+  });
+}
+
+describe('the request path of a task create and a list', () => {
+  const log = quietLogger();
+  const bus = createMemoryBus(log);
+  let pool: Pool;
+  let tasks: RunningService;
+  const sent: string[] = [];
+  const user = (id: string): Identity => ({ id, email: `${id}@example.test`, method: 'api_key', readOnly: false, secondFactorOk: true, isAdmin: false });
+  const call = <B>(id: string, body: B, params = {}) => ({ user: user(id), params, query: {}, body });
+
+  beforeAll(async () => {
+    const config = await testSystemConfig();
+    pool = createPool(config.DATABASE_URL, log);
+    tasks = await startService(tasksService, { config, bus, pool: countingPool(pool, sent), log });
+  });
+  afterAll(async () => {
+    await tasks.stop();
+    await bus.close();
+    await pool.end();
+  });
+
+  const own = () => sent.filter((q) => !/outbox|pg_advisory/.test(q) || /INSERT INTO tasks\.tasks/.test(q)); // the relay runs beside the request
+  const createFor = (userId: string, body: Record<string, unknown>) =>
+    bus.request(tasksApi.create.rpc, call(userId, { type: 'ONE_TIME', priority: 'NORMAL', coinValue: 1, ...body } as never));
+
+  it('is one statement with no transaction around it and no scan for the sort order; a first-time user adds only the profile', async () => {
+    const userId = randomUUID();
+    sent.length = 0;
+    expect((await createFor(userId, { title: 't0' })).task.title).toBe('t0');
+    const first = own();
+    // ensureProfile (select, insert, select) and the create itself
+    expect(first.length, first.join('\n---\n')).toBeLessThanOrEqual(4);
+    for (let i = 1; i < 3; i++) {
+      sent.length = 0;
+      expect((await createFor(userId, { title: `t${i}` })).task.title).toBe(`t${i}`);
+      expect(own(), own().join('\n---\n')).toHaveLength(1);
+    }
+    for (const q of first) expect(q).not.toMatch(/^\s*(BEGIN|COMMIT)/i);
+    expect(first.join('\n')).not.toMatch(/MAX\s*\(\s*sort_order/i);
+    const { rows } = await pool.query<{ total_tasks_created: number }>('SELECT total_tasks_created FROM tasks.profiles WHERE user_id = $1', [userId]);
+    expect(rows[0]!.total_tasks_created).toBe(3);
+  });
+
+  it("computes today in the profile's zone even when another replica changed it (the remembered zone is only a guess)", async () => {
+    const userId = randomUUID();
+    const daily = { title: 'stretch', type: 'RECURRING', recurrenceType: 'INTERVAL', recurrenceInterval: 1 };
+    await bus.request(tasksApi.setTimezone.rpc, call(userId, { timezone: 'Pacific/Kiritimati' }));
+    expect((await createFor(userId, daily)).task.nextDueDate).toBe(localDate(new Date(), 'Pacific/Kiritimati'));
+    // another replica (or a person in psql) moves the user 25 hours west: the local dates always differ
+    await pool.query(`UPDATE tasks.profiles SET timezone = 'Pacific/Pago_Pago' WHERE user_id = $1`, [userId]);
+    sent.length = 0;
+    expect((await createFor(userId, daily)).task.nextDueDate).toBe(localDate(new Date(), 'Pacific/Pago_Pago'));
+    expect(own(), 'one statement refused on the stale zone, one retried with the right one').toHaveLength(2);
+    const { rows } = await pool.query<{ n: string; created: number }>(
+      'SELECT (SELECT count(*) FROM tasks.tasks WHERE user_id = $1) AS n, total_tasks_created AS created FROM tasks.profiles WHERE user_id = $1',
+      [userId],
+    );
+    expect({ n: Number(rows[0]!.n), created: rows[0]!.created }, 'the refused attempt wrote nothing').toEqual({ n: 2, created: 2 });
+  });
+
+  it("a first create that names its own zone makes the profile and dates the task in the zone sent", async () => {
+    const userId = randomUUID();
+    const daily = { title: 'stretch', type: 'RECURRING', recurrenceType: 'INTERVAL', recurrenceInterval: 1, timezone: 'Pacific/Kiritimati' };
+    expect((await createFor(userId, daily)).task.nextDueDate).toBe(localDate(new Date(), 'Pacific/Kiritimati'));
+    const { rows } = await pool.query<{ created: number }>('SELECT total_tasks_created AS created FROM tasks.profiles WHERE user_id = $1', [userId]);
+    expect(rows).toEqual([{ created: 1 }]);
+  });
+
+  it("refuses a topic that is not the user's and writes nothing", async () => {
+    const userId = randomUUID();
+    await createFor(userId, { title: 'first' });
+    await expect(createFor(userId, { title: 'x', topicId: randomUUID() })).rejects.toMatchObject({ code: 'TOPICS_NOT_FOUND' });
+    const { rows } = await pool.query<{ created: number; next: number }>('SELECT total_tasks_created AS created, next_sort_order AS next FROM tasks.profiles WHERE user_id = $1', [userId]);
+    expect(rows[0]).toEqual({ created: 1, next: 1 });
+  });
+
+  it("lists in one statement, in the profile's zone even when another replica changed it", async () => {
+    const userId = randomUUID();
+    await bus.request(tasksApi.setTimezone.rpc, call(userId, { timezone: 'Pacific/Kiritimati' }));
+    const { task } = await createFor(userId, { title: 'wake up later' });
+    // snoozed until today in Kiritimati, which is still tomorrow in Pago Pago (25 hours west)
+    await pool.query('UPDATE tasks.tasks SET snoozed_until = $2 WHERE id = $1', [task.id, localDate(new Date(), 'Pacific/Kiritimati')]);
+    const awake = async () => (await bus.request(tasksApi.list.rpc, { ...call(userId, undefined), query: { snoozed: false, limit: 50, offset: 0 } } as never)).tasks.map((t) => t.id);
+    sent.length = 0;
+    expect(await awake()).toEqual([task.id]);
+    expect(own(), own().join('\n---\n')).toHaveLength(1);
+    await pool.query(`UPDATE tasks.profiles SET timezone = 'Pacific/Pago_Pago' WHERE user_id = $1`, [userId]);
+    sent.length = 0;
+    expect(await awake(), 'still snoozed in the new zone').toEqual([]);
+    expect(own(), 'one read in the stale zone, one in the right one').toHaveLength(2);
+  });
+
+  it('puts a new task after every task of the list, also after a sort order set by hand', async () => {
+    const userId = randomUUID();
+    const create = async (title: string) => (await bus.request(tasksApi.create.rpc, call(userId, { title, type: 'ONE_TIME', priority: 'NORMAL', coinValue: 1 } as never))).task;
+    const a = await create('a');
+    const b = await create('b');
+    expect(b.sortOrder).toBeGreaterThan(a.sortOrder);
+    await bus.request(tasksApi.update.rpc, call(userId, { sortOrder: 500 }, { id: a.id }) as never);
+    const c = await create('c');
+    expect(c.sortOrder).toBeGreaterThan(500);
+  });
+});

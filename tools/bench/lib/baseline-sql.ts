@@ -1,0 +1,16 @@
+/**
+ * The minimal SQL of the issue-18 baseline, shared by the HTTP baseline server and the in-process
+ * floor so both rows do exactly the same database work: a create is one statement inserting the task
+ * and its outbox row, a list is the page query.
+ */
+import { randomUUID } from 'node:crypto';
+
+export const BASELINE_CREATE = `WITH t AS (
+    INSERT INTO tasks.tasks (user_id, title, type, priority, sort_order) VALUES ($1, $2, $3, $4, $5) RETURNING *
+  ), o AS (
+    INSERT INTO tasks.outbox (id, subject, payload) SELECT $6, 'events.task.created', json_build_object('id', t.id) FROM t
+  ) SELECT * FROM t`;
+
+export const BASELINE_LIST = 'SELECT * FROM tasks.tasks WHERE user_id = $1 ORDER BY sort_order, created_at, id LIMIT 50';
+
+export const baselineCreateValues = (userId: string, title: string, order: number, type = 'ONE_TIME', priority = 'NORMAL'): unknown[] => [userId, title, type, priority, order, randomUUID()];

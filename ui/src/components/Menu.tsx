@@ -1,0 +1,98 @@
+import { createSignal, createUniqueId, For, onCleanup, Show, type JSX } from 'solid-js';
+import { Icon } from './icons.tsx';
+
+export interface MenuItem {
+  label: string;
+  run: () => void;
+  danger?: boolean;
+}
+
+/**
+ * A compact actions menu (one ⋯ button per row), as the WAI-ARIA menu button pattern: Enter, Space
+ * or ArrowDown open it on the first item, ArrowUp on the last; arrows, Home and End move; Escape
+ * closes it and focus returns to the button; Tab or a click elsewhere closes it. Choosing an item puts
+ * focus back on the button first, so whatever the item opens returns focus there.
+ */
+export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.Element {
+  const id = createUniqueId();
+  const [open, setOpen] = createSignal(false);
+  let button!: HTMLButtonElement;
+  let menu: HTMLDivElement | undefined;
+  const items = () => [...(menu?.querySelectorAll<HTMLElement>('[role="menuitem"]') ?? [])];
+  const focusItem = (i: number) => {
+    const list = items();
+    list[(i + list.length) % list.length]?.focus();
+  };
+  const show = (at: 'first' | 'last') => {
+    setOpen(true);
+    focusItem(at === 'first' ? 0 : -1);
+  };
+  const close = (refocus: boolean) => {
+    setOpen(false);
+    if (refocus) button.focus();
+  };
+  const outside = (e: PointerEvent) => {
+    if (open() && !button.parentElement!.contains(e.target as Node)) close(false);
+  };
+  document.addEventListener('pointerdown', outside);
+  onCleanup(() => document.removeEventListener('pointerdown', outside));
+  const onMenuKey = (e: KeyboardEvent) => {
+    const list = items();
+    const at = list.indexOf(document.activeElement as HTMLElement);
+    const moves: Record<string, () => void> = {
+      ArrowDown: () => focusItem(at + 1),
+      ArrowUp: () => focusItem(at - 1),
+      Home: () => focusItem(0),
+      End: () => focusItem(-1),
+      Escape: () => close(true),
+    };
+    if (e.key === 'Tab') return close(false);
+    const move = moves[e.key];
+    if (!move) return;
+    e.preventDefault();
+    e.stopPropagation(); // Escape closes the menu, not the editor or dialog around it
+    move();
+  };
+  return (
+    <div class="menu-wrap">
+      <button
+        ref={button}
+        type="button"
+        class="ghost icon-only small"
+        aria-label={props.label}
+        aria-haspopup="menu"
+        aria-expanded={open()}
+        aria-controls={open() ? id : undefined}
+        onClick={() => (open() ? close(false) : show('first'))}
+        onKeyDown={(e) => {
+          if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+            e.preventDefault();
+            show(e.key === 'ArrowDown' ? 'first' : 'last');
+          }
+        }}
+      >
+        <Icon name="more" />
+      </button>
+      <Show when={open()}>
+        <div ref={menu} id={id} class="menu" role="menu" aria-label={props.label} onKeyDown={onMenuKey}>
+          <For each={props.items}>
+            {(item) => (
+              <button
+                type="button"
+                role="menuitem"
+                tabindex="-1"
+                classList={{ danger: item.danger }}
+                onClick={() => {
+                  close(true);
+                  item.run();
+                }}
+              >
+                {item.label}
+              </button>
+            )}
+          </For>
+        </div>
+      </Show>
+    </div>
+  );
+}

@@ -1,0 +1,70 @@
+import { createSignal } from 'solid-js';
+import { del } from './api.ts';
+import { closeToast, toast, toastError } from './toast.ts';
+
+/**
+ * Delete with Undo. The API has no restore for a deleted task, so the DELETE waits: the row is hidden
+ * at once and a toast offers Undo; the request goes out when the toast expires or is dismissed. When
+ * the page is hidden or closed meanwhile, every waiting delete is sent at once (keepalive), so nothing
+ * the person deleted comes back.
+ */
+interface Waiting {
+  path: string;
+  toastId: number;
+  done: () => void;
+}
+const waiting = new Map<string, Waiting>();
+const [hiddenIds, setHiddenIds] = createSignal<ReadonlySet<string>>(new Set());
+
+/** Rows deleted but still undoable are not shown. */
+export const isDeleted = (id: string): boolean => hiddenIds().has(id);
+
+const setHidden = (id: string, on: boolean) =>
+  setHiddenIds((s) => {
+    const next = new Set(s);
+    if (on) next.add(id);
+    else next.delete(id);
+    return next;
+  });
+
+async function send(id: string): Promise<void> {
+  const w = waiting.get(id);
+  if (!w) return;
+  waiting.delete(id);
+  try {
+    await del(w.path);
+    w.done();
+  } catch (err) {
+    setHidden(id, false); // not deleted: the row comes back
+    toastError(err);
+  }
+}
+
+export function deleteWithUndo(opts: { id: string; path: string; title: string; done: () => void; undone?: () => void; returnFocus?: () => void }): void {
+  setHidden(opts.id, true);
+  const toastId = toast(`Deleted "${opts.title}"`, {
+    focus: true,
+    action: {
+      label: 'Undo',
+      run: () => {
+        waiting.delete(opts.id);
+        setHidden(opts.id, false);
+        opts.undone?.();
+      },
+    },
+    returnFocus: (reason) => (reason === 'action' ? undefined : opts.returnFocus?.()),
+    onClose: (reason) => reason !== 'action' && void send(opts.id),
+  });
+  waiting.set(opts.id, { path: opts.path, toastId, done: opts.done });
+}
+
+function flush(): void {
+  for (const [id, w] of waiting) {
+    waiting.delete(id);
+    // keepalive: the request outlives the page that is going away
+    void fetch(w.path, { method: 'DELETE', credentials: 'same-origin', keepalive: true, headers: { accept: 'application/json' } }).then(w.done, () => undefined);
+    closeToast(w.toastId, 'dismissed');
+  }
+}
+addEventListener('pagehide', flush);
+document.addEventListener('visibilitychange', () => document.visibilityState === 'hidden' && flush());
