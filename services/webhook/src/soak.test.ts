@@ -6,7 +6,7 @@ import { pingRpc, taskEvents, webhookRoutes, type TaskEventName, type TaskEventP
 import { createNatsBus, createPool, freePort, type Bus, type Pool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quietLogger, startNats, testDatabase, testConfig, type LocalNats } from '../../../tools/testenv/index.ts';
-import { serveTestIdentityDouble, until } from './test-support.ts';
+import { serveTestIdentityDouble, until } from '../test/support.ts';
 
 /**
  * Soak: 1,000 task events to 5 endpoints of the webhook service running as its own process. One

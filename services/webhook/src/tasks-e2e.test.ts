@@ -2,7 +2,7 @@ import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../tools/system.ts';
 import { testSystemConfig } from '../../../tools/testenv/index.ts';
-import { serveTestIdentityDouble, startReceiver, until, type Receiver } from './test-support.ts';
+import { serveTestIdentityDouble, startReceiver, until, type Receiver } from '../test/support.ts';
 
 /**
  * The real chain: a task created through the gateway is written with its event in the tasks

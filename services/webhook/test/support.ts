@@ -4,7 +4,7 @@ import { buildGateway } from '@tasksvc/gateway';
 import { resolveIdentityRpc, webhookRoutes } from '@tasksvc/proto';
 import { createMemoryBus, createNatsBus, createPool, startService, type Bus, type Config, type Pool, type RunningService } from '@tasksvc/runtime';
 import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
-import { webhookService } from './service.ts';
+import { webhookService } from '../src/service.ts';
 
 /**
  * TEST DOUBLE for the auth service's `auth.identity.resolve`: maps `Authorization: Bearer
