@@ -1,11 +1,14 @@
 /**
  * The TaskService CustomResourceDefinition: the single source of the API group, names, the structural
  * schema (defaults and bounds) and printer columns. The chart's crds/ file is generated from this
- * module (`node tools/k8s/gen-crd.ts`) and a test keeps the two identical.
+ * module (`node tools/k8s/gen-crd.ts`) and a test keeps the two identical. spec.firewall.config is
+ * generated from the firewall daemon's zod schema (operator/test/crd-firewall.test.ts checks them).
  *
  * Kept free of `x-kubernetes-*` keys: @kubernetes/client-node's models silently drop hyphenated keys,
  * so a schema that relied on them would differ depending on who installed it.
  */
+import { CIDR_PATTERN } from '@tasksvc/firewall/config.ts';
+import { configJsonSchema } from '@tasksvc/firewall/json-schema.ts';
 
 export const GROUP = 'tasks.example.io';
 export const VERSION = 'v1alpha1';
@@ -40,7 +43,6 @@ const section = (properties: Record<string, Schema>, description?: string): Sche
   properties,
 });
 
-const CIDR = '^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9a-fA-F:]+/[0-9]{1,3})$';
 /** Five cron fields (digits, *, ranges, steps, lists, names) or a @macro. */
 const CRON = '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|([0-9A-Za-z*/,?-]+\\s+){4}[0-9A-Za-z*/,?-]+)$';
 const QUANTITY = '^([+]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
@@ -62,68 +64,37 @@ const secretName = (keys: string, description: string): Schema => ({
   properties: { name: str({ minLength: 1, maxLength: 253 }) },
 });
 
-/** spec/firewall-daemon.md as a structural schema: every bound and default from its tables. */
-export const firewallConfigSchema: Schema = {
-  type: 'object',
-  description: 'The firewall daemon configuration file (spec: Firewall Daemon Configuration). Unknown keys are pruned.',
-  default: {},
-  properties: {
-    socket_path: str({ default: '/run/task-firewall/core.sock', minLength: 1 }),
-    data_dir: str({ default: '/var/lib/task-firewall', minLength: 1 }),
-    log_dir: str({ default: '/var/log/task-firewall', minLength: 1 }),
-    acceptance: section({
-      enabled: bool(true, 'two-step activation'),
-      duration: int(120, 10, 3600, 'seconds to wait for confirmation before rollback'),
-    }),
-    ipv6: section({
-      enabled: bool(true),
-      icmp_allow_router_advertisement: bool(true),
-      icmp_allow_neighbor_advertisement: bool(true),
-    }),
-    container: section({
-      enabled: bool(false),
-      allow_bridge_networks: bool(true),
-      custom_networks: {
-        type: 'array',
-        default: [],
-        items: str({ pattern: CIDR }),
-      },
-    }),
-    firewall: section({
-      ssh_brute_force: bool(true),
-      ssh_brute_force_log: bool(false),
-      ssh_brute_force_connection_limit: int(5, 1, 100),
-      ssh_brute_force_log_limit: int(60, 1),
-      icmp_flood: bool(true),
-      icmp_flood_log: bool(false),
-      icmp_flood_connection_limit: int(10, 1, 1000),
-      icmp_flood_log_limit: int(60, 1),
-      syn_flood: bool(true),
-      syn_flood_log: bool(false),
-      syn_flood_limit: int(100, 1, 10000),
-      port_scan: bool(true),
-      port_scan_log: bool(false),
-      drop_invalid_packets: bool(true),
-      drop_invalid_packets_log: bool(false),
-      drop_fragments: bool(false),
-      drop_fragments_log: bool(false),
-      bogon_filter: bool(false),
-      bogon_filter_log: bool(false),
-      connection_limit_per_ip: bool(false),
-      connection_limit_max: int(100, 1, 100000),
-      tcp_rst_flood: bool(false),
-      tcp_rst_flood_log: bool(false),
-      tcp_rst_flood_limit: int(100, 1, 10000),
-      drop_broadcast: bool(false),
-      drop_multicast: bool(false),
-      drop_anycast: bool(false),
-      log_blocked_connections: bool(false),
-      log_blocked_connections_limit: int(60, 1),
-      log_blacklist_connections: bool(false),
-      log_blacklist_connections_limit: int(60, 1),
-    }),
-  },
-};
+/** Where the DaemonSet keeps the daemon's files unless spec.firewall.config names others (the file itself requires them). */
+export const FIREWALL_PATH_DEFAULTS = {
+  socket_path: '/run/task-firewall/core.sock',
+  data_dir: '/var/lib/task-firewall',
+  log_dir: '/var/log/task-firewall',
+} as const;
+
+/**
+ * The daemon's JSON Schema made structural: without `additionalProperties` (not allowed beside
+ * `properties`; the API server prunes unknown keys instead), without `required` (the operator
+ * defaults the paths) and without zod's safe-integer bounds, which are no bound of the spec.
+ */
+function structural(node: Schema): Schema {
+  const out: Schema = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$schema' || key === 'additionalProperties' || key === 'required') continue;
+    if ((key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)) continue;
+    if (key === 'properties') out[key] = Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([k, v]) => [k, structural(v)]));
+    else if (key === 'items') out[key] = structural(value as Schema);
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** spec.firewall.config: generated from the daemon's zod schema (services/firewall/src/config.ts), so the two cannot drift. */
+export const firewallConfigSchema: Schema = (() => {
+  const schema = structural(configJsonSchema());
+  const properties = schema.properties as Record<string, Schema>;
+  for (const [key, path] of Object.entries(FIREWALL_PATH_DEFAULTS)) properties[key] = { ...properties[key], default: path };
+  return { ...schema, description: 'The firewall daemon configuration file (spec: Firewall Daemon Configuration). Unknown keys are pruned.', default: {} };
+})();
 
 const replicas = Object.fromEntries(SERVICES.map((s) => [s, int(2, 0, 100, `${s} replicas`)]));
 
@@ -237,9 +208,9 @@ export const specSchema: Schema = {
         type: 'array',
         maxItems: 16,
         description: 'pod networks, when neither the nodes (spec.podCIDRs) nor kubeadm-config name them (e.g. Calico IPAM)',
-        items: str({ pattern: CIDR }),
+        items: str({ pattern: CIDR_PATTERN }),
       },
-      serviceCIDR: str({ pattern: CIDR, description: 'service network, when kubeadm-config does not name it' }),
+      serviceCIDR: str({ pattern: CIDR_PATTERN, description: 'service network, when kubeadm-config does not name it' }),
       nodePortRange: str({ default: '30000-32767', pattern: '^[0-9]{1,5}([-:][0-9]{1,5})?$', description: 'opened to every source (TCP and UDP)' }),
       kubeletPort: int(10250, 1, 65535, 'must stay reachable after an apply (FIREWALL_SELF_CONFIRM)'),
       namespace: str({

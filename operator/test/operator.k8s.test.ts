@@ -32,6 +32,7 @@ import { GROUP, PLURAL, SERVICES, VERSION } from '../src/crd.ts';
 import { FIELD_MANAGER, FINALIZER } from '../src/desired.ts';
 import { runOperator, type RunningOperator } from '../src/operator.ts';
 import { has, parseMetrics, value } from '../../tools/testenv/metrics.ts';
+import { eventually } from '../../tools/testenv/wait.ts';
 import { minimal } from './fixtures.ts';
 
 const gate = requireBinaries(apiServerBinaries(), 'tools/k8s/ensure-apiserver.sh');
@@ -39,22 +40,6 @@ const NS = 'apps';
 const LEASE_NS = 'operators';
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const log = pino({ level: process.env.OPERATOR_TEST_LOG ?? 'silent' });
-
-/** Poll until `check` returns a value (not undefined/false) or fail with the last error. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 45_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe.skipIf(!gate.run)('operator against a real kube-apiserver (L3)', () => {
   let cluster: TestCluster;

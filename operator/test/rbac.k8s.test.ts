@@ -15,6 +15,7 @@ import { CHART_DIR, CRD_FILE } from '../../tools/k8s/gen-crd.ts';
 import { GROUP, PLURAL, VERSION } from '../src/crd.ts';
 import { FINALIZER } from '../src/desired.ts';
 import { runOperator } from '../src/operator.ts';
+import { eventually } from '../../tools/testenv/wait.ts';
 import { full } from './fixtures.ts';
 
 const helmGate = requireBinaries(helmBinaries(), 'tools/k8s/ensure-helm.sh');
@@ -22,16 +23,6 @@ const gate = helmGate.run ? requireBinaries(apiServerBinaries(), 'tools/k8s/ensu
 const bin = helmBinaries().found as { helm: string; kubectl: string };
 const SA = 'tso-task-service-operator';
 const SA_TOKEN = 'operator-sa-token';
-
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 45_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe.skipIf(!gate.run)('chart RBAC against a real kube-apiserver', () => {
   let cluster: TestCluster;
@@ -86,17 +77,17 @@ describe.skipIf(!gate.run)('chart RBAC against a real kube-apiserver', () => {
       const ts = full('rbac', 'apps'); // firewall in kube-system: finalizer and cross-namespace children
       ts.spec.firewall.podCIDRs = ['10.244.0.0/16']; // no node here names its pod network
       await custom.createNamespacedCustomObject({ ...base, body: { apiVersion: ts.apiVersion, kind: ts.kind, metadata: { name: 'rbac' }, spec: ts.spec } });
-      const stored: any = await until('status', async () => {
+      const stored: any = await eventually('status', async () => {
         const t: any = await custom.getNamespacedCustomObject({ ...base, name: 'rbac' });
         return t.status?.observedGeneration === 1 && t.status.conditions.find((c: any) => c.type === 'Degraded')?.status === 'False' ? t : undefined;
       });
       expect(stored.metadata.finalizers).toContain(FINALIZER);
       expect((await apps.listNamespacedDeployment({ namespace: 'apps' })).items).toHaveLength(6);
       expect((await apps.listNamespacedDaemonSet({ namespace: 'kube-system' })).items.map((d: any) => d.metadata?.name)).toEqual(['rbac-firewall']);
-      await until('an event', async () => (await admin.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: 'apps' })).items.length > 0);
+      await eventually('an event', async () => (await admin.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: 'apps' })).items.length > 0);
       await custom.deleteNamespacedCustomObject({ ...base, name: 'rbac' });
-      await until('finalizer cleanup', async () => (await apps.listNamespacedDaemonSet({ namespace: 'kube-system' })).items.length === 0);
-      await until('CR gone', async () => custom.getNamespacedCustomObject({ ...base, name: 'rbac' }).then(() => false, (e: any) => e.code === 404));
+      await eventually('finalizer cleanup', async () => (await apps.listNamespacedDaemonSet({ namespace: 'kube-system' })).items.length === 0);
+      await eventually('CR gone', async () => custom.getNamespacedCustomObject({ ...base, name: 'rbac' }).then(() => false, (e: any) => e.code === 404));
     } finally {
       await op.stop();
     }

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiServerBinaries, requireBinaries } from '../../tools/k8s/bins.ts';
 import { startTestCluster, type TestCluster } from '../../tools/k8s/cluster.ts';
 import { CRD_FILE } from '../../tools/k8s/gen-crd.ts';
-import { until } from '../../tools/testenv/wait.ts';
+import { eventually, until } from '../../tools/testenv/wait.ts';
 import { GROUP, PLURAL, VERSION } from '../src/crd.ts';
 import { runOperator, type RunningOperator } from '../src/operator.ts';
 import { startFaultProxy } from './fault-proxy.ts';
@@ -32,10 +32,6 @@ const NS = 'apps';
 const LEASE_NS = 'operators';
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const log = pino({ level: process.env.OPERATOR_TEST_LOG ?? 'silent' });
-
-/** `until` for API calls: a failing call (404 before an object exists) counts as "not yet". */
-const eventually = <T>(what: string, check: () => Promise<T | undefined | false>, limitMs = 45_000) =>
-  until(() => check().catch(() => undefined), what, limitMs);
 
 describe.skipIf(!gate.run)('issue 16 against a real kube-apiserver', () => {
   let cluster: TestCluster;

@@ -96,6 +96,8 @@ export const notificationChannel = z.object({
   configured: z.boolean(),
   enabled: z.boolean(),
   config: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).nullable(),
+  /** the config fields that are secrets: write-only, shown in `config` only as `has…` flags */
+  secretFields: z.array(z.string()),
   updatedAt: z.string().nullable(),
 });
 export type NotificationChannel = z.infer<typeof notificationChannel>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, rawResponse, type AnyRoute } from './http.ts';
+import { RECURRENCE_TYPES } from './calendar/recurrence.ts';
 import { calendarDate, isoDate, taskPriority, taskType } from './task-events.ts';
 
 /**
@@ -10,7 +11,7 @@ import { calendarDate, isoDate, taskPriority, taskType } from './task-events.ts'
 
 export const energyLevel = z.enum(['HIGH', 'MEDIUM', 'LOW']);
 /** INTERVAL, WEEKDAY, MONTHLY, YEARLY as in the reference; NTH_WEEKDAY = "nth/last weekday of the month". */
-export const recurrenceType = z.enum(['INTERVAL', 'WEEKDAY', 'MONTHLY', 'YEARLY', 'NTH_WEEKDAY']);
+export const recurrenceType = z.enum(RECURRENCE_TYPES);
 
 const uuidParam = z.object({ id: z.uuid() }).strict();
 const title = z.string().trim().min(1).max(255);

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { CRON_JOBS, type ServiceName } from '@tasksvc/proto';
 import { createLogger, createPool, freePort } from '@tasksvc/runtime';
-import { startReceiver, type Receiver } from '@tasksvc/webhook/test-support.ts';
+import { startReceiver, type Receiver } from '../../services/webhook/test/support.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabase, until } from '../testenv/index.ts';
 import { has, scrape, value, type Scrape } from '../testenv/metrics.ts';

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { createDatabase, createLogger, freePort, loadConfig, type Config, type Logger } from '@tasksvc/runtime';
 
+export { serveTestIdentities } from './identity.ts';
 export { startNats, type LocalNats } from './nats.ts';
-export { until, waitForPort } from './wait.ts';
+export { eventually, until, waitForPort } from './wait.ts';
 
 /** A fresh, empty database on the run's shared PostgreSQL. */
 export async function testDatabase(prefix = 't'): Promise<string> {

@@ -14,6 +14,28 @@ export async function until<T>(fn: () => T | null | undefined | false | Promise<
   }
 }
 
+/**
+ * `until` for checks that throw while the thing is not there yet (an API answering 404 before an
+ * object exists): a throw counts as "not yet", and the last error is named when it gives up.
+ */
+export async function eventually<T>(what: string, check: () => Promise<T | null | undefined | false>, limitMs = 45_000): Promise<T> {
+  let last: unknown;
+  const attempt = async () => {
+    try {
+      return await check();
+    } catch (err) {
+      last = err;
+      return undefined;
+    }
+  };
+  try {
+    return await until(attempt, what, limitMs);
+  } catch (err) {
+    if (last === undefined) throw err;
+    throw new Error(`${(err as Error).message}: ${last instanceof Error ? last.message : JSON.stringify(last)}`, { cause: err });
+  }
+}
+
 /** Wait until something accepts TCP connections on 127.0.0.1:`port`; resolves with the milliseconds it took. */
 export async function waitForPort(port: number, limitMs = 90_000): Promise<number> {
   const t0 = Date.now();

@@ -402,11 +402,11 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
   it.each(sizes)("postponing today's quest keeps a later deadline (%s)", async (label, size) => {
     const page = await newPage(size);
     await signIn(page, ui.url, `postpone-${label}@example.test`);
-    const inThreeDays = (await page.evaluate(() => {
+    const inThreeDays = await page.evaluate<string>(() => {
       const d = new Date();
       d.setDate(d.getDate() + 3);
       return d.toLocaleDateString('sv');
-    })) as string;
+    });
     const created = await page.request.post('/api/tasks', { data: { title: 'Hand in the report', dueDate: inThreeDays } });
     expect(created.status()).toBe(201);
     const id = ((await created.json()) as { task: { id: string } }).task.id;

@@ -1,6 +1,5 @@
 import { buildGateway } from '../../services/gateway/src/index.ts';
 import { createMemoryBus, createPool, type Config } from '../../services/runtime/src/index.ts';
-import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { quietLogger, testConfig } from '../../tools/testenv/index.ts';
 
@@ -8,7 +7,8 @@ import { quietLogger, testConfig } from '../../tools/testenv/index.ts';
  * The server-rendered pages over plain HTTP (no JavaScript): what a crawler, a lawyer's checker or
  * the acceptance test sees. The gateway runs on a real port; the pool is never queried by these pages.
  */
-let app: FastifyInstance | undefined;
+// The gateway's type, named without importing fastify (not a dependency of the UI package).
+let app: Awaited<ReturnType<typeof buildGateway>> | undefined;
 afterEach(async () => {
   await app?.close();
   app = undefined;

@@ -12,6 +12,7 @@ import { detectBridges } from './bridges.ts';
 import { externalInterfaces, type Endpoint } from './env.ts';
 import { defaultRouteInterfaces } from './host.ts';
 import { nftRun } from './nft.ts';
+import { UserError } from './errors.ts';
 import { buildRuleset, removeTableScript, type Bridge } from './ruleset.ts';
 import { emptyRules, initialRules, RULE_TYPES, ruleListSchemas, ruleSetSchema, type RuleSet, type RuleType } from './rules.ts';
 import { AuditLog, ensureWritableDir, initialState, RulesStore, writeFileAtomic, writeVersionCache, type RulesState } from './store.ts';
@@ -21,7 +22,6 @@ export const ERR_NOTHING_PENDING = 'no applied rules are awaiting confirmation';
 /** How often bridges and external interfaces are re-read (the unit starts before the network). */
 export const ENVIRONMENT_POLL_MS = 2000;
 
-export class UserError extends Error {}
 
 export interface CoreDeps {
   config: FirewallConfig;
@@ -206,18 +206,18 @@ export class FirewallCore {
         this.checkScript(buildRuleset({ config: this.config, rules: { ...emptyRules(), custom: [rule] }, bridges: [] }));
       } catch (e) {
         const why = ((e as { nftMessage?: string }).nftMessage ?? (e as Error).message).trim().split('\n')[0];
-        throw new UserError(`custom rule ${i + 1} ("${rule}") is not valid nft: ${why}`);
+        throw new UserError('INVALID_RULES', `custom rule ${i + 1} ("${rule}") is not valid nft: ${why}`);
       }
     }
   }
 
   saveRules(ruleType: unknown, rules: unknown, actor: string): RuleSet {
     if (typeof ruleType !== 'string' || !(RULE_TYPES as readonly string[]).includes(ruleType)) {
-      throw new UserError(`rule_type must be one of ${RULE_TYPES.join(', ')}`);
+      throw new UserError('INVALID_RULES', `rule_type must be one of ${RULE_TYPES.join(', ')}`);
     }
     const type = ruleType as RuleType;
     const parsed = ruleListSchemas[type].safeParse(rules);
-    if (!parsed.success) throw new UserError(`invalid ${type} rules: ${issuesText(parsed.error.issues)}`);
+    if (!parsed.success) throw new UserError('INVALID_RULES', `invalid ${type} rules: ${issuesText(parsed.error.issues)}`);
     if (type === 'custom') this.checkCustom(parsed.data as string[]);
     this.state.staged = { ...this.state.staged, [type]: parsed.data };
     this.persist();
@@ -228,7 +228,7 @@ export class FirewallCore {
 
   importRules(rules: unknown, actor: string): RuleSet {
     const parsed = ruleSetSchema.safeParse(rules);
-    if (!parsed.success) throw new UserError(`invalid rules: ${issuesText(parsed.error.issues)}`);
+    if (!parsed.success) throw new UserError('INVALID_RULES', `invalid rules: ${issuesText(parsed.error.issues)}`);
     this.checkCustom(parsed.data.custom);
     this.state.staged = parsed.data;
     this.persist();
@@ -247,7 +247,7 @@ export class FirewallCore {
    * `configText` is written to the config file first and restored if the kernel refuses the batch.
    */
   private activate(next: { rules: RuleSet; config: FirewallConfig; configText?: string }, actor: string, what: string): Status {
-    if (this.state.pending) throw new UserError(ERR_APPLY_IN_PROGRESS);
+    if (this.state.pending) throw new UserError('APPLY_IN_PROGRESS', ERR_APPLY_IN_PROGRESS);
     const script = this.build(next.rules, next.config);
     const previousConfig = this.configText;
     // The file first (a refusal, e.g. read-only, changes nothing), then the kernel.
@@ -260,7 +260,7 @@ export class FirewallCore {
       // The batch was refused as a whole: the kernel still holds the previous ruleset untouched.
       if (configChanged && previousConfig !== null) this.writeConfig(previousConfig);
       this.audit.write('apply_failed', (e as Error).message, actor);
-      throw new UserError((e as Error).message);
+      throw new UserError('APPLY_REFUSED', (e as Error).message);
     }
     const previousRules = this.state.current;
     const window = this.config.acceptance.enabled ? this.config.acceptance : next.config.acceptance;
@@ -338,7 +338,7 @@ export class FirewallCore {
   }
 
   accept(actor: string): Status {
-    if (!this.state.pending) throw new UserError(ERR_NOTHING_PENDING);
+    if (!this.state.pending) throw new UserError('NOTHING_PENDING', ERR_NOTHING_PENDING);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.commit();
@@ -348,7 +348,7 @@ export class FirewallCore {
 
   /** Roll back now instead of waiting for the window (CLI `rollback`). */
   rollbackNow(actor: string): Status {
-    if (!this.state.pending) throw new UserError(ERR_NOTHING_PENDING);
+    if (!this.state.pending) throw new UserError('NOTHING_PENDING', ERR_NOTHING_PENDING);
     this.rollback('rolled back on request', actor);
     return this.status();
   }
@@ -439,11 +439,11 @@ export class FirewallCore {
    */
   saveOptions(patch: unknown, actor: string): FirewallConfig {
     const file = this.deps.configFile;
-    if (!file) throw new UserError('no config file to write');
+    if (!file) throw new UserError('NO_CONFIG_FILE', 'no config file to write');
     const sections = ['acceptance', 'ipv6', 'container', 'firewall'];
-    if (!patch || typeof patch !== 'object' || Array.isArray(patch)) throw new UserError('options must be an object of sections');
+    if (!patch || typeof patch !== 'object' || Array.isArray(patch)) throw new UserError('INVALID_OPTIONS', 'options must be an object of sections');
     const extra = Object.keys(patch).filter((k) => !sections.includes(k));
-    if (extra.length) throw new UserError(`only ${sections.join(', ')} can be changed here (got ${extra.join(', ')})`);
+    if (extra.length) throw new UserError('INVALID_OPTIONS', `only ${sections.join(', ')} can be changed here (got ${extra.join(', ')})`);
     const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
     for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
       const cur = raw[k];
@@ -469,7 +469,7 @@ export class FirewallCore {
 
   private changeConfig(text: string, actor: string, action: string, detail: string, invalid: string): void {
     const parsed = parseConfigText(text);
-    if (!parsed.ok) throw new UserError(`${invalid}: ${parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+    if (!parsed.ok) throw new UserError('INVALID_OPTIONS', `${invalid}: ${parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
     const next = { ...parsed.config, socket_path: this.config.socket_path, data_dir: this.config.data_dir, log_dir: this.config.log_dir };
     if (this.build(this.state.current, next) !== this.applied) {
       this.activate({ rules: this.state.current, config: next, configText: text }, actor, detail);

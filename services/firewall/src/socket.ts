@@ -3,7 +3,8 @@
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { dirname } from 'node:path';
-import { FirewallCore, UserError } from './core.ts';
+import { FirewallCore } from './core.ts';
+import { UserError, type FirewallErrorCode } from './errors.ts';
 
 /** Large enough for a million-entry blacklist import, small enough to bound a hostile peer. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
@@ -13,6 +14,8 @@ export interface Reply {
   success: boolean;
   data?: unknown;
   error?: string;
+  /** set on every error reply */
+  code?: FirewallErrorCode;
 }
 
 export type Request = { type?: unknown; payload?: unknown };
@@ -56,7 +59,7 @@ export function dispatch(core: FirewallCore, req: Request): Reply {
         return { success: true, data: core.saveOptions(payload.options, actor) };
       case 'RELOAD_OPTIONS': {
         const r = core.reload(actor);
-        return r.ok ? { success: true, data: core.config } : { success: false, error: r.error ?? 'reload failed' };
+        return r.ok ? { success: true, data: core.config } : { success: false, code: 'RELOAD_FAILED', error: r.error ?? 'reload failed' };
       }
       case 'GET_LOG':
       case 'GET_AUDIT_LOG': {
@@ -64,13 +67,13 @@ export function dispatch(core: FirewallCore, req: Request): Reply {
         return { success: true, data: core.audit.tail(limit) };
       }
       default:
-        return { success: false, error: `unknown request type: ${String(req.type)}` };
+        return { success: false, code: 'UNKNOWN_REQUEST', error: `unknown request type: ${String(req.type)}` };
     }
   } catch (e) {
-    if (e instanceof UserError) return { success: false, error: e.message };
+    if (e instanceof UserError) return { success: false, code: e.code, error: e.message };
     // Name the cause (e.g. "EROFS: read-only file system, open '/etc/task-firewall/…'"), never a bare "internal error".
     core.log.error({ err: e, type: req.type }, 'request failed');
-    return { success: false, error: `${String(req.type)} failed: ${(e as Error).message}` };
+    return { success: false, code: 'INTERNAL', error: `${String(req.type)} failed: ${(e as Error).message}` };
   }
 }
 
@@ -111,7 +114,7 @@ export async function listenSocket(core: FirewallCore, opts: SocketOptions): Pro
     sock.on('data', (c: Buffer) => {
       size += c.length;
       if (size > MAX_REQUEST_BYTES) {
-        reply({ success: false, error: `request larger than ${MAX_REQUEST_BYTES} bytes` });
+        reply({ success: false, code: 'BAD_REQUEST', error: `request larger than ${MAX_REQUEST_BYTES} bytes` });
         sock.destroySoon();
         return;
       }
@@ -123,7 +126,7 @@ export async function listenSocket(core: FirewallCore, opts: SocketOptions): Pro
       try {
         req = obj(JSON.parse(Buffer.concat(chunks).toString('utf8')));
       } catch {
-        reply({ success: false, error: 'request is not valid JSON' });
+        reply({ success: false, code: 'BAD_REQUEST', error: 'request is not valid JSON' });
         return;
       }
       reply(dispatch(core, req));

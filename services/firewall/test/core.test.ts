@@ -150,8 +150,8 @@ describe('FirewallCore (recording apply function)', () => {
     expect(dispatch(core, { type: 'SAVE_RULES', payload: { rule_type: 'tcp', rules: [{ port: '8000:9000' }] } })).toMatchObject({ success: true });
     expect(dispatch(core, { type: 'SAVE_RULES', payload: { rule_type: 'udp', rules: [{ port: '9000:8000' }] } })).toMatchObject({ success: false });
     expect(dispatch(core, { type: 'SAVE_RULES', payload: { rule_type: 'custom', rules: ['accept; flush ruleset'] } })).toMatchObject({ success: false });
-    expect(dispatch(core, { type: 'ACCEPT' })).toEqual({ success: false, error: ERR_NOTHING_PENDING });
-    expect(dispatch(core, { type: 42 })).toEqual({ success: false, error: 'unknown request type: 42' });
+    expect(dispatch(core, { type: 'ACCEPT' })).toEqual({ success: false, code: 'NOTHING_PENDING', error: ERR_NOTHING_PENDING });
+    expect(dispatch(core, { type: 42 })).toEqual({ success: false, code: 'UNKNOWN_REQUEST', error: 'unknown request type: 42' });
   });
 
   it('a custom rule nft refuses is rejected at save, naming the rule; staged stays as it was', () => {

@@ -78,8 +78,8 @@ describe.skipIf(!!skip)('core socket and web component', () => {
       const status = await core.req('GET_STATUS');
       expect(status.success).toBe(true);
       expect(status.data).toMatchObject({ active: true, acceptance: 'accepted', has_pending: false });
-      expect(await core.req('NO_SUCH_THING')).toEqual({ success: false, error: 'unknown request type: NO_SUCH_THING' });
-      expect(JSON.parse(await rawRequest(core.socket, '{not json'))).toEqual({ success: false, error: 'request is not valid JSON' });
+      expect(await core.req('NO_SUCH_THING')).toEqual({ success: false, code: 'UNKNOWN_REQUEST', error: 'unknown request type: NO_SUCH_THING' });
+      expect(JSON.parse(await rawRequest(core.socket, '{not json'))).toEqual({ success: false, code: 'BAD_REQUEST', error: 'request is not valid JSON' });
       const opts = await core.req('GET_OPTIONS');
       expect(opts.data).toMatchObject({ acceptance: { enabled: true, duration: 60 }, firewall: { syn_flood_limit: 100 } });
       const rules = await core.req('GET_RULES');

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppError, routes as allRoutes, type AnyRoute } from '@tasksvc/proto';
-import type { Bus, Config, Logger, Pool } from '@tasksvc/runtime';
+import { AppError, routes as allRoutes } from '@tasksvc/proto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { trustedHops } from './client-address.ts';
+import type { GatewayDeps } from './deps.ts';
 import { registerForwardedRoutes } from './forward.ts';
 import { extensions } from './extensions.ts';
 import { registerHealth } from './health.ts';
@@ -12,17 +12,6 @@ import { registerSameOrigin } from './same-origin.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import { RequestLogController } from './request-log.ts';
 import { registerStaticAssets } from './static-assets.ts';
-
-export interface GatewayDeps {
-  config: Config;
-  bus: Bus;
-  /** used only to report database reachability in /api/health */
-  pool: Pool;
-  log: Logger;
-  routes?: AnyRoute[];
-  /** folder of the built UI; served with a single-page-app fallback when present */
-  uiDir?: string;
-}
 
 /** Machine endpoints called by probes and schedulers by IP or service name, not by public host. */
 const HOST_CHECK_EXEMPT = new Set(['/api/health', '/api/cron']);

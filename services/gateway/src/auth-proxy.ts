@@ -1,6 +1,6 @@
 import { authjsRpc } from '@tasksvc/proto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { GatewayDeps } from './app.ts';
+import type { GatewayDeps } from './deps.ts';
 
 /** Headers that describe one hop, not the message: never copied across the proxy. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length', 'proxy-connection', 'te', 'trailer']);

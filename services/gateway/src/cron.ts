@@ -1,7 +1,7 @@
 import { AppError, cronRunRpc } from '@tasksvc/proto';
 import { safeEqual } from '@tasksvc/runtime';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { GatewayDeps } from './app.ts';
+import type { GatewayDeps } from './deps.ts';
 
 /** A dispatch may page through many users; the scheduler answers when every job is done. */
 const CRON_TIMEOUT_MS = 120_000;

@@ -1,5 +1,4 @@
-import type { FastifyInstance } from 'fastify';
-import type { GatewayDeps } from './app.ts';
+import type { GatewayExtension } from './deps.ts';
 import { registerAuthProxy } from './auth-proxy.ts';
 import { registerPageGates } from './page-gates.ts';
 import { registerPages } from './pages.ts';
@@ -10,8 +9,6 @@ import { registerOpenApi } from './openapi.ts';
  * Gateway routes that are not plain forwarded JSON routes (the Auth.js proxy, the cron trigger,
  * server-rendered pages, the OpenAPI document). Each area adds its registration function here.
  */
-export type GatewayExtension = (app: FastifyInstance, deps: GatewayDeps) => void | Promise<void>;
-
 export const extensions: GatewayExtension[] = [
   registerAuthProxy,
   registerPageGates,

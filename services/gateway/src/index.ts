@@ -1,2 +1,3 @@
-export { buildGateway, DEFAULT_UI_DIR, type GatewayDeps } from './app.ts';
+export { buildGateway, DEFAULT_UI_DIR } from './app.ts';
+export type { GatewayDeps } from './deps.ts';
 export { gatewayService } from './service.ts';

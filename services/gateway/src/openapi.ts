@@ -1,8 +1,8 @@
 import { healthResponse, routes as allRoutes, type AnyRoute } from '@tasksvc/proto';
 import { VERSION } from '@tasksvc/runtime';
 import { z } from 'zod';
-import type { GatewayDeps } from './app.ts';
-import type { GatewayExtension } from './extensions.ts';
+import type { GatewayDeps } from './deps.ts';
+import type { GatewayExtension } from './deps.ts';
 
 /**
  * OpenAPI 3.1 for every declared route, generated from the same zod schemas the gateway validates

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { secondFactorPageRpc, type Identity } from '@tasksvc/proto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { GatewayDeps } from './app.ts';
+import type { GatewayDeps } from './deps.ts';
 import { resolveIdentity } from './identity.ts';
 
 /** Pages anyone may open, and the pages that settle a pending second factor. */

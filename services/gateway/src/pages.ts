@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { updateStatusRpc } from '@tasksvc/proto';
 import type { Config } from '@tasksvc/runtime';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { GatewayDeps } from './app.ts';
+import type { GatewayDeps } from './deps.ts';
 import { authorize, resolveIdentity } from './identity.ts';
 
 /**

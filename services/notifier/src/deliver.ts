@@ -1,6 +1,6 @@
 import type { NotificationRequest } from '@tasksvc/proto';
 import type { Logger, Pool } from '@tasksvc/runtime';
-import type { Target } from './channels/targets.ts';
+import type { Target } from './channels/channel.ts';
 import { claimDelivery, finishDelivery } from './db/store.ts';
 import { MAX_ATTEMPTS } from './domain/messages.ts';
 import { notificationSends } from './metrics.ts';

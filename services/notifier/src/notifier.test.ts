@@ -6,25 +6,17 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildGateway } from '@tasksvc/gateway';
-import { notificationRequested, notifyRoutes, resolveIdentityRpc, type NotificationRequest } from '@tasksvc/proto';
+import { notificationRequested, notifyRoutes, type NotificationRequest } from '@tasksvc/proto';
 import { createMemoryBus, createNatsBus, createPool, freePort, startService, type Bus, type Pool, type RunningService } from '@tasksvc/runtime';
 import * as ece from 'http_ece';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import webpush from 'web-push';
-import { quietLogger, testSystemConfig, until } from '../../../tools/testenv/index.ts';
+import { quietLogger, serveTestIdentities, testSystemConfig, until } from '../../../tools/testenv/index.ts';
 import { notifierService } from './service.ts';
 
 // ---------------------------------------------------------------- harness
-
-/** TEST DOUBLE for the auth service's `auth.identity.resolve` (Bearer test-<uuid> → that user). */
-function serveTestIdentityDouble(bus: Bus) {
-  return bus.serve(resolveIdentityRpc, async ({ authorization }) => {
-    const m = /^Bearer test-([0-9a-f-]{36})$/.exec(authorization ?? '');
-    return m ? { id: m[1]!, email: `${m[1]}@example.test`, method: 'test' as const, readOnly: false, secondFactorOk: true, isAdmin: false } : null;
-  });
-}
 
 interface Harness {
   bus: Bus;
@@ -39,7 +31,7 @@ async function startHarness(overrides: Record<string, string | undefined>, nats:
   const log = quietLogger('notifier-test');
   const pool = createPool(config.DATABASE_URL, log);
   const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'notifier-test', log }) : createMemoryBus(log);
-  const identity = serveTestIdentityDouble(bus);
+  const identity = serveTestIdentities(bus);
   const svc: RunningService = await startService(notifierService, { config, bus, pool, log });
   const app = await buildGateway({ config, bus, pool, log, routes: notifyRoutes });
   return {

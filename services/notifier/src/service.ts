@@ -1,6 +1,7 @@
 import { notificationRequested } from '@tasksvc/proto';
 import { createOutbound, type ServiceDefinition } from '@tasksvc/runtime';
-import { createMailer, type SenderDeps } from './channels/targets.ts';
+import type { SenderDeps } from './channels/channel.ts';
+import { createMailer } from './channels/email.ts';
 import { pruneDeliveries } from './db/store.ts';
 import { consumeNotificationRequests, NOTIFIER_CONSUMER } from './handlers/events.ts';
 import { serveNotifyApi } from './handlers/http.ts';

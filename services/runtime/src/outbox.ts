@@ -60,11 +60,28 @@ backlogGauge('tasksvc_outbox_oldest_pending_age_seconds', 'Age of the oldest unp
  * with the row id as message id (so a re-publish after a crash is deduplicated) and marks them, and
  * deletes published rows after OUTBOX_RETENTION_DAYS (hourly), the same for every service.
  *
- * The owning service's migration creates the table:
- *   CREATE TABLE outbox (id uuid PRIMARY KEY, subject text NOT NULL, payload jsonb NOT NULL,
- *     created_at timestamptz NOT NULL DEFAULT clock_timestamp(), published_at timestamptz, attempts int NOT NULL DEFAULT 0, last_error text);
- *   CREATE INDEX outbox_pending ON outbox (created_at) WHERE published_at IS NULL;
+ * The table is the runtime's: a service names its outbox schemas in `ServiceDefinition.migrations`
+ * and `migrate` creates them with `outboxTableSql` after the service's own files.
  */
+/**
+ * The one definition of an outbox table, for `schema`. Idempotent (IF NOT EXISTS), so a database
+ * whose service migrations created the same table before the runtime did keeps it as it is; run
+ * under the schema's migration lock (`migrate`), as concurrent CREATE IF NOT EXISTS can collide.
+ */
+export function outboxTableSql(schema: string): string {
+  return `CREATE SCHEMA IF NOT EXISTS "${schema}";
+CREATE TABLE IF NOT EXISTS "${schema}".outbox (
+  id uuid PRIMARY KEY,
+  subject text NOT NULL,
+  payload jsonb NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  published_at timestamptz,
+  attempts integer NOT NULL DEFAULT 0,
+  last_error text
+);
+CREATE INDEX IF NOT EXISTS outbox_pending ON "${schema}".outbox (created_at) WHERE published_at IS NULL;`;
+}
+
 export async function enqueueEvent<T>(client: pg.PoolClient | pg.Pool, schema: string, event: EventDef<T>, payload: T): Promise<string> {
   const row = outboxRow(event, payload);
   await client.query(`INSERT INTO "${schema}".outbox (id, subject, payload) VALUES ($1, $2, $3)`, [row.id, row.subject, row.payload]);

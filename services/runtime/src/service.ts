@@ -24,8 +24,8 @@ export interface RunningService {
 
 export interface ServiceDefinition {
   name: ServiceName;
-  /** this service's own Postgres schema and its folder of `*.sql` migrations */
-  migrations?: { schema: string; dir: string };
+  /** this service's own Postgres schema, its folder of `*.sql` migrations and the schemas of the outboxes it relays (tables created by the runtime) */
+  migrations?: { schema: string; dir: string; outboxes?: string[] };
   /** the durable consumers `start` registers, so an in-process bus keeps events for them from the first publish */
   durables?: DurableDeclaration[];
   start(deps: ServiceDeps): Promise<RunningService>;

@@ -12,17 +12,8 @@ CREATE TABLE cron_sent (
 CREATE INDEX cron_sent_sent_at ON cron_sent (sent_at);
 CREATE INDEX cron_sent_job_bucket ON cron_sent (job, bucket);
 
--- Transactional outbox for notificationRequested (see runtime/outbox.ts).
-CREATE TABLE outbox (
-  id           uuid        PRIMARY KEY,
-  subject      text        NOT NULL,
-  payload      jsonb       NOT NULL,
-  created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
-  published_at timestamptz,
-  attempts     int         NOT NULL DEFAULT 0,
-  last_error   text
-);
-CREATE INDEX outbox_pending ON outbox (created_at) WHERE published_at IS NULL;
+-- The outbox table is created by the runtime (services/runtime/src/outbox.ts, outboxTableSql) after
+-- these files; databases migrated before that keep the identical table this file used to create.
 
 -- The update check's single state row: shared by every replica so the release listing is asked at
 -- most once per 24 hours (1 hour after a failure), and the admin page sees when it was last asked.

@@ -18,7 +18,7 @@ export function createSchedulerService(opts: SchedulerOptions = {}): ServiceDefi
   const now = opts.now ?? (() => new Date());
   return {
     name: 'scheduler',
-    migrations: { schema: 'scheduler', dir: new URL('../migrations', import.meta.url).pathname },
+    migrations: { schema: 'scheduler', dir: new URL('../migrations', import.meta.url).pathname, outboxes: ['scheduler'] },
     async start({ bus, pool, log, config }) {
       const relay = startOutboxRelay({ pool, bus, schema: 'scheduler', events: [notificationRequested], log });
       // Off (with the reason for the admin panel) when turned off or when no release listing is known.

@@ -98,13 +98,5 @@ CREATE TABLE task_completions (
 CREATE INDEX task_completions_task ON task_completions (task_id, created_at DESC);
 CREATE INDEX task_completions_user_date ON task_completions (user_id, local_date);
 
-CREATE TABLE outbox (
-  id uuid PRIMARY KEY,
-  subject text NOT NULL,
-  payload jsonb NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  published_at timestamptz,
-  attempts integer NOT NULL DEFAULT 0,
-  last_error text
-);
-CREATE INDEX outbox_pending ON outbox (created_at) WHERE published_at IS NULL;
+-- The outbox table is created by the runtime (services/runtime/src/outbox.ts, outboxTableSql) after
+-- these files; databases migrated before that keep the identical table this file used to create.

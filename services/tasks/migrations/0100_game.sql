@@ -63,13 +63,4 @@ CREATE INDEX tasks_user_open_due ON tasks (user_id, due_date) WHERE completed_at
 -- the game's relay, so the tasks relay keeps only task events. runtime/outbox.ts names the table
 -- `outbox`, hence a schema of its own.
 CREATE SCHEMA IF NOT EXISTS tasks_game;
-CREATE TABLE tasks_game.outbox (
-  id uuid PRIMARY KEY,
-  subject text NOT NULL,
-  payload jsonb NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  published_at timestamptz,
-  attempts integer NOT NULL DEFAULT 0,
-  last_error text
-);
-CREATE INDEX outbox_pending ON tasks_game.outbox (created_at) WHERE published_at IS NULL;
+-- Its outbox table is created by the runtime (ServiceDefinition.migrations.outboxes), like every outbox.

@@ -3,7 +3,7 @@ import { tasksApi, type Identity } from '@tasksvc/proto';
 import { createMemoryBus, createPool, startService, type Pool, type PoolClient, type RunningService } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
-import { localDate } from './domain/dates.ts';
+import { localDate } from '@tasksvc/proto/calendar/dates.ts';
 import { tasksService } from './service.ts';
 
 /** Every SQL text the tasks service sends, through the pool or a client it checked out. */

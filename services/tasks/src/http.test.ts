@@ -4,7 +4,7 @@ import { TASK_EVENTS_FILTER, taskEvents, tasksRoutes, type TaskEventMessage } fr
 import { createNatsBus, type Bus, type Subscription } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../tools/system.ts';
-import { quietLogger, startNats, testSystemConfig, type LocalNats } from '../../../tools/testenv/index.ts';
+import { quietLogger, startNats, testSystemConfig, until, type LocalNats } from '../../../tools/testenv/index.ts';
 import { apiClient, serveTestIdentities } from '../test/support.ts';
 import { tasksService } from './service.ts';
 
@@ -25,22 +25,13 @@ let api: ReturnType<typeof apiClient>;
 const alice = randomUUID();
 const bob = randomUUID();
 
-async function eventually<T>(fn: () => T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const v = fn();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** Coins recorded on a task's completion rows (what an undo would take back). */
 async function awarded(taskId: string): Promise<number[]> {
   const { rows } = await system.pool.query<{ coins_awarded: number }>('SELECT coins_awarded FROM tasks.task_completions WHERE task_id = $1 ORDER BY created_at', [taskId]);
   return rows.map((r) => r.coins_awarded);
 }
 
-const eventFor = (name: string, id: string) => eventually(() => events.find((e) => e.payload.event === name && e.payload.task.id === id), `${name} of ${id}`);
+const eventFor = (name: string, id: string) => until(() => events.find((e) => e.payload.event === name && e.payload.task.id === id), `${name} of ${id}`);
 
 /** A date `days` from today in UTC, every test user's default timezone. */
 const addDaysUtc = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
@@ -242,7 +233,7 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('tasks A
     expect(undo.body.task.completedAt).toBeNull();
     expect((await api('DELETE', `/api/tasks/${t.id}/complete`, { as: dave })).status).toBe(409);
     // Refused changes roll back with their events: one completion, one undo, nothing from the 409s.
-    await eventually(() => (events.filter((e) => e.payload.task.id === t.id).length >= 3 ? true : undefined), 'events of the completion test');
+    await until(() => (events.filter((e) => e.payload.task.id === t.id).length >= 3 ? true : undefined), 'events of the completion test');
     await new Promise((r) => setTimeout(r, 300));
     expect(events.filter((e) => e.payload.task.id === t.id).map((e) => e.payload.event)).toEqual(['task.created', 'task.completed', 'task.updated']);
   });

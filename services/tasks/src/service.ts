@@ -6,11 +6,12 @@ import * as settings from './handlers/settings.ts';
 import * as tasks from './handlers/tasks.ts';
 import * as topics from './handlers/topics.ts';
 import { registerGame } from './game/index.ts';
+import { GAME_OUTBOX_SCHEMA } from './game/unlock.ts';
 import { serveTasksAdminStats } from './admin-stats.ts';
 
 export const tasksService: ServiceDefinition = {
   name: 'tasks',
-  migrations: { schema: 'tasks', dir: new URL('../migrations', import.meta.url).pathname },
+  migrations: { schema: 'tasks', dir: new URL('../migrations', import.meta.url).pathname, outboxes: ['tasks', GAME_OUTBOX_SCHEMA] },
   async start({ bus, pool, log, config }) {
     const relay = startOutboxRelay({ pool, bus, schema: 'tasks', events: Object.values(taskEvents), log });
     const ctx: Ctx = { pool, relay, config, log, zones: new ZoneCache() };

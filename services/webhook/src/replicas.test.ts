@@ -4,7 +4,7 @@ import { createNatsBus, createPool, startService, type Bus, type Pool, type Runn
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
 import { webhookService } from './service.ts';
-import { startReceiver, until, type Receiver } from './test-support.ts';
+import { startReceiver, until, type Receiver } from '../test/support.ts';
 
 /**
  * Three webhook replicas (each its own bus connection and pool) share one database and one durable

@@ -7,7 +7,7 @@ import { startDeliveryWorker, type WorkerDeps } from './worker.ts';
 /** Task-event webhooks: endpoint settings, durable ingestion from the bus, signed and retried delivery. */
 export const webhookService: ServiceDefinition = {
   name: 'webhook',
-  migrations: { schema: 'webhook', dir: new URL('../migrations', import.meta.url).pathname },
+  migrations: { schema: 'webhook', dir: new URL('../migrations', import.meta.url).pathname, outboxes: ['webhook'] },
   durables: [{ durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER }],
   async start({ config, bus, pool, log }) {
     const outbound = createOutbound({ allowList: config.OUTBOUND_ALLOW_LIST, userAgent: 'TaskService-Webhooks/1' });

@@ -5,8 +5,8 @@ import { buildGateway } from '@tasksvc/gateway';
 import { pingRpc, taskEvents, webhookRoutes, type TaskEventName, type TaskEventPayload } from '@tasksvc/proto';
 import { createNatsBus, createPool, freePort, type Bus, type Pool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { quietLogger, startNats, testDatabase, testConfig, type LocalNats } from '../../../tools/testenv/index.ts';
-import { serveTestIdentityDouble, until } from './test-support.ts';
+import { quietLogger, serveTestIdentities, startNats, testDatabase, testConfig, type LocalNats } from '../../../tools/testenv/index.ts';
+import { until } from '../test/support.ts';
 
 /**
  * Soak: 1,000 task events to 5 endpoints of the webhook service running as its own process. One
@@ -117,7 +117,7 @@ beforeAll(async () => {
   const log = quietLogger('soak');
   pool = createPool(DATABASE_URL, log);
   bus = await createNatsBus({ servers: nats.url, name: 'soak-test', log });
-  serveTestIdentityDouble(bus);
+  serveTestIdentities(bus);
   for (const [name, failRate, signed] of [
     ['steady', 0, false],
     ['signed', 0, true],

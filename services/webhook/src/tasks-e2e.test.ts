@@ -1,8 +1,8 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../tools/system.ts';
-import { testSystemConfig } from '../../../tools/testenv/index.ts';
-import { serveTestIdentityDouble, startReceiver, until, type Receiver } from './test-support.ts';
+import { serveTestIdentities, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { startReceiver, until, type Receiver } from '../test/support.ts';
 
 /**
  * The real chain: a task created through the gateway is written with its event in the tasks
@@ -31,7 +31,7 @@ beforeAll(async () => {
   rx.respond = (req) => ({ status: req.path === '/gone' ? 410 : 200 });
   const config = await testSystemConfig({ OUTBOUND_ALLOW_LIST: '127.0.0.1', TOTP_ENCRYPTION_KEY: randomBytes(32).toString('hex') }, { nats: true });
   sys = await startSystem(config, { services: ALL_SERVICES.filter((s) => ['tasks', 'notifier', 'webhook', 'gateway'].includes(s.name)) });
-  serveTestIdentityDouble(sys.bus);
+  serveTestIdentities(sys.bus);
 }, 120_000);
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { notificationRequested, taskEvents, type NotificationRequest, type TaskEventName, type TaskEventPayload, type WebhookDelivery } from '@tasksvc/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReceiver, startWebhookHarness, until, type Harness, type Received, type Receiver } from './test-support.ts';
+import { startReceiver, startWebhookHarness, until, type Harness, type Received, type Receiver } from '../test/support.ts';
 
 /** What a receiver does: HMAC over the raw body bytes, compared in constant time. */
 function verify(secret: string, req: Received): boolean {

@@ -1,5 +1,5 @@
 import { createMemo, createSignal, For, Index, Show, type JSX } from 'solid-js';
-import { startSchedule, upcoming, validateRule, type RecurrenceRule, type RecurrenceType } from '../../../services/tasks/src/domain/recurrence.ts';
+import { startSchedule, upcoming, validateRule, type RecurrenceRule, type RecurrenceType } from '../../../proto/src/calendar/recurrence.ts';
 import { ApiError, patch, post } from '../lib/api.ts';
 import { formatDate } from '../lib/dates.ts';
 import { errorText } from '../lib/toast.ts';

@@ -45,7 +45,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
-  let data: unknown = undefined;
+  let data: unknown;
   try {
     data = text ? JSON.parse(text) : undefined;
   } catch {

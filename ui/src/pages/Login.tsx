@@ -52,7 +52,7 @@ export default function Login(): JSX.Element {
   // A login hint (e.g. from an invitation link) is passed on to the identity provider.
   const hint = () => (params.login_hint ? `?login_hint=${encodeURIComponent(params.login_hint)}` : '');
   const [providers] = createResource(async () => {
-    const list = await get<Record<string, Provider>>('/api/auth/providers').catch(() => ({}) as Record<string, Provider>);
+    const list = await get<Record<string, Provider>>('/api/auth/providers').catch(() => ({}));
     // Passkeys have their own button below; everything else is an OAuth/OIDC provider.
     return Object.values(list ?? {}).filter((p) => p.type === 'oauth' || p.type === 'oidc');
   });

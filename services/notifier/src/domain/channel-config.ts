@@ -1,24 +1,8 @@
-import type { NotificationChannelType } from '@tasksvc/proto';
-
-/** Which configuration fields are secrets (stored encrypted, never returned). */
-export const SECRET_FIELDS: Record<NotificationChannelType, readonly string[]> = {
-  push: [],
-  ntfy: ['token'],
-  pushover: ['appToken', 'userKey'],
-  telegram: ['botToken'],
-  email: [],
-  'http-alert': ['secret'],
-};
-
-/** Secrets a channel cannot work without (after merging with what is stored). */
-export const REQUIRED_SECRETS: Record<NotificationChannelType, readonly string[]> = {
-  push: [],
-  ntfy: [],
-  pushover: ['appToken', 'userKey'],
-  telegram: ['botToken'],
-  email: [],
-  'http-alert': [],
-};
+/** What a channel declares about its secrets (channels/channel.ts). */
+export interface SecretDeclaration {
+  secretFields: readonly string[];
+  requiredSecrets: readonly string[];
+}
 
 export type Scalar = string | number | boolean | null;
 
@@ -27,11 +11,11 @@ export type Scalar = string | number | boolean | null;
  * omitted secret keeps its stored value, `null` removes it. Lists required secrets still missing.
  */
 export function mergeChannelInput(
-  type: NotificationChannelType,
+  channel: SecretDeclaration,
   input: Record<string, unknown>,
   storedSecrets: Record<string, string>,
 ): { config: Record<string, Scalar>; secrets: Record<string, string>; newSecrets: string[]; missing: string[] } {
-  const secretNames = SECRET_FIELDS[type];
+  const secretNames = channel.secretFields;
   const config: Record<string, Scalar> = {};
   const secrets: Record<string, string> = { ...storedSecrets };
   const newSecrets: string[] = [];
@@ -44,7 +28,7 @@ export function mergeChannelInput(
       }
     } else config[key] = (value ?? null) as Scalar;
   }
-  return { config, secrets, newSecrets, missing: REQUIRED_SECRETS[type].filter((k) => !secrets[k]) };
+  return { config, secrets, newSecrets, missing: channel.requiredSecrets.filter((k) => !secrets[k]) };
 }
 
 /** `token` → `hasToken` */
@@ -53,8 +37,8 @@ export function hasFlag(field: string): string {
 }
 
 /** The settings as the client may see them: public fields plus a has… flag per secret. */
-export function redactedConfig(type: NotificationChannelType, config: Record<string, Scalar>, secretNames: readonly string[]): Record<string, Scalar> {
+export function redactedConfig(secretFields: readonly string[], config: Record<string, Scalar>, storedSecrets: readonly string[]): Record<string, Scalar> {
   const out: Record<string, Scalar> = { ...config };
-  for (const f of SECRET_FIELDS[type]) out[hasFlag(f)] = secretNames.includes(f);
+  for (const f of secretFields) out[hasFlag(f)] = storedSecrets.includes(f);
   return out;
 }

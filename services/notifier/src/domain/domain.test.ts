@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { channels } from '../channels/index.ts';
 import { hasFlag, mergeChannelInput, redactedConfig } from './channel-config.ts';
 import { appLink, emailMessage, httpAlertBody, judgeHttp, ntfyMessage, pushoverMessage, pushPayload, telegramMessage } from './messages.ts';
 
@@ -66,16 +67,16 @@ describe('notification messages', () => {
 
 describe('channel settings', () => {
   it('keeps stored secrets when omitted, removes them on null, and lists missing required ones', () => {
-    const r = mergeChannelInput('pushover', { userKey: 'new-user', device: null }, { appToken: 'stored-app', userKey: 'old-user' });
+    const r = mergeChannelInput(channels['pushover'], { userKey: 'new-user', device: null }, { appToken: 'stored-app', userKey: 'old-user' });
     expect(r).toEqual({ config: { device: null }, secrets: { appToken: 'stored-app', userKey: 'new-user' }, newSecrets: ['userKey'], missing: [] });
-    expect(mergeChannelInput('pushover', { appToken: null }, { appToken: 'x', userKey: 'y' }).missing).toEqual(['appToken']);
-    expect(mergeChannelInput('telegram', { chatId: '1' }, {}).missing).toEqual(['botToken']);
-    expect(mergeChannelInput('http-alert', { url: 'https://x.test', secret: null }, { secret: 's' }).secrets).toEqual({});
+    expect(mergeChannelInput(channels['pushover'], { appToken: null }, { appToken: 'x', userKey: 'y' }).missing).toEqual(['appToken']);
+    expect(mergeChannelInput(channels['telegram'], { chatId: '1' }, {}).missing).toEqual(['botToken']);
+    expect(mergeChannelInput(channels['http-alert'], { url: 'https://x.test', secret: null }, { secret: 's' }).secrets).toEqual({});
   });
 
   it('shows secrets only as has… flags', () => {
     expect(hasFlag('botToken')).toBe('hasBotToken');
-    expect(redactedConfig('ntfy', { topic: 't', server: null, priority: null }, ['token'])).toEqual({ topic: 't', server: null, priority: null, hasToken: true });
-    expect(redactedConfig('http-alert', { url: 'u' }, [])).toEqual({ url: 'u', hasSecret: false });
+    expect(redactedConfig(channels['ntfy'].secretFields, { topic: 't', server: null, priority: null }, ['token'])).toEqual({ topic: 't', server: null, priority: null, hasToken: true });
+    expect(redactedConfig(channels['http-alert'].secretFields, { url: 'u' }, [])).toEqual({ url: 'u', hasSecret: false });
   });
 });

@@ -1,6 +1,7 @@
 import { notificationRequested } from '@tasksvc/proto';
 import type { Bus, Logger, Subscription } from '@tasksvc/runtime';
-import { targetsFor, type SenderDeps } from '../channels/targets.ts';
+import type { SenderDeps } from '../channels/channel.ts';
+import { targetsFor } from '../channels/targets.ts';
 import { deliver } from '../deliver.ts';
 
 /** Durable consumer name shared by the notifier's replicas. */

@@ -10,7 +10,9 @@ import {
   type NotificationChannelType,
 } from '@tasksvc/proto';
 import { encryptSecret, OutboundError, type Bus, type Logger, type Subscription } from '@tasksvc/runtime';
-import { channelAvailable, readSecrets, targetsFor, type SenderDeps } from '../channels/targets.ts';
+import type { SenderDeps } from '../channels/channel.ts';
+import { channelAvailable, channels } from '../channels/index.ts';
+import { readSecrets, targetsFor } from '../channels/targets.ts';
 import {
   deleteChannel,
   deletePushSubscription,
@@ -30,29 +32,25 @@ function caller(user: Identity | null): Identity {
   return user;
 }
 
-const UNAVAILABLE: Record<string, string> = {
-  email: 'email is not available: the operator has not set SMTP_HOST',
-  push: 'browser push is not available: the operator has not set PUBLIC_VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY',
-};
-
 export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Subscription[] {
   const { bus, pool, config, outbound, log } = deps;
 
   const requireAvailable = (type: NotificationChannelType) => {
-    if (!channelAvailable(config, type)) throw new AppError('BAD_REQUEST', UNAVAILABLE[type] ?? `${type} is not available`);
+    if (!channelAvailable(config, type)) throw new AppError('BAD_REQUEST', channels[type].availability?.reason ?? `${type} is not available`);
   };
 
   const view = (type: NotificationChannelType, row: ChannelRow | null, devices: number): NotificationChannel => {
     const available = channelAvailable(config, type);
     if (type === 'push') {
-      return { type, available, configured: devices > 0, enabled: row?.enabled ?? false, config: { devices }, updatedAt: row?.updated_at.toISOString() ?? null };
+      return { type, available, configured: devices > 0, enabled: row?.enabled ?? false, config: { devices }, secretFields: [], updatedAt: row?.updated_at.toISOString() ?? null };
     }
     return {
       type,
       available,
       configured: row !== null,
       enabled: row?.enabled ?? false,
-      config: row ? redactedConfig(type, row.config, row.secret_fields) : null,
+      config: row ? redactedConfig(channels[type].secretFields, row.config, row.secret_fields) : null,
+      secretFields: [...channels[type].secretFields],
       updatedAt: row?.updated_at.toISOString() ?? null,
     };
   };
@@ -89,7 +87,7 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
       const input = { ...(parsed.data as Record<string, unknown>) };
       const existing = await getChannel(pool, me.id, type);
       const stored = existing ? readSecrets(config, existing) : {};
-      const merged = mergeChannelInput(type, input, 'error' in stored ? {} : (stored));
+      const merged = mergeChannelInput(channels[type], input, 'error' in stored ? {} : (stored));
       if (merged.missing.length > 0) {
         throw new AppError(
           'VALIDATION_FAILED',
@@ -103,9 +101,7 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
         throw new AppError('BAD_REQUEST', message, secretFields.map((f) => ({ path: `body.config.${f}`, message })));
       }
       const cfg: Record<string, Scalar> = merged.config;
-      if (type === 'http-alert') cfg.url = await checkUrl(String(cfg.url), 'body.config.url');
-      if (type === 'ntfy') cfg.server = cfg.server ? (await checkUrl(String(cfg.server), 'body.config.server')).replace(/\/+$/, '') : null;
-      if (type === 'email') cfg.address = (cfg.address as string | null) ?? me.email;
+      await channels[type].prepare?.(cfg, { checkUrl, email: me.email });
       const secretsEnc = secretFields.length > 0 ? encryptSecret(config.TOTP_ENCRYPTION_KEY!, JSON.stringify(merged.secrets)) : null;
       const row = await upsertChannel(pool, me.id, type, { enabled: body.enabled, config: cfg, secretsEnc, secretFields });
       return view(type, row, await devicesOf(me.id));

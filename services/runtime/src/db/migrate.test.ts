@@ -65,4 +65,38 @@ describe('migrations', () => {
     const applied = await p.query('SELECT name FROM gamma.schema_migrations');
     expect(applied.rows.map((r) => r.name)).toEqual(['0001_ok.sql']);
   });
+
+  it('creates the outbox tables a service names, once, and keeps one an earlier migration created', async () => {
+    const columns = async (p: Pool, schema: string) =>
+      (await p.query(`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'outbox' ORDER BY ordinal_position`, [schema])).rows;
+    const p = pool();
+    const fresh = migrationsDir({ '0001_init.sql': 'CREATE TABLE items (id int);' });
+    // Twice at once, as replicas starting together would: the lock keeps CREATE IF NOT EXISTS apart.
+    await Promise.all([migrate(p, { schema: 'delta', dir: fresh, outboxes: ['delta', 'delta_game'], log }), migrate(pool(), { schema: 'delta', dir: fresh, outboxes: ['delta', 'delta_game'], log })]);
+    const expected = [
+      { column_name: 'id', data_type: 'uuid' },
+      { column_name: 'subject', data_type: 'text' },
+      { column_name: 'payload', data_type: 'jsonb' },
+      { column_name: 'created_at', data_type: 'timestamp with time zone' },
+      { column_name: 'published_at', data_type: 'timestamp with time zone' },
+      { column_name: 'attempts', data_type: 'integer' },
+      { column_name: 'last_error', data_type: 'text' },
+    ];
+    expect(await columns(p, 'delta')).toEqual(expected);
+    expect(await columns(p, 'delta_game')).toEqual(expected);
+    const index = await p.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = 'delta' AND indexname = 'outbox_pending'`);
+    expect(index.rows[0]?.indexdef).toMatch(/WHERE \(published_at IS NULL\)/);
+
+    // A database migrated before the runtime owned the table: its migration created it, rows and all.
+    const old = migrationsDir({
+      '0001_init.sql': `CREATE TABLE outbox (id uuid PRIMARY KEY, subject text NOT NULL, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        published_at timestamptz, attempts int NOT NULL DEFAULT 0, last_error text);
+        CREATE INDEX outbox_pending ON outbox (created_at) WHERE published_at IS NULL;
+        INSERT INTO outbox (id, subject, payload) VALUES (gen_random_uuid(), 'events.x', '{}');`,
+    });
+    await migrate(p, { schema: 'epsilon', dir: old, log });
+    await migrate(p, { schema: 'epsilon', dir: old, outboxes: ['epsilon'], log });
+    expect(await columns(p, 'epsilon')).toEqual(expected);
+    expect((await p.query('SELECT count(*)::int AS n FROM epsilon.outbox')).rows).toEqual([{ n: 1 }]);
+  });
 });

@@ -2,17 +2,21 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { Logger } from '../logger.ts';
+import { outboxTableSql } from '../outbox.ts';
 
 /** All services share this advisory lock class; the second key is the schema's hash. */
 const LOCK_CLASS = 7_311;
 
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
+
 /**
  * Apply the pending `*.sql` files of one service's schema, in name order, each in its own
- * transaction, under a Postgres advisory lock so replicas starting together take turns.
+ * transaction, under a Postgres advisory lock so replicas starting together take turns. Then make
+ * sure the service's outbox tables exist (`outboxes`: the schemas whose outbox it owns).
  */
-export async function migrate(pool: pg.Pool, opts: { schema: string; dir: string; log: Logger }): Promise<string[]> {
-  const { schema, dir, log } = opts;
-  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
+export async function migrate(pool: pg.Pool, opts: { schema: string; dir: string; outboxes?: string[]; log: Logger }): Promise<string[]> {
+  const { schema, dir, log, outboxes = [] } = opts;
+  for (const s of [schema, ...outboxes]) if (!SCHEMA_NAME.test(s)) throw new Error(`bad schema name ${s}`);
   const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
   const client = await pool.connect();
   const applied: string[] = [];
@@ -38,6 +42,7 @@ export async function migrate(pool: pg.Pool, opts: { schema: string; dir: string
         applied.push(file);
         log.info({ schema, migration: file }, 'migration applied');
       }
+      for (const box of outboxes) await client.query(outboxTableSql(box));
     } finally {
       await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS, schema]).catch(() => undefined);
     }

@@ -1,7 +1,7 @@
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
 import { buildCalendar, foldLine, type FeedTask } from './ical.ts';
-import { startSchedule, upcoming, type RecurrenceRule } from './recurrence.ts';
+import { startSchedule, upcoming, type RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
 
 const rule = (r: Partial<RecurrenceRule> & Pick<RecurrenceRule, 'type'>): RecurrenceRule => ({ interval: 1, weekdays: [], weekOfMonth: null, fixed: true, ...r });
 

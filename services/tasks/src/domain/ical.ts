@@ -1,5 +1,5 @@
-import { addDays, parseDate, type LocalDate } from './dates.ts';
-import { occurrenceAfter, type RecurrenceRule } from './recurrence.ts';
+import { addDays, parseDate, type LocalDate } from '@tasksvc/proto/calendar/dates.ts';
+import { occurrenceAfter, type RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
 
 /**
  * The iCal feed (RFC 5545): every dated task as an all-day VEVENT; RECURRING tasks carry an

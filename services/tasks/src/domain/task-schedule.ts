@@ -1,4 +1,4 @@
-import { startSchedule, validateRule, type RecurrenceRule, type RecurrenceType, type RuleIssue } from './recurrence.ts';
+import { startSchedule, validateRule, type RecurrenceRule, type RecurrenceType, type RuleIssue } from '@tasksvc/proto/calendar/recurrence.ts';
 
 /**
  * How a task's recurrence columns follow from what a create or update asks for (pure).

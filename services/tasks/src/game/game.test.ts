@@ -3,7 +3,7 @@ import { notificationRequested, type NotificationRequest } from '@tasksvc/proto'
 import { createNatsBus, type Bus, type Subscription } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../../tools/system.ts';
-import { quietLogger, startNats, testSystemConfig, type LocalNats } from '../../../../tools/testenv/index.ts';
+import { quietLogger, startNats, testSystemConfig, until, type LocalNats } from '../../../../tools/testenv/index.ts';
 import { apiClient, serveTestIdentities } from '../../test/support.ts';
 import { tasksService } from '../service.ts';
 import { localDate } from './domain/dates.ts';
@@ -45,15 +45,6 @@ async function createTask(as: string, body: Record<string, unknown>) {
   const res = await api('POST', '/api/tasks', { as, body });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.task as { id: string; title: string };
-}
-
-async function eventually<T>(fn: () => T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const v = fn();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('daily quest', () => {
@@ -136,7 +127,7 @@ describe('completion side effects', () => {
     // completing again does not unlock (or pay) tasks_1 twice
     await api('POST', `/api/tasks/${t.id}/complete`, { as: u });
     expect((await api('GET', '/api/stats', { as: u })).body.coins).toBe(25);
-    const achNotes = await eventually(() => {
+    const achNotes = await until(() => {
       const mine = notes.filter((n) => n.userId === u && n.tag === 'achievement');
       return mine.length >= 2 ? mine : undefined;
     }, 'achievement notifications');

@@ -1,6 +1,6 @@
 import { AppError, taskEvents, type HttpCall, type Identity, type Profile, type Task, type TaskEventName, type Topic } from '@tasksvc/proto';
 import { inTransaction, outboxRow, type Config, type Logger, type OutboxRelay, type Pool, type PoolClient } from '@tasksvc/runtime';
-import type { RecurrenceRule } from '../domain/recurrence.ts';
+import type { RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
 import type { ProfileRow } from '../db/profiles.ts';
 import type { TaskRow } from '../db/tasks.ts';
 import type { TopicRow } from '../db/topics.ts';

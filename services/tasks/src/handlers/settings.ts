@@ -1,6 +1,6 @@
 import { AppError, CALENDAR_TOKEN_PREFIX, type HttpCall, type RawResponse } from '@tasksvc/proto';
 import { randomToken, sha256Hex } from '@tasksvc/runtime';
-import { isValidTimeZone } from '../domain/dates.ts';
+import { isValidTimeZone } from '@tasksvc/proto/calendar/dates.ts';
 import { buildCalendar, type FeedTask } from '../domain/ical.ts';
 import { ensureProfile, profileByFeedHash, setFeedTokenHash, setTimezone } from '../db/profiles.ts';
 import { feedTasks } from '../db/tasks.ts';

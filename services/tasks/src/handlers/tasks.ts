@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type BulkBody, type CreateTaskBody, type HttpCall, type ListTasksQuery, type UpdateTaskBody } from '@tasksvc/proto';
 import type { PoolClient } from '@tasksvc/runtime';
-import { isValidTimeZone, localDate } from '../domain/dates.ts';
-import { advanceOnCompletion } from '../domain/recurrence.ts';
+import { isValidTimeZone, localDate } from '@tasksvc/proto/calendar/dates.ts';
+import { advanceOnCompletion } from '@tasksvc/proto/calendar/recurrence.ts';
 import { completionCoins, resolveRecurrence, type RecurrenceInput } from '../domain/task-schedule.ts';
 import { addCoins, coinBalance, ensureProfile, reserveSortOrder, type ProfileRow } from '../db/profiles.ts';
 import {

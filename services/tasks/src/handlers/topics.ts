@@ -1,5 +1,5 @@
 import type { CreateTopicBody, HttpCall, UpdateTopicBody } from '@tasksvc/proto';
-import { localDate } from '../domain/dates.ts';
+import { localDate } from '@tasksvc/proto/calendar/dates.ts';
 import { ensureProfile } from '../db/profiles.ts';
 import { detachTopic, listTasks, setTaskOrder, tasksByIds } from '../db/tasks.ts';
 import { countOwnTopics, deleteTopic, getTopic, insertTopic, listTopics, setTopicOrder, updateTopic, type TopicColumns } from '../db/topics.ts';

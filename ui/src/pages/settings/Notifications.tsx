@@ -11,12 +11,11 @@ interface FieldSpec {
   key: string;
   label: string;
   hint?: string;
-  secret?: boolean;
   required?: boolean;
   type?: 'text' | 'number' | 'url' | 'email';
 }
 
-/** Per-channel settings, as the notifier's contract names them (proto/src/notify.ts). */
+/** Per-channel settings, as the notifier's contract names them (proto/src/notify.ts); which are secret comes from the API. */
 const CHANNELS: Record<NotificationChannelType, { title: string; about: string; fields: FieldSpec[] }> = {
   push: { title: 'Browser push', about: 'Notifications on this device, even when the app is closed.', fields: [] },
   ntfy: {
@@ -25,15 +24,15 @@ const CHANNELS: Record<NotificationChannelType, { title: string; about: string; 
     fields: [
       { key: 'topic', label: 'Topic', required: true, hint: '1–64 letters, digits, - or _' },
       { key: 'server', label: 'Server', type: 'url', hint: 'Default https://ntfy.sh' },
-      { key: 'token', label: 'Access token', secret: true },
+      { key: 'token', label: 'Access token' },
     ],
   },
   pushover: {
     title: 'Pushover (mobile push)',
     about: 'Deliver to the Pushover app on your phone.',
     fields: [
-      { key: 'appToken', label: 'Application token', secret: true, required: true },
-      { key: 'userKey', label: 'User key', secret: true, required: true },
+      { key: 'appToken', label: 'Application token', required: true },
+      { key: 'userKey', label: 'User key', required: true },
       { key: 'device', label: 'Device (optional)' },
     ],
   },
@@ -41,7 +40,7 @@ const CHANNELS: Record<NotificationChannelType, { title: string; about: string; 
     title: 'Telegram (messaging)',
     about: 'A bot sends you a message.',
     fields: [
-      { key: 'botToken', label: 'Bot token', secret: true, required: true },
+      { key: 'botToken', label: 'Bot token', required: true },
       { key: 'chatId', label: 'Chat id', required: true, hint: 'Numeric id or @channelname' },
     ],
   },
@@ -51,7 +50,7 @@ const CHANNELS: Record<NotificationChannelType, { title: string; about: string; 
     about: 'POSTs {event: "service.notification", title, body, url, tag, timestamp} to your URL.',
     fields: [
       { key: 'url', label: 'URL', type: 'url', required: true },
-      { key: 'secret', label: 'Signing secret', secret: true, hint: 'Adds X-Service-Signature: sha256=<hex>' },
+      { key: 'secret', label: 'Signing secret', hint: 'Adds X-Service-Signature: sha256=<hex>' },
     ],
   },
 };
@@ -92,12 +91,13 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
   const [values, setValues] = createSignal<Record<string, string>>({});
   const [error, setError] = createSignal<ApiError | null>(null);
   const [open, setOpen] = createSignal(false);
+  const secret = (f: FieldSpec) => props.channel.secretFields.includes(f.key);
   const current = (k: string) => values()[k] ?? (props.channel.config?.[k] != null ? String(props.channel.config[k]) : '');
 
   /** The saved configuration as it may be sent back: its plain fields; secrets are left out, so they are kept. */
   const savedConfig = () => {
     const config: Record<string, unknown> = {};
-    for (const f of spec().fields) if (!f.secret && props.channel.config?.[f.key] != null) config[f.key] = props.channel.config[f.key];
+    for (const f of spec().fields) if (!secret(f) && props.channel.config?.[f.key] != null) config[f.key] = props.channel.config[f.key];
     return config;
   };
 
@@ -196,15 +196,15 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
           <div class="form-grid">
             <For each={spec().fields}>
               {(f) => (
-                <Field label={f.label} hint={f.secret && props.channel.configured ? 'Leave empty to keep the saved value' : f.hint} error={error()?.fieldError(`config.${f.key}`) ?? error()?.fieldError(f.key)}>
+                <Field label={f.label} hint={secret(f) && props.channel.configured ? 'Leave empty to keep the saved value' : f.hint} error={error()?.fieldError(`config.${f.key}`) ?? error()?.fieldError(f.key)}>
                   {(id, d) => (
                     <input
                       id={id}
                       aria-describedby={d}
-                      type={f.secret ? 'password' : (f.type ?? 'text')}
-                      autocomplete={f.secret ? 'new-password' : 'off'}
-                      required={f.required && !(f.secret && props.channel.configured)}
-                      value={f.secret ? (values()[f.key] ?? '') : current(f.key)}
+                      type={secret(f) ? 'password' : (f.type ?? 'text')}
+                      autocomplete={secret(f) ? 'new-password' : 'off'}
+                      required={f.required && !(secret(f) && props.channel.configured)}
+                      value={secret(f) ? (values()[f.key] ?? '') : current(f.key)}
                       onInput={(e) => setValues({ ...values(), [f.key]: e.currentTarget.value })}
                     />
                   )}

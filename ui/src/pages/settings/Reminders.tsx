@@ -75,7 +75,7 @@ export default function Reminders(): JSX.Element {
               {(k) => (
                 <li class="reminder">
                   <label class="check grow">
-                    <input type="checkbox" checked={s()[k.key].enabled} disabled={busy()} onChange={(e) => void save({ [k.key]: { enabled: e.currentTarget.checked } } as Partial<ReminderSettings>)} />
+                    <input type="checkbox" checked={s()[k.key].enabled} disabled={busy()} onChange={(e) => void save({ [k.key]: { enabled: e.currentTarget.checked } })} />
                     <span>
                       {k.label}
                       <Show when={'hint' in k}>
@@ -85,7 +85,7 @@ export default function Reminders(): JSX.Element {
                       </Show>
                     </span>
                   </label>
-                  <input type="time" value={s()[k.key].time} aria-label={`${k.label} time`} onChange={(e) => void save({ [k.key]: { time: e.currentTarget.value } } as Partial<ReminderSettings>)} />
+                  <input type="time" value={s()[k.key].time} aria-label={`${k.label} time`} onChange={(e) => void save({ [k.key]: { time: e.currentTarget.value } })} />
                 </li>
               )}
             </For>

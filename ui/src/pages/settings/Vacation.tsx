@@ -33,8 +33,8 @@ export default function Vacation(): JSX.Element {
             }
           >
             <p data-testid="vacation-status">
-              On vacation since {formatDate(m().startDate!)}
-              {m().endDate ? `, until ${formatDate(m().endDate!)}` : ''}.
+              On vacation since {formatDate(m().startDate)}
+              {m().endDate ? `, until ${formatDate(m().endDate)}` : ''}.
             </p>
             <div class="row">
               <AsyncButton class="primary" action={() => set({ active: false })}>

@@ -1,7 +1,7 @@
-import { addDays, weekday } from '../../domain/dates.ts';
+import { addDays, weekday } from '@tasksvc/proto/calendar/dates.ts';
 
 // The tasks service's calendar helpers are the one implementation; the game adds wall-clock parts.
-export { addDays, daysBetween, localDate } from '../../domain/dates.ts';
+export { addDays, daysBetween, localDate } from '@tasksvc/proto/calendar/dates.ts';
 
 /**
  * Calendar arithmetic in a user's IANA timezone. Dates are `YYYY-MM-DD` strings (never instants at

@@ -1,22 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildGateway } from '@tasksvc/gateway';
-import { resolveIdentityRpc, webhookRoutes } from '@tasksvc/proto';
+import { webhookRoutes } from '@tasksvc/proto';
 import { createMemoryBus, createNatsBus, createPool, startService, type Bus, type Config, type Pool, type RunningService } from '@tasksvc/runtime';
-import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
-import { webhookService } from './service.ts';
-
-/**
- * TEST DOUBLE for the auth service's `auth.identity.resolve`: maps `Authorization: Bearer
- * test-<uuid>` to that user. Everything else in these tests is real (gateway, bus, Postgres, HTTP).
- */
-export function serveTestIdentityDouble(bus: Bus) {
-  return bus.serve(resolveIdentityRpc, async ({ authorization }) => {
-    const m = /^Bearer test-([0-9a-f-]{36})$/.exec(authorization ?? '');
-    if (!m) return null;
-    return { id: m[1]!, email: `${m[1]}@example.test`, method: 'test' as const, readOnly: false, secondFactorOk: true, isAdmin: false };
-  });
-}
+import { quietLogger, serveTestIdentities, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { webhookService } from '../src/service.ts';
 
 export interface Received {
   path: string;
@@ -75,7 +63,7 @@ export async function startWebhookHarness(overrides: Record<string, string | und
   const log = quietLogger('webhook-test');
   const pool = createPool(config.DATABASE_URL, log);
   const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'webhook-test', log }) : createMemoryBus(log);
-  const identity = serveTestIdentityDouble(bus);
+  const identity = serveTestIdentities(bus);
   const svc: RunningService | null = opts.service === false ? null : await startService(webhookService, { config, bus, pool, log });
   const app = await buildGateway({ config, bus, pool, log, routes: webhookRoutes });
   return {

@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import type { Config } from '@tasksvc/runtime';
+import nodemailer, { type Transporter } from 'nodemailer';
+import { emailMessage } from '../domain/messages.ts';
+import { single, str, type Channel } from './channel.ts';
+
+/** The SMTP transport: STARTTLS required on a plain port, or implicit TLS when SMTP_SECURE. */
+export function createMailer(config: Config): Transporter | null {
+  if (!config.SMTP_HOST) return null;
+  return nodemailer.createTransport({
+    host: config.SMTP_HOST,
+    port: config.SMTP_PORT,
+    secure: config.SMTP_SECURE,
+    requireTLS: !config.SMTP_SECURE,
+    ...(config.SMTP_USER ? { auth: { user: config.SMTP_USER, pass: config.SMTP_PASS ?? '' } } : {}),
+    ...(config.SMTP_TLS_CA_FILE ? { tls: { ca: readFileSync(config.SMTP_TLS_CA_FILE, 'utf8') } } : {}),
+    connectionTimeout: 15_000,
+    greetingTimeout: 15_000,
+    socketTimeout: 30_000,
+  });
+}
+
+/** Mail through the operator's SMTP server, to the user's sign-in address unless they name another. */
+export const email: Channel = {
+  secretFields: [],
+  requiredSecrets: [],
+  availability: { available: (config) => Boolean(config.SMTP_HOST), reason: 'email is not available: the operator has not set SMTP_HOST' },
+  async prepare(config, ctx) {
+    config.address = (config.address as string | null) ?? ctx.email;
+  },
+  targets: ({ config: env, mailer }, { config }) =>
+    single('email', async (n) => {
+      if (!mailer) return { kind: 'failed', error: 'email is not available: SMTP_HOST is not set' };
+      try {
+        await mailer.sendMail(emailMessage(env.SMTP_FROM!, str(config.address)!, n, env.PUBLIC_APP_URL));
+        return { kind: 'sent' };
+      } catch (err) {
+        const e = err as { responseCode?: number; code?: string; message: string };
+        // 5xx SMTP replies are permanent (bad recipient, auth); anything else is transient
+        if (e.responseCode && e.responseCode >= 500) return { kind: 'failed', error: `SMTP ${e.responseCode}: ${e.message}` };
+        return { kind: 'retry', error: `${e.code ?? 'SMTP'}: ${e.message}` };
+      }
+    }),
+};
