@@ -149,7 +149,8 @@ describe.each([
       pool = createPool(await testDatabase(), log);
       await pool.query('CREATE SCHEMA IF NOT EXISTS box');
       await pool.query(`CREATE TABLE IF NOT EXISTS box.outbox (id uuid PRIMARY KEY, subject text NOT NULL, payload jsonb NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT clock_timestamp(), published_at timestamptz, attempts int NOT NULL DEFAULT 0, last_error text)`);
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(), published_at timestamptz, attempts int NOT NULL DEFAULT 0, last_error text,
+        traceparent text)`);
     });
     afterAll(async () => {
       await pool.end();
