@@ -3,7 +3,7 @@ import { startReceiver, type Receiver } from '@tasksvc/webhook/test-support.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabase, until } from '../testenv/index.ts';
 import { startEmbedded, type EmbeddedProcess } from '../testenv/embedded.ts';
-import { OTLP_KIND, startOtlpReceiver, type OtlpReceiver, type RecordedSpan } from '../testenv/otlp.ts';
+import { OTLP_KIND, renderTrace, startOtlpReceiver, type OtlpReceiver, type RecordedSpan } from '../testenv/otlp.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { startCluster, type Cluster } from './cluster.ts';
 
@@ -46,7 +46,7 @@ async function createTask(sys: System, rx: Receiver): Promise<string> {
 /** The one span of the trace matching `pick` (exactly one, so a duplicated hop fails too). */
 function only(spans: RecordedSpan[], what: string, pick: (s: RecordedSpan) => boolean): RecordedSpan {
   const hits = spans.filter(pick);
-  expect(hits.map((s) => s.name), `${what} in ${spans.map((s) => s.name).join(', ')}`).toHaveLength(1);
+  expect(hits.map((s) => s.name), `${what} in the trace\n${renderTrace(spans)}`).toHaveLength(1);
   return hits[0]!;
 }
 
@@ -67,6 +67,8 @@ async function assertOneTrace(sys: System, otlp: OtlpReceiver, traceId: string):
     throw new Error(`${err.message}; spans of the trace so far: ${inTrace().map((s) => `${s.service}:${s.name}`).join(', ')}`);
   });
   expect(otlp.refused).toEqual([]);
+  // the picture in docs/observability.md comes from here
+  if (process.env.PRINT_TRACE) console.log(renderTrace(spans));
   const childOf = (parent: RecordedSpan) => (s: RecordedSpan) => s.parentSpanId === parent.spanId;
 
   const root = only(spans, 'one root', (s) => s.parentSpanId === '');

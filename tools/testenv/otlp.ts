@@ -22,6 +22,9 @@ export interface RecordedSpan {
   attributes: Record<string, string | number | boolean>;
   /** 2 = error (opentelemetry-proto Status.StatusCode) */
   statusCode: number;
+  /** start and end, in milliseconds since the epoch */
+  startMs: number;
+  endMs: number;
 }
 
 export interface OtlpReceiver {
@@ -47,7 +50,9 @@ interface KeyValue {
 interface ExportRequest {
   resourceSpans?: {
     resource?: { attributes?: KeyValue[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number; attributes?: KeyValue[]; status?: { code?: number } }[] }[];
+    scopeSpans?: {
+      spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number; attributes?: KeyValue[]; status?: { code?: number }; startTimeUnixNano?: string | number; endTimeUnixNano?: string | number }[];
+    }[];
   }[];
 }
 
@@ -60,7 +65,33 @@ function flatten(attributes: KeyValue[] = []): Record<string, string | number | 
   return out;
 }
 
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/** OTLP JSON carries 64-bit nanoseconds as a string (or a number) */
+const nanosToMs = (v: string | number | undefined) => (v === undefined ? 0 : Number(BigInt(v) / 1000n) / 1000);
+
+const KIND_NAMES = ['', 'internal', 'server', 'client', 'producer', 'consumer'];
+
+/**
+ * One trace as an indented tree (children in start order), one line per span: name, kind, service,
+ * start offset and duration. For failure messages and docs/observability.md's picture.
+ */
+export function renderTrace(spans: RecordedSpan[]): string {
+  const ids = new Set(spans.map((s) => s.spanId));
+  const roots = spans.filter((s) => !ids.has(s.parentSpanId)).sort((a, b) => a.startMs - b.startMs);
+  const t0 = Math.min(...spans.map((s) => s.startMs));
+  const lines: string[] = [];
+  const walk = (s: RecordedSpan, prefix: string, last: boolean, depth: number) => {
+    const label = `${depth === 0 ? '' : `${prefix}${last ? '└─ ' : '├─ '}`}${s.name}`;
+    lines.push(`${label.padEnd(58)} ${KIND_NAMES[s.kind]!.padEnd(9)} ${s.service.padEnd(13)} +${(s.startMs - t0).toFixed(1).padStart(6)} ms ${(s.endMs - s.startMs).toFixed(1).padStart(6)} ms`);
+    const children = spans.filter((c) => c.parentSpanId === s.spanId).sort((a, b) => a.startMs - b.startMs);
+    children.forEach((c, i) => walk(c, depth === 0 ? '' : `${prefix}${last ? '   ' : '│  '}`, i === children.length - 1, depth + 1));
+  };
+  for (const r of roots) walk(r, '', true, 0);
+  return lines.join('\n');
+}
+
+/** `keep: false` (benchmarks): accept and count spans without keeping them. */
+export async function startOtlpReceiver(opts: { keep?: boolean } = {}): Promise<OtlpReceiver & { received(): number }> {
+  let received = 0;
   const r: OtlpReceiver = { url: '', spans: [], refused: [], close: async () => {} };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -84,7 +115,20 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         const service = String(flatten(rs.resource?.attributes)['service.name'] ?? '');
         for (const ss of rs.scopeSpans ?? []) {
           for (const s of ss.spans ?? []) {
-            r.spans.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind ?? 0, service, attributes: flatten(s.attributes), statusCode: s.status?.code ?? 0 });
+            received++;
+            if (opts.keep === false) continue;
+            r.spans.push({
+              traceId: s.traceId,
+              spanId: s.spanId,
+              parentSpanId: s.parentSpanId ?? '',
+              name: s.name,
+              kind: s.kind ?? 0,
+              service,
+              attributes: flatten(s.attributes),
+              statusCode: s.status?.code ?? 0,
+              startMs: nanosToMs(s.startTimeUnixNano),
+              endMs: nanosToMs(s.endTimeUnixNano),
+            });
           }
         }
       }
@@ -98,5 +142,5 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     server.closeAllConnections();
     await new Promise((done) => server.close(done));
   };
-  return r;
+  return { ...r, received: () => received };
 }
