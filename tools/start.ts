@@ -3,7 +3,7 @@
  * and NATS_URL when given; otherwise an embedded PostgreSQL in the data folder and the in-process
  * bus. In development it also runs the development sign-in and its own cron timer.
  */
-import { configWarnings, createLogger, exitOnConfigError, loadConfig, onShutdown, prettyLogs, rawEnv, type Config } from '@tasksvc/runtime';
+import { configWarnings, createLogger, exitOnConfigError, loadConfig, onShutdown, prettyLogs, rawEnv, startTracing, type Config } from '@tasksvc/runtime';
 import { applyDevDefaults } from './dev-defaults.ts';
 import { startDevSignIn, type DevSignIn } from './dev-signin.ts';
 import { startEmbeddedCron } from './embedded-cron.ts';
@@ -33,6 +33,8 @@ if (config.DEV_SIGNIN) {
   );
 }
 
+// one process, one service name for its spans (the span names say which service did what)
+const tracing = await startTracing(config, 'task-service');
 const system = await startSystem(config, { log: createLogger('task-service', config.LOG_LEVEL, { pretty }) });
 const cron = startEmbeddedCron(system.bus, system.log);
 const signIn = devSignIn ? 'sign in with "Development sign-in" (any name and e-mail)' : 'sign in with a configured provider or a passkey';
@@ -42,4 +44,5 @@ onShutdown(system.log, async () => {
   await system.stop();
   await devSignIn?.stop();
   await postgres?.stop();
+  await tracing?.shutdown();
 }, config);

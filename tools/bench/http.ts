@@ -1,13 +1,16 @@
 /**
  * The issue-18 rows: task create and list under HTTP load (tools/bench/http-load.ts, autocannon) for
- * the single-process mode (`tools/start.ts`, logging off and at info) and the distributed mode (six
+ * the single-process mode (`tools/start.ts`, logging off and at info, and at info with tracing on:
+ * OTLP/HTTP to a receiver in this process, every request sampled) and the distributed mode (six
  * service processes and nats-server), against the in-tree direct-pg baseline under the same load:
  * node:http + pg with the minimal SQL (tools/bench/baseline-server.ts: the create is one statement
  * inserting the task and its outbox row, the list is the page query). A second reference row runs
  * the same SQL in this process with no HTTP at all (the floor of the database alone). Same private
  * PostgreSQL per mode, fsync off for all, many users with one API key each.
  *
- *   node_modules/.bin/node tools/bench/http.ts [--seconds 10] [--connections 10] [--users 50]
+ *   node_modules/.bin/node tools/bench/http.ts [--seconds 10] [--connections 10] [--users 50] [--only floor,off,info,tracing,distributed]
+ *
+ * `--only` runs just those rows (the baseline always runs: the ratios are against it).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -18,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { createDatabase, createLogger, createPool, freePort, migrate, startLocalPostgres, type Pool } from '@tasksvc/runtime';
 import { tasksService } from '@tasksvc/tasks';
 import { startCluster } from '../chaos/cluster.ts';
+import { startOtlpReceiver } from '../testenv/otlp.ts';
 import { until } from '../testenv/wait.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { httpLoad, type LoadResult } from './http-load.ts';
@@ -25,7 +29,10 @@ import { BASELINE_CREATE, BASELINE_LIST, baselineCreateValues } from './lib/base
 import { emitRows } from './lib/report.ts';
 import { measure } from './lib/stats.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' }, users: { type: 'string', default: '50' } } });
+const { values } = parseArgs({
+  options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' }, users: { type: 'string', default: '50' }, only: { type: 'string', default: 'floor,off,info,tracing,distributed' } },
+});
+const ONLY = new Set(values.only.split(',').map((s) => s.trim()));
 const SECONDS = Number(values.seconds);
 const C = Number(values.connections);
 const USERS = Number(values.users);
@@ -97,10 +104,12 @@ async function inProcess(op: 'create' | 'list'): Promise<Row> {
   }
 }
 
-async function embedded(logLevel: string): Promise<Record<'create' | 'list', Row>> {
+async function embedded(logLevel: string, opts: { tracing?: boolean } = {}): Promise<Record<'create' | 'list', Row>> {
   const DATABASE_URL = await benchDatabase();
   const port = await freePort();
-  const env = { PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false' }; // measure the path, not the per-user write limit (429s)
+  // tracing: a real OTLP/HTTP receiver (JSON) that counts and drops the spans, so the server pays the whole export
+  const otlp = opts.tracing ? await startOtlpReceiver({ keep: false }) : undefined;
+  const env = { ...(otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } : {}), PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false' }; // measure the path, not the per-user write limit (429s)
   const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(root, 'tools', 'start.ts')], { cwd: root, env, stdio: ['ignore', 'ignore', 'ignore'] });
   const url = `http://127.0.0.1:${port}`;
   try {
@@ -108,13 +117,17 @@ async function embedded(logLevel: string): Promise<Record<'create' | 'list', Row
     const pool = createPool(DATABASE_URL, log);
     const keys = await keysFor(pool);
     await pool.end();
-    const path = `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}`;
+    const path = `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? ', tracing on (OTLP/HTTP, all sampled)' : ''}`;
     const load = (op: 'create' | 'list') => httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [child.pid!], pgPid, pgUrl: DATABASE_URL });
     await httpLoad({ url, keys, op: 'create', seconds: 2, connections: C }); // warm-up
-    return { create: { path, r: await load('create') }, list: { path, r: await load('list') } };
+    const rows = { create: { path, r: await load('create') }, list: { path, r: await load('list') } };
+    // the spans did leave the process (else the row would measure tracing that exports nothing)
+    if (otlp) await until(() => otlp.received() > 0, 'spans at the OTLP receiver', 30_000);
+    return rows;
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
+    await otlp?.close();
   }
 }
 
@@ -136,13 +149,14 @@ async function distributed(): Promise<Record<'create' | 'list', Row>> {
 
 try {
   const base = await httpBaseline();
-  const floor = { create: await inProcess('create'), list: await inProcess('list') };
-  const quiet = await embedded('silent');
-  const info = await embedded('info');
-  const dist = await distributed();
+  const floor = ONLY.has('floor') ? { create: await inProcess('create'), list: await inProcess('list') } : undefined;
+  const quiet = ONLY.has('off') ? await embedded('silent') : undefined;
+  const info = ONLY.has('info') ? await embedded('info') : undefined;
+  const traced = ONLY.has('tracing') ? await embedded('info', { tracing: true }) : undefined;
+  const dist = ONLY.has('distributed') ? await distributed() : undefined;
   const rows: (string | number)[][] = [];
   for (const op of ['create', 'list'] as const) {
-    for (const { path, r } of [base[op], floor[op], quiet[op], info[op], dist[op]]) {
+    for (const { path, r } of [base, floor, quiet, info, traced, dist].flatMap((m) => (m ? [m[op]] : []))) {
       const b = base[op].r;
       const opt = (v: number | null) => (v === null ? '–' : v);
       rows.push([op === 'create' ? 'POST /api/tasks' : 'GET /api/tasks (50)', path, r.reqPerSec, r.reqPerSec / b.reqPerSec, r.p50, r.p99, r.p99 / b.p99, r.non2xx, opt(r.serverCpuMsPer1k), opt(r.pgCpuMsPer1k), opt(r.statementsPerRequest), r.loadAverage]);
@@ -153,6 +167,7 @@ try {
     ['operation', 'path', 'req/s', '× baseline', 'p50 ms', 'p99 ms', 'p99 × baseline', 'non-2xx', 'server CPU ms / 1k', 'PostgreSQL CPU ms / 1k', 'statements / request', 'load avg'],
     rows,
   );
+  if (info && traced) for (const op of ['create', 'list'] as const) console.log(`tracing on / off at info, ${op}: ${(traced[op].r.reqPerSec / info[op].r.reqPerSec).toFixed(3)} of the throughput`);
 } finally {
   await pgServer.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError, routes as allRoutes } from '@tasksvc/proto';
+import { activeTraceIds, nameRequestSpan, traceRequests, tracingOn } from '@tasksvc/runtime';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { trustedHops } from './client-address.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -10,7 +11,8 @@ import { extensions } from './extensions.ts';
 import { registerHealth } from './health.ts';
 import { registerSameOrigin } from './same-origin.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
-import { RequestLogController } from './request-log.ts';
+import { routeLabel } from './http-metrics.ts';
+import { quietRequest, RequestLogController } from './request-log.ts';
 import { registerStaticAssets } from './static-assets.ts';
 
 /** Machine endpoints called by probes and schedulers by IP or service name, not by public host. */
@@ -28,16 +30,29 @@ function isLoopbackHost(host: string): boolean {
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const logger: FastifyBaseLogger = deps.log;
+  const tracing = tracingOn();
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT,
     trustProxy: trustedHops(config.TRUST_PROXY_HOPS),
     logController: new RequestLogController(),
     genReqId: (req) => {
+      // tracing on: the request id is the trace id, so every log line of the request names its trace
+      const traced = tracing ? activeTraceIds() : undefined;
+      if (traced) return traced.traceId;
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
     },
   });
+
+  if (tracing) {
+    // Each request runs inside its SERVER span from the first byte on (runtime tracing.ts), so the
+    // bus request, and the SQL and events it causes, join its trace. Fastify's own listener is
+    // wrapped rather than replaced with a serverFactory, which would drop the server options Fastify sets.
+    const [listener] = app.server.listeners('request') as Parameters<typeof traceRequests>[0][];
+    app.server.removeListener('request', listener!);
+    app.server.on('request', traceRequests(listener!, { skip: (req) => quietRequest({ method: req.method ?? '', url: req.url ?? '' }) }));
+  }
 
   const allowedHosts = new Set([new URL(config.PUBLIC_APP_URL).host.toLowerCase(), new URL(config.AUTH_CALLBACK_URL).host.toLowerCase()]);
   // Local development without a proxy: when the public URL is this machine, any loopback name and
@@ -48,6 +63,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   registerSecurityHeaders(app);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    if (tracing) nameRequestSpan(req.raw, req.method, routeLabel(req));
     if (!config.AUTH_TRUST_HOST && !HOST_CHECK_EXEMPT.has(req.url.split('?')[0]!)) {
       const host = String(req.headers.host ?? '').toLowerCase();
       if (!trustedHost(host)) throw new AppError('UNTRUSTED_HOST', `untrusted host "${host}": set AUTH_TRUST_HOST=true behind a proxy, or use ${[...allowedHosts].join(' or ')}`);

@@ -125,6 +125,17 @@ describe('configuration', () => {
     expect(problems({ ...base, PORT: '8080', METRICS_PORT: '8080' }).METRICS_PORT).toMatch(/must differ from PORT/);
   });
 
+  it('OTEL_EXPORTER_OTLP_ENDPOINT: off by default, an http(s) base URL; OTEL_TRACES_SAMPLER_ARG a fraction', () => {
+    expect(loadConfig(base).OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: '' }).OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://collector:4318');
+    expect(problems({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).OTEL_EXPORTER_OTLP_ENDPOINT).toMatch(/must be an absolute URL/);
+    expect(loadConfig(base).OTEL_TRACES_SAMPLER_ARG).toBe(1);
+    expect(loadConfig({ ...base, OTEL_TRACES_SAMPLER_ARG: '0.25' }).OTEL_TRACES_SAMPLER_ARG).toBe(0.25);
+    expect(loadConfig({ ...base, OTEL_TRACES_SAMPLER_ARG: '0' }).OTEL_TRACES_SAMPLER_ARG).toBe(0);
+    for (const bad of ['1.5', '-0.1', 'half']) expect(problems({ ...base, OTEL_TRACES_SAMPLER_ARG: bad }).OTEL_TRACES_SAMPLER_ARG, bad).toMatch(/from 0 to 1/);
+  });
+
   it('lists configured providers; the OIDC button needs OIDC_ISSUER', () => {
     const c = loadConfig({
       ...base,

@@ -200,6 +200,26 @@ const envSchema = z
       (v) => (v === '' ? undefined : v),
       z.string().regex(/^\d+$/, 'must be an integer').transform(Number).refine((n) => n >= 1 && n <= 65535, 'must be between 1 and 65535').optional(),
     ),
+    /**
+     * OTLP/HTTP base URL of a trace collector (docs/observability.md#traces): spans go to `<url>/v1/traces`.
+     * Unset: tracing is off and the OpenTelemetry SDK is never loaded.
+     */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(
+      (v) => (v === '' ? undefined : v),
+      z
+        .string()
+        .refine((v) => /^https?:\/\/[^/]/i.test(v) && URL.canParse(v), 'must be an absolute URL starting with http:// or https:// (the collector\'s OTLP/HTTP base, e.g. http://otel-collector:4318)')
+        .transform((v) => v.replace(/\/+$/, ''))
+        .optional(),
+    ),
+    /** Fraction (0 to 1) of new traces recorded; a request that arrives with a traceparent keeps its caller's decision. */
+    OTEL_TRACES_SAMPLER_ARG: z.preprocess(
+      (v) => (v === undefined || v === '' ? '1' : v),
+      z
+        .string()
+        .regex(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/, 'must be a number from 0 to 1 (the fraction of traces recorded)')
+        .transform(Number),
+    ),
     HOST: z.preprocess((v) => (v === undefined || v === '' ? '0.0.0.0' : v), z.string()),
     LOG_LEVEL: z.preprocess(
       (v) => (v === undefined || v === '' ? 'info' : v),

@@ -9,3 +9,4 @@ export * from './outbox.ts';
 export * from './net/index.ts';
 export * from './nats-auth.ts';
 export * from './metrics.ts';
+export * from './tracing.ts';

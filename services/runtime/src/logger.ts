@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { redactingSerializers } from './redact.ts';
+import { activeTraceIds, tracingOn } from './tracing.ts';
 
 export type { Logger };
 
@@ -31,7 +32,9 @@ const PRETTY_OPTIONS = {
 
 /**
  * JSON logs, one line per event, every line naming its service (and request id, via child loggers);
- * pretty-printed when asked to (a terminal outside production, see `prettyLogs`).
+ * pretty-printed when asked to (a terminal outside production, see `prettyLogs`). With tracing on
+ * (started before the logger is made), every line written inside a trace carries its `traceId` and
+ * `spanId`; the gateway's request id then is the trace id too (gateway/src/app.ts).
  */
 export function createLogger(service: string, level: string = 'info', opts: LoggerOpts = {}): Logger {
   const options: LoggerOptions = {
@@ -40,6 +43,7 @@ export function createLogger(service: string, level: string = 'info', opts: Logg
     timestamp: pino.stdTimeFunctions.isoTime,
     serializers: redactingSerializers,
     redact: { paths: ['*.authorization', '*.cookie', '*.password', '*.secret', '*.token'], censor: '[redacted]' },
+    ...(tracingOn() ? { mixin: () => activeTraceIds() ?? {} } : {}),
   };
   if (opts.pretty && prettyAvailable()) return pino({ ...options, transport: { target: 'pino-pretty', options: PRETTY_OPTIONS } });
   return opts.destination ? pino(options, opts.destination) : pino(options);

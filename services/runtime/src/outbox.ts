@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { Bus } from './bus/types.ts';
 import type { Logger } from './logger.ts';
 import { gauge } from './metrics.ts';
+import { continueTrace, currentTraceparent, detached } from './tracing.ts';
 
 /** The outboxes whose relays run in this process, for the backlog gauges (one query per schema per scrape). */
 const relayed = new Map<string, pg.Pool>();
@@ -62,6 +63,9 @@ backlogGauge('tasksvc_outbox_oldest_pending_age_seconds', 'Age of the oldest unp
  *
  * The table is the runtime's: a service names its outbox schemas in `ServiceDefinition.migrations`
  * and `migrate` creates them with `outboxTableSql` after the service's own files.
+ *
+ * `traceparent` is the W3C trace context of the work that wrote the row (null when tracing is off):
+ * the relay publishes the row inside that trace, so the consumers' spans join the request's trace.
  */
 /**
  * The one definition of an outbox table, for `schema`. Idempotent (IF NOT EXISTS), so a database
@@ -77,21 +81,31 @@ CREATE TABLE IF NOT EXISTS "${schema}".outbox (
   created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   published_at timestamptz,
   attempts integer NOT NULL DEFAULT 0,
-  last_error text
+  last_error text,
+  traceparent text
 );
+-- tables made before tracing existed
+ALTER TABLE "${schema}".outbox ADD COLUMN IF NOT EXISTS traceparent text;
 CREATE INDEX IF NOT EXISTS outbox_pending ON "${schema}".outbox (created_at) WHERE published_at IS NULL;`;
 }
 
 export async function enqueueEvent<T>(client: pg.PoolClient | pg.Pool, schema: string, event: EventDef<T>, payload: T): Promise<string> {
   const row = outboxRow(event, payload);
-  await client.query(`INSERT INTO "${schema}".outbox (id, subject, payload) VALUES ($1, $2, $3)`, [row.id, row.subject, row.payload]);
+  await client.query(`INSERT INTO "${schema}".outbox (id, subject, payload, traceparent) VALUES ($1, $2, $3, $4)`, [row.id, row.subject, row.payload, row.traceparent]);
   return row.id;
 }
 
+export interface OutboxRowValues {
+  id: string;
+  subject: string;
+  payload: string;
+  traceparent: string | null;
+}
+
 /** The checked values of one outbox row, for a caller that writes it within a statement of its own (a CTE). */
-export function outboxRow<T>(event: EventDef<T>, payload: T): { id: string; subject: string; payload: string } {
+export function outboxRow<T>(event: EventDef<T>, payload: T): OutboxRowValues {
   event.schema.parse(payload);
-  return { id: randomUUID(), subject: event.subject, payload: JSON.stringify(payload) };
+  return { id: randomUUID(), subject: event.subject, payload: JSON.stringify(payload), traceparent: currentTraceparent() };
 }
 
 export interface OutboxRelay {
@@ -137,8 +151,8 @@ export function startOutboxRelay(opts: {
       // bus), and those must never run inside a transaction of ours.
       await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
       try {
-        const { rows } = await client.query<{ id: string; subject: string; payload: unknown }>(
-          `SELECT id, subject, payload FROM "${schema}".outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1`,
+        const { rows } = await client.query<{ id: string; subject: string; payload: unknown; traceparent: string | null }>(
+          `SELECT id, subject, payload, traceparent FROM "${schema}".outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1`,
           [batch],
         );
         const done: string[] = [];
@@ -146,7 +160,7 @@ export function startOutboxRelay(opts: {
           const event = bySubject.get(row.subject);
           try {
             if (!event) throw new Error(`no event definition for ${row.subject}`);
-            await bus.publish(event, row.payload, row.id);
+            await continueTrace(row.traceparent, () => bus.publish(event, row.payload, row.id));
             done.push(row.id);
           } catch (err) {
             await client.query(`UPDATE "${schema}".outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [row.id, String((err as Error).message).slice(0, 500)]);
@@ -182,7 +196,9 @@ export function startOutboxRelay(opts: {
       again = true;
       return running;
     }
-    running = drain()
+    // a round is nobody's request: without this, the rounds a request kicked (and every poll timer
+    // scheduled from them) would stay in that request's trace
+    running = detached(drain)
       .catch((err: unknown) => {
         log.warn({ err: (err as Error).message }, 'outbox relay round failed');
         return 0;

@@ -8,6 +8,7 @@ import { createPool, type Pool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
 import { startHealthListener } from './health-listener.ts';
 import { createLogger, prettyLogs, type Logger } from './logger.ts';
+import { startTracing } from './tracing.ts';
 import { STARTED_AT, VERSION } from './version.ts';
 
 /** What every service is given: it never builds these itself, so the same code runs alone or embedded. */
@@ -94,6 +95,8 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
   } catch (err) {
     exitOnConfigError(err, def.name);
   }
+  // before the logger (its lines then carry trace ids) and the pool (its statements become spans)
+  const tracing = await startTracing(config, def.name);
   const log = createLogger(def.name, config.LOG_LEVEL, { pretty: prettyLogs(config) });
   for (const warning of configWarnings(config)) log.warn(warning);
   if (!config.NATS_URL) {
@@ -113,6 +116,7 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
       await health?.close();
       await bus.close();
       await pool.end();
+      await tracing?.shutdown();
     },
     config,
   );

@@ -1,5 +1,5 @@
 import { notificationRequested } from '@tasksvc/proto';
-import { decryptSecret, enqueueEvent, inTransaction, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
+import { continueTrace, decryptSecret, enqueueEvent, inSpan, inTransaction, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
 import { claimDue, complete, disableEndpoint, markFailing, prune, type ClaimedDelivery } from './db/deliveries.ts';
 import { deliveryHeaders, failingTooLong, judge, maxAttempts, nextDelaySec, type AttemptResult } from './domain/delivery.ts';
 import { webhookMetrics } from './metrics.ts';
@@ -145,7 +145,9 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
           const rows = await claimDue(deps.pool, concurrency - inFlight.size, leaseMs(deps.config));
           if (rows.length === 0) break;
           for (const row of rows) {
-            const p: Promise<void> = attemptDelivery(deps, row)
+            // tracing on: each attempt is a span in the trace of the event it delivers
+            const attempt = () => inSpan('deliver webhook', 'client', { 'webhook.delivery.id': row.id, 'webhook.attempt': row.attempts, 'webhook.event': row.event }, () => attemptDelivery(deps, row));
+            const p: Promise<void> = continueTrace(row.traceparent, attempt)
               .catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'delivery attempt failed to record; the lease expires and it is retried'))
               .finally(() => {
                 inFlight.delete(p);

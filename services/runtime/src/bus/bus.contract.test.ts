@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { quietLogger, sharedNatsUrl, testDatabase, until } from '../../../../tools/testenv/index.ts';
 import { createPool } from '../db/pool.ts';
-import { enqueueEvent, OUTBOX_RETENTION_DAYS, startOutboxRelay } from '../outbox.ts';
+import { enqueueEvent, OUTBOX_RETENTION_DAYS, outboxTableSql, startOutboxRelay } from '../outbox.ts';
 import { createMemoryBus } from './memory.ts';
 import { createNatsBus } from './nats.ts';
 import type { Bus } from './types.ts';
@@ -147,9 +147,7 @@ describe.each([
     let pool: pg.Pool;
     beforeAll(async () => {
       pool = createPool(await testDatabase(), log);
-      await pool.query('CREATE SCHEMA IF NOT EXISTS box');
-      await pool.query(`CREATE TABLE IF NOT EXISTS box.outbox (id uuid PRIMARY KEY, subject text NOT NULL, payload jsonb NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT clock_timestamp(), published_at timestamptz, attempts int NOT NULL DEFAULT 0, last_error text)`);
+      await pool.query(outboxTableSql('box'));
     });
     afterAll(async () => {
       await pool.end();

@@ -1,6 +1,7 @@
 import { AppError, isErrorCode, parseMessage, type ErrorBody, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { busMetrics, outcomeOfCode } from '../metrics.ts';
+import { openSpan, withSpan } from '../tracing.ts';
 import type { RequestContext } from './types.ts';
 
 /** Run a handler for one request and wrap its outcome in the wire envelope (shared by both transports). */
@@ -9,22 +10,34 @@ export async function handleRequest<Req, Res>(
   raw: unknown,
   handler: (payload: Req, ctx: RequestContext) => Promise<Res>,
   ctx: RequestContext,
-  opts: { checked?: boolean } = {},
+  opts: { checked?: boolean; /** the caller's trace (a NATS header); in-process the caller's context is already active */ traceparent?: string | null; transport?: string } = {},
 ): Promise<ReplyEnvelope<Res>> {
   const t0 = performance.now();
+  const span = openSpan(`handle ${rpc.subject}`, 'server', { 'messaging.system': opts.transport, 'messaging.destination.name': rpc.subject }, { parent: opts.traceparent });
+  const envelope = await withSpan(span, () => answer(rpc, raw, handler, ctx, opts.checked));
+  const outcome = envelope.ok ? 'ok' : outcomeOfCode(envelope.error.code);
+  busMetrics.handled.observe({ subject: rpc.subject, outcome }, (performance.now() - t0) / 1000);
+  if (span) {
+    span.span.setAttribute('tasksvc.outcome', outcome);
+    // a rejected request is the caller's mistake, not a failure of this span
+    span.end(envelope.ok || outcome === 'rejected' ? undefined : envelope.error.code);
+  }
+  return envelope;
+}
+
+async function answer<Req, Res>(rpc: Rpc<Req, Res>, raw: unknown, handler: (payload: Req, ctx: RequestContext) => Promise<Res>, ctx: RequestContext, checked?: boolean): Promise<ReplyEnvelope<Res>> {
   let envelope: ReplyEnvelope<Res>;
   try {
     // in-process, the caller has already checked the request against the same schema
-    const payload = opts.checked ? (raw as Req) : parseMessage(rpc.request, raw, `request for ${rpc.subject}`);
+    const payload = checked ? (raw as Req) : parseMessage(rpc.request, raw, `request for ${rpc.subject}`);
     const result = await handler(payload, ctx);
-    const checked = rpc.reply.safeParse(result);
+    const reply = rpc.reply.safeParse(result);
     // A reply that breaks its own contract is this service's bug, never the caller's.
-    if (!checked.success) throw new Error(`reply of ${rpc.subject} breaks its schema: ${checked.error.message}`);
-    envelope = { ok: true, data: checked.data };
+    if (!reply.success) throw new Error(`reply of ${rpc.subject} breaks its schema: ${reply.error.message}`);
+    envelope = { ok: true, data: reply.data };
   } catch (err) {
     envelope = { ok: false, error: toErrorBody(err, ctx.log, rpc.subject) };
   }
-  busMetrics.handled.observe({ subject: rpc.subject, outcome: envelope.ok ? 'ok' : outcomeOfCode(envelope.error.code) }, (performance.now() - t0) / 1000);
   return envelope;
 }
 

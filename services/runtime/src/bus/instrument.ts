@@ -1,20 +1,22 @@
 import { BoundedLabel, busMetrics, outcomeOfError } from '../metrics.ts';
+import { inSpan } from '../tracing.ts';
 import type { Bus } from './types.ts';
 
 /** Event subjects arrive from the server (a consumer's filter may match many); at most this many distinct ones are labelled. */
 const eventSubjects = new BoundedLabel(64);
 
 /**
- * Metrics for either transport (docs/observability.md): request latency and outcome on the caller's
- * side, events published and consumed. Handled requests are recorded where both transports answer
- * them (envelope.ts `handleRequest`).
+ * Metrics and trace spans for either transport (docs/observability.md): request latency and outcome
+ * on the caller's side, events published and consumed. Handled requests are recorded where both
+ * transports answer them (envelope.ts `handleRequest`). The transports carry the active span's
+ * traceparent (a NATS header; in-process the context itself), so handlers and consumers join the trace.
  */
 export function instrumentBus(bus: Bus): Bus {
   return {
     kind: bus.kind,
     request(rpc, payload, opts) {
       const t0 = performance.now();
-      return bus.request(rpc, payload, opts).then(
+      return inSpan(`request ${rpc.subject}`, 'client', { 'messaging.system': bus.kind, 'messaging.destination.name': rpc.subject }, () => bus.request(rpc, payload, opts)).then(
         (res) => {
           busMetrics.requests.observe({ subject: rpc.subject, outcome: 'ok' }, (performance.now() - t0) / 1000);
           return res;
@@ -27,7 +29,8 @@ export function instrumentBus(bus: Bus): Bus {
     },
     serve: (rpc, handler, opts) => bus.serve(rpc, handler, opts),
     publish(event, payload, msgId) {
-      return bus.publish(event, payload, msgId).then(
+      const attributes = { 'messaging.system': bus.kind, 'messaging.destination.name': event.subject, 'messaging.message.id': msgId };
+      return inSpan(`publish ${event.subject}`, 'producer', attributes, () => bus.publish(event, payload, msgId)).then(
         () => busMetrics.published.inc({ subject: event.subject, outcome: 'ok' }),
         (err: unknown) => {
           busMetrics.published.inc({ subject: event.subject, outcome: 'failed' });
@@ -39,7 +42,13 @@ export function instrumentBus(bus: Bus): Bus {
       return bus.consume(
         event,
         (payload, meta) =>
-          handler(payload, meta).then(
+          inSpan(
+            `process ${eventSubjects.of(meta.subject)}`,
+            'consumer',
+            { 'messaging.system': bus.kind, 'messaging.destination.name': meta.subject, 'messaging.message.id': meta.msgId, 'messaging.consumer.group.name': opts.durable },
+            () => handler(payload, meta),
+            { parent: meta.traceparent },
+          ).then(
             () => busMetrics.consumed.inc({ subject: eventSubjects.of(meta.subject), durable: opts.durable, outcome: 'ok' }),
             (err: unknown) => {
               busMetrics.consumed.inc({ subject: eventSubjects.of(meta.subject), durable: opts.durable, outcome: 'failed' });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, parseMessage, type EventDef, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
+import { currentTraceparent } from '../tracing.ts';
 import { handleRequest, subjectMatches, unwrapReply } from './envelope.ts';
 import { instrumentBus } from './instrument.ts';
 import type { Bus, ConsumeOptions, DurableDeclaration, EventMeta, RequestContext, RequestOptions, ServeOptions, Subscription } from './types.ts';
@@ -95,7 +96,8 @@ export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclarati
     },
 
     serve<Req, Res>(rpc: Rpc<Req, Res>, handler: (payload: Req, ctx: RequestContext) => Promise<Res>, _opts?: ServeOptions): Subscription {
-      const raw: RawHandler = { rpc: rpc, run: (payload, ctx, checked) => handleRequest(rpc, payload, handler, ctx, { checked }) };
+      // the handler runs in the caller's async context, so its span is a child of the caller's without a header
+      const raw: RawHandler = { rpc: rpc, run: (payload, ctx, checked) => handleRequest(rpc, payload, handler, ctx, { checked, transport: 'memory' }) };
       const entry = handlers.get(rpc.subject) ?? { list: [], next: 0 };
       entry.list.push(raw);
       handlers.set(rpc.subject, entry);
@@ -109,12 +111,14 @@ export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclarati
     async publish<T>(event: EventDef<T>, payload: T, msgId: string): Promise<void> {
       if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'bus closed');
       const data = parseMessage(event.schema, payload, `event ${event.subject}`);
+      // carried like the NATS header (a consumer's span continues the publisher's trace)
+      const traceparent = currentTraceparent() ?? undefined;
       // Every matching durable must have handled it before the publish counts as stored; a failure
       // rejects, so the publisher (the outbox relay) retries, and durables that already handled it skip it.
       for (const [name, d] of durables) {
         if (!subjectMatches(d.filter, event.subject) || d.seen.has(msgId)) continue;
         const member = await memberOf(name, d);
-        await member(data, { msgId, subject: event.subject, deliveryCount: 1 });
+        await member(data, { msgId, subject: event.subject, deliveryCount: 1, traceparent });
         d.seen.add(msgId);
         if (d.seen.size > SEEN_LIMIT) d.seen.delete(d.seen.values().next().value as string);
       }

@@ -4,6 +4,7 @@ import { anonymousServerProblem } from '../nats-auth.ts';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from '@nats-io/jetstream';
 import { AppError, EVENT_STREAM, EVENT_SUBJECTS, parseMessage, REQUEST_ID_HEADER, type EventDef, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
+import { currentTraceparent } from '../tracing.ts';
 import { handleRequest, unwrapReply } from './envelope.ts';
 import { instrumentBus } from './instrument.ts';
 import type { Bus, ConsumeOptions, EventMeta, RequestOptions, ServeOptions, Subscription } from './types.ts';
@@ -12,6 +13,9 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 const encode = (v: unknown) => enc.encode(JSON.stringify(v ?? null));
 const decode = (b: Uint8Array): unknown => (b.length === 0 ? undefined : JSON.parse(dec.decode(b)));
+
+/** W3C trace context header (tracing on): requests and events carry the sender's span (tracing.ts). */
+const TRACEPARENT = 'traceparent';
 
 /** JetStream drops a re-published outbox id within this window (the relay retries well inside it). */
 const DUPLICATE_WINDOW_MS = 15 * 60_000;
@@ -107,6 +111,8 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
       const checked = parseMessage(rpc.request, payload, `request for ${rpc.subject}`);
       const h = natsHeaders();
       h.set(REQUEST_ID_HEADER, ro.requestId ?? randomUUID());
+      const traceparent = currentTraceparent();
+      if (traceparent) h.set(TRACEPARENT, traceparent);
       const timeout = ro.timeoutMs ?? 10_000;
       try {
         const msg = await nc.request(rpc.subject, encode(checked), { timeout, headers: h });
@@ -136,7 +142,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
               msg.respond(encode({ ok: false, error: { code: 'BAD_REQUEST', message: 'request is not JSON' } }));
               return;
             }
-            const envelope = await handleRequest(rpc, raw, handler, { requestId, log: log.child({ requestId }) });
+            const envelope = await handleRequest(rpc, raw, handler, { requestId, log: log.child({ requestId }) }, { traceparent: msg.headers?.get(TRACEPARENT), transport: 'nats' });
             msg.respond(encode(envelope));
           })();
           inFlight.add(answering);
@@ -156,8 +162,14 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
     async publish<T>(event: EventDef<T>, payload: T, msgId: string): Promise<void> {
       const data = parseMessage(event.schema, payload, `event ${event.subject}`);
       await ensureStream();
+      const traceparent = currentTraceparent();
+      let headers;
+      if (traceparent) {
+        headers = natsHeaders();
+        headers.set(TRACEPARENT, traceparent);
+      }
       try {
-        await js.publish(event.subject, encode(data), { msgID: msgId, timeout: 5_000 });
+        await js.publish(event.subject, encode(data), { msgID: msgId, timeout: 5_000, ...(headers ? { headers } : {}) });
       } catch (err) {
         throw new AppError('SERVICE_UNAVAILABLE', `event not stored: ${(err as Error).message}`);
       }
@@ -188,7 +200,12 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
             const messages = await consumer.consume({ max_messages: 64 });
             current = messages;
             for await (const m of messages) {
-              const meta: EventMeta = { msgId: m.headers?.get('Nats-Msg-Id') || `${m.seq}`, subject: m.subject, deliveryCount: m.info.deliveryCount };
+              const meta: EventMeta = {
+                msgId: m.headers?.get('Nats-Msg-Id') || `${m.seq}`,
+                subject: m.subject,
+                deliveryCount: m.info.deliveryCount,
+                traceparent: m.headers?.get(TRACEPARENT) || undefined,
+              };
               try {
                 const payload = parseMessage(event.schema, decode(m.data), `event ${m.subject}`);
                 await handler(payload, meta);

@@ -17,6 +17,8 @@ export interface EventMeta {
   subject: string;
   /** 1 on first delivery, higher on redelivery */
   deliveryCount: number;
+  /** W3C traceparent the event was published in (tracing on): the consumer's span continues that trace */
+  traceparent?: string | undefined;
 }
 
 export interface ServeOptions {

@@ -81,13 +81,15 @@ describe('migrations', () => {
       { column_name: 'published_at', data_type: 'timestamp with time zone' },
       { column_name: 'attempts', data_type: 'integer' },
       { column_name: 'last_error', data_type: 'text' },
+      { column_name: 'traceparent', data_type: 'text' },
     ];
     expect(await columns(p, 'delta')).toEqual(expected);
     expect(await columns(p, 'delta_game')).toEqual(expected);
     const index = await p.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = 'delta' AND indexname = 'outbox_pending'`);
     expect(index.rows[0]?.indexdef).toMatch(/WHERE \(published_at IS NULL\)/);
 
-    // A database migrated before the runtime owned the table: its migration created it, rows and all.
+    // A database migrated before the runtime owned the table: its migration created it, rows and all
+    // (and before tracing: the runtime adds the traceparent column).
     const old = migrationsDir({
       '0001_init.sql': `CREATE TABLE outbox (id uuid PRIMARY KEY, subject text NOT NULL, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         published_at timestamptz, attempts int NOT NULL DEFAULT 0, last_error text);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
 import { gauge } from '../metrics.ts';
+import { openSpan, tracingOn } from '../tracing.ts';
 
 /** Open pools by application name, for the usage gauges (read from pg-pool's counters on scrape, no query). */
 const pools = new Set<{ name: string; pool: pg.Pool }>();
@@ -56,6 +57,50 @@ class PreparingClient extends pg.Client {
   }
 }
 
+/** Statement text kept on a span; longer ones (generated IN lists) are cut. */
+const MAX_SPAN_STATEMENT = 2_000;
+
+/**
+ * With tracing on, every statement run inside a trace is a CLIENT span (`SELECT tasks`, `WITH`…)
+ * carrying the parameterised text, never the values. Statements outside any trace (pollers, the
+ * relay's own bookkeeping) open none. Both of pg's forms are covered: the promise and the callback
+ * (pg-pool's `pool.query` uses the callback).
+ */
+function tracingClient(Base: typeof pg.Client, database: string): typeof pg.Client {
+  return class TracingClient extends Base {
+    // pg's overloads cannot be restated here; the arguments pass through unchanged.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    override query(config: any, values?: any, callback?: any): any {
+      const text: unknown = typeof config === 'string' ? config : config?.text;
+      // a Submittable (cursor, stream) manages its own lifecycle: not traced
+      const span = typeof text === 'string' && typeof config?.submit !== 'function' ? openSpan(spanName(text), 'client', { 'db.system.name': 'postgresql', 'db.namespace': database, 'db.query.text': text.slice(0, MAX_SPAN_STATEMENT) }, { onlyInTrace: true }) : undefined;
+      if (!span) return super.query(config, values, callback);
+      const cb = typeof values === 'function' ? values : callback;
+      if (typeof cb === 'function') {
+        const done = (err: unknown, res: unknown) => {
+          span.end(err ?? undefined);
+          cb(err, res);
+        };
+        return typeof values === 'function' ? super.query(config, done) : super.query(config, values, done);
+      }
+      const result = super.query(config, values) as Promise<unknown>;
+      result.then(
+        () => span.end(),
+        (err: unknown) => span.end(err),
+      );
+      return result;
+    }
+  };
+}
+
+/** `SELECT`, `WITH`, `INSERT tasks.outbox`…: the statement's verb, and the table of a simple write (a bounded name). */
+export function spanName(text: string): string {
+  const m = /^\s*(\w+)(?:\s+(?:(?:INTO|FROM)\s+)?("?\w+"?(?:\."?\w+"?)?))?/i.exec(text);
+  if (!m) return 'SQL';
+  const verb = m[1]!.toUpperCase();
+  return ['INSERT', 'UPDATE', 'DELETE'].includes(verb) && m[2] ? `${verb} ${m[2].replaceAll('"', '')}` : verb;
+}
+
 /**
  * A connection pool that survives the database going away: idle-client errors are logged instead
  * of crashing the process, and new connections are attempted on the next query.
@@ -72,7 +117,7 @@ export function createPool(
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
     application_name: application,
-    ...(opts.prepare === false ? {} : { Client: PreparingClient }),
+    Client: client(opts.prepare !== false, url),
   });
   pool.on('error', (err) => log.warn({ err: err.message }, 'idle database connection lost'));
   pools.add({ name: application, pool });
@@ -83,6 +128,12 @@ export function createPool(
     client.on('error', (err) => log.warn({ err: err.message }, 'database connection lost while in use'));
   });
   return pool;
+}
+
+/** The pool's client class: preparing (default) and, with tracing on (checked once per pool), traced. */
+function client(prepare: boolean, url: string): typeof pg.Client {
+  const base = prepare ? PreparingClient : pg.Client;
+  return tracingOn() ? tracingClient(base, new URL(url).pathname.slice(1)) : base;
 }
 
 /** Run `fn` in a transaction; rolls back on any throw. */

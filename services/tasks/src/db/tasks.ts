@@ -1,4 +1,4 @@
-import type { PoolClient } from '@tasksvc/runtime';
+import type { OutboxRowValues, PoolClient } from '@tasksvc/runtime';
 
 /**
  * SQL for tasks and completions. Every statement is scoped by user_id; date columns are read as
@@ -124,7 +124,7 @@ function insertStatement(schema: string, names: string[]): string {
   const key = `${schema}:${names.join(',')}`;
   let text = insertStatements.get(key);
   if (text === undefined) {
-    const first = 8;
+    const first = 9;
     text = `WITH p AS (
        UPDATE tasks.profiles SET total_tasks_created = total_tasks_created + 1, next_sort_order = next_sort_order + 1
        WHERE user_id = $1 AND ($6::text IS NULL OR timezone = $6)
@@ -135,7 +135,7 @@ function insertStatement(schema: string, names: string[]): string {
        SELECT $1, $${names.indexOf('created_at') + first}, p.sort_order, ${names.map((_, i) => `$${i + first}`).join(', ')} FROM p
        RETURNING ${COLS}, ${blocked('$2')}
      ), o AS (
-       INSERT INTO "${schema}".outbox (id, subject, payload) SELECT $3, $4, $5 FROM t
+       INSERT INTO "${schema}".outbox (id, subject, payload, traceparent) SELECT $3, $4, $5, $8 FROM t
      )
      SELECT t.*, z.timezone AS zone FROM tasks.profiles z LEFT JOIN t ON true WHERE z.user_id = $1`;
     insertStatements.set(key, text);
@@ -162,14 +162,14 @@ export async function insertTask(
   userId: string,
   cols: TaskColumns & Pick<TaskRow, 'id' | 'title' | 'type' | 'created_at'>,
   today: string,
-  outbox: { schema: string; row: { id: string; subject: string; payload: string } },
+  outbox: { schema: string; row: OutboxRowValues },
   zone: string | null,
 ): Promise<InsertOutcome> {
   const names = Object.keys(cols).filter((k) => (WRITABLE.has(k) && k !== 'sort_order') || k === 'id' || k === 'created_at');
   const values = names.map((k) => (cols as Record<string, unknown>)[k]);
   const { rows } = await db.query<TaskRow & { zone: string }>(
     insertStatement(outbox.schema, names),
-    [userId, today, outbox.row.id, outbox.row.subject, outbox.row.payload, zone, cols.topic_id ?? null, ...values],
+    [userId, today, outbox.row.id, outbox.row.subject, outbox.row.payload, zone, cols.topic_id ?? null, outbox.row.traceparent, ...values],
   );
   const r = rows[0];
   if (!r) return { row: null, zone: null };

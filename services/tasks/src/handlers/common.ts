@@ -153,5 +153,5 @@ export function taskEventRow(name: TaskEventName, row: EventRow, opts: { complet
 /** Write a task event into the outbox on the transaction's client: it is published if and only if the change commits. */
 export async function emitTaskEvent(c: PoolClient, name: TaskEventName, row: EventRow, opts: { completedAt?: Date; dueDate?: string | null } = {}): Promise<void> {
   const e = taskEventRow(name, row, opts);
-  await c.query(`INSERT INTO ${SCHEMA}.outbox (id, subject, payload) VALUES ($1, $2, $3)`, [e.id, e.subject, e.payload]);
+  await c.query(`INSERT INTO ${SCHEMA}.outbox (id, subject, payload, traceparent) VALUES ($1, $2, $3, $4)`, [e.id, e.subject, e.payload, e.traceparent]);
 }

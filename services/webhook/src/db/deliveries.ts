@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type WebhookDelivery } from '@tasksvc/proto';
-import type { Pool, PoolClient } from '@tasksvc/runtime';
+import { currentTraceparent, type Pool, type PoolClient } from '@tasksvc/runtime';
 
 type Db = Pool | PoolClient;
 
@@ -37,6 +37,8 @@ export interface ClaimedDelivery {
   url: string;
   secret_enc: string | null;
   body: string;
+  /** trace context of the consumer that ingested the event (null with tracing off): the attempt joins that trace */
+  traceparent: string | null;
 }
 
 export function deliveryView(r: DeliveryRow): WebhookDelivery {
@@ -59,6 +61,7 @@ export function deliveryView(r: DeliveryRow): WebhookDelivery {
 /**
  * Record one task event and one delivery per matching enabled endpoint of its owner. Idempotent:
  * a redelivered event (same message id) adds nothing, so each (event, endpoint) pair exists once.
+ * The event keeps the active trace context (the consumer's span), for its delivery attempts.
  */
 export async function ingestEvent(db: Db, e: { msgId: string; userId: string; event: string; body: string }): Promise<number> {
   // One statement (atomic by itself); an event no endpoint wants is not stored at all.
@@ -67,19 +70,19 @@ export async function ingestEvent(db: Db, e: { msgId: string; userId: string; ev
        SELECT ep.id, ep.user_id FROM webhook.endpoints ep
         WHERE ep.user_id = $2 AND ep.enabled AND (cardinality(ep.events) = 0 OR $3 = ANY (ep.events))
      ), ev AS (
-       INSERT INTO webhook.events (msg_id, user_id, event, body) SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM eps)
+       INSERT INTO webhook.events (msg_id, user_id, event, body, traceparent) SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM eps)
        ON CONFLICT (msg_id) DO NOTHING
      )
      INSERT INTO webhook.deliveries (id, event_msg_id, endpoint_id, user_id, event)
      SELECT gen_random_uuid(), $1, eps.id, eps.user_id, $3 FROM eps
      ON CONFLICT (event_msg_id, endpoint_id) DO NOTHING`,
-    [e.msgId, e.userId, e.event, e.body],
+    [e.msgId, e.userId, e.event, e.body, currentTraceparent()],
   );
   return r.rowCount ?? 0;
 }
 
 const CLAIM_RETURNING = `
-  SELECT c.id, c.lease, c.attempts, c.manual, c.max_attempts, c.endpoint_id, c.user_id, c.event, ep.url, ep.secret_enc, ev.body
+  SELECT c.id, c.lease, c.attempts, c.manual, c.max_attempts, c.endpoint_id, c.user_id, c.event, ep.url, ep.secret_enc, ev.body, ev.traceparent
     FROM claimed c JOIN webhook.endpoints ep ON ep.id = c.endpoint_id JOIN webhook.events ev ON ev.msg_id = c.event_msg_id`;
 
 /**

@@ -1,5 +1,5 @@
 import { TASK_EVENTS_FILTER, taskEvents } from '@tasksvc/proto';
-import { type Bus, type Pool, type Subscription } from '@tasksvc/runtime';
+import { detached, type Bus, type Pool, type Subscription } from '@tasksvc/runtime';
 import { ingestEvent } from '../db/deliveries.ts';
 
 /** Durable consumer name: replicas share it, and it survives restarts (JetStream keeps its position). */
@@ -29,7 +29,8 @@ function consumeOnce(deps: { bus: Bus; pool: Pool; onIngested: () => void }): Pr
     async (msg, meta) => {
       const body = JSON.stringify(msg.payload);
       const added = await ingestEvent(deps.pool, { msgId: meta.msgId, userId: msg.userId, event: msg.payload.event, body });
-      if (added > 0) deps.onIngested();
+      // the worker's rounds this wakes are its own, not this event's (each attempt joins its event's trace itself)
+      if (added > 0) detached(deps.onIngested);
     },
     { durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER, ackWaitMs: 30_000 },
   );
