@@ -10,5 +10,8 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     teardownTimeout: 30_000,
+    // expect.poll waits for a recorded outcome; its one-second default made polls timed assertions
+    // that a loaded machine failed (focus moves in Chromium at load average 28).
+    expect: { poll: { timeout: 20_000, interval: 100 } },
   },
 });
