@@ -34,7 +34,8 @@ async function appWorks(page: Page): Promise<void> {
     throw new Error(`${err.message}\n${page.url()}\n${(await page.locator('body').innerText()).slice(0, 500)}\n${probe.join('\n')}`);
   });
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
-  await page.getByTestId('stats-pill').waitFor();
+  // The game figures: the top bar's pill, or on Today (which hides the pill) its own card.
+  await page.locator('[data-testid="stats-pill"], [data-testid="streak-current"]').first().waitFor();
   expect(await page.getByText('Something went wrong').count()).toBe(0);
 }
 

@@ -450,7 +450,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await dave.waitForURL(`${url}/dashboard`);
     // Straight into a working app, no reload (issue 24.1): navigation and game summary, no error screen.
     await dave.getByRole('navigation', { name: 'Main' }).waitFor();
-    await dave.getByTestId('stats-pill').waitFor();
+    await dave.getByTestId('streak-current').waitFor();
     expect(await dave.getByText('Something went wrong').count()).toBe(0);
     await checkLayout(dave, 'after-forced-enrolment');
     expect((await dave.request.get('/api/tasks')).status()).toBe(200);

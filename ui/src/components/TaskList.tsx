@@ -1,10 +1,10 @@
 import { createMemo, createSignal, For, onCleanup, Show, type JSX } from 'solid-js';
 import { del, post } from '../lib/api.ts';
-import { addDays, dueLabel } from '../lib/dates.ts';
-import { refreshGame } from '../lib/game.ts';
+import { addDays, dueLabel, formatDate } from '../lib/dates.ts';
+import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
 import { parseQuickAdd, parseQuickAddWithParts } from '../lib/quickadd.ts';
 import { toast, toastError } from '../lib/toast.ts';
-import type { Task, Topic } from '../lib/types.ts';
+import type { CompleteTaskReply, Task, Topic } from '../lib/types.ts';
 import { Empty } from './ui.tsx';
 import { Icon } from './icons.tsx';
 import { ActionsMenu } from './Menu.tsx';
@@ -29,12 +29,14 @@ function neighbourFocus(id: string): () => void {
 
 async function complete(t: Task, actions: TaskActions): Promise<boolean> {
   const neighbour = neighbourFocus(t.id);
+  const coinsBefore = gameStats()?.coins;
   try {
-    const r = await post<{ coinsEarned: number; task: Task }>(`/api/tasks/${t.id}/complete`);
+    const r = await post<CompleteTaskReply>(`/api/tasks/${t.id}/complete`);
     actions.changed();
     refreshGame();
     const recurring = t.type === 'RECURRING';
-    toast(recurring ? `Done: next time ${r.task.nextDueDate ?? ''} · +${r.coinsEarned} coins` : `Completed "${t.title}" · +${r.coinsEarned} coins`, {
+    const coins = `+${coinsGained(r, coinsBefore)} coins`;
+    toast(recurring ? `Done: next time ${formatDate(r.task.nextDueDate)} · ${coins}` : `Completed "${t.title}" · ${coins}`, {
       // Undo exists for non-recurring tasks only (the server refuses it for recurring ones).
       action: recurring ? undefined : { label: 'Undo', run: () => void undo(t, actions).then((ok) => ok && focusWhenPresent(rowControl(t.id, 'check'))) },
       // The completed row usually leaves the list: its Undo takes the focus, so it is no Tab away.
@@ -66,7 +68,7 @@ async function snooze(t: Task, until: string | null, actions: TaskActions) {
     if (until) await post(`/api/tasks/${t.id}/snooze`, { snoozedUntil: until });
     else await del(`/api/tasks/${t.id}/snooze`);
     actions.changed();
-    toast(until ? `Snoozed until ${until}` : 'Woken up');
+    toast(until ? `Snoozed until ${formatDate(until)}` : 'Woken up');
   } catch (err) {
     toastError(err);
   }
@@ -128,7 +130,7 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
             </span>
           </Show>
           <Show when={snoozed()}>
-            <span class="badge">snoozed until {t().snoozedUntil}</span>
+            <span class="badge">snoozed until {formatDate(t().snoozedUntil)}</span>
           </Show>
           <Show when={t().blocked}>
             <span class="badge" title="Sequential topic: an earlier task comes first">

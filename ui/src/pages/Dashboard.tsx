@@ -3,7 +3,7 @@ import { createMemo, createResource, Show, type JSX } from 'solid-js';
 import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { addDays, formatDate } from '../lib/dates.ts';
-import { gameStats, refreshGame } from '../lib/game.ts';
+import { refreshGame } from '../lib/game.ts';
 import { session } from '../lib/session.ts';
 import type { Task } from '../lib/types.ts';
 import { isDeleted } from '../lib/undoable-delete.ts';
@@ -59,7 +59,6 @@ export default function Dashboard(): JSX.Element {
               {dueToday().length === 0 && overdue().length === 0
                 ? 'Nothing is due today. '
                 : `${dueToday().length} task${dueToday().length === 1 ? '' : 's'} due today${overdue().length ? `, ${overdue().length} overdue` : ''}. `}
-              <Show when={gameStats()}>{(g) => <>Streak: {g().streak.current} day{g().streak.current === 1 ? '' : 's'}. Level {g().level}, {g().coins} coins. </>}</Show>
             </p>
           </Show>
         </section>
