@@ -140,4 +140,63 @@ describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', 
     await page.getByTestId('task-row').filter({ hasText: 'Snooze me' }).getByText(`snoozed until ${long}`).waitFor();
     await shot(page, 'snoozed');
   });
+
+  it.each(sizes)('a task opens for editing beside its row (panel) or under it (sheet), keeps focus rules, and date, priority and topic change in two clicks (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `panel-${label}@example.test`);
+    const garden = ((await (await page.request.post('/api/topics', { data: { title: 'Garden' } })).json()) as { topic: { id: string } }).topic.id;
+    for (let i = 1; i <= 10; i++) await createTask(page, { title: `Errand ${i}`, priority: 'HIGH' });
+    // Normal priority, no date: last in the list, far below the top of the page.
+    const id = await createTask(page, { title: 'Prune the roses' });
+    const server = async () => ((await (await page.request.get(`/api/tasks/${id}`)).json()) as { task: { title: string; dueDate: string | null; priority: string; topicId: string | null } }).task;
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    const row = page.locator(`[data-task-id="${id}"]`); // by id: the title changes below
+    await row.waitFor();
+    const menuButton = row.getByRole('button', { name: 'Actions for "Prune the roses"' });
+
+    await menuButton.click();
+    await page.getByRole('menuitem', { name: 'Edit', exact: true }).click();
+    const panel = page.getByRole('dialog', { name: 'Edit task' });
+    await panel.waitFor();
+    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.value)).toBe('Prune the roses');
+    // Where the task is: its row is marked, in sight, and not under the panel or sheet.
+    expect(await row.evaluate((el) => el.classList.contains('editing'))).toBe(true);
+    const [r, p] = [(await row.boundingBox())!, (await panel.boundingBox())!];
+    expect(r.y).toBeGreaterThanOrEqual(0);
+    if (size.width > 760) expect(r.x + r.width).toBeLessThanOrEqual(p.x);
+    else expect(r.y + r.height).toBeLessThanOrEqual(p.y);
+    await shot(page, 'panel');
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Actions for "Prune the roses"');
+    expect(await row.evaluate((el) => el.classList.contains('editing'))).toBe(false);
+
+    // Saving from the panel: the row shows it, focus goes back to the row's menu button.
+    await menuButton.click();
+    await page.getByRole('menuitem', { name: 'Edit', exact: true }).click();
+    await panel.getByLabel('Title').fill('Prune the old roses');
+    await panel.getByRole('button', { name: 'Save' }).click();
+    await panel.waitFor({ state: 'detached' });
+    await eventually(async () => (await server()).title).toBe('Prune the old roses');
+    const renamed = page.getByRole('button', { name: 'Actions for "Prune the old roses"' });
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Actions for "Prune the old roses"');
+
+    // Two clicks each: the ⋯ button, then the choice.
+    const tomorrow = await page.evaluate(() => new Intl.DateTimeFormat('en-CA').format(new Date(Date.now() + 86_400_000)));
+    await renamed.click();
+    await page.getByRole('menuitem', { name: 'Tomorrow', exact: true }).click();
+    await eventually(async () => (await server()).dueDate).toBe(tomorrow);
+    await page.locator('.toast').filter({ hasText: /^Due / }).waitFor();
+    await renamed.click();
+    await page.getByRole('group', { name: 'Priority' }).getByRole('menuitem', { name: 'High', exact: true }).click();
+    await eventually(async () => (await server()).priority).toBe('HIGH');
+    await row.getByText('High').waitFor();
+    await renamed.click();
+    await page.getByRole('group', { name: 'Topic' }).getByRole('menuitem', { name: 'Garden' }).click();
+    await eventually(async () => (await server()).topicId).toBe(garden);
+    // Each change has an Undo that puts the old value back.
+    await page.locator('.toast').filter({ hasText: 'Moved to Garden' }).getByRole('button', { name: 'Undo' }).click();
+    await eventually(async () => (await server()).topicId).toBeNull();
+    await shot(page, 'two-clicks');
+  });
 });

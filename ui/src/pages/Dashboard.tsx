@@ -1,5 +1,5 @@
 import { A } from '@solidjs/router';
-import { createMemo, createResource, Show, type JSX } from 'solid-js';
+import { createMemo, createResource, createSignal, Show, type JSX } from 'solid-js';
 import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { addDays, formatDate } from '../lib/dates.ts';
@@ -8,7 +8,8 @@ import { session } from '../lib/session.ts';
 import type { Task } from '../lib/types.ts';
 import { isDeleted } from '../lib/undoable-delete.ts';
 import { reconciled } from '../lib/reconciled.ts';
-import { QuickAdd, TaskList } from '../components/TaskList.tsx';
+import { QuickAdd, TaskList, type TaskActions } from '../components/TaskList.tsx';
+import { TaskPanel } from '../components/TaskPanel.tsx';
 import { EnergyCheckin } from '../components/EnergyCheckin.tsx';
 import { QuestCard, StreakCard } from '../components/Quest.tsx';
 import { ErrorBanner, Spinner } from '../components/ui.tsx';
@@ -30,6 +31,8 @@ export default function Dashboard(): JSX.Element {
     void refetch();
     refreshGame();
   };
+  const [editing, setEditing] = createSignal<Task | null>(null);
+  const actions: TaskActions = { changed, edit: setEditing };
   const name = () => session.me()?.name?.split(' ')[0];
 
   return (
@@ -74,7 +77,7 @@ export default function Dashboard(): JSX.Element {
           <Show when={overdue().length > 0}>
             <section class="card" aria-labelledby="overdue-h">
               <h2 id="overdue-h">Overdue</h2>
-              <TaskList label="Overdue tasks" tasks={overdue()} today={today()} topics={shared.topics() ?? []} actions={{ changed }} />
+              <TaskList label="Overdue tasks" tasks={overdue()} today={today()} topics={shared.topics() ?? []} actions={actions} />
             </section>
           </Show>
           <section class="card" aria-labelledby="today-h">
@@ -85,11 +88,14 @@ export default function Dashboard(): JSX.Element {
               </A>
             </div>
             <Show when={due.latest !== undefined} fallback={<Spinner />}>
-              <TaskList label="Tasks due today" tasks={dueToday()} today={today()} topics={shared.topics() ?? []} actions={{ changed }} empty={<>Nothing due today. Plan tomorrow ({formatDate(addDays(today(), 1))}) on the Tasks page.</>} />
+              <TaskList label="Tasks due today" tasks={dueToday()} today={today()} topics={shared.topics() ?? []} actions={actions} empty={<>Nothing due today. Plan tomorrow ({formatDate(addDays(today(), 1))}) on the Tasks page.</>} />
             </Show>
           </section>
         </Show>
       </div>
+      <Show when={editing()} keyed>
+        {(t) => <TaskPanel editing={t} topics={shared.topics() ?? []} today={today()} onSaved={() => (setEditing(null), changed())} onClose={() => setEditing(null)} />}
+      </Show>
     </>
   );
 }

@@ -7,7 +7,7 @@ import { isDeleted } from '../lib/undoable-delete.ts';
 import { reconciled } from '../lib/reconciled.ts';
 import type { Task } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
-import { TaskEditor } from '../components/TaskEditor.tsx';
+import { TaskPanel } from '../components/TaskPanel.tsx';
 import { Empty, ErrorBanner, Field, Spinner } from '../components/ui.tsx';
 
 type Status = 'open' | 'completed' | 'all';
@@ -53,22 +53,6 @@ export default function Tasks(): JSX.Element {
         </button>
       </div>
       <div class="stack">
-        <Show when={editing()}>
-          <section class="card">
-            <h2>{editing() === 'new' ? 'New task' : 'Edit task'}</h2>
-            <TaskEditor
-              task={editing() === 'new' ? undefined : (editing() as Task)}
-              topics={topics()}
-              today={shared.today()}
-              defaultTopicId={params.topic && params.topic !== 'none' ? params.topic : null}
-              onSaved={() => {
-                setEditing(null);
-                changed();
-              }}
-              onCancel={() => setEditing(null)}
-            />
-          </section>
-        </Show>
         <section class="card">
           <QuickAdd topics={topics()} today={shared.today()} topicId={params.topic && params.topic !== 'none' ? params.topic : null} onCreated={changed} />
         </section>
@@ -144,6 +128,21 @@ export default function Tasks(): JSX.Element {
           </Show>
         </section>
       </div>
+      <Show when={editing()} keyed>
+        {(e) => (
+          <TaskPanel
+            editing={e}
+            topics={topics()}
+            today={shared.today()}
+            defaultTopicId={params.topic && params.topic !== 'none' ? params.topic : null}
+            onSaved={() => {
+              setEditing(null);
+              changed();
+            }}
+            onClose={() => setEditing(null)}
+          />
+        )}
+      </Show>
     </>
   );
 }

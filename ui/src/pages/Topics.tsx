@@ -6,7 +6,7 @@ import { reconciled } from '../lib/reconciled.ts';
 import { toast, toastError } from '../lib/toast.ts';
 import type { Priority, Task, Topic } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
-import { TaskEditor } from '../components/TaskEditor.tsx';
+import { TaskPanel } from '../components/TaskPanel.tsx';
 import { dismissable, Empty, ErrorBanner, Field, FormActions, PrioritySelect, Spinner } from '../components/ui.tsx';
 
 function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel?: () => void }): JSX.Element {
@@ -199,11 +199,8 @@ function TopicDetail(props: { id: string }): JSX.Element {
                   />
                 </section>
               </Show>
-              <Show when={editingTask()}>
-                <section class="card">
-                  <h2>Edit task</h2>
-                  <TaskEditor task={editingTask()!} topics={shared.topics() ?? []} today={shared.today()} onSaved={() => (setEditingTask(null), changed())} onCancel={() => setEditingTask(null)} />
-                </section>
+              <Show when={editingTask()} keyed>
+                {(t) => <TaskPanel editing={t} topics={shared.topics() ?? []} today={shared.today()} onSaved={() => (setEditingTask(null), changed())} onClose={() => setEditingTask(null)} />}
               </Show>
               <section class="card">
                 <QuickAdd topics={shared.topics() ?? []} today={shared.today()} topicId={d().topic.id} onCreated={changed} />
