@@ -199,4 +199,87 @@ describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', 
     await eventually(async () => (await server()).topicId).toBeNull();
     await shot(page, 'two-clicks');
   });
+
+  it.each(sizes)('no browser confirm(): a topic deletes with Undo, revoking an API key asks in an accessible in-app dialog (%s)', async (label, size) => {
+    const page = await newPage(size);
+    // A native confirm() would show up here: the test fails on any.
+    const nativeDialogs: string[] = [];
+    page.on('dialog', (d) => (nativeDialogs.push(d.message()), void d.dismiss()));
+    await signIn(page, ui.url, `confirm-${label}@example.test`);
+    const shed = ((await (await page.request.post('/api/topics', { data: { title: 'Shed' } })).json()) as { topic: { id: string } }).topic.id;
+    const topicStatus = async () => (await page.request.get(`/api/topics/${shed}`)).status();
+
+    // Topic: gone from the list at once, Undo brings it back, the DELETE waits for the toast.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Topics' }).click();
+    await page.getByRole('link', { name: /Shed/ }).click();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.waitForURL(`${ui.url}/topics`);
+    const toastEl = page.locator('.toast').filter({ hasText: 'Deleted the topic "Shed"' });
+    await toastEl.waitFor();
+    expect(await page.getByRole('link', { name: /Shed/ }).count()).toBe(0);
+    expect(await topicStatus()).toBe(200);
+    await toastEl.getByRole('button', { name: 'Undo' }).click();
+    await page.getByRole('link', { name: /Shed/ }).waitFor();
+    expect(await topicStatus()).toBe(200);
+    await page.getByRole('link', { name: /Shed/ }).click();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await toastEl.getByRole('button', { name: 'Dismiss' }).click();
+    await eventually(topicStatus).toBe(404);
+    // …and the empty list says what to do.
+    await page.getByText('No topics yet. Create one with New topic').waitFor();
+
+    // API key: revoking cannot be undone, so it asks first.
+    const created = (await (await page.request.post('/api/user/api-keys', { data: { name: 'Widget' } })).json()) as { key: string };
+    const keyWorks = async () => (await fetch(`${ui.url}/api/tasks`, { headers: { authorization: `Bearer ${created.key}` } })).status;
+    expect(await keyWorks()).toBe(200);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('navigation', { name: 'Section' }).getByRole('link', { name: 'API keys' }).click();
+    const revoke = page.getByRole('button', { name: 'Revoke', exact: true });
+    await revoke.click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke the key "Widget"?' });
+    await dialog.waitFor();
+    expect(await dialog.getByText('This cannot be undone').isVisible()).toBe(true);
+    // Focus starts on Cancel and stays inside: Tab and Shift+Tab cycle through the two buttons.
+    const focused = () => page.evaluate(() => (document.activeElement?.closest('dialog') ? document.activeElement.textContent : `outside: ${document.activeElement?.tagName}`));
+    await expect.poll(focused).toBe('Cancel');
+    await page.keyboard.press('Tab');
+    await expect.poll(focused).toBe('Revoke');
+    await page.keyboard.press('Tab');
+    await expect.poll(focused).toBe('Cancel');
+    await page.keyboard.press('Shift+Tab');
+    await expect.poll(focused).toBe('Revoke');
+    await shot(page, 'confirm-dialog');
+    // Escape cancels: nothing revoked, focus back on the Revoke button.
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    await expect.poll(() => revoke.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await keyWorks()).toBe(200);
+    await revoke.click();
+    await dialog.getByRole('button', { name: 'Revoke' }).click();
+    await eventually(keyWorks).toBe(401);
+    expect(nativeDialogs).toEqual([]);
+  });
+
+  it.each(sizes)('empty lists say what to do: a search with no hit names the words and clears in one click (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, ui.url, `empty-${label}@example.test`);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    await page.getByText('No open tasks. Type one into quick add above').waitFor();
+    const quick = page.getByLabel('Quick add a task');
+    await quick.fill('Buy stamps');
+    await quick.press('Enter');
+    await page.getByTestId('task-row').filter({ hasText: 'Buy stamps' }).waitFor();
+    await page.getByLabel('Search').fill('xyz');
+    await page.getByText('No tasks match "xyz". Try another word or clear the search.').waitFor();
+    await shot(page, 'empty-search');
+    await page.getByRole('button', { name: 'clear the search' }).click();
+    await page.getByTestId('task-row').filter({ hasText: 'Buy stamps' }).waitFor();
+    expect(await page.getByLabel('Search').inputValue()).toBe('');
+    // A filter with no hit offers to clear the filters.
+    await page.getByLabel('Priority').selectOption('HIGH');
+    await page.getByText('No open tasks match these filters.').waitFor();
+    await page.getByRole('button', { name: 'Clear the filters' }).click();
+    await page.getByTestId('task-row').filter({ hasText: 'Buy stamps' }).waitFor();
+    expect(new URL(page.url()).search).toBe('');
+  });
 });

@@ -6,6 +6,7 @@ import { session, signOut } from '../lib/session.ts';
 import { setTheme, theme, type Theme } from '../lib/theme.ts';
 import { dismiss, holdToast, runToastAction, toasts } from '../lib/toast.ts';
 import { gameStats } from '../lib/game.ts';
+import { ConfirmDialog } from './ConfirmDialog.tsx';
 
 const NAV: { href: string; label: string; icon: IconName }[] = [
   { href: '/dashboard', label: 'Today', icon: 'today' },
@@ -93,6 +94,7 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
           Datenschutz
         </a>
       </footer>
+      <ConfirmDialog />
       <div class="toasts" role="status" aria-live="polite">
         <For each={toasts()}>
           {(t) => (
