@@ -29,7 +29,7 @@ function grouped(items: MenuItem[]): { name: string; items: MenuItem[] }[] {
 export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.Element {
   const id = createUniqueId();
   const [open, setOpen] = createSignal(false);
-  const [upwards, setUpwards] = createSignal(false);
+  const [place, setPlace] = createSignal({ up: false, room: 0 });
   let button!: HTMLButtonElement;
   let menu: HTMLDivElement | undefined;
   const items = () => [...(menu?.querySelectorAll<HTMLElement>('[role="menuitem"]') ?? [])];
@@ -38,8 +38,13 @@ export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.El
     list[(i + list.length) % list.length]?.focus();
   };
   const show = (at: 'first' | 'last') => {
-    // Low on the screen, a long menu opens upwards instead of running off the bottom.
-    setUpwards(button.getBoundingClientRect().top > innerHeight / 2);
+    // Low on the screen, a long menu opens upwards instead of running off the bottom; either way it
+    // scrolls within the room there is (below the top bar, above the phone's tab bar).
+    const r = button.getBoundingClientRect();
+    const top = document.querySelector('.topbar')?.getBoundingClientRect().bottom ?? 0;
+    const bottom = document.querySelector('.primary-nav')?.getBoundingClientRect().top ?? innerHeight;
+    const up = r.top > innerHeight / 2;
+    setPlace({ up, room: Math.max(160, (up ? r.top - Math.max(0, top) : Math.min(innerHeight, bottom > r.bottom ? bottom : innerHeight) - r.bottom) - 12) });
     setOpen(true);
     focusItem(at === 'first' ? 0 : -1);
   };
@@ -90,7 +95,7 @@ export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.El
         <Icon name="more" />
       </button>
       <Show when={open()}>
-        <div ref={menu} id={id} class="menu" classList={{ up: upwards() }} role="menu" aria-label={props.label} onKeyDown={onMenuKey}>
+        <div ref={menu} id={id} class="menu" classList={{ up: place().up }} style={{ 'max-height': `${place().room}px` }} role="menu" aria-label={props.label} onKeyDown={onMenuKey}>
           <For each={grouped(props.items)}>
             {(group) => {
               const buttons = (
