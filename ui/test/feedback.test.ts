@@ -56,11 +56,13 @@ describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', 
   it.each(sizes)('completing a task announces the achievement and level it unlocks, and the toast counts every coin it brought (%s)', async (label, size) => {
     const page = await newPage(size);
     await signIn(page, ui.url, `game-${label}@example.test`);
-    // Nine completions before the one under test, worth enough that the tenth ("Getting Going",
-    // +10 coins) crosses level 2 at 50 coins: each task's value is picked from the balance so far.
+    // Nine completions before the one under test, bringing the balance to 30–49, so that the tenth
+    // (10 coins, +10 for "Getting Going") crosses level 2 at 50. Each value is picked from the balance
+    // so far, the big ones last: the first completion may unlock more than First Step (Early Bird
+    // before 07:00 pays 25), which the later ones then make up for.
     for (let i = 1; i <= 9; i++) {
       const { coins } = await stats(page);
-      const value = Math.min(10, Math.max(1, Math.ceil((38 - coins) / (10 - i))));
+      const value = Math.min(10, Math.max(1, 40 - coins - 10 * (9 - i)));
       const id = await createTask(page, { title: `Warm-up ${i}`, coinValue: value });
       expect((await page.request.post(`/api/tasks/${id}/complete`, { data: {} })).status()).toBe(200);
     }
