@@ -80,6 +80,12 @@ describe.skipIf(!hasChromium)('accessibility (axe-core): no serious or critical 
     await page.getByTestId('recurrence-preview').waitFor();
     await check(page, 'task-editor');
     await page.keyboard.press('Escape');
+    // Editing an existing task: the side panel (bottom sheet on phones) beside its marked row.
+    await page.getByRole('button', { name: 'Actions for "Water the plants"' }).click();
+    await page.getByRole('menuitem', { name: 'Edit', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Edit task' }).waitFor();
+    await check(page, 'task-panel');
+    await page.keyboard.press('Escape');
     await page.getByTestId('task-row').first().getByRole('button', { name: /Actions for/ }).click();
     await page.getByRole('menu').waitFor();
     await check(page, 'task-row-menu');
@@ -113,6 +119,13 @@ describe.skipIf(!hasChromium)('accessibility (axe-core): no serious or critical 
     await page.getByTestId('totp-section').getByRole('button', { name: 'Set up an authenticator app' }).click();
     await page.getByTestId('totp-secret').waitFor();
     await check(page, 'settings-security-totp-setup');
+    // The in-app confirm dialog (revoking an API key cannot be undone).
+    expect((await page.request.post('/api/user/api-keys', { data: { name: 'Widget' } })).status()).toBe(201);
+    await open(page, '/settings/api-keys');
+    await page.getByRole('button', { name: 'Revoke', exact: true }).click();
+    await page.getByTestId('confirm-dialog').waitFor();
+    await check(page, 'confirm-dialog');
+    await page.keyboard.press('Escape');
     await open(page, '/no-such-page');
     await check(page, 'not-found');
 

@@ -284,6 +284,8 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await checkLayout(alice, 'settings-webhooks');
 
     await endpoint.getByRole('button', { name: /Delete webhook/ }).click();
+    // Undoable: the DELETE goes out when its toast is dismissed (or expires).
+    await alice.locator('.toast').filter({ hasText: 'Deleted the webhook' }).getByRole('button', { name: 'Dismiss' }).click();
     await eventually(async () => (await api<{ webhooks: unknown[] }>(alice, '/api/settings/webhooks')).webhooks.length).toBe(0);
     await alice.getByText('No webhooks yet.').waitFor();
   });
@@ -358,6 +360,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     expect(ics).toContain('BEGIN:VCALENDAR');
     expect(ics).toContain('Take out the bins');
     await alice.getByRole('button', { name: 'Rotate feed URL' }).click();
+    await alice.getByTestId('confirm-dialog').getByRole('button', { name: 'Rotate' }).click();
     await eventually(() => alice.getByTestId('feed-url').inputValue()).not.toBe(feedUrl);
     expect((await fetch(feedUrl)).status).toBe(404);
     expect((await fetch(await alice.getByTestId('feed-url').inputValue())).status).toBe(200);
@@ -450,7 +453,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await dave.waitForURL(`${url}/dashboard`);
     // Straight into a working app, no reload (issue 24.1): navigation and game summary, no error screen.
     await dave.getByRole('navigation', { name: 'Main' }).waitFor();
-    await dave.getByTestId('stats-pill').waitFor();
+    await dave.getByTestId('streak-current').waitFor();
     expect(await dave.getByText('Something went wrong').count()).toBe(0);
     await checkLayout(dave, 'after-forced-enrolment');
     expect((await dave.request.get('/api/tasks')).status()).toBe(200);

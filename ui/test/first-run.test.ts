@@ -126,6 +126,7 @@ describe.skipIf(!hasChromium)('first run: `npm start` with nothing configured, u
     // Removed again, so no reminder ever tries the real Telegram API from this test. ("Turn off"
     // answers 400 for a Telegram channel: the UI sends back `hasBotToken`; reported to the ui area.)
     await card.getByRole('button', { name: 'Remove' }).click();
+    await page.getByTestId('confirm-dialog').getByRole('button', { name: 'Remove' }).click();
     await card.getByText('not set up', { exact: true }).waitFor();
   });
 

@@ -22,18 +22,39 @@ export function Chart(props: { labels: string[]; series: { label: string; values
       legend: { show: props.series.length > 1 },
       cursor: { drag: { x: false, y: false } },
       // Categories sit on whole numbers with half a slot of room either side, so every bar is whole.
-      scales: { x: { time: false, range: [-0.5, xs.length - 0.5] } },
+      scales: {
+        x: { time: false, range: [-0.5, xs.length - 0.5] },
+        // A bar's height is read against 0: the axis always starts there (uPlot would start near the smallest value).
+        y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.1))] },
+      },
       axes: [
         {
           stroke: muted,
           grid: { show: false },
           ticks: { stroke: border },
-          // At most ~12 labels, always on whole categories.
-          splits: () => xs.filter((i) => i % Math.max(1, Math.ceil(xs.length / 12)) === 0),
-          values: (_u, ticks) => ticks.map((t) => props.labels[t] ?? ''),
+          // As many labels as fit (about 60 px each, so "25 Nov" never collides on a phone), always on whole categories.
+          splits: (u) => {
+            const fit = Math.max(2, Math.floor(u.bbox.width / devicePixelRatio / 60));
+            const step = Math.max(1, Math.ceil(xs.length / fit));
+            return xs.filter((i) => (xs.length - 1 - i) % step === 0); // the newest category always labelled
+          },
+          values: (_u, ticks) => {
+            const labels = ticks.map((t) => props.labels[t] ?? '');
+            el.dataset.xLabels = labels.join('|'); // what is drawn, for the tests: the canvas has no text
+            return labels;
+          },
         },
-        { stroke: muted, grid: { stroke: border, width: 1 }, ticks: { stroke: border } },
+        // Counts: whole-number steps only.
+        { stroke: muted, grid: { stroke: border, width: 1 }, ticks: { stroke: border }, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
       ],
+      hooks: {
+        draw: [
+          (u) => {
+            el.dataset.yMin = String(u.scales.y!.min);
+            el.dataset.yMax = String(u.scales.y!.max);
+          },
+        ],
+      },
       series: [
         {},
         ...props.series.map((s, i) => ({

@@ -5,6 +5,19 @@ export interface MenuItem {
   label: string;
   run: () => void;
   danger?: boolean;
+  /** items of one group (Due, Priority, Topic) sit together under its name */
+  group?: string;
+}
+
+/** Consecutive items of the same group, in order. */
+function grouped(items: MenuItem[]): { name: string; items: MenuItem[] }[] {
+  const out: { name: string; items: MenuItem[] }[] = [];
+  for (const item of items) {
+    const name = item.group ?? '';
+    if (out.at(-1)?.name === name) out.at(-1)!.items.push(item);
+    else out.push({ name, items: [item] });
+  }
+  return out;
 }
 
 /**
@@ -16,6 +29,7 @@ export interface MenuItem {
 export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.Element {
   const id = createUniqueId();
   const [open, setOpen] = createSignal(false);
+  const [place, setPlace] = createSignal({ up: false, room: 0 });
   let button!: HTMLButtonElement;
   let menu: HTMLDivElement | undefined;
   const items = () => [...(menu?.querySelectorAll<HTMLElement>('[role="menuitem"]') ?? [])];
@@ -24,6 +38,13 @@ export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.El
     list[(i + list.length) % list.length]?.focus();
   };
   const show = (at: 'first' | 'last') => {
+    // Low on the screen, a long menu opens upwards instead of running off the bottom; either way it
+    // scrolls within the room there is (below the top bar, above the phone's tab bar).
+    const r = button.getBoundingClientRect();
+    const top = document.querySelector('.topbar')?.getBoundingClientRect().bottom ?? 0;
+    const bottom = document.querySelector('.primary-nav')?.getBoundingClientRect().top ?? innerHeight;
+    const up = r.top > innerHeight / 2;
+    setPlace({ up, room: Math.max(160, (up ? r.top - Math.max(0, top) : Math.min(innerHeight, bottom > r.bottom ? bottom : innerHeight) - r.bottom) - 12) });
     setOpen(true);
     focusItem(at === 'first' ? 0 : -1);
   };
@@ -74,22 +95,38 @@ export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.El
         <Icon name="more" />
       </button>
       <Show when={open()}>
-        <div ref={menu} id={id} class="menu" role="menu" aria-label={props.label} onKeyDown={onMenuKey}>
-          <For each={props.items}>
-            {(item) => (
-              <button
-                type="button"
-                role="menuitem"
-                tabindex="-1"
-                classList={{ danger: item.danger }}
-                onClick={() => {
-                  close(true);
-                  item.run();
-                }}
-              >
-                {item.label}
-              </button>
-            )}
+        <div ref={menu} id={id} class="menu" classList={{ up: place().up }} style={{ 'max-height': `${place().room}px` }} role="menu" aria-label={props.label} onKeyDown={onMenuKey}>
+          <For each={grouped(props.items)}>
+            {(group) => {
+              const buttons = (
+                <For each={group.items}>
+                  {(item) => (
+                    <button
+                      type="button"
+                      role="menuitem"
+                      tabindex="-1"
+                      classList={{ danger: item.danger }}
+                      onClick={() => {
+                        close(true);
+                        item.run();
+                      }}
+                    >
+                      {item.label}
+                    </button>
+                  )}
+                </For>
+              );
+              return group.name ? (
+                <div role="group" aria-labelledby={`${id}-${group.name}`} class="menu-group">
+                  <span class="menu-label" id={`${id}-${group.name}`}>
+                    {group.name}
+                  </span>
+                  {buttons}
+                </div>
+              ) : (
+                buttons
+              );
+            }}
           </For>
         </div>
       </Show>

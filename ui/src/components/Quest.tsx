@@ -2,9 +2,9 @@ import { A } from '@solidjs/router';
 import { createResource, Show, type JSX } from 'solid-js';
 import { Icon } from './icons.tsx';
 import { ApiError, get, post } from '../lib/api.ts';
-import { gameStats, refreshGame } from '../lib/game.ts';
+import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
 import { toast, toastError } from '../lib/toast.ts';
-import type { DailyQuestReply } from '../lib/types.ts';
+import type { CompleteTaskReply, DailyQuestReply } from '../lib/types.ts';
 import { AsyncButton, Spinner } from './ui.tsx';
 
 const TIER: Record<string, string> = {
@@ -23,6 +23,12 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
     props.onChange();
     toast(msg, { action });
   };
+  async function complete(id: string) {
+    const before = gameStats()?.coins;
+    const r = await post<CompleteTaskReply>(`/api/tasks/${id}/complete`);
+    await refetch();
+    after(`Quest complete! +${coinsGained(r, before)} coins`);
+  }
   async function postpone() {
     try {
       mutate(await post<DailyQuestReply>('/api/daily-quest/postpone'));
@@ -65,7 +71,7 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
                   }
                 >
                   <div class="row">
-                    <AsyncButton class="primary" action={async () => (await post(`/api/tasks/${t().id}/complete`), await refetch(), after('Quest complete!'))}>
+                    <AsyncButton class="primary" action={() => complete(t().id)}>
                       Complete
                     </AsyncButton>
                     <AsyncButton action={postpone} disabled={quest()!.postponesToday >= quest()!.postponeLimit}>

@@ -6,6 +6,7 @@ import { session, signOut } from '../lib/session.ts';
 import { setTheme, theme, type Theme } from '../lib/theme.ts';
 import { dismiss, holdToast, runToastAction, toasts } from '../lib/toast.ts';
 import { gameStats } from '../lib/game.ts';
+import { ConfirmDialog } from './ConfirmDialog.tsx';
 
 const NAV: { href: string; label: string; icon: IconName }[] = [
   { href: '/dashboard', label: 'Today', icon: 'today' },
@@ -51,17 +52,16 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
           </Show>
         </nav>
         <span class="spacer" />
-        <Show when={summary()}>
+        {/* Today shows these figures in its own card: once on a screen is enough. */}
+        <Show when={location.pathname !== '/dashboard' && summary()}>
           {(s) => (
             <span class="stats-pill" data-testid="stats-pill" aria-label={`Level ${s().level}, ${s().coins} coins, streak ${s().streak.current} days`}>
               <span title="Streak">
                 Streak {s().streak.current}
                 <span class="label"> {s().streak.current === 1 ? 'day' : 'days'}</span>
               </span>
-              <span title="Coins">
-                {s().coins}
-                <span class="label"> coins</span>
-              </span>
+              {/* "coins" stays on phones: a bare number next to the streak says nothing */}
+              <span title="Coins">{s().coins} coins</span>
               <span title="Level">Lv {s().level}</span>
             </span>
           )}
@@ -94,6 +94,7 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
           Datenschutz
         </a>
       </footer>
+      <ConfirmDialog />
       <div class="toasts" role="status" aria-live="polite">
         <For each={toasts()}>
           {(t) => (

@@ -1,13 +1,13 @@
 import { createMemo, createSignal, For, onCleanup, Show, type JSX } from 'solid-js';
-import { del, post } from '../lib/api.ts';
-import { addDays, dueLabel } from '../lib/dates.ts';
-import { refreshGame } from '../lib/game.ts';
+import { del, patch, post } from '../lib/api.ts';
+import { addDays, dueLabel, formatDate } from '../lib/dates.ts';
+import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
 import { parseQuickAdd, parseQuickAddWithParts } from '../lib/quickadd.ts';
 import { toast, toastError } from '../lib/toast.ts';
-import type { Task, Topic } from '../lib/types.ts';
+import type { CompleteTaskReply, Task, Topic } from '../lib/types.ts';
 import { Empty } from './ui.tsx';
 import { Icon } from './icons.tsx';
-import { ActionsMenu } from './Menu.tsx';
+import { ActionsMenu, type MenuItem } from './Menu.tsx';
 import { focusWhenPresent } from '../lib/focus.ts';
 import { deleteWithUndo, isDeleted } from '../lib/undoable-delete.ts';
 
@@ -29,12 +29,14 @@ function neighbourFocus(id: string): () => void {
 
 async function complete(t: Task, actions: TaskActions): Promise<boolean> {
   const neighbour = neighbourFocus(t.id);
+  const coinsBefore = gameStats()?.coins;
   try {
-    const r = await post<{ coinsEarned: number; task: Task }>(`/api/tasks/${t.id}/complete`);
+    const r = await post<CompleteTaskReply>(`/api/tasks/${t.id}/complete`);
     actions.changed();
     refreshGame();
     const recurring = t.type === 'RECURRING';
-    toast(recurring ? `Done: next time ${r.task.nextDueDate ?? ''} · +${r.coinsEarned} coins` : `Completed "${t.title}" · +${r.coinsEarned} coins`, {
+    const coins = `+${coinsGained(r, coinsBefore)} coins`;
+    toast(recurring ? `Done: next time ${formatDate(r.task.nextDueDate)} · ${coins}` : `Completed "${t.title}" · ${coins}`, {
       // Undo exists for non-recurring tasks only (the server refuses it for recurring ones).
       action: recurring ? undefined : { label: 'Undo', run: () => void undo(t, actions).then((ok) => ok && focusWhenPresent(rowControl(t.id, 'check'))) },
       // The completed row usually leaves the list: its Undo takes the focus, so it is no Tab away.
@@ -66,10 +68,49 @@ async function snooze(t: Task, until: string | null, actions: TaskActions) {
     if (until) await post(`/api/tasks/${t.id}/snooze`, { snoozedUntil: until });
     else await del(`/api/tasks/${t.id}/snooze`);
     actions.changed();
-    toast(until ? `Snoozed until ${until}` : 'Woken up');
+    toast(until ? `Snoozed until ${formatDate(until)}` : 'Woken up');
   } catch (err) {
     toastError(err);
   }
+}
+
+type QuickField = Pick<Task, 'dueDate' | 'priority' | 'topicId'>;
+
+/** One field changed from the row's menu (two clicks), with an Undo that puts the old value back. */
+async function quickChange(t: Task, change: Partial<QuickField>, message: string, actions: TaskActions) {
+  const before = Object.fromEntries(Object.keys(change).map((k) => [k, t[k as keyof QuickField]]));
+  try {
+    await patch(`/api/tasks/${t.id}`, change);
+    actions.changed();
+    toast(message, { action: { label: 'Undo', run: () => void patch(`/api/tasks/${t.id}`, before).then(actions.changed, toastError) } });
+  } catch (err) {
+    toastError(err);
+  }
+}
+
+const PRIORITIES: [Task['priority'], string][] = [
+  ['HIGH', 'High'],
+  ['NORMAL', 'Normal'],
+  ['SOMEDAY', 'Someday'],
+];
+
+/** Reschedule, priority and topic straight from the menu; only the choices that change something. */
+function quickItems(t: Task, today: string, topics: Topic[], actions: TaskActions): MenuItem[] {
+  if (t.completedAt) return [];
+  const due: [string | null, string][] = [
+    [today, 'Today'],
+    [addDays(today, 1), 'Tomorrow'],
+    [addDays(today, 7), 'Next week'],
+    [null, 'No date'],
+  ];
+  return [
+    // A recurring task's dates come from its schedule (edited in the panel).
+    ...(t.type === 'RECURRING' ? [] : due.filter(([d]) => d !== t.dueDate).map(([d, label]) => ({ group: 'Due', label, run: () => void quickChange(t, { dueDate: d }, d ? `Due ${formatDate(d)}` : 'Date removed', actions) }))),
+    ...PRIORITIES.filter(([p]) => p !== t.priority).map(([p, label]) => ({ group: 'Priority', label, run: () => void quickChange(t, { priority: p }, `Priority: ${label}`, actions) })),
+    ...[...topics.filter((x) => !x.archived), null]
+      .filter((x) => (x?.id ?? null) !== t.topicId && (x || t.topicId))
+      .map((x) => ({ group: 'Topic', label: x ? x.title : 'No topic', run: () => void quickChange(t, { topicId: x?.id ?? null }, x ? `Moved to ${x.title}` : 'Topic removed', actions) })),
+  ];
 }
 
 function remove(t: Task, actions: TaskActions) {
@@ -128,7 +169,7 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
             </span>
           </Show>
           <Show when={snoozed()}>
-            <span class="badge">snoozed until {t().snoozedUntil}</span>
+            <span class="badge">snoozed until {formatDate(t().snoozedUntil)}</span>
           </Show>
           <Show when={t().blocked}>
             <span class="badge" title="Sequential topic: an earlier task comes first">
@@ -146,6 +187,7 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
             label={`Actions for "${t().title}"`}
             items={[
               ...(done() ? [] : snoozed() ? [{ label: 'Wake up', run: () => void snooze(t(), null, props.actions) }] : SNOOZE.map(([days, label]) => ({ label: `Snooze: ${label}`, run: () => void snooze(t(), addDays(props.today, days), props.actions) }))),
+              ...quickItems(t(), props.today, props.topics, props.actions),
               ...(props.actions.edit ? [{ label: 'Edit', run: () => props.actions.edit!(t()) }] : []),
               { label: 'Delete', danger: true, run: () => remove(t(), props.actions) },
             ]}

@@ -36,9 +36,12 @@ export function AsyncButton(props: JSX.ButtonHTMLAttributes<HTMLButtonElement> &
     <button
       type="button"
       {...rest}
-      disabled={busy() || local.disabled}
+      // Busy is aria-disabled, not disabled: a disabled button drops the focus (a confirm dialog gives it back here).
+      disabled={local.disabled}
+      aria-disabled={busy() || undefined}
       aria-busy={busy()}
       onClick={async () => {
+        if (busy()) return;
         setBusy(true);
         try {
           await local.action();

@@ -2,6 +2,7 @@ import { createMemo, createResource, createRoot } from 'solid-js';
 import { get } from './api.ts';
 import { session } from './session.ts';
 import { todayIn } from './dates.ts';
+import { isDeleted } from './undoable-delete.ts';
 import type { Profile, Topic } from './types.ts';
 
 /**
@@ -13,7 +14,8 @@ export const shared = createRoot(() => {
   const [profileRes, { refetch: refetchProfile }] = createResource(session.ready, async () => (await get<{ profile: Profile }>('/api/settings/profile')).profile, { initialValue: undefined as Profile | undefined });
   const [topicsRes, { refetch: refetchTopics }] = createResource(session.ready, async () => (await get<{ topics: Topic[] }>('/api/topics')).topics, { initialValue: undefined as Topic[] | undefined });
   const profile = () => profileRes.latest;
-  const topics = () => topicsRes.latest;
+  // A topic deleted with Undo pending is gone from every list and picker already.
+  const topics = () => topicsRes.latest?.filter((t) => !isDeleted(t.id));
   const timezone = createMemo(() => profile()?.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone);
   /** today's calendar date in the user's configured timezone */
   const today = createMemo(() => todayIn(timezone()));

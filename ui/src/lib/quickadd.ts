@@ -10,6 +10,7 @@
  *   `every other fri`, `every 2nd tue` (the 2nd Tuesday of each month), `every last fri`, `*daily` …
  * Words that do not match are left in the title. `parts` lists what was recognised, for highlighting.
  */
+import { addDays, formatDate } from './dates.ts';
 
 export interface QuickAddTopic {
   id: string;
@@ -43,12 +44,6 @@ const WEEKDAY_NAMES = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', '
 const ORDINALS: Record<string, number> = { '1st': 1, first: 1, '2nd': 2, second: 2, '3rd': 3, third: 3, '4th': 4, fourth: 4, last: -1 };
 const UNITS: Record<string, 'day' | 'week' | 'month' | 'year'> = { day: 'day', days: 'day', week: 'week', weeks: 'week', month: 'month', months: 'month', year: 'year', years: 'year' };
 
-function addDays(date: string, days: number): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
-}
-
 /** 0 = Monday … 6 = Sunday, as the API counts weekdays. */
 function weekdayOf(date: string): number {
   return (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7;
@@ -69,9 +64,6 @@ function nextWeekday(today: string, day: number): string {
 
 const TIME_RE = /^(\d{1,2})(?::(\d{2}))?(am|pm)$|^(\d{1,2}):(\d{2})$/i;
 
-function short(date: string): string {
-  return new Date(`${date}T00:00:00Z`).toLocaleDateString(undefined, { weekday: 'short', day: 'numeric', month: 'short', timeZone: 'UTC' });
-}
 
 interface Match {
   /** how many words the phrase takes */
@@ -96,7 +88,7 @@ function matchAt(words: string[], i: number, today: string, topics: QuickAddTopi
   const w = words[i]!.toLowerCase();
   const w1 = words[i + 1]?.toLowerCase();
   const w2 = words[i + 2]?.toLowerCase();
-  const date = (n: number, d: string, label = short(d)): Match => ({ n, kind: 'date', label: `Due ${label}`, apply: (o) => (o.dueDate = d) });
+  const date = (n: number, d: string, label = formatDate(d)): Match => ({ n, kind: 'date', label: `Due ${label}`, apply: (o) => (o.dueDate = d) });
 
   if (w === '!high' || w === '!h' || w === '!!') return { n: 1, kind: 'priority', label: 'High priority', apply: (o) => (o.priority = 'HIGH') };
   if (w === '!someday' || w === '!s') return { n: 1, kind: 'priority', label: 'Someday', apply: (o) => (o.priority = 'SOMEDAY') };

@@ -2,13 +2,14 @@
  * Types of the HTTP contract, taken from proto (type-only: nothing of zod reaches the bundle). A
  * contract change that breaks a screen therefore fails the UI typecheck in `pnpm run build`.
  */
-import type { achievementsReply, energyCheckinReply, statsReply, vacationMode, weeklyReviewReply } from '../../../proto/src/index.ts';
+import type { achievementsReply, completeTaskReply, energyCheckinReply, statsReply, vacationMode, weeklyReviewReply } from '../../../proto/src/index.ts';
 
 export type { Task, Topic, Profile, AdminStats, DailyQuestReply, WebhookEndpoint, WebhookDelivery, NotificationChannel, NotificationChannelType, UpdateStatus, WishlistItem } from '../../../proto/src/index.ts';
 
 /** The parsed type of a zod schema, without importing zod into the UI. */
 type Out<T> = T extends { _output: infer O } ? O : never;
 export type StatsReply = Out<typeof statsReply>;
+export type CompleteTaskReply = Out<typeof completeTaskReply>;
 export type AchievementsReply = Out<typeof achievementsReply>;
 export type AchievementView = AchievementsReply['achievements'][number];
 export type WeeklyReviewReply = Out<typeof weeklyReviewReply>;

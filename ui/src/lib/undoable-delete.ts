@@ -40,9 +40,9 @@ async function send(id: string): Promise<void> {
   }
 }
 
-export function deleteWithUndo(opts: { id: string; path: string; title: string; done: () => void; undone?: () => void; returnFocus?: () => void }): void {
+export function deleteWithUndo(opts: { id: string; path: string; title: string; message?: string; done: () => void; undone?: () => void; returnFocus?: () => void }): void {
   setHidden(opts.id, true);
-  const toastId = toast(`Deleted "${opts.title}"`, {
+  const toastId = toast(opts.message ?? `Deleted "${opts.title}"`, {
     focus: true,
     action: {
       label: 'Undo',

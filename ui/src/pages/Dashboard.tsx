@@ -1,14 +1,15 @@
 import { A } from '@solidjs/router';
-import { createMemo, createResource, Show, type JSX } from 'solid-js';
+import { createMemo, createResource, createSignal, Show, type JSX } from 'solid-js';
 import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { addDays, formatDate } from '../lib/dates.ts';
-import { gameStats, refreshGame } from '../lib/game.ts';
+import { refreshGame } from '../lib/game.ts';
 import { session } from '../lib/session.ts';
 import type { Task } from '../lib/types.ts';
 import { isDeleted } from '../lib/undoable-delete.ts';
 import { reconciled } from '../lib/reconciled.ts';
-import { QuickAdd, TaskList } from '../components/TaskList.tsx';
+import { QuickAdd, TaskList, type TaskActions } from '../components/TaskList.tsx';
+import { TaskPanel } from '../components/TaskPanel.tsx';
 import { EnergyCheckin } from '../components/EnergyCheckin.tsx';
 import { QuestCard, StreakCard } from '../components/Quest.tsx';
 import { ErrorBanner, Spinner } from '../components/ui.tsx';
@@ -30,6 +31,8 @@ export default function Dashboard(): JSX.Element {
     void refetch();
     refreshGame();
   };
+  const [editing, setEditing] = createSignal<Task | null>(null);
+  const actions: TaskActions = { changed, edit: setEditing };
   const name = () => session.me()?.name?.split(' ')[0];
 
   return (
@@ -59,7 +62,6 @@ export default function Dashboard(): JSX.Element {
               {dueToday().length === 0 && overdue().length === 0
                 ? 'Nothing is due today. '
                 : `${dueToday().length} task${dueToday().length === 1 ? '' : 's'} due today${overdue().length ? `, ${overdue().length} overdue` : ''}. `}
-              <Show when={gameStats()}>{(g) => <>Streak: {g().streak.current} day{g().streak.current === 1 ? '' : 's'}. Level {g().level}, {g().coins} coins. </>}</Show>
             </p>
           </Show>
         </section>
@@ -75,7 +77,7 @@ export default function Dashboard(): JSX.Element {
           <Show when={overdue().length > 0}>
             <section class="card" aria-labelledby="overdue-h">
               <h2 id="overdue-h">Overdue</h2>
-              <TaskList label="Overdue tasks" tasks={overdue()} today={today()} topics={shared.topics() ?? []} actions={{ changed }} />
+              <TaskList label="Overdue tasks" tasks={overdue()} today={today()} topics={shared.topics() ?? []} actions={actions} />
             </section>
           </Show>
           <section class="card" aria-labelledby="today-h">
@@ -86,11 +88,14 @@ export default function Dashboard(): JSX.Element {
               </A>
             </div>
             <Show when={due.latest !== undefined} fallback={<Spinner />}>
-              <TaskList label="Tasks due today" tasks={dueToday()} today={today()} topics={shared.topics() ?? []} actions={{ changed }} empty={<>Nothing due today. Plan tomorrow ({formatDate(addDays(today(), 1))}) on the Tasks page.</>} />
+              <TaskList label="Tasks due today" tasks={dueToday()} today={today()} topics={shared.topics() ?? []} actions={actions} empty={<>Nothing due today. Plan tomorrow ({formatDate(addDays(today(), 1))}) on the Tasks page.</>} />
             </Show>
           </section>
         </Show>
       </div>
+      <Show when={editing()} keyed>
+        {(t) => <TaskPanel editing={t} topics={shared.topics() ?? []} today={today()} onSaved={() => (setEditing(null), changed())} onClose={() => setEditing(null)} />}
+      </Show>
     </>
   );
 }

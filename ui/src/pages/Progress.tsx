@@ -2,7 +2,7 @@ import { useLocation } from '@solidjs/router';
 import { createMemo, createResource, For, lazy, Match, Show, Switch, type JSX } from 'solid-js';
 import { ApiError, get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
-import { addDays, formatDate } from '../lib/dates.ts';
+import { addDays, formatAxisDate, formatDate, localDate } from '../lib/dates.ts';
 import { gameStats } from '../lib/game.ts';
 import type { AchievementsReply, Task, WeeklyReviewReply } from '../lib/types.ts';
 import { Empty, ErrorBanner, Spinner, Tabs } from '../components/ui.tsx';
@@ -26,10 +26,6 @@ async function optional<T>(path: string): Promise<T | null> {
   }
 }
 
-function localDay(iso: string, timeZone: string): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(iso));
-}
-
 function Stats(): JSX.Element {
   const DAYS = 30;
   // Completions per day over the last 30 days, from the completed tasks in the user's timezone.
@@ -39,17 +35,17 @@ function Stats(): JSX.Element {
     // The game API counts every completion (recurring ones too) per local day; without it, the
     // completed tasks are counted in the user's timezone.
     const server = gameStats()?.completionsByDay;
-    if (server && server.length) return { labels: server.map((d) => d.date.slice(5)), values: server.map((d) => d.count) };
+    if (server && server.length) return { labels: server.map((d) => formatAxisDate(d.date)), values: server.map((d) => d.count) };
     const today = shared.today();
     const tz = shared.timezone();
     const days = Array.from({ length: DAYS }, (_, i) => addDays(today, i - DAYS + 1));
     const counts = new Map(days.map((d) => [d, 0]));
     for (const t of completed() ?? []) {
       if (!t.completedAt) continue;
-      const d = localDay(t.completedAt, tz);
+      const d = localDate(t.completedAt, tz);
       if (counts.has(d)) counts.set(d, counts.get(d)! + 1);
     }
-    return { labels: days.map((d) => d.slice(5)), values: days.map((d) => counts.get(d)!) };
+    return { labels: days.map(formatAxisDate), values: days.map((d) => counts.get(d)!) };
   });
   const byPriority = createMemo(() => {
     const c = { HIGH: 0, NORMAL: 0, SOMEDAY: 0 } as Record<string, number>;
@@ -130,7 +126,7 @@ function Achievements(): JSX.Element {
                         <div class="small muted">{a.secret && !a.unlocked ? 'Keep going to find out.' : a.description}</div>
                         <div class="small muted">
                           {a.rarity} · {a.reward} coins
-                          {a.unlockedAt ? ` · unlocked ${formatDate(a.unlockedAt.slice(0, 10))}` : ''}
+                          {a.unlockedAt ? ` · unlocked ${formatDate(localDate(a.unlockedAt, shared.timezone()))}` : ''}
                         </div>
                       </div>
                     </div>

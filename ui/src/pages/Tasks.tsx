@@ -7,7 +7,7 @@ import { isDeleted } from '../lib/undoable-delete.ts';
 import { reconciled } from '../lib/reconciled.ts';
 import type { Task } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
-import { TaskEditor } from '../components/TaskEditor.tsx';
+import { TaskPanel } from '../components/TaskPanel.tsx';
 import { Empty, ErrorBanner, Field, Spinner } from '../components/ui.tsx';
 
 type Status = 'open' | 'completed' | 'all';
@@ -32,10 +32,31 @@ export default function Tasks(): JSX.Element {
     return q ? list.filter((t) => t.title.toLowerCase().includes(q) || (t.notes ?? '').toLowerCase().includes(q)) : list;
   });
   const groups = createMemo(() => groupTasks(visible(), shared.today()));
-  const emptyText = () => {
+  const filtered = () => Boolean(params.topic || params.priority || params.type);
+  /** An empty list says why and offers the way out: clear the search or the filters. */
+  const emptyState = (): JSX.Element => {
     const q = (params.q ?? '').trim();
-    if (q) return `No tasks match "${q}". Try another word or clear the search.`;
-    return status() === 'open' ? 'No open tasks. Add one above.' : 'No tasks match these filters.';
+    if (q)
+      return (
+        <>
+          No tasks match "{q}"{filtered() ? ' with these filters' : ''}. Try another word or{' '}
+          <button type="button" class="link" onClick={() => setParams({ q: undefined })}>
+            clear the search
+          </button>
+          .
+        </>
+      );
+    if (filtered())
+      return (
+        <>
+          No {status() === 'all' ? '' : status()} tasks match these filters.{' '}
+          <button type="button" class="link" onClick={() => setParams({ topic: undefined, priority: undefined, type: undefined })}>
+            Clear the filters
+          </button>
+        </>
+      );
+    if (status() === 'completed') return 'Nothing completed yet. Tick a task when it is done and it shows up here.';
+    return 'No open tasks. Type one into quick add above (press n), e.g. "Call the bank tomorrow".';
   };
   const [editing, setEditing] = createSignal<Task | 'new' | null>(null);
   const topics = () => shared.topics() ?? [];
@@ -53,22 +74,6 @@ export default function Tasks(): JSX.Element {
         </button>
       </div>
       <div class="stack">
-        <Show when={editing()}>
-          <section class="card">
-            <h2>{editing() === 'new' ? 'New task' : 'Edit task'}</h2>
-            <TaskEditor
-              task={editing() === 'new' ? undefined : (editing() as Task)}
-              topics={topics()}
-              today={shared.today()}
-              defaultTopicId={params.topic && params.topic !== 'none' ? params.topic : null}
-              onSaved={() => {
-                setEditing(null);
-                changed();
-              }}
-              onCancel={() => setEditing(null)}
-            />
-          </section>
-        </Show>
         <section class="card">
           <QuickAdd topics={topics()} today={shared.today()} topicId={params.topic && params.topic !== 'none' ? params.topic : null} onCreated={changed} />
         </section>
@@ -127,7 +132,7 @@ export default function Tasks(): JSX.Element {
           </div>
           <Show when={!tasks.error} fallback={<ErrorBanner error={tasks.error} />}>
             <Show when={tasks.latest !== undefined} fallback={<Spinner />}>
-              <Show when={groups().length > 0} fallback={<Empty>{emptyText()}</Empty>}>
+              <Show when={groups().length > 0} fallback={<Empty>{emptyState()}</Empty>}>
                 {/* by position, not by object: the groups are rebuilt on every change, their rows are kept */}
                 <Index each={groups()}>
                   {(group) => (
@@ -144,6 +149,21 @@ export default function Tasks(): JSX.Element {
           </Show>
         </section>
       </div>
+      <Show when={editing()} keyed>
+        {(e) => (
+          <TaskPanel
+            editing={e}
+            topics={topics()}
+            today={shared.today()}
+            defaultTopicId={params.topic && params.topic !== 'none' ? params.topic : null}
+            onSaved={() => {
+              setEditing(null);
+              changed();
+            }}
+            onClose={() => setEditing(null)}
+          />
+        )}
+      </Show>
     </>
   );
 }

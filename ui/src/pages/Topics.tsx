@@ -6,7 +6,8 @@ import { reconciled } from '../lib/reconciled.ts';
 import { toast, toastError } from '../lib/toast.ts';
 import type { Priority, Task, Topic } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
-import { TaskEditor } from '../components/TaskEditor.tsx';
+import { TaskPanel } from '../components/TaskPanel.tsx';
+import { deleteWithUndo } from '../lib/undoable-delete.ts';
 import { dismissable, Empty, ErrorBanner, Field, FormActions, PrioritySelect, Spinner } from '../components/ui.tsx';
 
 function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel?: () => void }): JSX.Element {
@@ -89,7 +90,7 @@ function TopicIndex(): JSX.Element {
           <input type="checkbox" checked={showArchived()} onChange={(e) => setShowArchived(e.currentTarget.checked)} /> Show archived topics
         </label>
         <Show when={shared.topics() !== undefined} fallback={<Spinner />}>
-          <Show when={list().length > 0} fallback={<Empty>No topics yet. Topics group tasks; a sequential topic is a checklist done in order.</Empty>}>
+          <Show when={list().length > 0} fallback={<Empty>{(shared.topics() ?? []).length > 0 ? 'Every topic is archived. Tick "Show archived topics" to see them.' : 'No topics yet. Create one with New topic: topics group tasks, and a sequential topic is a checklist done in order.'}</Empty>}>
             <div class="grid">
               <For each={list()}>
                 {(t) => (
@@ -138,15 +139,10 @@ function TopicDetail(props: { id: string }): JSX.Element {
     void refetch();
     void shared.refetchTopics();
   };
-  async function remove(t: Topic) {
-    if (!confirm(`Delete the topic "${t.title}"? Its tasks are kept without a topic.`)) return;
-    try {
-      await del(`/api/topics/${t.id}`);
-      void shared.refetchTopics();
-      navigate('/topics');
-    } catch (err) {
-      toastError(err);
-    }
+  function remove(t: Topic) {
+    // Undoable: the topic leaves the lists at once, its DELETE waits for the toast to go.
+    deleteWithUndo({ id: t.id, path: `/api/topics/${t.id}`, title: t.title, message: `Deleted the topic "${t.title}"; its tasks are kept without a topic`, done: () => void shared.refetchTopics() });
+    navigate('/topics');
   }
   async function archive(t: Topic) {
     try {
@@ -175,7 +171,7 @@ function TopicDetail(props: { id: string }): JSX.Element {
                 <button type="button" onClick={() => void archive(d().topic)}>
                   {d().topic.archived ? 'Unarchive' : 'Archive'}
                 </button>
-                <button type="button" class="danger" onClick={() => void remove(d().topic)}>
+                <button type="button" class="danger" onClick={() => remove(d().topic)}>
                   Delete
                 </button>
               </div>
@@ -199,18 +195,15 @@ function TopicDetail(props: { id: string }): JSX.Element {
                   />
                 </section>
               </Show>
-              <Show when={editingTask()}>
-                <section class="card">
-                  <h2>Edit task</h2>
-                  <TaskEditor task={editingTask()!} topics={shared.topics() ?? []} today={shared.today()} onSaved={() => (setEditingTask(null), changed())} onCancel={() => setEditingTask(null)} />
-                </section>
+              <Show when={editingTask()} keyed>
+                {(t) => <TaskPanel editing={t} topics={shared.topics() ?? []} today={shared.today()} onSaved={() => (setEditingTask(null), changed())} onClose={() => setEditingTask(null)} />}
               </Show>
               <section class="card">
                 <QuickAdd topics={shared.topics() ?? []} today={shared.today()} topicId={d().topic.id} onCreated={changed} />
               </section>
               <section class="card">
                 <h2>Tasks</h2>
-                <TaskList hideTopic label={`Tasks of ${d().topic.title}`} tasks={d().tasks} today={shared.today()} topics={shared.topics() ?? []} actions={{ changed, edit: setEditingTask }} empty="No tasks in this topic yet." />
+                <TaskList hideTopic label={`Tasks of ${d().topic.title}`} tasks={d().tasks} today={shared.today()} topics={shared.topics() ?? []} actions={{ changed, edit: setEditingTask }} empty="No tasks in this topic yet. Add one above: it lands in this topic." />
               </section>
             </div>
           </>

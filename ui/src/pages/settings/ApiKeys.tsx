@@ -3,6 +3,7 @@ import { ApiError, del, get, post } from '../../lib/api.ts';
 import { formatDateTime } from '../../lib/dates.ts';
 import { toast, toastError } from '../../lib/toast.ts';
 import { AsyncButton, Field, Spinner } from '../../components/ui.tsx';
+import { ask } from '../../lib/confirm.ts';
 
 interface ApiKey {
   id: string;
@@ -91,7 +92,7 @@ export default function ApiKeys(): JSX.Element {
                     <AsyncButton
                       class="small danger"
                       action={async () => {
-                        if (!confirm(`Revoke the key "${k.name}"?`)) return;
+                        if (!(await ask({ title: `Revoke the key "${k.name}"?`, body: 'Programs using it are refused from now on. This cannot be undone.', confirm: 'Revoke', danger: true }))) return;
                         await del(`/api/user/api-keys/${k.id}`);
                         void refetch();
                       }}

@@ -3,13 +3,14 @@ import { del, get, post } from '../../lib/api.ts';
 import { formatDateTime } from '../../lib/dates.ts';
 import { toast } from '../../lib/toast.ts';
 import { AsyncButton, Spinner } from '../../components/ui.tsx';
+import { ask } from '../../lib/confirm.ts';
 
 /** The secret iCal feed URL: shown once when created or rotated (only its hash is stored). */
 export default function Calendar(): JSX.Element {
   const [status, { refetch }] = createResource(() => get<{ active: boolean; createdAt: string | null }>('/api/settings/calendar-feed'));
   const [url, setUrl] = createSignal<string | null>(null);
   async function rotate() {
-    if (status()?.active && !confirm('Create a new feed URL? Calendars subscribed to the old URL stop updating.')) return;
+    if (status()?.active && !(await ask({ title: 'Create a new feed URL?', body: 'Calendars subscribed to the old URL stop updating.', confirm: 'Rotate' }))) return;
     const r = await post<{ url: string }>('/api/settings/calendar-feed');
     setUrl(r.url);
     void refetch();
@@ -23,7 +24,7 @@ export default function Calendar(): JSX.Element {
       <h2 id="cal-h">Calendar feed (iCal)</h2>
       <p class="small muted">Subscribe to your tasks from any calendar app. Anyone with the URL can read your task titles and dates, so keep it private; rotate it if it leaks.</p>
       <Show when={status()} fallback={<Spinner />}>
-        <p data-testid="feed-status">{status()!.active ? `A feed URL exists (created ${formatDateTime(status()!.createdAt)}).` : 'No feed URL yet.'}</p>
+        <p data-testid="feed-status">{status()!.active ? `A feed URL exists (created ${formatDateTime(status()!.createdAt)}).` : 'No feed URL yet. Create one, then subscribe to it in your calendar app to see your due tasks there.'}</p>
       </Show>
       <Show when={url()}>
         <div class="banner ok stack" style={{ gap: '0.5rem' }}>
@@ -44,7 +45,7 @@ export default function Calendar(): JSX.Element {
           <AsyncButton
             class="danger"
             action={async () => {
-              if (!confirm('Turn the calendar feed off?')) return;
+              if (!(await ask({ title: 'Turn the calendar feed off?', body: 'Calendars subscribed to it stop updating.', confirm: 'Turn off', danger: true }))) return;
               await del('/api/settings/calendar-feed');
               setUrl(null);
               void refetch();

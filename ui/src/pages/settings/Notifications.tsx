@@ -6,6 +6,7 @@ import type { NotificationChannel, NotificationChannelType } from '../../lib/typ
 import { AsyncButton, dismissable, ErrorBanner, Field, Spinner } from '../../components/ui.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
 import Reminders from './Reminders.tsx';
+import { ask } from '../../lib/confirm.ts';
 
 interface FieldSpec {
   key: string;
@@ -181,7 +182,7 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
             <AsyncButton
               class="small danger"
               action={async () => {
-                if (!confirm(`Remove the ${spec().title} channel?`)) return;
+                if (!(await ask({ title: `Remove the ${spec().title} channel?`, body: 'Its settings are deleted; nothing more is sent there.', confirm: 'Remove', danger: true }))) return;
                 await del(`/api/settings/notification-channels/${props.channel.type}`);
                 props.changed();
               }}
@@ -270,7 +271,7 @@ export default function Notifications(): JSX.Element {
           </button>
         </div>
         <Show when={history()} fallback={<Spinner />}>
-          <Show when={history()!.length > 0} fallback={<p class="muted small">No notifications sent yet.</p>}>
+          <Show when={history()!.length > 0} fallback={<p class="muted small">No notifications sent yet. Set up a channel above and use Send test to try it.</p>}>
             <DataTable
               testId="notification-history"
               caption="Notifications sent"

@@ -4,6 +4,7 @@ import { formatDateTime } from '../../lib/dates.ts';
 import { toast, toastError } from '../../lib/toast.ts';
 import { BackupCodes, PasskeyEnrol, TotpEnrol } from '../../components/Enrol.tsx';
 import { AsyncButton, ErrorBanner, Spinner } from '../../components/ui.tsx';
+import { ask } from '../../lib/confirm.ts';
 
 interface Status {
   required: boolean;
@@ -63,7 +64,7 @@ export default function Security(): JSX.Element {
               <div class="row">
                 <AsyncButton
                   action={async () => {
-                    if (!confirm('Replace all backup codes? The old ones stop working.')) return;
+                    if (!(await ask({ title: 'Replace all backup codes?', body: 'The old ones stop working at once.', confirm: 'Replace' }))) return;
                     setNewCodes((await post<{ backupCodes: string[] }>('/api/auth/2fa/backup-codes')).backupCodes);
                     void refetch();
                   }}
@@ -75,7 +76,7 @@ export default function Security(): JSX.Element {
                   disabled={lastFactorLocked()}
                   title={lastFactorLocked() ? 'Required by the administrator: add a passkey first' : undefined}
                   action={async () => {
-                    if (!confirm('Turn off the authenticator app?')) return;
+                    if (!(await ask({ title: 'Turn off the authenticator app?', body: 'Its codes stop working for this account.', confirm: 'Turn off', danger: true }))) return;
                     try {
                       await del('/api/auth/2fa/totp');
                       toast('Authenticator app removed');
@@ -96,7 +97,7 @@ export default function Security(): JSX.Element {
         <h2 id="pk-h">Passkeys</h2>
         <p class="small muted">Sign in without a password, or confirm it's you, with your device's screen lock or a security key.</p>
         <Show when={passkeys()} fallback={<Spinner />}>
-          <Show when={passkeys()!.length > 0} fallback={<p class="muted small">No passkeys yet.</p>}>
+          <Show when={passkeys()!.length > 0} fallback={<p class="muted small">No passkeys yet. Add one to sign in with your fingerprint, face or device PIN instead of a password.</p>}>
             <ul class="list" aria-label="Passkeys">
               <For each={passkeys()}>
                 {(p) => (
@@ -113,7 +114,7 @@ export default function Security(): JSX.Element {
                       disabled={lastFactorLocked()}
                       aria-label={`Remove passkey ${p.name}`}
                       action={async () => {
-                        if (!confirm(`Remove the passkey "${p.name}"?`)) return;
+                        if (!(await ask({ title: `Remove the passkey "${p.name}"?`, body: 'It can no longer sign you in.', confirm: 'Remove', danger: true }))) return;
                         try {
                           await del(`/api/auth/passkey/${p.id}`);
                           changed();
@@ -143,7 +144,7 @@ export default function Security(): JSX.Element {
           <AsyncButton
             class="small danger"
             action={async () => {
-              if (!confirm('Sign out on every device, this one included?')) return;
+              if (!(await ask({ title: 'Sign out everywhere?', body: 'Every device is signed out, this one included.', confirm: 'Sign out everywhere', danger: true }))) return;
               await del('/api/auth/sessions');
               location.assign('/login');
             }}

@@ -5,6 +5,7 @@ import { toast, toastError } from '../../lib/toast.ts';
 import { TASK_EVENTS, type WebhookDelivery, type WebhookEndpoint } from '../../lib/types.ts';
 import { AsyncButton, dismissable, Empty, ErrorBanner, Field, FormActions, Spinner } from '../../components/ui.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
+import { deleteWithUndo, isDeleted } from '../../lib/undoable-delete.ts';
 
 function EventFilter(props: { value: string[]; onChange: (v: string[]) => void }): JSX.Element {
   return (
@@ -96,7 +97,7 @@ function DeliveryLog(props: { endpoint: WebhookEndpoint; version: number }): JSX
       </div>
       <Show when={!log.error} fallback={<ErrorBanner error={log.error} />}>
         <Show when={log()} fallback={<Spinner />}>
-          <Show when={log()!.length > 0} fallback={<p class="small muted">No deliveries yet.</p>}>
+          <Show when={log()!.length > 0} fallback={<p class="small muted">No deliveries yet. Send test delivers a sample event now.</p>}>
             <DataTable
               caption={`Recent deliveries to ${props.endpoint.url}`}
               rowTestId="delivery-row"
@@ -198,18 +199,15 @@ function EndpointCard(props: { endpoint: WebhookEndpoint; changed: () => void })
           <button type="button" class="small" onClick={() => setShowLog(!showLog())} aria-expanded={showLog()}>
             Deliveries
           </button>
-          <AsyncButton
+          {/* Undoable: the DELETE (endpoint and delivery log) waits for the toast to go. */}
+          <button
+            type="button"
             class="small danger"
             aria-label={`Delete webhook ${e().url}`}
-            action={async () => {
-              if (!confirm(`Delete the webhook ${e().url} and its delivery log?`)) return;
-              await del(`/api/settings/webhooks/${e().id}`);
-              toast('Webhook deleted');
-              props.changed();
-            }}
+            onClick={() => deleteWithUndo({ id: e().id, path: `/api/settings/webhooks/${e().id}`, title: e().url, message: `Deleted the webhook ${e().url}`, done: props.changed })}
           >
             Delete
-          </AsyncButton>
+          </button>
         </div>
       </div>
       <Show when={editing()}>
@@ -227,6 +225,8 @@ function EndpointCard(props: { endpoint: WebhookEndpoint; changed: () => void })
 /** Task-event webhooks (integrations): up to 10 endpoints, each with its own secret and event filter. */
 export default function Webhooks(): JSX.Element {
   const [data, { refetch }] = createResource(() => get<{ webhooks: WebhookEndpoint[]; limit: number }>('/api/settings/webhooks'));
+  // A deleted endpoint leaves the list at once; it still counts against the limit until its DELETE is sent.
+  const webhooks = () => (data()?.webhooks ?? []).filter((w) => !isDeleted(w.id));
   const full = () => (data()?.webhooks.length ?? 0) >= (data()?.limit ?? 10);
   return (
     <div class="stack">
@@ -238,7 +238,7 @@ export default function Webhooks(): JSX.Element {
         </p>
         <Show when={data()}>
           <p class="small" data-testid="webhook-count">
-            {data()!.webhooks.length} of {data()!.limit} endpoints used
+            {webhooks().length} of {data()!.limit} endpoints used
           </p>
         </Show>
         <Show when={!full()} fallback={<div class="banner warn">You have reached the limit of {data()?.limit} endpoints. Delete one to add another.</div>}>
@@ -247,9 +247,9 @@ export default function Webhooks(): JSX.Element {
       </section>
       <Show when={!data.error} fallback={<ErrorBanner error={data.error} />}>
         <Show when={data()} fallback={<Spinner />}>
-          <Show when={data()!.webhooks.length > 0} fallback={<Empty>No webhooks yet.</Empty>}>
+          <Show when={webhooks().length > 0} fallback={<Empty>No webhooks yet. Add an endpoint above to receive task events.</Empty>}>
             <ul class="list stack" style={{ gap: '0.75rem' }} aria-label="Webhook endpoints">
-              <For each={data()!.webhooks}>{(w) => <EndpointCard endpoint={w} changed={() => void refetch()} />}</For>
+              <For each={webhooks()}>{(w) => <EndpointCard endpoint={w} changed={() => void refetch()} />}</For>
             </ul>
           </Show>
         </Show>
