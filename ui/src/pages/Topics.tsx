@@ -1,6 +1,6 @@
 import { A, useNavigate, useParams } from '@solidjs/router';
 import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
-import { ApiError, del, get, patch, post } from '../lib/api.ts';
+import { ApiError, get, patch, post } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { reconciled } from '../lib/reconciled.ts';
 import { toast, toastError } from '../lib/toast.ts';

@@ -1,5 +1,5 @@
 import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
-import { ApiError, del, get, patch, post } from '../../lib/api.ts';
+import { ApiError, get, patch, post } from '../../lib/api.ts';
 import { formatDateTime } from '../../lib/dates.ts';
 import { toast, toastError } from '../../lib/toast.ts';
 import { TASK_EVENTS, type WebhookDelivery, type WebhookEndpoint } from '../../lib/types.ts';
