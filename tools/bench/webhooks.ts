@@ -8,7 +8,7 @@
  * `node_modules/.bin/node tools/bench/webhooks.ts [--events N]`.
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { taskEvents, type TaskEventPayload } from '@tasksvc/proto';
 import { createDatabase, createLogger, createNatsBus, createPool, encryptSecret, loadConfig, startLocalPostgres, startService } from '@tasksvc/runtime';
 import { webhookService } from '@tasksvc/webhook';
 import { startNats } from '../testenv/nats.ts';
+import { postgresCpuMs, processCpuMs } from './lib/cpu.ts';
 import { percentile, table } from './lib/stats.ts';
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '2000' } } });
@@ -54,26 +55,6 @@ const server = createServer((req, res) => {
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 const rx = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-/** utime + stime (ms) of the PostgreSQL server: the postmaster and its live backends (the pool keeps them open). */
-function pgCpuMs(): number {
-  const postmaster = Number(readFileSync(join(dir, 'pg', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  let total = 0;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(name) === postmaster || Number(f[1]) === postmaster) total += (Number(f[11]) + Number(f[12])) * 10; // USER_HZ 100
-    } catch {
-      // exited while we looked
-    }
-  }
-  return total;
-}
-const nodeCpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
 
 const config = loadConfig({
   DATABASE_URL: await createDatabase(pg.url, `bench_${randomUUID().slice(0, 8)}`),
@@ -106,7 +87,7 @@ async function run(s: Scenario): Promise<(string | number)[]> {
   }
   const committed = new Map<string, number>();
   const publishing: Promise<void>[] = [];
-  const cpu0 = { node: nodeCpuMs(), pg: pgCpuMs() };
+  const cpu0 = { node: processCpuMs(), pg: postgresCpuMs(join(dir, 'pg')) };
   const t0 = performance.now();
   for (let i = 0; i < s.events; i++) {
     if (s.rate > 0) {
@@ -137,7 +118,7 @@ async function run(s: Scenario): Promise<(string | number)[]> {
   const latencies = keys.map((k) => arrived.get(k)! - committed.get(k.split(' ')[0]!)!).sort((a, b) => a - b);
   const last = Math.max(...keys.map((k) => arrived.get(k)!));
   const seconds = (last - t0) / 1000;
-  const cpu = { node: (nodeCpuMs() - cpu0.node) / expected, pg: (pgCpuMs() - cpu0.pg) / expected };
+  const cpu = { node: (processCpuMs() - cpu0.node) / expected, pg: (postgresCpuMs(join(dir, 'pg')) - cpu0.pg) / expected };
   return [s.name, s.events, String(s.endpoints), expected, seconds, expected / seconds, percentile(latencies, 50), percentile(latencies, 99), cpu.node, cpu.pg];
 }
 
