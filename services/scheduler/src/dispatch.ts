@@ -132,7 +132,7 @@ export async function dispatchCron(deps: DispatchDeps, now: Date): Promise<CronR
   const jobs: CronJobRun[] = [];
   for (const bucket of buckets) {
     const runs = await Promise.all(
-      CRON_JOBS.map((job): Promise<CronJobRun | null> | CronJobRun | null => {
+      CRON_JOBS.map(async (job): Promise<CronJobRun | null> => {
         if (claimed.has(`${job}@${bucket.toISOString()}`)) return runClaimed(deps, job, bucket);
         return bucket === current ? { job, bucket: bucket.toISOString(), status: 'skipped', users: 0, notifications: 0 } : null;
       }),
