@@ -86,6 +86,10 @@ CREATE TABLE IF NOT EXISTS "${schema}".outbox (
 );
 -- tables made before tracing existed
 ALTER TABLE "${schema}".outbox ADD COLUMN IF NOT EXISTS traceparent text;
+-- Rows are inserted in bursts (a cron bucket: up to hundreds of thousands) and marked published
+-- moments later; until vacuum removes the dead entries, every relay scan of outbox_pending steps over
+-- them from the oldest on, so the scan cost grew with the burst. Vacuum every few thousand changes.
+ALTER TABLE "${schema}".outbox SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 5000, autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 5000);
 CREATE INDEX IF NOT EXISTS outbox_pending ON "${schema}".outbox (created_at) WHERE published_at IS NULL;`;
 }
 

@@ -97,9 +97,32 @@ async function cleanup(deps: DispatchDeps, now: Date): Promise<void> {
   await deps.pool.query(`UPDATE scheduler.cron_runs SET status = 'done', finished_at = now() WHERE job = 'cleanup' AND bucket = $1`, [day.toISOString()]);
 }
 
+/** Run one claimed (job, bucket) and record how it ended. */
+async function runClaimed(deps: DispatchDeps, job: CronJob, bucket: Date): Promise<CronJobRun> {
+  const t0 = performance.now();
+  try {
+    const r = await runJob(deps, job, bucket);
+    await deps.pool.query(`UPDATE scheduler.cron_runs SET status = 'done', finished_at = now(), detail = $3 WHERE job = $1 AND bucket = $2`, [job, bucket.toISOString(), r]);
+    cronMetrics.jobRan(job, 'ok', (performance.now() - t0) / 1000, r.notifications);
+    return { job, bucket: bucket.toISOString(), status: 'ran', ...r };
+  } catch (err) {
+    cronMetrics.jobRan(job, 'failed', (performance.now() - t0) / 1000, 0);
+    const message = (err as Error).message ?? String(err);
+    deps.log.warn({ job, bucket: bucket.toISOString(), err: message }, 'cron job failed; the next call retries it');
+    await deps.pool
+      .query(`UPDATE scheduler.cron_runs SET status = 'failed', finished_at = now(), detail = $3 WHERE job = $1 AND bucket = $2`, [job, bucket.toISOString(), { error: message }])
+      .catch(() => undefined);
+    return { job, bucket: bucket.toISOString(), status: 'failed', users: 0, notifications: 0, error: message };
+  }
+}
+
 /**
- * One cron call: for each bucket (oldest first), the seven jobs in the reference's order, each for
- * the users whose configured local time falls in that bucket.
+ * One cron call: for each bucket (oldest first), the seven jobs, each for the users whose
+ * configured local time falls in that bucket. The jobs of a bucket run concurrently: they are
+ * independent (own claim, own sent keys; the morning briefing's users are excluded from the jobs it
+ * replaces by the collection query itself), and a bucket of real users is a few hundred users per
+ * job, so one after another the call was the sum of seven query latencies. The summary keeps the
+ * reference's order.
  */
 export async function dispatchCron(deps: DispatchDeps, now: Date): Promise<CronRunSummary> {
   const started = Date.now();
@@ -107,32 +130,16 @@ export async function dispatchCron(deps: DispatchDeps, now: Date): Promise<CronR
   const claimed = await claim(deps.pool, CRON_JOBS, buckets);
   const current = buckets[buckets.length - 1]!;
   const jobs: CronJobRun[] = [];
-  let ok = true;
   for (const bucket of buckets) {
-    for (const job of CRON_JOBS) {
-      const key = `${job}@${bucket.toISOString()}`;
-      if (!claimed.has(key)) {
-        if (bucket === current) jobs.push({ job, bucket: bucket.toISOString(), status: 'skipped', users: 0, notifications: 0 });
-        continue;
-      }
-      const t0 = performance.now();
-      try {
-        const r = await runJob(deps, job, bucket);
-        await deps.pool.query(`UPDATE scheduler.cron_runs SET status = 'done', finished_at = now(), detail = $3 WHERE job = $1 AND bucket = $2`, [job, bucket.toISOString(), r]);
-        jobs.push({ job, bucket: bucket.toISOString(), status: 'ran', ...r });
-        cronMetrics.jobRan(job, 'ok', (performance.now() - t0) / 1000, r.notifications);
-      } catch (err) {
-        ok = false;
-        cronMetrics.jobRan(job, 'failed', (performance.now() - t0) / 1000, 0);
-        const message = (err as Error).message ?? String(err);
-        deps.log.warn({ job, bucket: bucket.toISOString(), err: message }, 'cron job failed; the next call retries it');
-        await deps.pool
-          .query(`UPDATE scheduler.cron_runs SET status = 'failed', finished_at = now(), detail = $3 WHERE job = $1 AND bucket = $2`, [job, bucket.toISOString(), { error: message }])
-          .catch(() => undefined);
-        jobs.push({ job, bucket: bucket.toISOString(), status: 'failed', users: 0, notifications: 0, error: message });
-      }
-    }
+    const runs = await Promise.all(
+      CRON_JOBS.map(async (job): Promise<CronJobRun | null> => {
+        if (claimed.has(`${job}@${bucket.toISOString()}`)) return runClaimed(deps, job, bucket);
+        return bucket === current ? { job, bucket: bucket.toISOString(), status: 'skipped', users: 0, notifications: 0 } : null;
+      }),
+    );
+    for (const r of runs) if (r) jobs.push(r);
   }
+  const ok = jobs.every((j) => j.status !== 'failed');
   await cleanup(deps, now).catch((err: unknown) => deps.log.warn({ err: (err as Error).message }, 'cron cleanup failed'));
   const durationMs = Date.now() - started;
   cronMetrics.dispatched(ok, durationMs / 1000);

@@ -14,13 +14,18 @@ export interface SchedulerOptions {
   fetch?: typeof fetch;
 }
 
+/** Outbox rows per relay round (the runtime's default is 200). */
+const RELAY_BATCH = 2_000;
+
 export function createSchedulerService(opts: SchedulerOptions = {}): ServiceDefinition {
   const now = opts.now ?? (() => new Date());
   return {
     name: 'scheduler',
     migrations: { schema: 'scheduler', dir: new URL('../migrations', import.meta.url).pathname, outboxes: ['scheduler'] },
     async start({ bus, pool, log, config }) {
-      const relay = startOutboxRelay({ pool, bus, schema: 'scheduler', events: [notificationRequested], log });
+      // Large rounds: a dispatch enqueues thousands of rows at once, and each round's SELECT steps
+      // over the entries of the rows published before it (until vacuum), so fewer, larger rounds.
+      const relay = startOutboxRelay({ pool, bus, schema: 'scheduler', events: [notificationRequested], log, batch: RELAY_BATCH });
       // Off (with the reason for the admin panel) when turned off or when no release listing is known.
       const offReason = updateCheckOffReason(config);
       const updateOpts = { url: config.UPDATE_CHECK_URL ?? '', disabled: offReason !== null, currentVersion: VERSION, log, fetch: opts.fetch };

@@ -171,6 +171,51 @@ describe('task-event deliveries', () => {
     expect(await deliveriesOf(erin, ep.json.id)).toHaveLength(1);
   });
 
+  it('ingests a batch of events in one statement: per-event counts, filters, a repeated message id counted once', async () => {
+    const { ingestEvents } = await import('./db/deliveries.ts');
+    const [gail, hank, nobody] = [randomUUID(), randomUUID(), randomUUID()];
+    await h.call('POST', '/api/settings/webhooks', gail, { url: `${rx.url}/gail-a` });
+    await h.call('POST', '/api/settings/webhooks', gail, { url: `${rx.url}/gail-b`, events: ['task.created'] });
+    await h.call('POST', '/api/settings/webhooks', hank, { url: `${rx.url}/hank`, events: ['task.deleted'] });
+    const [created, updated, deleted] = [payload('task.created'), payload('task.updated'), payload('task.deleted')];
+    const ev = (msgId: string, userId: string, p: TaskEventPayload) => ({ msgId, userId, event: p.event, body: JSON.stringify(p) });
+    const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const batch = [ev(ids[0]!, gail, created), ev(ids[1]!, gail, updated), ev(ids[2]!, hank, deleted), ev(ids[3]!, nobody, created), ev(ids[0]!, gail, created)];
+    expect(await ingestEvents(h.pool, batch)).toEqual([2, 1, 1, 0, 0]);
+    // the same batch again (a redelivery) adds nothing
+    expect(await ingestEvents(h.pool, batch)).toEqual([0, 0, 0, 0, 0]);
+    const { rows } = await h.pool.query<{ msg_id: string; n: number }>(
+      'SELECT ev.msg_id, count(d.id)::int AS n FROM webhook.events ev LEFT JOIN webhook.deliveries d ON d.event_msg_id = ev.msg_id WHERE ev.msg_id = ANY($1) GROUP BY ev.msg_id',
+      [ids],
+    );
+    expect(Object.fromEntries(rows.map((r) => [r.msg_id, r.n]))).toEqual({ [ids[0]!]: 2, [ids[1]!]: 1, [ids[2]!]: 1 });
+  });
+
+  it('records a batch of completions in one statement, except one whose lease was lost', async () => {
+    const { completeMany } = await import('./db/deliveries.ts');
+    const ivy = randomUUID();
+    const ep = await h.call('POST', '/api/settings/webhooks', ivy, { url: `${rx.url}/ivy` });
+    const p = payload('task.created');
+    const ids = [randomUUID(), randomUUID()];
+    await h.pool.query('INSERT INTO webhook.events (msg_id, user_id, event, body) SELECT unnest($1::text[]), $2, $3, $4', [ids, ivy, p.event, JSON.stringify(p)]);
+    // leased already (as by a claim), so the background worker leaves them alone
+    const { rows } = await h.pool.query<{ id: string; lease: string }>(
+      `INSERT INTO webhook.deliveries (id, event_msg_id, endpoint_id, user_id, event, attempts, lease, locked_until)
+       SELECT gen_random_uuid(), unnest($1::text[]), $2, $3, $4, 1, gen_random_uuid(), clock_timestamp() + interval '1 minute' RETURNING id, lease`,
+      [ids, ep.json.id, ivy, p.event],
+    );
+    expect(rows).toHaveLength(2);
+    const done = (id: string, lease: string) => ({ id, lease, status: 'delivered' as const, outcome: 'delivered', responseStatus: 204, error: null, durationMs: 3, startedAt: new Date(), nextAttemptAt: null, healthyEndpoint: ep.json.id });
+    expect(await completeMany(h.pool, [done(rows[0]!.id, rows[0]!.lease), done(rows[1]!.id, randomUUID())])).toEqual([true, false]);
+    const after = await h.pool.query<{ id: string; status: string; lease: string | null; attempts: number }>(
+      'SELECT d.id, d.status, d.lease, count(a.*)::int AS attempts FROM webhook.deliveries d LEFT JOIN webhook.attempts a ON a.delivery_id = d.id WHERE d.id = ANY($1) GROUP BY d.id',
+      [rows.map((r) => r.id)],
+    );
+    const byId = new Map(after.rows.map((r) => [r.id, r]));
+    expect(byId.get(rows[0]!.id)).toMatchObject({ status: 'delivered', lease: null, attempts: 1 });
+    expect(byId.get(rows[1]!.id)).toMatchObject({ status: 'pending', lease: rows[1]!.lease, attempts: 0 });
+  });
+
   it('stores nothing for an event no endpoint wants (a user without webhooks, or an endpoint filtering it out)', async () => {
     const { ingestEvent } = await import('./db/deliveries.ts');
     const nobody = randomUUID();

@@ -1,6 +1,7 @@
 import { notificationRequested } from '@tasksvc/proto';
 import { continueTrace, decryptSecret, enqueueEvent, inSpan, inTransaction, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
-import { claimDue, complete, disableEndpoint, markFailing, prune, type ClaimedDelivery } from './db/deliveries.ts';
+import { createBatcher } from './batch.ts';
+import { claimDue, completeMany, disableEndpoint, markFailing, prune, release, type ClaimedDelivery, type Completion } from './db/deliveries.ts';
 import { deliveryHeaders, failingTooLong, judge, maxAttempts, nextDelaySec, type AttemptResult } from './domain/delivery.ts';
 import { webhookMetrics } from './metrics.ts';
 
@@ -11,6 +12,31 @@ export interface WorkerDeps {
   log: Logger;
   /** called after an owner notification was written to the outbox */
   onNotify?: () => void;
+  /** records a success or a manual attempt (one statement); the worker passes a batching one */
+  record?: (c: Completion) => Promise<boolean>;
+}
+
+async function recordOne(pool: Pool, c: Completion): Promise<boolean> {
+  return (await completeMany(pool, [c]))[0]!;
+}
+
+/**
+ * Decrypted signing secrets by stored form. AES-GCM decryption (key import, cipher set-up) cost
+ * more than signing and sending together; the stored form changes whenever the secret or the
+ * encryption key does, so an entry never goes stale. Bounded: cleared when full.
+ */
+const secrets = new Map<string, string>();
+const MAX_CACHED_SECRETS = 10_000;
+
+function readSecret(keyHex: string, stored: string): string {
+  const cacheKey = `${keyHex}\n${stored}`;
+  let secret = secrets.get(cacheKey);
+  if (secret === undefined) {
+    secret = decryptSecret(keyHex, stored);
+    if (secrets.size >= MAX_CACHED_SECRETS) secrets.clear();
+    secrets.set(cacheKey, secret);
+  }
+  return secret;
 }
 
 /** A claimed delivery is reclaimed by any worker when its lease runs out: twice the attempt time limit plus 5 s. */
@@ -36,7 +62,7 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery): Pro
     if (!config.TOTP_ENCRYPTION_KEY) secretProblem = 'the signing secret cannot be read: TOTP_ENCRYPTION_KEY is not set';
     else {
       try {
-        secret = decryptSecret(config.TOTP_ENCRYPTION_KEY, d.secret_enc);
+        secret = readSecret(config.TOTP_ENCRYPTION_KEY, d.secret_enc);
       } catch {
         secretProblem = 'the signing secret cannot be decrypted (was TOTP_ENCRYPTION_KEY changed?); set the secret again';
       }
@@ -80,16 +106,17 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery): Pro
   if (verdict.kind !== 'delivered') error = error ?? verdict.reason;
   if (status === 'failed' && verdict.kind === 'retry' && !d.manual) error = `${error}; gave up after ${d.attempts} attempts`;
 
-  const completion = { id: d.id, lease: d.lease, status, outcome: verdict.kind, responseStatus: result.status ?? null, error, durationMs, startedAt, nextAttemptAt };
+  const completion: Completion = { id: d.id, lease: d.lease, status, outcome: verdict.kind, responseStatus: result.status ?? null, error, durationMs, startedAt, nextAttemptAt };
   if (verdict.kind === 'delivered' || d.manual) {
     // one statement: outcome, attempt log and (for a success) the endpoint's health
-    if (await complete(deps.pool, completion, verdict.kind === 'delivered' && !d.manual ? { healthyEndpoint: d.endpoint_id } : {})) webhookMetrics.finished(status);
+    if (verdict.kind === 'delivered' && !d.manual) completion.healthyEndpoint = d.endpoint_id;
+    if (await (deps.record ?? ((c) => recordOne(deps.pool, c)))(completion)) webhookMetrics.finished(status);
     return;
   }
   let notified = false;
   let recorded = false;
   await inTransaction(deps.pool, async (c) => {
-    if (!(await complete(c, completion))) return;
+    if (!(await completeMany(c, [completion]))[0]) return;
     recorded = true;
     let disableReason: string | null = verdict.kind === 'gone' ? verdict.reason : null;
     const failing = await markFailing(c, d.endpoint_id);
@@ -119,16 +146,57 @@ export interface DeliveryWorker {
 }
 
 /**
- * The delivery loop: keeps up to `concurrency` attempts in flight, claiming due rows from the
- * database (so replicas share the work and a killed worker's rows are reclaimed after the lease).
+ * The delivery loop: keeps up to `concurrency` claimed deliveries, claiming due rows from the
+ * database in batches (so replicas share the work and a killed worker's rows are reclaimed after
+ * the lease). At most `perEndpoint` attempts run against one endpoint at a time, so a slow or
+ * hanging receiver holds a bounded share of the worker (and of the keep-alive sockets to it): a claim
+ * takes at most that many rows per endpoint and none for endpoints already at the bound; the few
+ * rows of a partly busy endpoint that go over it wait here for a free slot.
  */
-export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; pollMs?: number }): DeliveryWorker {
-  const concurrency = deps.concurrency ?? 32;
+export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; perEndpoint?: number; pollMs?: number }): DeliveryWorker {
+  const concurrency = deps.concurrency ?? 128;
+  const perEndpoint = deps.perEndpoint ?? 32;
+  const lease = leaseMs(deps.config);
+  const attemptMs = deps.config.WEBHOOK_TIMEOUT_SECONDS * 1000;
+  // finished attempts are recorded together: one statement per batch instead of one per delivery
+  const batcher = createBatcher((cs: Completion[]) => completeMany(deps.pool, cs), concurrency);
+  const attemptDeps: WorkerDeps = { ...deps, record: (c) => batcher.add(c) };
   const inFlight = new Set<Promise<void>>();
+  /** per endpoint: attempts running, and claimed rows waiting for one of its slots */
+  const endpoints = new Map<string, { running: number; waiting: { row: ClaimedDelivery; claimedAt: number }[] }>();
+  let held = 0;
   let stopped = false;
   let pumping = false;
   let again = false;
   let lastPrune = 0;
+
+  /** Start the endpoint's waiting rows while it has free slots; forget it once idle. */
+  const drain = (endpointId: string): void => {
+    const ep = endpoints.get(endpointId)!;
+    while (ep.running < perEndpoint && ep.waiting.length > 0) {
+      const { row, claimedAt } = ep.waiting.shift()!;
+      // a row that waited so long its lease could run out mid-attempt goes back instead (no duplicate send)
+      if (stopped || Date.now() + attemptMs > claimedAt + lease) {
+        held--;
+        void release(deps.pool, [row]).catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'could not release a delivery; it is retried when its lease expires'));
+        continue;
+      }
+      ep.running++;
+      // tracing on: each attempt is a span in the trace of the event it delivers
+      const attempt = () => inSpan('deliver webhook', 'client', { 'webhook.delivery.id': row.id, 'webhook.attempt': row.attempts, 'webhook.event': row.event }, () => attemptDelivery(attemptDeps, row));
+      const p: Promise<void> = continueTrace(row.traceparent, attempt)
+        .catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'delivery attempt failed to record; the lease expires and it is retried'))
+        .finally(() => {
+          inFlight.delete(p);
+          held--;
+          ep.running--;
+          drain(endpointId);
+          void pump();
+        });
+      inFlight.add(p);
+    }
+    if (ep.running === 0 && ep.waiting.length === 0) endpoints.delete(endpointId);
+  };
 
   const pump = async (): Promise<void> => {
     if (stopped) return;
@@ -141,20 +209,18 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
       do {
         again = false;
         // refill in batches (one claim query per half-window of work, not one per delivery)
-        while (!stopped && inFlight.size <= concurrency / 2) {
-          const rows = await claimDue(deps.pool, concurrency - inFlight.size, leaseMs(deps.config));
+        while (!stopped && held <= concurrency / 2) {
+          const saturated = [...endpoints].filter(([, ep]) => ep.running + ep.waiting.length >= perEndpoint).map(([id]) => id);
+          const claimedAt = Date.now();
+          const rows = await claimDue(deps.pool, concurrency - held, lease, { perEndpoint, skipEndpoints: saturated });
           if (rows.length === 0) break;
+          held += rows.length;
           for (const row of rows) {
-            // tracing on: each attempt is a span in the trace of the event it delivers
-            const attempt = () => inSpan('deliver webhook', 'client', { 'webhook.delivery.id': row.id, 'webhook.attempt': row.attempts, 'webhook.event': row.event }, () => attemptDelivery(deps, row));
-            const p: Promise<void> = continueTrace(row.traceparent, attempt)
-              .catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'delivery attempt failed to record; the lease expires and it is retried'))
-              .finally(() => {
-                inFlight.delete(p);
-                void pump();
-              });
-            inFlight.add(p);
+            let ep = endpoints.get(row.endpoint_id);
+            if (!ep) endpoints.set(row.endpoint_id, (ep = { running: 0, waiting: [] }));
+            ep.waiting.push({ row, claimedAt });
           }
+          for (const id of new Set(rows.map((r) => r.endpoint_id))) drain(id);
         }
       } while (again && !stopped);
       if (Date.now() - lastPrune > 3_600_000) {
@@ -177,6 +243,10 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
     async stop() {
       stopped = true;
       clearInterval(timer);
+      // rows still waiting for a slot go back now rather than when their lease runs out
+      const waiting = [...endpoints.values()].flatMap((ep) => ep.waiting.splice(0).map((w) => w.row));
+      held -= waiting.length;
+      if (waiting.length) await release(deps.pool, waiting).catch((err: unknown) => deps.log.warn({ err }, 'could not release waiting deliveries; they are retried when their leases expire'));
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type WebhookDelivery } from '@tasksvc/proto';
-import { currentTraceparent, type Pool, type PoolClient } from '@tasksvc/runtime';
+import type { Pool, PoolClient } from '@tasksvc/runtime';
 
 type Db = Pool | PoolClient;
 
@@ -58,27 +58,55 @@ export function deliveryView(r: DeliveryRow): WebhookDelivery {
   };
 }
 
+export interface IngestedEvent {
+  msgId: string;
+  userId: string;
+  event: string;
+  body: string;
+  /** the consumer's trace context (none when tracing is off), kept for the delivery attempts */
+  traceparent?: string | null;
+}
+
 /**
- * Record one task event and one delivery per matching enabled endpoint of its owner. Idempotent:
- * a redelivered event (same message id) adds nothing, so each (event, endpoint) pair exists once.
- * The event keeps the active trace context (the consumer's span), for its delivery attempts.
+ * Record task events and one delivery per matching enabled endpoint of each event's owner, in one
+ * statement (atomic by itself) whatever the number of events. Idempotent: a redelivered event (same
+ * message id) adds nothing, so each (event, endpoint) pair exists once. An event no endpoint wants
+ * is not stored at all. Returns the deliveries added per event, in the order given. Each event keeps
+ * its trace context, for its delivery attempts.
  */
-export async function ingestEvent(db: Db, e: { msgId: string; userId: string; event: string; body: string }): Promise<number> {
-  // One statement (atomic by itself); an event no endpoint wants is not stored at all.
-  const r = await db.query(
-    `WITH eps AS (
-       SELECT ep.id, ep.user_id FROM webhook.endpoints ep
-        WHERE ep.user_id = $2 AND ep.enabled AND (cardinality(ep.events) = 0 OR $3 = ANY (ep.events))
+export async function ingestEvents(db: Db, events: readonly IngestedEvent[]): Promise<number[]> {
+  const { rows } = await db.query<{ msg_id: string; n: number }>(
+    `WITH e AS (
+       SELECT DISTINCT ON (msg_id) * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[]) AS e(msg_id, user_id, event, body, traceparent)
+     ), eps AS (
+       SELECT e.msg_id, e.event, ep.id AS endpoint_id, ep.user_id FROM e JOIN webhook.endpoints ep
+           ON ep.user_id = e.user_id AND ep.enabled AND (cardinality(ep.events) = 0 OR e.event = ANY (ep.events))
      ), ev AS (
-       INSERT INTO webhook.events (msg_id, user_id, event, body, traceparent) SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM eps)
+       INSERT INTO webhook.events (msg_id, user_id, event, body, traceparent)
+       SELECT e.msg_id, e.user_id, e.event, e.body, e.traceparent FROM e WHERE e.msg_id IN (SELECT msg_id FROM eps)
        ON CONFLICT (msg_id) DO NOTHING
+     ), added AS (
+       INSERT INTO webhook.deliveries (id, event_msg_id, endpoint_id, user_id, event)
+       SELECT gen_random_uuid(), msg_id, endpoint_id, user_id, event FROM eps
+       ON CONFLICT (event_msg_id, endpoint_id) DO NOTHING
+       RETURNING event_msg_id
      )
-     INSERT INTO webhook.deliveries (id, event_msg_id, endpoint_id, user_id, event)
-     SELECT gen_random_uuid(), $1, eps.id, eps.user_id, $3 FROM eps
-     ON CONFLICT (event_msg_id, endpoint_id) DO NOTHING`,
-    [e.msgId, e.userId, e.event, e.body, currentTraceparent()],
+     SELECT event_msg_id AS msg_id, count(*)::int AS n FROM added GROUP BY event_msg_id`,
+    [events.map((e) => e.msgId), events.map((e) => e.userId), events.map((e) => e.event), events.map((e) => e.body), events.map((e) => e.traceparent ?? null)],
   );
-  return r.rowCount ?? 0;
+  const added = new Map(rows.map((r) => [r.msg_id, r.n]));
+  // a message id given twice counts once (the first), as a second ingest of it would
+  const seen = new Set<string>();
+  return events.map((e) => {
+    if (seen.has(e.msgId)) return 0;
+    seen.add(e.msgId);
+    return added.get(e.msgId) ?? 0;
+  });
+}
+
+/** One event: see ingestEvents. */
+export async function ingestEvent(db: Db, e: IngestedEvent): Promise<number> {
+  return (await ingestEvents(db, [e]))[0]!;
 }
 
 const CLAIM_RETURNING = `
@@ -86,27 +114,50 @@ const CLAIM_RETURNING = `
     FROM claimed c JOIN webhook.endpoints ep ON ep.id = c.endpoint_id JOIN webhook.events ev ON ev.msg_id = c.event_msg_id`;
 
 /**
- * Lease up to `limit` due deliveries (SKIP LOCKED: replicas never claim the same row). A lease that
+ * Lease up to `limit` due deliveries, at most `perEndpoint` of them for one endpoint and none for
+ * the endpoints in `skipEndpoints` (SKIP LOCKED: replicas never claim the same row). A lease that
  * expires (its worker died) makes the row due again. Each claim counts as an attempt.
  */
-export async function claimDue(db: Db, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+export async function claimDue(db: Db, limit: number, leaseMs: number, opts: { perEndpoint?: number; skipEndpoints?: readonly string[] } = {}): Promise<ClaimedDelivery[]> {
+  // The due rows are locked in a window a few times the limit (the oldest first); the per-endpoint
+  // cap is applied to that window, so one endpoint's backlog cannot fill a claim by itself.
   const { rows } = await db.query<ClaimedDelivery>(
     `WITH claimed AS (
        UPDATE webhook.deliveries d
           SET locked_until = clock_timestamp() + $2 * interval '1 millisecond', lease = gen_random_uuid(), attempts = d.attempts + 1
         WHERE d.id IN (
-          SELECT d2.id FROM webhook.deliveries d2 JOIN webhook.endpoints e ON e.id = d2.endpoint_id
-           WHERE d2.status = 'pending' AND d2.next_attempt_at <= clock_timestamp()
-             AND (d2.locked_until IS NULL OR d2.locked_until < clock_timestamp())
-             AND (e.enabled OR d2.manual)
-           ORDER BY d2.next_attempt_at
-           LIMIT $1
-           FOR UPDATE OF d2 SKIP LOCKED)
+          SELECT w.id FROM (
+            SELECT c.id, c.next_attempt_at, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS n FROM (
+              SELECT d2.id, d2.endpoint_id, d2.next_attempt_at FROM webhook.deliveries d2 JOIN webhook.endpoints e ON e.id = d2.endpoint_id
+               WHERE d2.status = 'pending' AND d2.next_attempt_at <= clock_timestamp()
+                 AND (d2.locked_until IS NULL OR d2.locked_until < clock_timestamp())
+                 AND (e.enabled OR d2.manual)
+                 AND d2.endpoint_id <> ALL ($3::uuid[])
+               ORDER BY d2.next_attempt_at
+               LIMIT $1 * 4
+               FOR UPDATE OF d2 SKIP LOCKED) c
+          ) w
+          WHERE w.n <= $4
+          ORDER BY w.next_attempt_at
+          LIMIT $1)
         RETURNING d.*)
      ${CLAIM_RETURNING}`,
-    [limit, leaseMs],
+    [limit, leaseMs, opts.skipEndpoints ?? [], opts.perEndpoint ?? limit],
   );
   return rows;
+}
+
+/**
+ * Give claimed deliveries back unattempted (a worker stopping, or a row whose lease would run out
+ * before its turn): due again at once, and the claim's attempt count undone. Only while the lease
+ * is still this worker's.
+ */
+export async function release(db: Db, rows: readonly Pick<ClaimedDelivery, 'id' | 'lease'>[]): Promise<void> {
+  await db.query(
+    `UPDATE webhook.deliveries d SET locked_until = NULL, lease = NULL, attempts = d.attempts - 1
+       FROM unnest($1::uuid[], $2::uuid[]) AS r(id, lease) WHERE d.id = r.id AND d.lease = r.lease`,
+    [rows.map((r) => r.id), rows.map((r) => r.lease)],
+  );
 }
 
 export interface Completion {
@@ -120,32 +171,52 @@ export interface Completion {
   startedAt: Date;
   /** for status pending: when to try again */
   nextAttemptAt: Date | null;
+  /** a success that clears this endpoint's failure streak */
+  healthyEndpoint?: string | null;
 }
 
 /**
- * Finish an attempt, but only while still holding the lease (a worker whose lease expired and was
- * reclaimed records nothing). The attempt is logged in the same statement. Returns false when the
- * lease was lost.
+ * Finish attempts, each only while its lease is still held (a worker whose lease expired and was
+ * reclaimed records nothing). One statement for any number of attempts: the outcome, the attempt
+ * log and, for successes, the endpoint's health. Returns, per completion, whether it was recorded
+ * (false when the lease was lost).
  */
-export async function complete(db: Db, c: Completion, opts: { healthyEndpoint?: string } = {}): Promise<boolean> {
-  // the hot path (a success) also clears the endpoint's failure streak in the same statement
-  const healthy = opts.healthyEndpoint
-    ? `, h AS (UPDATE webhook.endpoints SET failing_since = NULL WHERE id = $10 AND failing_since IS NOT NULL AND EXISTS (SELECT 1 FROM u))`
-    : '';
-  const r = await db.query(
-    `WITH u AS (
-       UPDATE webhook.deliveries
-          SET status = $3, response_status = $4, error = $5, duration_ms = $6, last_attempt_at = $7,
-              next_attempt_at = COALESCE($8, next_attempt_at),
-              delivered_at = CASE WHEN $3 = 'delivered' THEN clock_timestamp() ELSE delivered_at END,
+export async function completeMany(db: Db, cs: readonly Completion[]): Promise<boolean[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `WITH c AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::text[], $6::int[], $7::timestamptz[], $8::timestamptz[], $9::text[], $10::uuid[])
+         AS c(id, lease, status, response_status, error, duration_ms, started_at, next_attempt_at, outcome, healthy_endpoint)
+     ), u AS (
+       UPDATE webhook.deliveries d
+          SET status = c.status, response_status = c.response_status, error = c.error, duration_ms = c.duration_ms, last_attempt_at = c.started_at,
+              next_attempt_at = COALESCE(c.next_attempt_at, d.next_attempt_at),
+              delivered_at = CASE WHEN c.status = 'delivered' THEN clock_timestamp() ELSE d.delivered_at END,
               locked_until = NULL, lease = NULL
-        WHERE id = $1 AND lease = $2
-        RETURNING id, attempts)${healthy}
+         FROM c
+        WHERE d.id = c.id AND d.lease = c.lease
+        RETURNING d.id, d.attempts, c.started_at, c.outcome, c.response_status, c.error, c.duration_ms, c.healthy_endpoint
+     ), h AS (
+       UPDATE webhook.endpoints SET failing_since = NULL
+        WHERE id IN (SELECT healthy_endpoint FROM u WHERE healthy_endpoint IS NOT NULL) AND failing_since IS NOT NULL
+     )
      INSERT INTO webhook.attempts (delivery_id, attempt, started_at, outcome, response_status, error, duration_ms)
-     SELECT id, attempts, $7, $9, $4, $5, $6 FROM u`,
-    [c.id, c.lease, c.status, c.responseStatus, c.error?.slice(0, 500) ?? null, c.durationMs, c.startedAt, c.nextAttemptAt, c.outcome, ...(opts.healthyEndpoint ? [opts.healthyEndpoint] : [])],
+     SELECT id, attempts, started_at, outcome, response_status, error, duration_ms FROM u
+     RETURNING delivery_id AS id`,
+    [
+      cs.map((c) => c.id),
+      cs.map((c) => c.lease),
+      cs.map((c) => c.status),
+      cs.map((c) => c.responseStatus),
+      cs.map((c) => c.error?.slice(0, 500) ?? null),
+      cs.map((c) => c.durationMs),
+      cs.map((c) => c.startedAt),
+      cs.map((c) => c.nextAttemptAt),
+      cs.map((c) => c.outcome),
+      cs.map((c) => c.healthyEndpoint ?? null),
+    ],
   );
-  return (r.rowCount ?? 0) > 0;
+  const recorded = new Set(rows.map((r) => r.id));
+  return cs.map((c) => recorded.has(c.id));
 }
 
 /** Start (or continue) the endpoint's failure streak; returns it with the owner and URL. */

@@ -1,6 +1,7 @@
 import { TASK_EVENTS_FILTER, taskEvents } from '@tasksvc/proto';
-import { detached, type Bus, type Pool, type Subscription } from '@tasksvc/runtime';
-import { ingestEvent } from '../db/deliveries.ts';
+import { currentTraceparent, detached, type Bus, type Pool, type Subscription } from '@tasksvc/runtime';
+import { createBatcher } from '../batch.ts';
+import { ingestEvents, type IngestedEvent } from '../db/deliveries.ts';
 
 /** Durable consumer name: replicas share it, and it survives restarts (JetStream keeps its position). */
 export const WEBHOOK_CONSUMER = 'webhook-deliveries';
@@ -9,10 +10,26 @@ export const WEBHOOK_CONSUMER = 'webhook-deliveries';
  * Every task event (`events.task.>`) becomes one delivery row per matching endpoint, idempotently
  * keyed by (message id, endpoint). The message is acknowledged only after that commit, so a crash
  * before it redelivers the event and nothing is lost; the delivery worker does the sending.
+ *
+ * The pull loops hand their events to one batcher: the events arriving while a statement runs are
+ * stored together by the next one (a statement round trip per event was most of ingestion's cost).
  */
 export async function consumeTaskEvents(deps: { bus: Bus; pool: Pool; onIngested: () => void }): Promise<Subscription> {
-  // several pull loops on the one durable: events are ingested in parallel (each one idempotently)
-  const subs = await Promise.all(Array.from({ length: INGEST_PARALLELISM }, () => consumeOnce(deps)));
+  const batcher = createBatcher((events: IngestedEvent[]) => ingestEvents(deps.pool, events), INGEST_BATCH);
+  const subs = await Promise.all(
+    Array.from({ length: INGEST_PARALLELISM }, () =>
+      deps.bus.consume(
+        taskEvents['task.created'],
+        async (msg, meta) => {
+          // the event keeps this consumer's trace context, for its delivery attempts
+          const added = await batcher.add({ msgId: meta.msgId, userId: msg.userId, event: msg.payload.event, body: JSON.stringify(msg.payload), traceparent: currentTraceparent() });
+          // the worker's rounds this wakes are its own, not this event's (each attempt joins its event's trace itself)
+          if (added > 0) detached(deps.onIngested);
+        },
+        { durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER, ackWaitMs: 30_000 },
+      ),
+    ),
+  );
   return {
     async stop() {
       await Promise.all(subs.map((s) => s.stop()));
@@ -20,18 +37,7 @@ export async function consumeTaskEvents(deps: { bus: Bus; pool: Pool; onIngested
   };
 }
 
-/** Concurrent ingestion loops per process. */
-export const INGEST_PARALLELISM = 4;
-
-function consumeOnce(deps: { bus: Bus; pool: Pool; onIngested: () => void }): Promise<Subscription> {
-  return deps.bus.consume(
-    taskEvents['task.created'],
-    async (msg, meta) => {
-      const body = JSON.stringify(msg.payload);
-      const added = await ingestEvent(deps.pool, { msgId: meta.msgId, userId: msg.userId, event: msg.payload.event, body });
-      // the worker's rounds this wakes are its own, not this event's (each attempt joins its event's trace itself)
-      if (added > 0) detached(deps.onIngested);
-    },
-    { durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER, ackWaitMs: 30_000 },
-  );
-}
+/** Concurrent pull loops per process: each awaits its event's commit, so this bounds the batch size. */
+export const INGEST_PARALLELISM = 16;
+/** Events per ingest statement at most. */
+const INGEST_BATCH = 64;

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createLogger, createOutbound, migrate } from '@tasksvc/runtime';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestEvents } from './db/deliveries.ts';
+import { startWebhookHarness, until, type Harness } from '../test/support.ts';
+import { webhookService } from './service.ts';
+import { startDeliveryWorker } from './worker.ts';
+
+/** A receiver that holds every request until released, counting how many it holds at once. */
+async function holdingReceiver() {
+  let held: (() => void)[] = [];
+  const r = { url: '', arrived: 0, open: 0, maxOpen: 0, holding: true, release: () => held.splice(0).forEach((f) => f()) };
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      r.arrived++;
+      r.open++;
+      r.maxOpen = Math.max(r.maxOpen, r.open);
+      const answer = () => {
+        r.open--;
+        res.writeHead(204).end();
+      };
+      if (r.holding) held.push(answer);
+      else answer();
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    r,
+    close: async () => {
+      r.holding = false;
+      r.release();
+      held = [];
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    },
+  };
+}
+
+let h: Harness;
+beforeAll(async () => {
+  // no service: the worker under test is the only one claiming
+  h = await startWebhookHarness({ OUTBOUND_ALLOW_LIST: '127.0.0.1' }, { service: false });
+  await migrate(h.pool, { ...webhookService.migrations!, log: createLogger('worker-test', 'silent') });
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+async function queue(userId: string, url: string, events: number): Promise<void> {
+  await h.pool.query('INSERT INTO webhook.endpoints (id, user_id, url) VALUES ($1, $2, $3)', [randomUUID(), userId, url]);
+  const body = JSON.stringify({ event: 'task.updated' });
+  await ingestEvents(h.pool, Array.from({ length: events }, () => ({ msgId: randomUUID(), userId, event: 'task.updated', body })));
+}
+
+const statusOf = async (userId: string) =>
+  (await h.pool.query<{ status: string; attempts: number; lease: string | null }>('SELECT status, attempts, lease FROM webhook.deliveries WHERE user_id = $1', [userId])).rows;
+
+describe('delivery worker', () => {
+  it('bounds attempts per endpoint: a hanging receiver holds its share, others are still served; stop gives unstarted rows back', async () => {
+    const slow = await holdingReceiver();
+    const fast = await holdingReceiver();
+    fast.r.holding = false;
+    const [slowUser, fastUser] = [randomUUID(), randomUUID()];
+    await queue(slowUser, `${slow.r.url}/slow`, 12);
+    const worker = startDeliveryWorker({ pool: h.pool, outbound: createOutbound({ allowList: ['127.0.0.1'] }), config: h.config, log: createLogger('worker-test', 'silent'), concurrency: 8, perEndpoint: 3 });
+    try {
+      await until(async () => slow.r.arrived >= 3, 'slow endpoint reached');
+      await queue(fastUser, `${fast.r.url}/fast`, 5);
+      worker.kick();
+      await until(async () => (await statusOf(fastUser)).every((d) => d.status === 'delivered'), 'fast endpoint served while the slow one hangs');
+      expect(slow.r.maxOpen).toBe(3);
+      slow.r.release();
+      await until(async () => slow.r.arrived >= 6, 'next slow attempts');
+      expect(slow.r.maxOpen).toBe(3);
+    } finally {
+      slow.r.holding = false;
+      slow.r.release();
+      await worker.stop();
+    }
+    // after stop: nothing is left leased by the stopped worker, and no attempt was counted for a row never sent
+    const rows = await statusOf(slowUser);
+    expect(rows.filter((d) => d.lease !== null)).toEqual([]);
+    expect(rows.reduce((n, d) => n + d.attempts, 0)).toBe(slow.r.arrived);
+    await Promise.all([slow.close(), fast.close()]);
+  });
+});

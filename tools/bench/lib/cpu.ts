@@ -1,0 +1,29 @@
+/** CPU time of the bench's own process and of its local PostgreSQL, for per-operation CPU figures (steadier than rates on a shared machine). */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** utime + stime (ms) of this process. */
+export function processCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/**
+ * utime + stime (ms) of a PostgreSQL server started by startLocalPostgres({ dataDir }): the
+ * postmaster and its live backends (a bench's pool keeps its connections, so none are lost).
+ */
+export function postgresCpuMs(dataDir: string): number {
+  const postmaster = Number(readFileSync(join(dataDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  let total = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(name) === postmaster || Number(f[1]) === postmaster) total += (Number(f[11]) + Number(f[12])) * 10; // USER_HZ is 100
+    } catch {
+      // exited while we looked
+    }
+  }
+  return total;
+}
