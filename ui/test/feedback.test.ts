@@ -31,6 +31,17 @@ interface Stats {
   level: number;
   achievementsUnlocked: number;
 }
+/**
+ * A zone where it is now 09:00–20:59, so no completion pays a time-of-day achievement (Early Bird
+ * before 07:00, Night Owl from 23:00) and the coin arithmetic below holds at any hour of the run.
+ */
+function daytimeZone(): string {
+  const hour = (timeZone: string) => Number(new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', hourCycle: 'h23' }).format(new Date()));
+  const zone = ['UTC', 'Asia/Tokyo', 'America/New_York', 'America/Los_Angeles', 'Australia/Sydney'].find((z) => hour(z) >= 9 && hour(z) <= 20);
+  if (!zone) throw new Error('no daytime zone in the list right now');
+  return zone;
+}
+
 const stats = async (page: Page) => (await (await page.request.get('/api/stats')).json()) as Stats;
 
 async function createTask(page: Page, data: Record<string, unknown>): Promise<string> {
@@ -56,17 +67,18 @@ describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', 
   it.each(sizes)('completing a task announces the achievement and level it unlocks, and the toast counts every coin it brought (%s)', async (label, size) => {
     const page = await newPage(size);
     await signIn(page, ui.url, `game-${label}@example.test`);
+    const zone = daytimeZone();
+    expect((await page.request.patch('/api/settings/timezone', { data: { timezone: zone } })).status()).toBe(200);
     // Nine completions before the one under test, bringing the balance to 30–49, so that the tenth
     // (10 coins, +10 for "Getting Going") crosses level 2 at 50. Each value is picked from the balance
-    // so far, the big ones last: the first completion may unlock more than First Step (Early Bird
-    // before 07:00 pays 25), which the later ones then make up for.
+    // so far, the big ones last, in a zone where it is daytime (no time-of-day achievement on the way).
     for (let i = 1; i <= 9; i++) {
       const { coins } = await stats(page);
       const value = Math.min(10, Math.max(1, 40 - coins - 10 * (9 - i)));
       const id = await createTask(page, { title: `Warm-up ${i}`, coinValue: value });
       expect((await page.request.post(`/api/tasks/${id}/complete`, { data: {} })).status()).toBe(200);
     }
-    await createTask(page, { title: 'The tenth task', coinValue: 10, dueDate: await page.evaluate(() => new Intl.DateTimeFormat('en-CA').format(new Date())) });
+    await createTask(page, { title: 'The tenth task', coinValue: 10, dueDate: new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(new Date()) });
     const before = await stats(page);
     expect(before.level).toBe(1);
     expect(before.coins).toBeGreaterThanOrEqual(30);
