@@ -1,8 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enrolTotp, ensureUiBuilt, hasChromium, launchChromium, SCREENSHOTS, signIn, startUiSystem, totpCode, virtualAuthenticator, VIEWPORTS, type UiSystem } from './support.ts';
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { chromiumSuite, enrolTotp, hasChromium, signIn, SIZES, totpCode, virtualAuthenticator } from './support.ts';
 
 /**
  * The flows a person repeats every day (issue 24), each along the real click path with no reloads
@@ -10,21 +8,8 @@ import { enrolTotp, ensureUiBuilt, hasChromium, launchChromium, SCREENSHOTS, sig
  * test-results/screenshots/ (daily-*).
  */
 
-let ui: UiSystem;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-const sizes = Object.entries(VIEWPORTS) as [string, { width: number; height: number }][];
-
-async function newPage(viewport: { width: number; height: number }, opts: { serviceWorkers?: 'allow' | 'block' } = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport, baseURL: ui.url, serviceWorkers: opts.serviceWorkers ?? 'block' });
-  contexts.push(context);
-  return context.newPage();
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `daily-${name}-${page.viewportSize()!.width}.png`), fullPage: true });
-}
+const suite = chromiumSuite('daily');
+const { newPage, shot } = suite;
 
 /** The app works: the page title, the main navigation and the game summary are there, and no error screen. */
 async function appWorks(page: Page): Promise<void> {
@@ -53,50 +38,37 @@ async function signOut(page: Page): Promise<void> {
   await page.locator('button[data-provider="oidc"]:not([disabled])').waitFor();
 }
 
-beforeAll(async () => {
-  if (!hasChromium) return;
-  await ensureUiBuilt();
-  ui = await startUiSystem();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  for (const c of contexts) await c.close().catch(() => undefined);
-  await browser?.close();
-  await ui?.stop();
-});
-
 describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps', () => {
-  it.each(sizes)('after TOTP at sign-in the dashboard works at once (%s)', async (label, size) => {
+  it.each(SIZES)('after TOTP at sign-in the dashboard works at once (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `totp-${label}@example.test`);
+    await signIn(page, suite.url, `totp-${label}@example.test`);
     const secret = await enrolTotp(page);
     await signOut(page);
-    await signIn(page, ui.url, `totp-${label}@example.test`, '/login/2fa');
+    await signIn(page, suite.url, `totp-${label}@example.test`, '/login/2fa');
     // The next 30-second step: the one used for enrolment is spent (replay protection).
     await page.getByLabel('Code').fill(totpCode(secret, Date.now() + 30_000));
     await page.getByRole('button', { name: 'Verify' }).click();
-    await page.waitForURL(`${ui.url}/dashboard`);
+    await page.waitForURL(`${suite.url}/dashboard`);
     await appWorks(page);
     await shot(page, 'after-totp');
   });
 
-  it.each(sizes)('after passkey sign-in the dashboard works at once (%s)', async (label, size) => {
+  it.each(SIZES)('after passkey sign-in the dashboard works at once (%s)', async (label, size) => {
     const page = await newPage(size);
     await virtualAuthenticator(page);
-    await signIn(page, ui.url, `passkey-${label}@example.test`);
+    await signIn(page, suite.url, `passkey-${label}@example.test`);
     await page.goto('/settings/security');
     const passkeys = page.getByTestId('passkey-section');
     await passkeys.getByRole('button', { name: 'Add a passkey' }).click();
     await passkeys.getByTestId('passkey-row').waitFor();
     await signOut(page);
     await page.getByRole('button', { name: /Sign in with a passkey/ }).click();
-    await page.waitForURL(`${ui.url}/dashboard`);
+    await page.waitForURL(`${suite.url}/dashboard`);
     await appWorks(page);
     await shot(page, 'after-passkey');
   });
 
-  it.each(sizes)('a passkey prompt without any passkey for this site explains what to do, not "cancelled" (%s)', async (_label, size) => {
+  it.each(SIZES)('a passkey prompt without any passkey for this site explains what to do, not "cancelled" (%s)', async (_label, size) => {
     const page = await newPage(size);
     await virtualAuthenticator(page);
     await page.goto('/login');
@@ -108,9 +80,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await shot(page, 'passkey-none');
   });
 
-  it.each(sizes)('quick add keeps focus, clears, and shows the parsed parts while typing (%s)', async (label, size) => {
+  it.each(SIZES)('quick add keeps focus, clears, and shows the parsed parts while typing (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `quick-${label}@example.test`);
+    await signIn(page, suite.url, `quick-${label}@example.test`);
     const quick = page.getByLabel('Quick add a task');
     await quick.click();
     await page.keyboard.type('Call the bank tomorrow 9am !high');
@@ -133,9 +105,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await shot(page, 'quick-add-done');
   });
 
-  it.each(sizes)('the task list leads with what is overdue, grouped Overdue/Today/Upcoming/Someday; a search with no hit says so (%s)', async (label, size) => {
+  it.each(SIZES)('the task list leads with what is overdue, grouped Overdue/Today/Upcoming/Someday; a search with no hit says so (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `groups-${label}@example.test`);
+    await signIn(page, suite.url, `groups-${label}@example.test`);
     const day = (offset: number) =>
       page.evaluate((o) => {
         const d = new Date();
@@ -156,9 +128,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await page.getByText('No tasks match "xyz"').waitFor();
   });
 
-  it.each(sizes)('the task editor takes focus when it opens, closes with Escape and gives focus back to what opened it (%s)', async (label, size) => {
+  it.each(SIZES)('the task editor takes focus when it opens, closes with Escape and gives focus back to what opened it (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `editor-keys-${label}@example.test`);
+    await signIn(page, suite.url, `editor-keys-${label}@example.test`);
     expect((await page.request.post('/api/tasks', { data: { title: 'Renew passport' } })).status()).toBe(201);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
     // Edit is in the row's actions menu: open it from the keyboard, choose Edit.
@@ -182,9 +154,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await expect.poll(() => isFocused(newTask)).toBe(true);
   });
 
-  it.each(sizes)('completing a task from the keyboard puts its Undo in focus; Undo and Escape hand focus back to the list (%s)', async (label, size) => {
+  it.each(SIZES)('completing a task from the keyboard puts its Undo in focus; Undo and Escape hand focus back to the list (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `keys-complete-${label}@example.test`);
+    await signIn(page, suite.url, `keys-complete-${label}@example.test`);
     const ids: Record<string, string> = {};
     for (const title of ['Pay rent', 'Call mum']) ids[title] = ((await (await page.request.post('/api/tasks', { data: { title } })).json()) as { task: { id: string } }).task.id;
     const completedAt = async (title: string) => ((await (await page.request.get(`/api/tasks/${ids[title]}`)).json()) as { task: { completedAt: string | null } }).task.completedAt;
@@ -211,9 +183,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     expect(await completedAt('Pay rent')).not.toBeNull();
   });
 
-  it.each(sizes)('row actions sit in one keyboard-operable menu; delete hides the row with an Undo and sends the DELETE only when the toast goes (%s)', async (label, size) => {
+  it.each(SIZES)('row actions sit in one keyboard-operable menu; delete hides the row with an Undo and sends the DELETE only when the toast goes (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `rows-${label}@example.test`);
+    await signIn(page, suite.url, `rows-${label}@example.test`);
     const ids: Record<string, string> = {};
     for (const title of ['Clean the windows', 'Fix the bike', 'Sort the photos', 'Return the library books'])
       ids[title] = ((await (await page.request.post('/api/tasks', { data: { title } })).json()) as { task: { id: string } }).task.id;
@@ -299,9 +271,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await expect.poll(() => status('Return the library books'), { timeout: 20_000 }).toBe(404);
   });
 
-  it.each(sizes)('every editor that opens in place takes focus, closes with Escape and gives focus back (%s)', async (label, size) => {
+  it.each(SIZES)('every editor that opens in place takes focus, closes with Escape and gives focus back (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `editors-${label}@example.test`);
+    await signIn(page, suite.url, `editors-${label}@example.test`);
     // Never contacted: it listens to task.deleted only, and this user deletes nothing.
     expect((await page.request.post('/api/settings/webhooks', { data: { url: 'https://9.9.9.9/never-contacted', events: ['task.deleted'] } })).status()).toBe(201);
     /** Open from the keyboard, focus is inside the form; Escape closes it and focus is back on the opener. */
@@ -336,9 +308,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await escapeRoundTrip(endpoint.getByRole('button', { name: 'Edit', exact: true }), endpoint.getByRole('form', { name: 'Edit webhook' }));
   });
 
-  it.each(sizes)('phones get a floating add button and tab bars that scroll instead of wrapping (%s)', async (label, size) => {
+  it.each(SIZES)('phones get a floating add button and tab bars that scroll instead of wrapping (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `phone-${label}@example.test`);
+    await signIn(page, suite.url, `phone-${label}@example.test`);
     for (let i = 1; i <= 12; i++) expect((await page.request.post('/api/tasks', { data: { title: `Chore number ${i}` } })).status()).toBe(201);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
     await page.getByTestId('task-row').nth(11).waitFor();
@@ -377,9 +349,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await shot(page, 'settings-tabs');
   });
 
-  it.each(sizes)('a task typed while the previous one is still saving is kept in quick add (%s)', async (label, size) => {
+  it.each(SIZES)('a task typed while the previous one is still saving is kept in quick add (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `typeahead-${label}@example.test`);
+    await signIn(page, suite.url, `typeahead-${label}@example.test`);
     // hold the first create until the next task has been typed
     let release = () => undefined as void;
     const held = new Promise<void>((r) => (release = r));
@@ -400,9 +372,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     expect(await quick.inputValue()).toBe('Call mum');
   });
 
-  it.each(sizes)("postponing today's quest keeps a later deadline (%s)", async (label, size) => {
+  it.each(SIZES)("postponing today's quest keeps a later deadline (%s)", async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `postpone-${label}@example.test`);
+    await signIn(page, suite.url, `postpone-${label}@example.test`);
     const inThreeDays = await page.evaluate<string>(() => {
       const d = new Date();
       d.setDate(d.getDate() + 3);
@@ -431,9 +403,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await shot(page, 'postponed');
   });
 
-  it.each(sizes)('offline, the service worker serves route chunks and the app shell; a reload offline gets the app shell, not the browser error (%s)', async (label, size) => {
+  it.each(SIZES)('offline, the service worker serves route chunks and the app shell; a reload offline gets the app shell, not the browser error (%s)', async (label, size) => {
     const page = await newPage(size, { serviceWorkers: 'allow' });
-    await signIn(page, ui.url, `offline-${label}@example.test`);
+    await signIn(page, suite.url, `offline-${label}@example.test`);
     await appWorks(page);
     // The worker is in charge of this page and has cached this build's files.
     await page.waitForFunction(async () => navigator.serviceWorker.controller !== null && (await caches.keys()).some((k) => k.startsWith('app-')));
@@ -459,9 +431,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await appWorks(page);
   });
 
-  it.each(sizes)('a screen whose chunk fails to load offers an in-app retry that works once the network is back (%s)', async (label, size) => {
+  it.each(SIZES)('a screen whose chunk fails to load offers an in-app retry that works once the network is back (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `chunk-${label}@example.test`);
+    await signIn(page, suite.url, `chunk-${label}@example.test`);
     await appWorks(page);
     await page.route(/\/assets\/Topics-[\w-]+\.js$/, (route) => route.abort('internetdisconnected'));
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Topics' }).click();
@@ -475,9 +447,9 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await page.getByRole('heading', { level: 1, name: 'Topics' }).waitFor();
   });
 
-  it.each(sizes)('a signed-in non-admin opening /admin gets 403 with a styled page inside the app (%s)', async (label, size) => {
+  it.each(SIZES)('a signed-in non-admin opening /admin gets 403 with a styled page inside the app (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `notadmin-${label}@example.test`);
+    await signIn(page, suite.url, `notadmin-${label}@example.test`);
     const res = await page.goto('/admin');
     expect(res!.status()).toBe(403);
     await page.getByRole('heading', { level: 1, name: 'Not allowed' }).waitFor();

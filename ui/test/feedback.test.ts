@@ -1,8 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureUiBuilt, eventually, hasChromium, launchChromium, SCREENSHOTS, signIn, startUiSystem, VIEWPORTS, type UiSystem } from './support.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { chromiumSuite, eventually, hasChromium, signIn, SIZES } from './support.ts';
 
 /**
  * Issue 24, the rest: game feedback when it happens, charts and dates, the task panel, in-app
@@ -10,21 +8,8 @@ import { ensureUiBuilt, eventually, hasChromium, launchChromium, SCREENSHOTS, si
  * between steps) at 390 and 1280 px, against the whole system. Screenshots: feedback-*.
  */
 
-let ui: UiSystem;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-const sizes = Object.entries(VIEWPORTS) as [string, { width: number; height: number }][];
-
-async function newPage(viewport: { width: number; height: number }, locale = 'en-GB'): Promise<Page> {
-  const context = await browser.newContext({ viewport, baseURL: ui.url, serviceWorkers: 'block', locale });
-  contexts.push(context);
-  return context.newPage();
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `feedback-${name}-${page.viewportSize()!.width}.png`), fullPage: true });
-}
+const suite = chromiumSuite('feedback', { locale: 'en-GB' });
+const { newPage, shot } = suite;
 
 interface Stats {
   coins: number;
@@ -50,23 +35,10 @@ async function createTask(page: Page, data: Record<string, unknown>): Promise<st
   return ((await res.json()) as { task: { id: string } }).task.id;
 }
 
-beforeAll(async () => {
-  if (!hasChromium) return;
-  await ensureUiBuilt();
-  ui = await startUiSystem();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  for (const c of contexts) await c.close().catch(() => undefined);
-  await browser?.close();
-  await ui?.stop();
-});
-
 describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', () => {
-  it.each(sizes)('completing a task announces the achievement and level it unlocks, and the toast counts every coin it brought (%s)', async (label, size) => {
+  it.each(SIZES)('completing a task announces the achievement and level it unlocks, and the toast counts every coin it brought (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `game-${label}@example.test`);
+    await signIn(page, suite.url, `game-${label}@example.test`);
     const zone = daytimeZone();
     expect((await page.request.patch('/api/settings/timezone', { data: { timezone: zone } })).status()).toBe(200);
     // Nine completions before the one under test, bringing the balance to 30–49, so that the tenth
@@ -118,9 +90,9 @@ describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', 
     await shot(page, 'stats-pill');
   });
 
-  it.each(sizes)('charts start at 0 and label days in the reader’s language; every screen writes dates the same way (%s)', async (label, size) => {
-    const page = await newPage(size, 'de-DE');
-    await signIn(page, ui.url, `dates-${label}@example.test`);
+  it.each(SIZES)('charts start at 0 and label days in the reader’s language; every screen writes dates the same way (%s)', async (label, size) => {
+    const page = await newPage(size, { locale: 'de-DE' });
+    await signIn(page, suite.url, `dates-${label}@example.test`);
     const today = await page.evaluate(() => new Intl.DateTimeFormat('en-CA').format(new Date()));
     const id = await createTask(page, { title: 'Dated task', coinValue: 3 });
     expect((await page.request.post(`/api/tasks/${id}/complete`, { data: {} })).status()).toBe(200);
@@ -155,9 +127,9 @@ describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', 
     await shot(page, 'snoozed');
   });
 
-  it.each(sizes)('a task opens for editing beside its row (panel) or under it (sheet), keeps focus rules, and date, priority and topic change in two clicks (%s)', async (label, size) => {
+  it.each(SIZES)('a task opens for editing beside its row (panel) or under it (sheet), keeps focus rules, and date, priority and topic change in two clicks (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `panel-${label}@example.test`);
+    await signIn(page, suite.url, `panel-${label}@example.test`);
     const garden = ((await (await page.request.post('/api/topics', { data: { title: 'Garden' } })).json()) as { topic: { id: string } }).topic.id;
     for (let i = 1; i <= 10; i++) await createTask(page, { title: `Errand ${i}`, priority: 'HIGH' });
     // Normal priority, no date: last in the list, far below the top of the page.
@@ -214,12 +186,12 @@ describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', 
     await shot(page, 'two-clicks');
   });
 
-  it.each(sizes)('no browser confirm(): a topic deletes with Undo, revoking an API key asks in an accessible in-app dialog (%s)', async (label, size) => {
+  it.each(SIZES)('no browser confirm(): a topic deletes with Undo, revoking an API key asks in an accessible in-app dialog (%s)', async (label, size) => {
     const page = await newPage(size);
     // A native confirm() would show up here: the test fails on any.
     const nativeDialogs: string[] = [];
     page.on('dialog', (d) => (nativeDialogs.push(d.message()), void d.dismiss()));
-    await signIn(page, ui.url, `confirm-${label}@example.test`);
+    await signIn(page, suite.url, `confirm-${label}@example.test`);
     const shed = ((await (await page.request.post('/api/topics', { data: { title: 'Shed' } })).json()) as { topic: { id: string } }).topic.id;
     const topicStatus = async () => (await page.request.get(`/api/topics/${shed}`)).status();
 
@@ -227,7 +199,7 @@ describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Topics' }).click();
     await page.getByRole('link', { name: /Shed/ }).click();
     await page.getByRole('button', { name: 'Delete', exact: true }).click();
-    await page.waitForURL(`${ui.url}/topics`);
+    await page.waitForURL(`${suite.url}/topics`);
     const toastEl = page.locator('.toast').filter({ hasText: 'Deleted the topic "Shed"' });
     await toastEl.waitFor();
     expect(await page.getByRole('link', { name: /Shed/ }).count()).toBe(0);
@@ -244,7 +216,7 @@ describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', 
 
     // API key: revoking cannot be undone, so it asks first.
     const created = (await (await page.request.post('/api/user/api-keys', { data: { name: 'Widget' } })).json()) as { key: string };
-    const keyWorks = async () => (await fetch(`${ui.url}/api/tasks`, { headers: { authorization: `Bearer ${created.key}` } })).status;
+    const keyWorks = async () => (await fetch(`${suite.url}/api/tasks`, { headers: { authorization: `Bearer ${created.key}` } })).status;
     expect(await keyWorks()).toBe(200);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('navigation', { name: 'Section' }).getByRole('link', { name: 'API keys' }).click();
@@ -274,9 +246,9 @@ describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', 
     expect(nativeDialogs).toEqual([]);
   });
 
-  it.each(sizes)('empty lists say what to do: a search with no hit names the words and clears in one click (%s)', async (label, size) => {
+  it.each(SIZES)('empty lists say what to do: a search with no hit names the words and clears in one click (%s)', async (label, size) => {
     const page = await newPage(size);
-    await signIn(page, ui.url, `empty-${label}@example.test`);
+    await signIn(page, suite.url, `empty-${label}@example.test`);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
     await page.getByText('No open tasks. Type one into quick add above').waitFor();
     const quick = page.getByLabel('Quick add a task');

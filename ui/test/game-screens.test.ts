@@ -1,31 +1,17 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, signIn, startUiSystem, VIEWPORTS, type UiSystem } from './support.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { checkLayout, chromiumSuite, eventually, hasChromium, signIn, VIEWPORTS } from './support.ts';
 
 /**
  * Wishlist, energy check-in and vacation mode in Chromium against the whole system, at phone and
  * desktop widths, along the click path a person takes (no reloads between steps).
  */
 
-let ui: UiSystem;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!hasChromium) return;
-  await ensureUiBuilt();
-  ui = await startUiSystem();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await ui?.stop();
-});
+const suite = chromiumSuite('game');
 
 async function signedIn(email: string, viewport: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport, baseURL: ui.url });
-  const page = await context.newPage();
-  await signIn(page, ui.url, email);
+  const page = await suite.newPage(viewport, { serviceWorkers: 'allow' });
+  await signIn(page, suite.url, email);
   return page;
 }
 
@@ -50,7 +36,7 @@ describe.skipIf(!hasChromium)('game screens in headless Chromium', () => {
 
       // Wishlist: reached from the coins on the dashboard; add, buy, discard.
       await page.getByTestId('streak-card').getByRole('link', { name: 'wishlist' }).click();
-      await page.waitForURL(`${ui.url}/wishlist`);
+      await page.waitForURL(`${suite.url}/wishlist`);
       await page.getByLabel('Wish', { exact: true }).fill('Cinema ticket');
       await page.getByLabel('Price (coins)').fill('8');
       await page.getByRole('button', { name: 'Add' }).click();

@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { freePort, type Config } from '../../services/runtime/src/index.ts';
 import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOp } from '../../services/auth/test/helpers.ts';
 import { startSystem, type RunningSystem } from '../../tools/system.ts';
@@ -82,6 +82,52 @@ export function totpCode(secret: string, at = Date.now()): string {
 }
 
 export const VIEWPORTS = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } } as const;
+/** [label, viewport] pairs for `it.each`. */
+export const SIZES = Object.entries(VIEWPORTS) as [string, { width: number; height: number }][];
+
+export interface ChromiumSuite {
+  /** the running system's base URL (set once beforeAll has run) */
+  readonly url: string;
+  /** A page in a fresh browser context (closed after the suite); service workers blocked unless allowed. */
+  newPage: (viewport: { width: number; height: number }, opts?: { serviceWorkers?: 'allow' | 'block'; locale?: string }) => Promise<Page>;
+  /** A full-page screenshot `<prefix>-<name>-<width>.png` in SCREENSHOTS. */
+  shot: (page: Page, name: string) => Promise<void>;
+}
+
+/**
+ * The whole system and a Chromium for one test file: started in beforeAll (when Chromium exists),
+ * stopped with every context it handed out in afterAll.
+ */
+export function chromiumSuite(prefix: string, defaults: { locale?: string } = {}): ChromiumSuite {
+  let ui: UiSystem | undefined;
+  let browser: Browser | undefined;
+  const contexts: BrowserContext[] = [];
+  beforeAll(async () => {
+    if (!hasChromium) return;
+    await ensureUiBuilt();
+    ui = await startUiSystem();
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    await ui?.stop();
+  });
+  return {
+    get url() {
+      return ui!.url;
+    },
+    newPage: async (viewport, opts = {}) => {
+      const context = await browser!.newContext({ viewport, baseURL: ui!.url, serviceWorkers: opts.serviceWorkers ?? 'block', locale: opts.locale ?? defaults.locale });
+      contexts.push(context);
+      return context.newPage();
+    },
+    shot: async (page, name) => {
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOTS, `${prefix}-${name}-${page.viewportSize()!.width}.png`), fullPage: true });
+    },
+  };
+}
 
 export async function checkLayout(page: Page, name: string, groups: string[] = ['.page-head > *', '#main .card', '#main .kpi', '.primary-nav a']): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
