@@ -14,7 +14,7 @@ interface Table {
   schema: string;
   name: string;
   columns: Record<string, { name: string; default?: string }>;
-  indexes: Record<string, { columns: { opclass?: string }[] }>;
+  indexes: Record<string, { name: string; where?: string; columns: { expression: string; opclass?: string }[] }>;
   uniqueConstraints: Record<string, { name: string; columns: string[] }>;
   compositePrimaryKeys: Record<string, { name: string; columns: string[] }>;
   checkConstraints: Record<string, { name: string; value: string }>;
@@ -27,9 +27,9 @@ interface Snapshot {
 
 /**
  * Where `drizzle-kit pull` and schema.ts may spell the same thing two ways, make both sides say it as
- * PostgreSQL does, table by table in a transaction that is rolled back: column defaults and CHECK
- * expressions (schema.ts's are set on the migrated table and read back with pg_get_expr /
- * pg_get_constraintdef; pull writes `'{}'::text[]` as `'{""}'`), and the column order of unique and
+ * PostgreSQL does, table by table in a transaction that is rolled back: column defaults, partial
+ * index predicates and CHECK expressions (schema.ts's are set on the migrated table and read back
+ * with pg_get_expr / pg_get_constraintdef; pull writes `'{}'::text[]` as `'{""}'`), and the column order of unique and
  * composite primary keys (read from pg_constraint; pull does not keep it). Index operator classes are
  * left out on both sides (pull guesses them; no index here names one).
  */
@@ -61,7 +61,15 @@ async function inPostgresSpelling(pool: Pool, pulled: Snapshot, declared: Snapsh
         if (before.has(c.name)) c.default = before.get(c.name);
         else delete c.default;
       }
+      const predicate = async (index: string) =>
+        (await client.query<{ where: string | null }>(`SELECT pg_get_expr(indpred, indrelid) AS where FROM pg_index WHERE indexrelid = $1::regclass`, [`"${actual.schema}"."${index}"`])).rows[0]?.where;
+      for (const i of Object.values(actual.indexes)) if (i.where) i.where = (await predicate(i.name)) ?? i.where;
       if (!want) continue;
+      for (const [n, i] of Object.values(want.indexes).entries()) {
+        if (!i.where) continue;
+        await client.query(`CREATE INDEX drift_probe_${n} ON ${table} ("${i.columns[0]!.expression}") WHERE ${i.where}`);
+        i.where = (await predicate(`drift_probe_${n}`)) ?? i.where;
+      }
       const columns = Object.values(want.columns).filter((c) => actual.columns[c.name]);
       for (const c of columns) await client.query(c.default === undefined ? `ALTER TABLE ${table} ALTER COLUMN "${c.name}" DROP DEFAULT` : `ALTER TABLE ${table} ALTER COLUMN "${c.name}" SET DEFAULT ${c.default}`);
       const after = await defaults();

@@ -1,4 +1,5 @@
 import { Column, fillPlaceholders, is, SQL, sql } from 'drizzle-orm';
+import { toSnakeCase } from 'drizzle-orm/casing';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
@@ -54,6 +55,19 @@ export type RowOf<F extends Fields> = {
   [K in keyof F]: F[K] extends Column ? F[K]['_']['notNull'] extends true ? F[K]['_']['data'] : F[K]['_']['data'] | null : F[K] extends SQL<infer T> | SQL.Aliased<infer T> ? T : never;
 };
 
+/** A column's name in the database (`userId` → `user_id`). */
+export function columnName(column: Column): string {
+  return column.keyAsName ? toSnakeCase(column.name) : column.name;
+}
+
+/**
+ * Columns by their bare names, comma-separated, for where SQL allows no qualified name: an INSERT's
+ * column list and the left side of an UPDATE's SET (`${names(t.userId)} = …`).
+ */
+export function names(...columns: Column[]): SQL {
+  return sql.raw(columns.map((c) => `"${columnName(c)}"`).join(', '));
+}
+
 /** `<field> AS "<key>", …`: a selection list for a template whose rows come back keyed like `fields`. */
 export function selectList(fields: Fields): SQL {
   return sql.join(
@@ -108,7 +122,8 @@ export class Statement<R = Record<string, unknown>> {
 
 /** A statement whose row type follows its selection. */
 export function statement<F extends Fields>(query: SQL, fields: F): Statement<RowOf<F>>;
-export function statement(query: SQL): Statement;
+/** A statement whose rows come back as PostgreSQL sends them (typed by the caller: counts, ids). */
+export function statement<R = Record<string, unknown>>(query: SQL): Statement<R>;
 export function statement(query: SQL, fields?: Fields): Statement<unknown> {
   return new Statement(query, fields);
 }
