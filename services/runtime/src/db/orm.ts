@@ -122,7 +122,7 @@ export class Statement<R = Record<string, unknown>> {
 
 /** A statement whose row type follows its selection. */
 export function statement<F extends Fields>(query: SQL, fields: F): Statement<RowOf<F>>;
-/** A statement whose rows come back as PostgreSQL sends them (typed by the caller: counts, ids). */
+/** A statement whose rows come back unmapped, typed by the caller (counts, ids, text; dates and timestamps stay text). */
 export function statement<R = Record<string, unknown>>(query: SQL): Statement<R>;
 export function statement(query: SQL, fields?: Fields): Statement<unknown> {
   return new Statement(query, fields);
