@@ -1,5 +1,5 @@
-import { orm, type Queryable } from '@tasksvc/runtime';
-import { and, eq, getTableColumns, gte, lt, sql } from 'drizzle-orm';
+import { orm, selectList, statement, type Queryable } from '@tasksvc/runtime';
+import { and, eq, getTableColumns, gte, lt, sql, type SQL } from 'drizzle-orm';
 import { profiles } from './schema.ts';
 
 /** A user's profile: settings, coins, streaks, vacation (everything but the feed token's hash). */
@@ -11,10 +11,12 @@ const { calendarFeedTokenHash: _, ...PROFILE } = getTableColumns(profiles);
 const mine = (userId: string) => eq(profiles.userId, userId);
 const touched = { updatedAt: sql`now()` };
 
+// Read on nearly every request (the caller's zone and settings): rendered once.
+const read = (suffix: SQL) => statement(sql`SELECT ${selectList(PROFILE)} FROM ${profiles} WHERE ${profiles.userId} = ${sql.placeholder('userId')}${suffix}`, PROFILE);
+const reads = { plain: read(sql``), locked: read(sql` FOR UPDATE`) };
+
 async function readProfile(q: Queryable, userId: string, lock: boolean): Promise<ProfileRow | null> {
-  const query = orm(q).select(PROFILE).from(profiles).where(mine(userId));
-  const [row] = lock ? await query.for('update') : await query;
-  return row ?? null;
+  return (await reads[lock ? 'locked' : 'plain'].run(q, { userId })).rows[0] ?? null;
 }
 
 /** The user's profile, created with defaults on first use. */
