@@ -111,7 +111,8 @@ export async function listTasks(q: Queryable, userId: string, f: TaskFilters, to
   const { rows } = await list.run(q, bind);
   const zone = rows[0]?.zone ?? null;
   // an empty page is the one row of the profile with no task in it
-  if (rows[0]?.id) return { rows: rows.map(({ total: _, zone: _z, ...r }) => r), total: rows[0].total, zone };
+  // (the rows keep their total and zone: the API's task view leaves them out)
+  if (rows[0]?.id) return { rows, total: rows[0].total, zone };
   if (f.offset === 0) return { rows: [], total: 0, zone };
   // a page past the end has no row to carry the window count
   const count = counts.get(shape, () => statement(sql`SELECT count(*) AS n FROM ${tasks} t WHERE ${where}`));
