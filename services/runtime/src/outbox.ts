@@ -159,18 +159,29 @@ export function startOutboxRelay(opts: {
           `SELECT id, subject, payload, traceparent FROM "${schema}".outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1`,
           [batch],
         );
+        // The whole round is published at once, in order: over NATS the publishes share one connection
+        // and their acknowledgements are awaited together (JetStream stores them in the order sent); in
+        // process the consumers get the round together and can batch their writes. A row that fails is
+        // retried next round, after rows of this round that succeeded.
+        const outcomes = await Promise.allSettled(
+          rows.map((row) => {
+            const event = bySubject.get(row.subject);
+            if (!event) return Promise.reject(new Error(`no event definition for ${row.subject}`));
+            return continueTrace(row.traceparent, () => bus.publish(event, row.payload, row.id));
+          }),
+        );
         const done: string[] = [];
-        for (const row of rows) {
-          const event = bySubject.get(row.subject);
-          try {
-            if (!event) throw new Error(`no event definition for ${row.subject}`);
-            await continueTrace(row.traceparent, () => bus.publish(event, row.payload, row.id));
-            done.push(row.id);
-          } catch (err) {
-            await client.query(`UPDATE "${schema}".outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [row.id, String((err as Error).message).slice(0, 500)]);
-            log.warn({ err: (err as Error).message, outboxId: row.id }, 'outbox publish failed; will retry');
-            break; // keep order: retry from this row next round
-          }
+        const failed: { id: string; error: string }[] = [];
+        outcomes.forEach((o, i) => {
+          if (o.status === 'fulfilled') done.push(rows[i]!.id);
+          else failed.push({ id: rows[i]!.id, error: String((o.reason as Error)?.message ?? o.reason).slice(0, 500) });
+        });
+        if (failed.length > 0) {
+          await client.query(`UPDATE "${schema}".outbox o SET attempts = attempts + 1, last_error = f.error FROM unnest($1::uuid[], $2::text[]) AS f(id, error) WHERE o.id = f.id`, [
+            failed.map((f) => f.id),
+            failed.map((f) => f.error),
+          ]);
+          log.warn({ err: failed[0]!.error, outboxIds: failed.slice(0, 10).map((f) => f.id), failed: failed.length }, 'outbox publish failed; will retry');
         }
         // One statement marks the whole round; a crash before it re-publishes these rows (same msgIds, deduplicated).
         if (done.length > 0) await client.query(`UPDATE "${schema}".outbox SET published_at = clock_timestamp(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [done]);
