@@ -84,7 +84,10 @@ export interface TaskFilters {
 
 /**
  * A page of the user's tasks with the total, and the profile's timezone read in the same statement
- * (`zone`, null without a profile) so a caller that guessed the zone for `today` can tell.
+ * (`zone`, null without a profile) so a caller that guessed the zone for `today` can tell. The total
+ * is its own count (an index-only scan) rather than a window over the page query, which would read
+ * every task of the user to count them; the profile row carries both, so an empty page (or one past
+ * the end) still answers the zone and the total.
  */
 export async function listTasks(db: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: TaskRow[]; total: number; zone: string | null }> {
   const args: unknown[] = [userId, today];
@@ -99,22 +102,18 @@ export async function listTasks(db: Queryable, userId: string, f: TaskFilters, t
   if (f.dueBefore) where.push(`COALESCE(t.next_due_date, t.due_date) <= ${arg(f.dueBefore)}::date`);
   if (f.dueAfter) where.push(`COALESCE(t.next_due_date, t.due_date) >= ${arg(f.dueAfter)}::date`);
   const cond = where.join(' AND ');
-  // the profile row carries the page, so an empty page still answers the zone
-  const { rows } = await db.query<TaskRow & { total: string | null; zone: string }>(
-    `SELECT page.*, z.timezone AS zone FROM tasks.profiles z LEFT JOIN LATERAL (
-       SELECT ${COLS}, ${blocked('$2')}, count(*) OVER () AS total FROM tasks.tasks t WHERE ${cond}
+  const { rows } = await db.query<TaskRow & { total: string; zone: string }>(
+    `SELECT page.*, z.timezone AS zone, (SELECT count(*) FROM tasks.tasks t WHERE ${cond}) AS total FROM tasks.profiles z LEFT JOIN LATERAL (
+       SELECT ${COLS}, ${blocked('$2')} FROM tasks.tasks t WHERE ${cond}
        ORDER BY t.sort_order, t.created_at, t.id LIMIT ${arg(f.limit)} OFFSET ${arg(f.offset)}
      ) page ON true WHERE z.user_id = $1`,
     args,
   );
-  const zone = rows[0]?.zone ?? null;
+  const first = rows[0];
+  if (!first) return { rows: [], total: 0, zone: null };
   // an empty page is the one row of the profile with no task in it
-  const page: TaskRow[] = rows[0]?.id ? rows : [];
-  if (page.length > 0) return { rows: page, total: Number(rows[0]!.total), zone };
-  if (f.offset === 0) return { rows: [], total: 0, zone };
-  // A page past the end has no row to carry the window count; $2 (today) must stay typed even when no filter uses it.
-  const count = await db.query<{ n: string }>(`SELECT count(*) AS n FROM tasks.tasks t WHERE ${cond} AND $2::date IS NOT NULL`, args.slice(0, args.length - 2));
-  return { rows: [], total: Number(count.rows[0]!.n), zone };
+  const page: TaskRow[] = first.id ? rows : [];
+  return { rows: page, total: Number(first.total), zone: first.zone };
 }
 
 /** The create statement per column set, built once: the same text object each time keeps its prepared-statement lookup cheap. */
