@@ -1,4 +1,5 @@
-import { counter, histogram } from '@tasksvc/runtime';
+import type { CronFigures } from '@tasksvc/proto';
+import { countSamples, counter, histogram, sum } from '@tasksvc/runtime';
 
 const calls = histogram('tasksvc_cron_dispatch_duration_seconds', 'Cron calls (POST /api/cron, the embedded timer) dispatched by this scheduler, by outcome (ok, failed: some job failed).', ['outcome']);
 // `cron_job`, not `job`: Prometheus gives every scraped series a `job` label of its own.
@@ -13,5 +14,20 @@ export const cronMetrics = {
   jobRan(job: string, outcome: 'ok' | 'failed', seconds: number, queued: number): void {
     runs.observe({ cron_job: job, outcome }, seconds);
     notifications.inc({ cron_job: job }, queued);
+  },
+  /** the admin page's part, from the same histograms and counter */
+  async figures(): Promise<CronFigures> {
+    const [called, ran, queued] = await Promise.all([countSamples(calls), countSamples(runs), countSamples(notifications)]);
+    const jobs = [...new Set(ran.map((s) => String(s.labels.cron_job)))].sort();
+    return {
+      calls: sum(called),
+      failedCalls: sum(called, (l) => l.outcome === 'failed'),
+      jobs: jobs.map((job) => ({
+        job,
+        runs: sum(ran, (l) => l.cron_job === job),
+        failed: sum(ran, (l) => l.cron_job === job && l.outcome === 'failed'),
+        notifications: sum(queued, (l) => l.cron_job === job),
+      })),
+    };
   },
 };
