@@ -1,10 +1,17 @@
-import type { CronFigures } from '@tasksvc/proto';
+import { CRON_JOBS, type CronFigures } from '@tasksvc/proto';
 import { countSamples, counter, histogram, sum } from '@tasksvc/runtime';
 
 const calls = histogram('tasksvc_cron_dispatch_duration_seconds', 'Cron calls (POST /api/cron, the embedded timer) dispatched by this scheduler, by outcome (ok, failed: some job failed).', ['outcome']);
 // `cron_job`, not `job`: Prometheus gives every scraped series a `job` label of its own.
 const runs = histogram('tasksvc_cron_job_duration_seconds', 'Cron job runs (one job for one 5-minute bucket) claimed by this scheduler, by cron_job and outcome (ok, failed).', ['cron_job', 'outcome']);
 const notifications = counter('tasksvc_cron_notifications_total', 'Notification requests a cron job queued (new ones only; repeats are deduplicated), by cron_job.', ['cron_job']);
+// Each series exists from the start at 0, so rate() and increase() count the first event of the
+// process's life too (a series that first appears at 1 shows no increase).
+for (const outcome of ['ok', 'failed']) {
+  calls.zero({ outcome });
+  for (const job of CRON_JOBS) runs.zero({ cron_job: job, outcome });
+}
+for (const job of CRON_JOBS) notifications.inc({ cron_job: job }, 0);
 
 /** Cron metrics (docs/observability.md); a job already run by another call or replica is not counted. */
 export const cronMetrics = {
