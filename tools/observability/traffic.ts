@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createLogger, createPool } from '@tasksvc/runtime';
 import { expect } from 'vitest';
 import { startReceiver, type Receiver } from '../../services/webhook/test/support.ts';
@@ -17,8 +18,12 @@ export interface Traffic {
   call(method: string, path: string, body?: unknown): Promise<Response>;
   /** `n` task creates (201 each); each causes one delivery per endpoint */
   createTasks(n: number, title?: string): Promise<void>;
-  /** a create with an empty title: 400 VALIDATION_FAILED */
+  /** a create with an empty title: 400 VALIDATION_FAILED (the gateway refuses it; no bus request) */
   invalidCreate(): Promise<void>;
+  /** a task that does not exist: 404 from the tasks service (a `rejected` bus request) */
+  notFound(): Promise<void>;
+  /** the first page of tasks */
+  list(): Promise<void>;
   /** one call of POST /api/cron */
   cron(): Promise<void>;
   /** a test notification on the ntfy channel */
@@ -65,6 +70,8 @@ export async function startTraffic(url: string, databaseUrl: string, opts: { use
       for (let i = 0; i < n; i++) await expectStatus(call('POST', '/api/tasks', { title: `${title} ${i + 1}` }), 201);
     },
     invalidCreate: () => expectStatus(call('POST', '/api/tasks', { title: '' }), 400),
+    notFound: () => expectStatus(call('GET', `/api/tasks/${randomUUID()}`), 404),
+    list: () => expectStatus(call('GET', '/api/tasks'), 200),
     cron: () => expectStatus(call('POST', '/api/cron'), 200),
     notify: () => expectStatus(call('POST', '/api/settings/notification-channels/ntfy/test'), 200),
     close: () => rx.close(),
