@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createHmac } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AdminMetrics } from '../../proto/src/index.ts';
 import type { Config } from '../../services/runtime/src/index.ts';
 import { checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
 
@@ -428,6 +429,17 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await alice.getByTestId('admin-top-users').waitFor();
     expect(await alice.getByTestId('admin-achievements').locator('tr').count()).toBe(31);
     await stats.getByText('No cron run yet.').waitFor();
+    // Live figures, read from this one process's metrics registry (the amounts: tools/observability/admin-figures.test.ts).
+    const figures = alice.getByTestId('admin-figures');
+    await figures.getByTestId('figures-source').getByText(/From this process's metrics registry/).waitFor();
+    const live = await api<AdminMetrics>(alice, '/api/admin/metrics');
+    expect(await figures.getByTestId('figure-webhook-failures').locator('.value').textContent()).toBe(String(live.webhooks!.failed));
+    expect(await alice.getByTestId('admin-outbox').locator('tbody th').allTextContents()).toEqual(live.outbox.map((o) => o.schema));
+    // Refresh reads them again: the requests since the first reading are counted now.
+    const sinceStart = async () => Number(/(\d+) since start/.exec((await figures.getByTestId('figure-rate').locator('.hint').textContent()) ?? '')?.[1]);
+    const first = await sinceStart();
+    await figures.getByRole('button', { name: 'Refresh' }).click();
+    await eventually(sinceStart).toBeGreaterThan(first);
     // The update banner reflects the scheduler's check, which these tests switch off (DISABLE_UPDATE_CHECK).
     await alice.getByTestId('update-banner').getByText(/Update check off: turned off with DISABLE_UPDATE_CHECK=true/).waitFor();
     await checkLayout(alice, 'admin');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EventDef } from '@tasksvc/proto';
+import type { EventDef, OutboxFigures } from '@tasksvc/proto';
 import type pg from 'pg';
 import type { Bus } from './bus/types.ts';
 import type { Logger } from './logger.ts';
@@ -52,8 +52,18 @@ const backlogGauge = (name: string, help: string, pick: (b: Backlog) => number) 
     g.reset();
     for (const [schema, b] of all) g.set({ schema }, pick(b));
   });
-backlogGauge('tasksvc_outbox_pending_events', 'Outbox rows not yet published, per schema (collected on scrape).', (b) => b.pending);
-backlogGauge('tasksvc_outbox_oldest_pending_age_seconds', 'Age of the oldest unpublished outbox row, per schema: the relay lag (0 when none is pending).', (b) => b.oldest);
+const pendingGauge = backlogGauge('tasksvc_outbox_pending_events', 'Outbox rows not yet published, per schema (collected on scrape).', (b) => b.pending);
+const oldestGauge = backlogGauge('tasksvc_outbox_oldest_pending_age_seconds', 'Age of the oldest unpublished outbox row, per schema: the relay lag (0 when none is pending).', (b) => b.oldest);
+
+/** The backlog gauges' values for these schemas (one read of each, as a scrape does); a schema not relayed here, or whose database did not answer, is left out. */
+export async function outboxFigures(schemas: readonly string[]): Promise<OutboxFigures[]> {
+  const [pending, oldest] = await Promise.all([pendingGauge.get(), oldestGauge.get()]);
+  const of = (values: typeof pending.values, schema: string) => values.find((v) => v.labels.schema === schema)?.value;
+  return schemas.flatMap((schema) => {
+    const p = of(pending.values, schema);
+    return p === undefined ? [] : [{ schema, pending: p, oldestPendingSeconds: of(oldest.values, schema) ?? 0 }];
+  });
+}
 
 /**
  * Transactional outbox. A service writes its state change and the event it causes in one
