@@ -6,7 +6,7 @@ import { cronMetrics } from './metrics.ts';
 export const CATCH_UP_BUCKETS = 6;
 /** A run still "running" after this long died with its process; another call may take it over. */
 const STALE_RUN = '10 minutes';
-/** Users per collectReminders page: keeps each bus reply well under NATS's 1 MB message limit. */
+/** Users per collectReminders page (the tasks service cuts a page shorter when its drafts grow large, to stay under NATS's 1 MB message limit). */
 export const PAGE_SIZE = 2_000;
 const COLLECT_TIMEOUT_MS = 60_000;
 /** cron_runs history kept for health and admin (reference §9). */
@@ -75,13 +75,13 @@ async function runJob(deps: DispatchDeps, job: CronJob, bucket: Date): Promise<{
   let users = 0;
   let notifications = 0;
   do {
-    const page: { users: number; drafts: ReminderDraft[]; nextAfterUserId: string | null } = await deps.bus.request(collectRemindersRpc, { job, bucketStart: bucket.toISOString(), afterUserId: after, limit: PAGE_SIZE }, { timeoutMs: COLLECT_TIMEOUT_MS });
+    const page: { users: number; drafts: ReminderDraft[]; next: string | null } = await deps.bus.request(collectRemindersRpc, { job, bucketStart: bucket.toISOString(), after, limit: PAGE_SIZE }, { timeoutMs: COLLECT_TIMEOUT_MS });
     users += page.users;
     if (page.drafts.length) {
       notifications += await requestNotifications(deps.pool, job, bucket, page.drafts);
       deps.relay.kick();
     }
-    after = page.nextAfterUserId;
+    after = page.next;
   } while (after);
   return { users, notifications };
 }
