@@ -50,22 +50,25 @@ async function claim(pool: Pool, jobs: readonly string[], buckets: Date[]): Prom
 
 /**
  * Record drafts and enqueue their notification requests in one statement: only drafts whose dedupe
- * key is new get an outbox row. Returns how many were new.
+ * key is new get an outbox row. Returns how many were new. The page travels as one JSON document
+ * (`jsonb_array_elements`), each element becoming its outbox payload as it is: three parallel
+ * arrays of text, uuid and jsonb cost the driver an escape of every element and PostgreSQL an array
+ * parse of each.
  */
 export async function requestNotifications(pool: Pool, job: string, bucket: Date, drafts: ReminderDraft[]): Promise<number> {
   if (drafts.length === 0) return 0;
   const { rowCount } = await pool.query(
     `WITH d AS (
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::jsonb[]) AS d(dedupe_key, user_id, payload)
+       SELECT x AS payload, x->>'dedupeKey' AS dedupe_key, (x->>'userId')::uuid AS user_id FROM jsonb_array_elements($1::jsonb) AS x
      ), fresh AS (
        INSERT INTO scheduler.cron_sent (dedupe_key, job, bucket, user_id)
-       SELECT dedupe_key, $4, $5, user_id FROM d
+       SELECT dedupe_key, $2, $3, user_id FROM d
        ON CONFLICT (dedupe_key) DO NOTHING
        RETURNING dedupe_key
      )
      INSERT INTO scheduler.outbox (id, subject, payload)
-     SELECT gen_random_uuid(), $6, d.payload FROM d JOIN fresh USING (dedupe_key)`,
-    [drafts.map((d) => d.dedupeKey), drafts.map((d) => d.userId), drafts.map((d) => JSON.stringify(d)), job, bucket.toISOString(), notificationRequested.subject],
+     SELECT gen_random_uuid(), $4, d.payload FROM d JOIN fresh USING (dedupe_key)`,
+    [JSON.stringify(drafts), job, bucket.toISOString(), notificationRequested.subject],
   );
   return rowCount ?? 0;
 }
