@@ -6,7 +6,7 @@ import { cronMetrics } from './metrics.ts';
 export const CATCH_UP_BUCKETS = 6;
 /** A run still "running" after this long died with its process; another call may take it over. */
 const STALE_RUN = '10 minutes';
-/** Users per collectReminders page: keeps each bus reply well under NATS's 1 MB message limit. */
+/** Users per collectReminders page (the tasks service cuts a page shorter when its drafts grow large, to stay under NATS's 1 MB message limit). */
 export const PAGE_SIZE = 2_000;
 const COLLECT_TIMEOUT_MS = 60_000;
 /** cron_runs history kept for health and admin (reference §9). */
@@ -50,22 +50,25 @@ async function claim(pool: Pool, jobs: readonly string[], buckets: Date[]): Prom
 
 /**
  * Record drafts and enqueue their notification requests in one statement: only drafts whose dedupe
- * key is new get an outbox row. Returns how many were new.
+ * key is new get an outbox row. Returns how many were new. The page travels as one JSON document
+ * (`jsonb_array_elements`), each element becoming its outbox payload as it is: three parallel
+ * arrays of text, uuid and jsonb cost the driver an escape of every element and PostgreSQL an array
+ * parse of each.
  */
 export async function requestNotifications(pool: Pool, job: string, bucket: Date, drafts: ReminderDraft[]): Promise<number> {
   if (drafts.length === 0) return 0;
   const { rowCount } = await pool.query(
     `WITH d AS (
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::jsonb[]) AS d(dedupe_key, user_id, payload)
+       SELECT x AS payload, x->>'dedupeKey' AS dedupe_key, (x->>'userId')::uuid AS user_id FROM jsonb_array_elements($1::jsonb) AS x
      ), fresh AS (
        INSERT INTO scheduler.cron_sent (dedupe_key, job, bucket, user_id)
-       SELECT dedupe_key, $4, $5, user_id FROM d
+       SELECT dedupe_key, $2, $3, user_id FROM d
        ON CONFLICT (dedupe_key) DO NOTHING
        RETURNING dedupe_key
      )
      INSERT INTO scheduler.outbox (id, subject, payload)
-     SELECT gen_random_uuid(), $6, d.payload FROM d JOIN fresh USING (dedupe_key)`,
-    [drafts.map((d) => d.dedupeKey), drafts.map((d) => d.userId), drafts.map((d) => JSON.stringify(d)), job, bucket.toISOString(), notificationRequested.subject],
+     SELECT gen_random_uuid(), $4, d.payload FROM d JOIN fresh USING (dedupe_key)`,
+    [JSON.stringify(drafts), job, bucket.toISOString(), notificationRequested.subject],
   );
   return rowCount ?? 0;
 }
@@ -75,13 +78,13 @@ async function runJob(deps: DispatchDeps, job: CronJob, bucket: Date): Promise<{
   let users = 0;
   let notifications = 0;
   do {
-    const page: { users: number; drafts: ReminderDraft[]; nextAfterUserId: string | null } = await deps.bus.request(collectRemindersRpc, { job, bucketStart: bucket.toISOString(), afterUserId: after, limit: PAGE_SIZE }, { timeoutMs: COLLECT_TIMEOUT_MS });
+    const page: { users: number; drafts: ReminderDraft[]; next: string | null } = await deps.bus.request(collectRemindersRpc, { job, bucketStart: bucket.toISOString(), after, limit: PAGE_SIZE }, { timeoutMs: COLLECT_TIMEOUT_MS });
     users += page.users;
     if (page.drafts.length) {
       notifications += await requestNotifications(deps.pool, job, bucket, page.drafts);
       deps.relay.kick();
     }
-    after = page.nextAfterUserId;
+    after = page.next;
   } while (after);
   return { users, notifications };
 }

@@ -21,15 +21,24 @@ export interface QuestRow {
 
 const QUEST_COLS = `q.user_id, q.task_id, t.title, q.tier, q.local_date::text, q.completed_at`;
 
-/** Open tasks of many users with what quest selection needs, in one query. */
+/**
+ * Open tasks of many users with what quest selection needs, in one query. Each user's tasks are
+ * read through the index on tasks.user_id: the LATERAL slice is kept from being flattened into a
+ * join (`OFFSET 0`), which the planner hashed over the whole tasks table for every cron page of
+ * 2,000 users, a cost that grew with the table rather than with the page.
+ */
 async function candidates(db: Queryable, userIds: string[]): Promise<Map<string, QuestCandidate[]>> {
   const { rows } = await db.query<QuestCandidate & { userId: string }>(
     `SELECT t.user_id AS "userId", t.id, t.type, t.priority, t.topic_id AS "topicId", COALESCE(tp.sequential, false) AS "topicSequential",
             t.due_date::text AS "dueDate", t.next_due_date::text AS "nextDueDate", t.completed_at IS NOT NULL AS completed,
             t.snoozed_until::text AS "snoozedUntil", t.paused_at::text AS "pausedAt", t.paused_until::text AS "pausedUntil",
             t.energy_level AS "energyLevel", t.sort_order AS "sortOrder", t.created_at::text AS "createdAt"
-       FROM tasks.tasks t LEFT JOIN tasks.topics tp ON tp.id = t.topic_id
-      WHERE t.user_id = ANY($1::uuid[]) AND (t.type = 'RECURRING' OR t.completed_at IS NULL) AND tp.archived IS NOT TRUE`,
+       FROM unnest($1::uuid[]) AS u(user_id)
+       CROSS JOIN LATERAL (
+         SELECT t.* FROM tasks.tasks t WHERE t.user_id = u.user_id AND (t.type = 'RECURRING' OR t.completed_at IS NULL) OFFSET 0
+       ) t
+       LEFT JOIN tasks.topics tp ON tp.id = t.topic_id
+      WHERE tp.archived IS NOT TRUE`,
     [userIds],
   );
   const out = new Map<string, QuestCandidate[]>();
@@ -52,10 +61,13 @@ export async function ensureQuests(db: Queryable, days: UserDay[], opts: { rando
   const ids = days.map((d) => d.userId);
   const dates = days.map((d) => d.date);
   const existing = async () => {
+    // per user by primary key (LATERAL + LIMIT: never a hash of the whole daily_quests or tasks table)
     const { rows } = await db.query<QuestRow>(
-      `SELECT ${QUEST_COLS} FROM unnest($1::uuid[], $2::date[]) AS d(user_id, local_date)
-         JOIN tasks.daily_quests q ON q.user_id = d.user_id AND q.local_date = d.local_date
-         JOIN tasks.tasks t ON t.id = q.task_id`,
+      `SELECT x.* FROM unnest($1::uuid[], $2::date[]) AS d(user_id, local_date)
+         CROSS JOIN LATERAL (
+           SELECT ${QUEST_COLS} FROM tasks.daily_quests q JOIN tasks.tasks t ON t.id = q.task_id
+            WHERE q.user_id = d.user_id AND q.local_date = d.local_date LIMIT 1
+         ) x`,
       [ids, dates],
     );
     return new Map(rows.map((r) => [r.user_id, r]));
@@ -86,16 +98,27 @@ export async function ensureQuests(db: Queryable, days: UserDay[], opts: { rando
  * daily_quests table: exactly the latest quest of each user is flagged.
  */
 export async function syncQuestFlags(db: Queryable, userIds: string[]): Promise<void> {
+  // Per user (LATERAL slices through the indexes on user_id, as in `candidates`): the latest quest,
+  // then the user's tasks that are flagged or are that quest, with the flags they should have; only
+  // those that differ are updated, by primary key.
   await db.query(
     `WITH latest AS (
-       SELECT DISTINCT ON (user_id) user_id, task_id, local_date FROM tasks.daily_quests
-        WHERE user_id = ANY($1::uuid[]) ORDER BY user_id, local_date DESC
+       SELECT u.user_id, l.task_id, l.local_date
+         FROM unnest($1::uuid[]) AS u(user_id)
+         LEFT JOIN LATERAL (
+           SELECT q.task_id, q.local_date FROM tasks.daily_quests q WHERE q.user_id = u.user_id ORDER BY q.local_date DESC LIMIT 1
+         ) l ON true
+     ), want AS (
+       SELECT x.id, COALESCE(x.id = l.task_id, false) AS flag, CASE WHEN x.id = l.task_id THEN l.local_date END AS quest_date
+         FROM latest l
+         CROSS JOIN LATERAL (
+           SELECT t.id FROM tasks.tasks t
+            WHERE t.user_id = l.user_id AND (t.is_daily_quest OR t.id = l.task_id) OFFSET 0
+         ) x
      )
-     UPDATE tasks.tasks t
-        SET is_daily_quest = (l.task_id IS NOT NULL), daily_quest_date = l.local_date
-       FROM tasks.tasks t2 LEFT JOIN latest l ON l.task_id = t2.id
-      WHERE t.id = t2.id AND t2.user_id = ANY($1::uuid[]) AND (t2.is_daily_quest OR l.task_id IS NOT NULL)
-        AND (t.is_daily_quest IS DISTINCT FROM (l.task_id IS NOT NULL) OR t.daily_quest_date IS DISTINCT FROM l.local_date)`,
+     UPDATE tasks.tasks t SET is_daily_quest = w.flag, daily_quest_date = w.quest_date
+       FROM want w
+      WHERE t.id = w.id AND (t.is_daily_quest IS DISTINCT FROM w.flag OR t.daily_quest_date IS DISTINCT FROM w.quest_date)`,
     [userIds],
   );
 }
