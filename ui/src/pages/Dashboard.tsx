@@ -1,5 +1,5 @@
 import { A } from '@solidjs/router';
-import { createMemo, createResource, createSignal, Show, type JSX } from 'solid-js';
+import { createMemo, createResource, createSignal, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
 import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { addDays, formatDate } from '../lib/dates.ts';
@@ -7,6 +7,7 @@ import { refreshGame } from '../lib/game.ts';
 import { session } from '../lib/session.ts';
 import type { Task } from '../lib/types.ts';
 import { isDeleted } from '../lib/undoable-delete.ts';
+import { keepJustCompleted } from '../lib/just-completed.ts';
 import { reconciled } from '../lib/reconciled.ts';
 import { QuickAdd, TaskList, type TaskActions } from '../components/TaskList.tsx';
 import { TaskPanel } from '../components/TaskPanel.tsx';
@@ -23,13 +24,17 @@ export default function Dashboard(): JSX.Element {
   const today = () => shared.today();
   // Open tasks due up to today (overdue included); the list is small, the split happens here.
   // Read as `.latest`: a refetch after a change keeps the page (and quick add's focus) in place.
-  const [due, { refetch }] = createResource(today, async (t) => (await get<{ tasks: Task[] }>(`/api/tasks${qs({ completed: false, dueBefore: t, snoozed: false, limit: 200 })}`)).tasks, { storage: reconciled });
+  const [due, { refetch }] = createResource(
+    today,
+    async (t, { value, refetching }: ResourceFetcherInfo<Task[]>) => keepJustCompleted(refetching ? value : undefined, (await get<{ tasks: Task[] }>(`/api/tasks${qs({ completed: false, dueBefore: t, snoozed: false, limit: 200 })}`)).tasks),
+    { storage: reconciled },
+  );
   const open = () => (due.latest ?? []).filter((t) => !isDeleted(t.id));
   const overdue = createMemo(() => open().filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate)! < today()));
   const dueToday = createMemo(() => open().filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate) === today()));
   const changed = () => {
-    void refetch();
     refreshGame();
+    return refetch();
   };
   const [editing, setEditing] = createSignal<Task | null>(null);
   const actions: TaskActions = { changed, edit: setEditing };
