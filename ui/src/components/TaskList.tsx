@@ -294,7 +294,22 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
   const [text, setText] = createSignal('');
   const [busy, setBusy] = createSignal(false);
   const parsed = createMemo(() => parseQuickAddWithParts(text(), props.today, props.topics));
+  /** The typed line cut into plain text and recognised parts, in order. */
+  const segments = createMemo(() => {
+    const out: { text: string; kind?: string }[] = [];
+    let at = 0;
+    for (const p of [...parsed().parts].sort((a, b) => a.start - b.start)) {
+      if (p.start > at) out.push({ text: text().slice(at, p.start) });
+      out.push({ text: text().slice(p.start, p.end), kind: p.kind });
+      at = p.end;
+    }
+    if (at < text().length) out.push({ text: text().slice(at) });
+    return out;
+  });
   let input!: HTMLInputElement;
+  let backdrop!: HTMLDivElement;
+  /** The highlights scroll with a line longer than the field. */
+  const follow = () => (backdrop.scrollLeft = input.scrollLeft);
   const onKey = (e: KeyboardEvent) => {
     const target = e.target as HTMLElement;
     if (e.key === 'n' && !e.ctrlKey && !e.metaKey && !e.altKey && !/^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName) && !target.isContentEditable) {
@@ -331,8 +346,29 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
         <label class="sr-only" for="quick-add">
           Quick add a task
         </label>
-        {/* Never disabled while saving: a disabled field loses focus and the next typed task would go nowhere. */}
-        <input id="quick-add" ref={input} placeholder="Add a task…  (press n)" value={text()} onInput={(e) => setText(e.currentTarget.value)} maxlength="300" autocomplete="off" aria-describedby="quick-add-hint" enterkeyhint="done" />
+        <div class="quick-add-field">
+          {/* What the parser recognised, highlighted in place: the same text drawn behind the (transparent) field. */}
+          <div class="quick-add-backdrop" ref={backdrop} aria-hidden="true" data-testid="quick-add-highlights">
+            <For each={segments()}>{(seg) => (seg.kind ? <mark class={`token-${seg.kind}`}>{seg.text}</mark> : seg.text)}</For>
+          </div>
+          {/* Never disabled while saving: a disabled field loses focus and the next typed task would go nowhere. */}
+          <input
+            id="quick-add"
+            ref={input}
+            placeholder="Add a task…  (press n)"
+            value={text()}
+            onInput={(e) => {
+              setText(e.currentTarget.value);
+              requestAnimationFrame(follow);
+            }}
+            onScroll={follow}
+            onKeyUp={follow}
+            maxlength="300"
+            autocomplete="off"
+            aria-describedby="quick-add-hint"
+            enterkeyhint="done"
+          />
+        </div>
         <button class="primary" type="submit" disabled={busy() || !parsed().title}>
           Add
         </button>

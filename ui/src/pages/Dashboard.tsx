@@ -54,6 +54,10 @@ export default function Dashboard(): JSX.Element {
         </div>
       </div>
       <div class="stack">
+        {/* Capture first: quick add leads the page, above the day's summary and the game cards. */}
+        <section class="card" data-testid="today-quick-add">
+          <QuickAdd topics={shared.topics() ?? []} today={today()} onCreated={changed} />
+        </section>
         <Show when={shared.profile()?.totalTasksCreated === 0}>
           <div class="banner info" data-testid="onboarding-hint">
             New here? <A href="/onboarding">Take the two-minute setup</A>: timezone, a first task, reminders.
@@ -75,9 +79,6 @@ export default function Dashboard(): JSX.Element {
           <StreakCard />
           <EnergyCheckin />
         </div>
-        <section class="card">
-          <QuickAdd topics={shared.topics() ?? []} today={today()} onCreated={changed} />
-        </section>
         <Show when={!due.error} fallback={<ErrorBanner error={due.error} />}>
           <Show when={overdue().length > 0}>
             <section class="card" aria-labelledby="overdue-h">
