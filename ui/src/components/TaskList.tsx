@@ -35,10 +35,10 @@ function neighbourFocus(id: string): () => void {
 }
 
 /**
- * Complete a task. Its row stays where it is, ticked, with Undo right after its box
- * (lib/just-completed.ts), until its toast goes; only then does the list reload (without it, or a
- * recurring task with its next date). Focus stays on the box, so Undo is one Tab away; the toast says
- * what happened and offers Undo as well.
+ * Complete a task. Its row stays where it is and as it was, ticked, with Undo right after its box
+ * (lib/just-completed.ts), until its toast goes; only then does it leave the list (or show a
+ * recurring task's next date). Focus stays on the box, so Undo is one Tab away; the toast says what
+ * happened and offers Undo as well.
  */
 async function complete(t: Task, actions: TaskActions): Promise<boolean> {
   const coinsBefore = gameStats()?.coins;
@@ -53,6 +53,8 @@ async function complete(t: Task, actions: TaskActions): Promise<boolean> {
       onClose: (reason) => reason !== 'action' && leave(t, actions),
     });
     holdCompleted(t.id, toastId);
+    // The rest of the list is brought up to date at once (a sequential topic's next task is free now).
+    void actions.changed();
     return true;
   } catch (err) {
     toastError(err);

@@ -5,7 +5,7 @@ import { unwrap } from 'solid-js/store';
  * A task completed from its row stays where it was, ticked, with an Undo button right after its box,
  * until its toast goes. Focus stays where the person is (the box), Undo is one Tab away, and nothing
  * jumps. When the toast goes the row is `leaving`: still shown ticked until the list's next load
- * drops it.
+ * drops it (or shows a recurring task's next date).
  */
 interface Held {
   toastId: number;
@@ -34,13 +34,16 @@ export const forget = (id: string): void => update((m) => m.delete(id));
 
 /**
  * For a list's fetcher on a refetch (`createResource`'s `{ value, refetching }`): a row completed a
- * moment ago that the fresh list no longer has keeps its place until its toast goes.
+ * moment ago keeps its place and its looks until its toast goes (a recurring task's next date, or
+ * its absence from an open list, shows then), while every other row is brought up to date at once
+ * (the next task of a sequential topic, say).
  */
 export function keepJustCompleted<T extends { id: string }>(stored: readonly T[] | undefined, next: T[]): T[] {
   const previous = stored && unwrap(stored); // the plain objects under a reconciled store
-  const keep = previous?.filter((t) => held().get(t.id)?.leaving === false && !next.some((n) => n.id === t.id)) ?? [];
-  if (keep.length === 0) return next;
-  const out = [...next];
-  for (const t of keep) out.splice(Math.min(previous!.indexOf(t), out.length), 0, t);
+  const frozen = previous?.filter((t) => held().get(t.id)?.leaving === false) ?? [];
+  if (frozen.length === 0) return next;
+  const byId = new Map(frozen.map((t) => [t.id, t]));
+  const out = next.map((t) => byId.get(t.id) ?? t);
+  for (const t of frozen) if (!next.some((n) => n.id === t.id)) out.splice(Math.min(previous!.indexOf(t), out.length), 0, t);
   return out;
 }
