@@ -142,13 +142,17 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     const toast = alice.locator('.toast').filter({ hasText: 'Completed "Water the plants"' });
     await toast.waitFor();
     await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).not.toBeNull();
-    // Completed tasks leave the "open" list.
-    await eventually(() => alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).count()).toBe(0);
-
+    // The row stays in place, ticked, while its toast is up; the toast's Undo reopens it.
+    await row.getByRole('checkbox', { name: 'Reopen "Water the plants"' }).waitFor();
     await toast.getByRole('button', { name: 'Undo' }).click();
     await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).toBeNull();
-    await alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).waitFor();
+    await row.getByRole('checkbox', { name: 'Complete "Water the plants"' }).waitFor();
     await checkLayout(alice, 'tasks');
+    // Completed again and the toast dismissed: the task leaves the "open" list.
+    await row.getByRole('checkbox', { name: 'Complete "Water the plants"' }).click();
+    await toast.getByRole('button', { name: 'Dismiss' }).click();
+    await eventually(() => alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).count()).toBe(0);
+    await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).not.toBeNull();
   });
 
   it('edits, snoozes, wakes and deletes a task; the timezone setting moves "today"', async () => {
@@ -398,8 +402,12 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     const second = alice.getByTestId('task-row').filter({ hasText: 'Hand over keys' });
     await second.getByText('waiting').waitFor();
     expect(await second.getByRole('checkbox').isDisabled()).toBe(true);
-    await alice.getByTestId('task-row').filter({ hasText: 'Pack boxes' }).getByRole('checkbox').click(); // the outcome is checked below
+    const first = alice.getByTestId('task-row').filter({ hasText: 'Pack boxes' });
+    await first.getByRole('checkbox').click(); // the outcome is checked below
+    // The pointer on the toast keeps it up: the completed row stays ticked meanwhile, and the next task is free at once.
+    await alice.locator('.toast').filter({ hasText: 'Completed "Pack boxes"' }).hover();
     await eventually(() => second.getByRole('checkbox').isDisabled()).toBe(false);
+    expect(await first.getByRole('checkbox', { name: 'Reopen "Pack boxes"' }).isChecked()).toBe(true);
     await checkLayout(alice, 'topic-detail');
   });
 
