@@ -1,5 +1,5 @@
 import { useSearchParams } from '@solidjs/router';
-import { createMemo, createResource, createSignal, For, Index, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
+import { createMemo, createResource, createSignal, For, Index, onMount, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
 import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { groupTasks } from '../lib/task-groups.ts';
@@ -60,6 +60,8 @@ export default function Tasks(): JSX.Element {
   };
   const [editing, setEditing] = createSignal<Task | 'new' | null>(null);
   const topics = () => shared.topics() ?? [];
+  // Topics made elsewhere (another device, the API) name their tasks here without a reload.
+  onMount(() => void shared.refetchTopics());
   const changed = () => {
     void shared.refetchTopics();
     return refetch();

@@ -1,5 +1,5 @@
 import { A, useNavigate, useParams } from '@solidjs/router';
-import { createResource, createSignal, For, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
+import { createResource, createSignal, For, onMount, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
 import { ApiError, get, patch, post } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { reconciled } from '../lib/reconciled.ts';
@@ -62,6 +62,8 @@ function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel
 }
 
 function TopicIndex(): JSX.Element {
+  // The list as it is now: a topic made elsewhere (another device, the API) shows without a reload.
+  onMount(() => void shared.refetchTopics());
   const [creating, setCreating] = createSignal(false);
   const [showArchived, setShowArchived] = createSignal(false);
   const list = () => (shared.topics() ?? []).filter((t) => showArchived() || !t.archived);
