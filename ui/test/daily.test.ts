@@ -16,7 +16,7 @@ const { newPage, shot } = suite;
 
 /** The app works: the page title, the main navigation and the game summary are there, and no error screen. */
 async function appWorks(page: Page): Promise<void> {
-  await page.locator('#main h1').first().waitFor({ timeout: 10_000 }).catch(async (err: Error) => {
+  await page.locator('#main h1').first().waitFor().catch(async (err: Error) => {
     await shot(page, 'FAILED');
     const probe = await page.evaluate(async () => Promise.all(['/api/auth/me', '/api/stats', '/api/settings/profile', '/api/topics'].map(async (p) => `${p} ${(await fetch(p)).status}`)));
     throw new Error(`${err.message}\n${page.url()}\n${(await page.locator('body').innerText()).slice(0, 500)}\n${probe.join('\n')}`);
@@ -307,12 +307,17 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await expect.poll(() => isFocused(fixBike)).toBe(true);
     expect(await status('Fix the bike')).toBe(200);
 
-    // Dismissed: the DELETE goes out and the row stays gone.
-    await fixBike.click();
-    await page.getByRole('menuitem', { name: 'Delete' }).click();
-    await deleted.getByRole('button', { name: 'Dismiss' }).click();
-    await expect.poll(() => status('Fix the bike'), { timeout: 20_000 }).toBe(404);
+    // Dismissed with Escape (the focus is on its Undo): the DELETE goes out, the row stays gone, focus is on the next row.
+    await fixBike.focus();
+    await page.keyboard.press('ArrowUp');
+    await expect.poll(() => focusedText(page)).toBe('Delete');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => isFocused(deleted.getByRole('button', { name: 'Undo' }))).toBe(true);
+    await page.keyboard.press('Escape');
+    await deleted.waitFor({ state: 'detached' });
+    await expect.poll(() => status('Fix the bike')).toBe(404);
     expect(await row('Fix the bike').count()).toBe(0);
+    await expect.poll(() => isFocused(page.getByRole('checkbox', { name: 'Complete "Sort the photos"' }))).toBe(true);
 
     // Left to expire (focus and pointer elsewhere): the DELETE goes out when the toast does.
     await page.getByRole('button', { name: 'Actions for "Sort the photos"' }).click();
@@ -480,12 +485,13 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     const quest = page.getByTestId('daily-quest');
     await quest.getByText('Hand in the report').waitFor();
     const postpone = quest.getByRole('button', { name: /Postpone/ });
-    await postpone.waitFor({ timeout: 15_000 }).catch(async (err: Error) => {
+    await postpone.waitFor().catch(async (err: Error) => {
       await shot(page, 'postpone-FAILED');
       throw new Error(`${err.message}\n${page.url()}\nquest card: ${await quest.innerText().catch(() => '(gone)')}`);
     });
     await postpone.click();
-    await page.locator('.toast').first().waitFor();
+    // The toast comes once the postponement is saved (not any toast: an earlier one may still be up).
+    await page.locator('.toast').filter({ hasText: 'Postponed to tomorrow' }).waitFor();
     const after = ((await (await page.request.get(`/api/tasks/${id}`)).json()) as { task: { dueDate: string; postponeCount: number } }).task;
     expect(after).toMatchObject({ dueDate: inThreeDays, postponeCount: 1 });
     await shot(page, 'postponed');
