@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../services/runtime/src/index.ts';
-import { checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
+import { checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, setUpAuthenticator, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
 
 /**
  * The whole system in-process (every service, real PostgreSQL), a real OpenID provider for sign-in,
@@ -452,12 +452,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     expect((await dave.request.get('/api/tasks')).status()).toBe(403);
     await checkLayout(dave, 'setup-2fa', ['.auth-card']);
 
-    await dave.getByRole('button', { name: 'Set up an authenticator app' }).click();
-    const secret = (await dave.getByTestId('totp-secret').textContent())!.trim();
-    await dave.getByLabel('Code from the app').fill(totpCode(secret));
-    await dave.getByRole('button', { name: 'Turn on' }).click();
-    await dave.getByTestId('backup-codes').waitFor();
-    await dave.getByRole('button', { name: 'I saved my backup codes' }).click();
+    await setUpAuthenticator(dave);
     await dave.waitForURL(`${url}/dashboard`);
     // Straight into a working app, no reload (issue 24.1): navigation and game summary, no error screen.
     await dave.getByRole('navigation', { name: 'Main' }).waitFor();

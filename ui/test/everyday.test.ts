@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { checkLayout, chromiumSuite, controlsUnderToasts, eventually, hasChromium, signIn, SIZES, totpCode } from './support.ts';
+import { checkLayout, chromiumSuite, controlsUnderToasts, createTask, eventually, hasChromium, setUpAuthenticator, signIn, SIZES } from './support.ts';
 
 /**
  * Issue 24, second pass: what a person meets every day that the first pass left short. Quick add
@@ -23,12 +23,6 @@ interface ApiTask {
   recurrenceWeekOfMonth: number | null;
 }
 const tasks = async (page: Page) => ((await (await page.request.get('/api/tasks?limit=100')).json()) as { tasks: ApiTask[] }).tasks;
-
-async function createTask(page: Page, data: Record<string, unknown>): Promise<string> {
-  const res = await page.request.post('/api/tasks', { data });
-  expect(res.status()).toBe(201);
-  return ((await res.json()) as { task: { id: string } }).task.id;
-}
 
 /** Today in the person's timezone (the profile's), plus `days`, as YYYY-MM-DD. */
 async function appDay(page: Page, days = 0): Promise<string> {
@@ -233,12 +227,7 @@ describe.skipIf(!hasChromium)('everyday flows (issue 24, second pass) in Chromiu
     const page = await newPage(size);
     await signIn(page, suite.url, `forced-${label}@example.test`, '/setup/2fa');
     await page.getByText('requires a second factor').waitFor();
-    await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
-    const secret = (await page.getByTestId('totp-secret').textContent())!.trim();
-    await page.getByLabel('Code from the app').fill(totpCode(secret));
-    await page.getByRole('button', { name: 'Turn on' }).click();
-    await page.getByTestId('backup-codes').waitFor();
-    await page.getByRole('button', { name: 'I saved my backup codes' }).click();
+    await setUpAuthenticator(page);
     await page.waitForURL(`${suite.url}/dashboard`);
     // Straight into a working app: navigation, figures, a task added and listed, no error screen.
     await page.getByRole('navigation', { name: 'Main' }).waitFor();

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { chromiumSuite, eventually, hasChromium, signIn, SIZES } from './support.ts';
+import { chromiumSuite, createTask, eventually, hasChromium, signIn, SIZES } from './support.ts';
 
 /**
  * Issue 24, the rest: game feedback when it happens, charts and dates, the task panel, in-app
@@ -28,12 +28,6 @@ function daytimeZone(): string {
 }
 
 const stats = async (page: Page) => (await (await page.request.get('/api/stats')).json()) as Stats;
-
-async function createTask(page: Page, data: Record<string, unknown>): Promise<string> {
-  const res = await page.request.post('/api/tasks', { data });
-  expect(res.status()).toBe(201);
-  return ((await res.json()) as { task: { id: string } }).task.id;
-}
 
 describe.skipIf(!hasChromium)('issue 24 in Chromium, no reloads between steps', () => {
   it.each(SIZES)('completing a task announces the achievement and level it unlocks, and the toast counts every coin it brought (%s)', async (label, size) => {

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { freePort, type Config } from '../../services/runtime/src/index.ts';
 import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOp } from '../../services/auth/test/helpers.ts';
@@ -341,18 +341,35 @@ export async function signIn(page: Page, url: string, email: string, expectPath 
   await page.waitForURL(`${url}${expectPath}`);
 }
 
+/**
+ * Set up an authenticator app as a person does, within `scope` (a page, or the TOTP section of
+ * Settings → Security): read the key shown, enter a code from it, acknowledge the backup codes.
+ * Returns the key.
+ */
+export async function setUpAuthenticator(scope: Page | Locator): Promise<string> {
+  await scope.getByRole('button', { name: 'Set up an authenticator app' }).click();
+  const secret = (await scope.getByTestId('totp-secret').textContent())!.trim();
+  await scope.getByLabel('Code from the app').fill(totpCode(secret));
+  await scope.getByRole('button', { name: 'Turn on' }).click();
+  await scope.getByTestId('backup-codes').waitFor();
+  await scope.getByRole('button', { name: 'I saved my backup codes' }).click();
+  return secret;
+}
+
 /** Turn on TOTP in Settings → Security, as a person with an authenticator app does; returns the secret. */
 export async function enrolTotp(page: Page): Promise<string> {
   await page.goto('/settings/security');
   const totp = page.getByTestId('totp-section');
-  await totp.getByRole('button', { name: 'Set up an authenticator app' }).click();
-  const secret = (await totp.getByTestId('totp-secret').textContent())!.trim();
-  await totp.getByLabel('Code from the app').fill(totpCode(secret));
-  await totp.getByRole('button', { name: 'Turn on' }).click();
-  await totp.getByTestId('backup-codes').waitFor();
-  await totp.getByRole('button', { name: 'I saved my backup codes' }).click();
+  const secret = await setUpAuthenticator(totp);
   await totp.getByText('backup codes left').waitFor();
   return secret;
+}
+
+/** A task made through the API (the setting for a flow, not the flow); returns its id. */
+export async function createTask(page: Page, data: Record<string, unknown>): Promise<string> {
+  const res = await page.request.post('/api/tasks', { data });
+  expect(res.status()).toBe(201);
+  return ((await res.json()) as { task: { id: string } }).task.id;
 }
 
 /** A CDP virtual authenticator (platform, resident keys, user verified) that answers every WebAuthn prompt. */
