@@ -465,7 +465,7 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     expect(await quick.inputValue()).toBe('Call mum');
   });
 
-  it.each(SIZES)("postponing today's quest keeps a later deadline (%s)", async (label, size) => {
+  it.each(SIZES)("postponing today's quest keeps a later deadline and gives an undated one none (%s)", async (label, size) => {
     const page = await newPage(size);
     await signIn(page, suite.url, `postpone-${label}@example.test`);
     const inThreeDays = await page.evaluate<string>(() => {
@@ -495,6 +495,20 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     const after = ((await (await page.request.get(`/api/tasks/${id}`)).json()) as { task: { dueDate: string; postponeCount: number } }).task;
     expect(after).toMatchObject({ dueDate: inThreeDays, postponeCount: 1 });
     await shot(page, 'postponed');
+
+    // A quest without a date stays without one: it is only put off until tomorrow.
+    const other = await newPage(size);
+    await signIn(other, suite.url, `postpone-undated-${label}@example.test`);
+    const undated = ((await (await other.request.post('/api/tasks', { data: { title: 'Sort the loft' } })).json()) as { task: { id: string } }).task.id;
+    await other.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    await other.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor();
+    await other.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Today' }).click();
+    const otherQuest = other.getByTestId('daily-quest');
+    await otherQuest.getByText('Sort the loft').waitFor();
+    await otherQuest.getByRole('button', { name: /Postpone/ }).click();
+    await other.locator('.toast').filter({ hasText: 'Postponed to tomorrow' }).waitFor();
+    const tomorrow = await other.evaluate(() => new Date(Date.now() + 86_400_000).toLocaleDateString('sv'));
+    expect(((await (await other.request.get(`/api/tasks/${undated}`)).json()) as { task: unknown }).task).toMatchObject({ dueDate: null, snoozedUntil: tomorrow, postponeCount: 1 });
   });
 
   it.each(SIZES)('offline, the service worker serves route chunks and the app shell; a reload offline gets the app shell, not the browser error (%s)', async (label, size) => {

@@ -240,8 +240,8 @@ describe.skipIf(!hasChromium)('everyday flows (issue 24, second pass) in Chromiu
     await shot(page, 'after-forced-setup');
   });
 
-  it('the first screen comes precompressed (brotli) and its hashed files are cached as immutable', async () => {
-    const page = await newPage(SIZES[1]![1]);
+  it.each(SIZES)('the first screen comes precompressed (brotli) and its hashed files are cached as immutable (%s)', async (_label, size) => {
+    const page = await newPage(size);
     const assets: { url: string; encoding?: string; cache?: string }[] = [];
     let html: { encoding?: string; cache?: string } | undefined;
     page.on('response', (r) => {
