@@ -174,7 +174,8 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await check('Pay rent').focus();
     await page.keyboard.press('Space');
     const toast = page.locator('.toast').filter({ hasText: 'Completed "Pay rent"' });
-    await toast.waitFor();
+    // The pointer resting on the toast keeps it (and the row) up, however slow the steps below are.
+    await toast.hover();
     await expect.poll(async () => (await task('Pay rent')).completedAt).not.toBeNull();
     // The row stays where it was, ticked; the focus stays on its box; Undo is the next Tab.
     await expect.poll(() => isFocused(ticked('Pay rent'))).toBe(true);
@@ -190,7 +191,8 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await expect.poll(() => isFocused(check('Pay rent'))).toBe(true);
     await toast.waitFor({ state: 'detached' });
 
-    // Completed again and left alone: when the toast goes the row leaves, and focus moves to the next row.
+    // Completed again and left alone (the pointer away): when the toast goes the row leaves, and focus moves to the next row.
+    await page.mouse.move(0, 0);
     await page.keyboard.press('Space');
     await toast.waitFor();
     await toast.waitFor({ state: 'detached', timeout: 30_000 });
@@ -202,7 +204,7 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     const before = (await task('Water the plants')).nextDueDate;
     await check('Water the plants').focus();
     await page.keyboard.press('Space');
-    await page.locator('.toast').filter({ hasText: 'Done: "Water the plants" next on' }).waitFor();
+    await page.locator('.toast').filter({ hasText: 'Done: "Water the plants" next on' }).hover();
     await expect.poll(async () => (await task('Water the plants')).nextDueDate).not.toBe(before);
     await expect.poll(() => isFocused(ticked('Water the plants'))).toBe(true);
     await page.keyboard.press('Tab');
@@ -228,6 +230,8 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await page.keyboard.press('Enter');
     const done = quest.getByTestId('quest-done');
     await done.waitFor();
+    // The pointer resting on its toast keeps one up for the checks below.
+    await page.locator('.toast').filter({ hasText: 'Quest complete!' }).hover();
     await expect.poll(completedAt).not.toBeNull();
     // The Complete button is gone; the focus is on the message, and Undo is the next Tab.
     await expect.poll(() => isFocused(done)).toBe(true);
