@@ -140,7 +140,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     // click, not check(): the box is relabelled "Reopen …" once the completion is saved, so check() could no longer find it to verify
     await row.getByRole('checkbox', { name: /Complete "Water the plants"/ }).click();
     const toast = alice.locator('.toast').filter({ hasText: 'Completed "Water the plants"' });
-    await toast.waitFor();
+    await toast.hover(); // the pointer on it keeps it up until its Undo is used below
     await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).not.toBeNull();
     // The row stays in place, ticked, while its toast is up; the toast's Undo reopens it.
     await row.getByRole('checkbox', { name: 'Reopen "Water the plants"' }).waitFor();
@@ -242,7 +242,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     const postponed = (await questOf()).quest!.title;
     await card.getByRole('button', { name: 'Postpone' }).click();
     const toast = alice.locator('.toast').filter({ hasText: 'Postponed to tomorrow' });
-    await toast.waitFor();
+    await toast.hover(); // the pointer on it keeps it up until its Undo is used below
     await eventually(async () => (await questOf()).postponesToday).toBe(1);
     await card.getByText('Postponed today: 1 of').waitFor();
     expect((await questOf()).quest?.title).not.toBe(postponed);
