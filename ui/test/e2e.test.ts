@@ -4,7 +4,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminMetrics } from '../../proto/src/index.ts';
 import type { Config } from '../../services/runtime/src/index.ts';
-import { checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
+import { checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, setUpAuthenticator, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
 
 /**
  * The whole system in-process (every service, real PostgreSQL), a real OpenID provider for sign-in,
@@ -141,15 +141,19 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     // click, not check(): the box is relabelled "Reopen …" once the completion is saved, so check() could no longer find it to verify
     await row.getByRole('checkbox', { name: /Complete "Water the plants"/ }).click();
     const toast = alice.locator('.toast').filter({ hasText: 'Completed "Water the plants"' });
-    await toast.waitFor();
+    await toast.hover(); // the pointer on it keeps it up until its Undo is used below
     await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).not.toBeNull();
-    // Completed tasks leave the "open" list.
-    await eventually(() => alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).count()).toBe(0);
-
+    // The row stays in place, ticked, while its toast is up; the toast's Undo reopens it.
+    await row.getByRole('checkbox', { name: 'Reopen "Water the plants"' }).waitFor();
     await toast.getByRole('button', { name: 'Undo' }).click();
     await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).toBeNull();
-    await alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).waitFor();
+    await row.getByRole('checkbox', { name: 'Complete "Water the plants"' }).waitFor();
     await checkLayout(alice, 'tasks');
+    // Completed again and the toast dismissed: the task leaves the "open" list.
+    await row.getByRole('checkbox', { name: 'Complete "Water the plants"' }).click();
+    await toast.getByRole('button', { name: 'Dismiss' }).click();
+    await eventually(() => alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).count()).toBe(0);
+    await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).not.toBeNull();
   });
 
   it('edits, snoozes, wakes and deletes a task; the timezone setting moves "today"', async () => {
@@ -239,7 +243,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     const postponed = (await questOf()).quest!.title;
     await card.getByRole('button', { name: 'Postpone' }).click();
     const toast = alice.locator('.toast').filter({ hasText: 'Postponed to tomorrow' });
-    await toast.waitFor();
+    await toast.hover(); // the pointer on it keeps it up until its Undo is used below
     await eventually(async () => (await questOf()).postponesToday).toBe(1);
     await card.getByText('Postponed today: 1 of').waitFor();
     expect((await questOf()).quest?.title).not.toBe(postponed);
@@ -399,8 +403,12 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     const second = alice.getByTestId('task-row').filter({ hasText: 'Hand over keys' });
     await second.getByText('waiting').waitFor();
     expect(await second.getByRole('checkbox').isDisabled()).toBe(true);
-    await alice.getByTestId('task-row').filter({ hasText: 'Pack boxes' }).getByRole('checkbox').click(); // the outcome is checked below
+    const first = alice.getByTestId('task-row').filter({ hasText: 'Pack boxes' });
+    await first.getByRole('checkbox').click(); // the outcome is checked below
+    // The pointer on the toast keeps it up: the completed row stays ticked meanwhile, and the next task is free at once.
+    await alice.locator('.toast').filter({ hasText: 'Completed "Pack boxes"' }).hover();
     await eventually(() => second.getByRole('checkbox').isDisabled()).toBe(false);
+    expect(await first.getByRole('checkbox', { name: 'Reopen "Pack boxes"' }).isChecked()).toBe(true);
     await checkLayout(alice, 'topic-detail');
   });
 
@@ -456,12 +464,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     expect((await dave.request.get('/api/tasks')).status()).toBe(403);
     await checkLayout(dave, 'setup-2fa', ['.auth-card']);
 
-    await dave.getByRole('button', { name: 'Set up an authenticator app' }).click();
-    const secret = (await dave.getByTestId('totp-secret').textContent())!.trim();
-    await dave.getByLabel('Code from the app').fill(totpCode(secret));
-    await dave.getByRole('button', { name: 'Turn on' }).click();
-    await dave.getByTestId('backup-codes').waitFor();
-    await dave.getByRole('button', { name: 'I saved my backup codes' }).click();
+    await setUpAuthenticator(dave);
     await dave.waitForURL(`${url}/dashboard`);
     // Straight into a working app, no reload (issue 24.1): navigation and game summary, no error screen.
     await dave.getByRole('navigation', { name: 'Main' }).waitFor();
