@@ -5,7 +5,8 @@
  * deliveries per second and the latency from event commit (the publish call) to the receiver's
  * 2xx, p50/p99, and the CPU this process (webhook service, receiver, bus client) and PostgreSQL
  * spent per delivery (ratios of those survive a noisy machine better than rates do). Run with
- * `node_modules/.bin/node tools/bench/webhooks.ts [--events N] [--only burst1,burst5,burst10,steady100,steady500]`.
+ * `node_modules/.bin/node tools/bench/webhooks.ts [--events N] [--only burst1,burst5,burst10,steady100,steady500] [--statements]`
+ * (`--statements`: the statements that took the most time in each scenario).
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,7 +22,9 @@ import { startNats } from '../testenv/nats.ts';
 import { postgresCpuMs, processCpuMs } from './lib/cpu.ts';
 import { percentile, table } from './lib/stats.ts';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '2000' }, only: { type: 'string', default: 'burst1,burst5,burst10,steady100,steady500' } } });
+const { values } = parseArgs({
+  options: { events: { type: 'string', default: '2000' }, only: { type: 'string', default: 'burst1,burst5,burst10,steady100,steady500' }, statements: { type: 'boolean', default: false } },
+});
 const ONLY = new Set(values.only.split(',').map((s) => s.trim()));
 const EVENTS = Number(values.events);
 const SECRET = 'bench-signing-secret-0123456789';
@@ -131,6 +134,12 @@ async function run(s: Scenario): Promise<(string | number)[]> {
   const cpu = { node: (processCpuMs() - cpu0.node) / expected, pg: (postgresCpuMs(join(dir, 'pg')) - cpu0.pg) / expected };
   // the two counting queries themselves are left out
   const statements = (await statementsRun()) - cpu0.statements - 2;
+  if (values.statements) {
+    const { rows: top } = await pool.query<{ calls: string; ms: number; query: string }>('SELECT calls, total_exec_time AS ms, query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 8');
+    console.log(`${s.name}: statements by execution time (ms, calls, per call)`);
+    for (const t of top) console.log(`${t.ms.toFixed(0).padStart(7)} ${String(t.calls).padStart(7)} ${(t.ms / Number(t.calls)).toFixed(3).padStart(7)}  ${t.query.replace(/\s+/g, ' ').slice(0, 140)}`);
+    await pool.query('SELECT pg_stat_statements_reset()');
+  }
   return [s.name, s.events, String(s.endpoints), expected, seconds, expected / seconds, percentile(latencies, 50), percentile(latencies, 99), cpu.node, cpu.pg, statements / expected];
 }
 
