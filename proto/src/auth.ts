@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRpc } from './bus.ts';
 import { defineRoute, identity, rawResponse, type AnyRoute } from './http.ts';
-import { cronJobsStatus } from './health.ts';
+import { adminMetrics, cronJobsStatus } from './health.ts';
 
 /**
  * The gateway asks the auth service who a request belongs to, from its session cookie or its
@@ -412,6 +412,15 @@ export const authApi = {
     subject: 'auth.http.admin.stats',
     response: adminStats,
     summary: 'Aggregate statistics (ADMIN_USER_IDS only)',
+    tag: 'admin',
+  }),
+  adminMetrics: defineRoute({
+    method: 'GET',
+    path: '/api/admin/metrics',
+    auth: 'admin',
+    subject: 'auth.http.admin.metrics',
+    response: adminMetrics,
+    summary: "Key figures (requests, outbox backlog, webhook deliveries, cron runs) from the running processes' metrics registries (ADMIN_USER_IDS only)",
     tag: 'admin',
   }),
 };

@@ -216,7 +216,9 @@ export type ReminderDraft = z.infer<typeof reminderDraft>;
 
 /**
  * Set-based collection: every user whose configured local time for `job` falls in the bucket,
- * paged by user id so a reply stays far below the bus's message size limit.
+ * in pages (at most `limit` users, and cut shorter when the drafts grow large) so a reply stays
+ * far below the bus's message size limit. Pages follow the tasks service's due index (zone, local
+ * time, user id); the cursor is opaque to the caller.
  */
 export const collectRemindersRpc = defineRpc(
   'tasks.game.collectReminders',
@@ -224,7 +226,8 @@ export const collectRemindersRpc = defineRpc(
     .object({
       job: cronJob,
       bucketStart: z.iso.datetime(),
-      afterUserId: z.uuid().nullable(),
+      /** `next` of the previous page; null for the first */
+      after: z.string().min(1).max(300).nullable(),
       limit: z.number().int().min(1).max(5_000),
     })
     .strict(),
@@ -232,8 +235,8 @@ export const collectRemindersRpc = defineRpc(
     /** users due in this bucket on this page (before per-user filters such as "nothing due") */
     users: z.number().int(),
     drafts: z.array(reminderDraft),
-    /** pass as afterUserId for the next page; null when done */
-    nextAfterUserId: z.uuid().nullable(),
+    /** pass as `after` for the next page; null when done */
+    next: z.string().min(1).max(300).nullable(),
   }),
 );
 

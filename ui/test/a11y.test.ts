@@ -1,20 +1,28 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, checkLayout, ensureUiBuilt, hasChromium, launchChromium, signIn, startUiSystem, totpCode, type UiSystem } from './support.ts';
+import { axeViolations, checkLayout, ensureUiBuilt, hasChromium, launchChromium, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
 
 /**
  * axe-core on every screen of the app (issue 24): no serious or critical violation, in light and dark,
  * at 390 and 1280 px. No rule is switched off. Each screen is reached the way a person reaches it
- * (dialogs and editors opened by clicking), with data on it so that lists, tables and badges render.
+ * (dialogs, editors, menus and forms opened by clicking), with data on it so that lists, tables,
+ * delivery logs and badges render, and in the states between: a toast up, a row just completed,
+ * quick add with highlights, errors shown.
  */
 
 let ui: UiSystem;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
+/** A loopback receiver for the webhook and HTTP Alert deliveries whose logs are checked. */
+let receiver: Server;
+let receiverUrl: string;
 
 async function newPage(): Promise<Page> {
   // bypassCSP: the CSP (rightly) refuses the script the test injects (axe-core).
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: ui.url, bypassCSP: true });
+  // No service worker: it would answer the chunk request that a check below makes fail.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: ui.url, bypassCSP: true, serviceWorkers: 'block' });
   contexts.push(context);
   return context.newPage();
 }
@@ -29,7 +37,15 @@ async function open(page: Page, path: string): Promise<void> {
 beforeAll(async () => {
   if (!hasChromium) return;
   await ensureUiBuilt();
-  ui = await startUiSystem({ PUBLIC_IMPRINT_NAME: 'Erika Mustermann', PUBLIC_IMPRINT_ADDRESS: 'Musterstraße 1, 12345 Musterstadt', PUBLIC_IMPRINT_EMAIL: 'legal@example.org' });
+  receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  ui = await startUiSystem({
+    PUBLIC_IMPRINT_NAME: 'Erika Mustermann',
+    PUBLIC_IMPRINT_ADDRESS: 'Musterstraße 1, 12345 Musterstadt',
+    PUBLIC_IMPRINT_EMAIL: 'legal@example.org',
+    OUTBOUND_ALLOW_LIST: '127.0.0.1',
+  });
   browser = await launchChromium();
 }, 240_000);
 
@@ -37,6 +53,7 @@ afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await browser?.close();
   await ui?.stop();
+  receiver?.close();
 });
 
 describe.skipIf(!hasChromium)('accessibility (axe-core): no serious or critical violations on any screen', () => {
@@ -48,10 +65,18 @@ describe.skipIf(!hasChromium)('accessibility (axe-core): no serious or critical 
     await open(anon, '/login');
     await anon.locator('button[data-provider="oidc"]:not([disabled])').waitFor();
     await check(anon, 'login');
+    // The passkey prompt with no passkey for this site: the explanation in an alert.
+    await virtualAuthenticator(anon);
+    await anon.getByRole('button', { name: /Sign in with a passkey/ }).click();
+    await anon.getByRole('alert').waitFor();
+    await check(anon, 'login-passkey-none');
     for (const legal of ['impressum', 'datenschutz']) {
       await open(anon, `/${legal}`);
       await check(anon, legal);
     }
+    // The page the service worker shows when even the app shell is missing offline.
+    await open(anon, '/offline.html');
+    await check(anon, 'offline-page');
 
     const page = await newPage();
     await signIn(page, ui.url, 'axe@example.test');
@@ -68,6 +93,18 @@ describe.skipIf(!hasChromium)('accessibility (axe-core): no serious or critical 
     const done = ((await (await page.request.post('/api/tasks', { data: { title: 'Earn coins', coinValue: 10 } })).json()) as { task: { id: string } }).task;
     expect((await page.request.post(`/api/tasks/${done.id}/complete`, { data: {} })).status()).toBe(200);
     expect((await page.request.post('/api/wishlist', { data: { title: 'Cinema ticket', price: 8 } })).status()).toBe(201);
+    // A webhook and an HTTP Alert channel with a delivery each, so the logs (tables, cards on a phone) have rows.
+    const hook = (await (await page.request.post('/api/settings/webhooks', { data: { url: `${receiverUrl}/hook`, events: ['task.completed'] } })).json()) as { id: string };
+    expect((await page.request.post(`/api/settings/webhooks/${hook.id}/test`)).status()).toBe(200);
+    expect((await page.request.put('/api/settings/notification-channels/http-alert', { data: { enabled: true, config: { url: `${receiverUrl}/alert` } } })).status()).toBe(200);
+    expect((await page.request.post('/api/settings/notification-channels/http-alert/test')).status()).toBe(200);
+
+    // A screen whose code does not arrive (offline, or replaced by a deploy): the in-app error with its retry.
+    await page.route(/\/assets\/Topics-[\w-]+\.js$/, (route) => route.abort('internetdisconnected'));
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Topics' }).click();
+    await page.getByTestId('error-screen').waitFor();
+    await check(page, 'screen-load-error');
+    await page.unroute(/\/assets\/Topics-[\w-]+\.js$/);
 
     await open(page, '/dashboard');
     await page.getByTestId('daily-quest').waitFor();
@@ -98,23 +135,61 @@ describe.skipIf(!hasChromium)('accessibility (axe-core): no serious or critical 
     await check(page, 'tasks-undo-toast');
     await undo.click();
     await page.getByTestId('task-row').filter({ hasText: 'Book a holiday' }).waitFor();
+    // Quick add with what it recognised highlighted, in the field and under it.
+    await page.getByLabel('Quick add a task').fill('Dentist next fri 9am every 2nd tue !high #home');
+    await page.getByTestId('quick-add-highlights').locator('mark').first().waitFor();
+    await check(page, 'tasks-quick-add-typed');
+    await page.getByLabel('Quick add a task').fill('');
+    // A task just completed: its row ticked in place with Undo (the focus there keeps it and its toast up).
+    await page.getByRole('checkbox', { name: 'Complete "Book a holiday"' }).click();
+    const rowUndo = page.getByRole('button', { name: 'Undo completing "Book a holiday"' });
+    await rowUndo.focus();
+    await check(page, 'tasks-completed-row');
+    await rowUndo.click();
+    await page.getByRole('checkbox', { name: 'Complete "Book a holiday"' }).waitFor();
     await open(page, '/topics');
     await check(page, 'topics');
+    await page.getByRole('button', { name: 'New topic' }).click();
+    await page.getByRole('form', { name: 'New topic' }).waitFor();
+    await check(page, 'topics-new-topic');
+    await page.keyboard.press('Escape');
     await open(page, `/topics/${topic.id}`);
     await page.getByTestId('task-row').first().waitFor();
     await check(page, 'topic-detail');
+    await page.getByRole('button', { name: 'Edit topic' }).click();
+    await page.getByRole('form', { name: 'Edit topic' }).waitFor();
+    await check(page, 'topic-edit');
+    await page.keyboard.press('Escape');
     for (const path of ['/stats', '/achievements', '/review', '/wishlist', '/onboarding']) {
       await open(page, path);
       await check(page, path.slice(1));
     }
+    // The onboarding's other two steps.
+    await page.getByRole('button', { name: /^Use / }).click();
+    await page.getByText('Step 2 of 3').waitFor();
+    await check(page, 'onboarding-step-2');
+    await page.getByRole('button', { name: 'Skip' }).click();
+    await page.getByText('Step 3 of 3').waitFor();
+    await check(page, 'onboarding-step-3');
     for (const section of ['', '/notifications', '/vacation', '/integrations', '/calendar', '/security', '/api-keys']) {
       await open(page, `/settings${section}`);
       await check(page, `settings${section.replace('/', '-')}`);
     }
     // Forms that open inside settings: a notification channel, a webhook with its delivery log, TOTP enrolment.
     await open(page, '/settings/notifications');
-    await page.getByTestId('channel-http-alert').getByRole('button', { name: 'Set up' }).click();
+    await page.getByTestId('notification-history').waitFor();
+    await page.getByTestId('channel-http-alert').getByRole('button', { name: 'Edit' }).click();
     await check(page, 'settings-notifications-setup');
+    await open(page, '/settings/integrations');
+    const endpoint = page.getByTestId('webhook-endpoint');
+    await endpoint.getByRole('button', { name: 'Edit', exact: true }).click();
+    await endpoint.getByRole('button', { name: 'Deliveries' }).click();
+    await endpoint.getByTestId('delivery-row').first().waitFor();
+    await check(page, 'settings-integrations-edit-and-log');
+    await open(page, '/settings/calendar');
+    await page.getByRole('button', { name: 'Create feed URL' }).click();
+    await page.getByTestId('feed-url').waitFor();
+    await check(page, 'settings-calendar-url');
     await open(page, '/settings/security');
     await page.getByTestId('totp-section').getByRole('button', { name: 'Set up an authenticator app' }).click();
     await page.getByTestId('totp-secret').waitFor();
@@ -126,8 +201,22 @@ describe.skipIf(!hasChromium)('accessibility (axe-core): no serious or critical 
     await page.getByTestId('confirm-dialog').waitFor();
     await check(page, 'confirm-dialog');
     await page.keyboard.press('Escape');
+    // A new key, shown once.
+    await page.getByLabel('Name').fill('CLI');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByTestId('new-api-key').waitFor();
+    await check(page, 'settings-api-keys-created');
     await open(page, '/no-such-page');
     await check(page, 'not-found');
+    // /admin for someone who is not an administrator: 403, a styled page inside the app.
+    await open(page, '/admin');
+    await page.getByRole('heading', { name: 'Not allowed' }).waitFor();
+    await check(page, 'admin-not-allowed');
+    // Today's quest completed: the card's message with its Undo.
+    await open(page, '/dashboard');
+    await page.getByTestId('daily-quest').getByRole('button', { name: 'Complete' }).click();
+    await page.getByTestId('quest-done').waitFor();
+    await check(page, 'dashboard-quest-done');
 
     // /admin, for a user listed in ADMIN_USER_IDS.
     await ui.restart({ ADMIN_USER_IDS: [me.id] });
@@ -157,6 +246,11 @@ describe.skipIf(!hasChromium)('accessibility (axe-core): no serious or critical 
     await signIn(forced, ui.url, 'axe-forced@example.test', '/login/2fa');
     await forced.getByLabel('Code').waitFor();
     await check(forced, 'login-2fa');
+    // …with a wrong code: the error wired to the field.
+    await forced.getByLabel('Code').fill('000000');
+    await forced.getByRole('button', { name: 'Verify' }).click();
+    await forced.getByRole('alert').waitFor();
+    await check(forced, 'login-2fa-wrong-code');
 
     expect(found, `${found.length} serious/critical axe violations:\n${found.join('\n')}`).toEqual([]);
   }, 900_000);

@@ -2,8 +2,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createHmac } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AdminMetrics } from '../../proto/src/index.ts';
 import type { Config } from '../../services/runtime/src/index.ts';
-import { checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
+import { checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, setUpAuthenticator, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
 
 /**
  * The whole system in-process (every service, real PostgreSQL), a real OpenID provider for sign-in,
@@ -140,15 +141,19 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     // click, not check(): the box is relabelled "Reopen …" once the completion is saved, so check() could no longer find it to verify
     await row.getByRole('checkbox', { name: /Complete "Water the plants"/ }).click();
     const toast = alice.locator('.toast').filter({ hasText: 'Completed "Water the plants"' });
-    await toast.waitFor();
+    await toast.hover(); // the pointer on it keeps it up until its Undo is used below
     await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).not.toBeNull();
-    // Completed tasks leave the "open" list.
-    await eventually(() => alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).count()).toBe(0);
-
+    // The row stays in place, ticked, while its toast is up; the toast's Undo reopens it.
+    await row.getByRole('checkbox', { name: 'Reopen "Water the plants"' }).waitFor();
     await toast.getByRole('button', { name: 'Undo' }).click();
     await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).toBeNull();
-    await alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).waitFor();
+    await row.getByRole('checkbox', { name: 'Complete "Water the plants"' }).waitFor();
     await checkLayout(alice, 'tasks');
+    // Completed again and the toast dismissed: the task leaves the "open" list.
+    await row.getByRole('checkbox', { name: 'Complete "Water the plants"' }).click();
+    await toast.getByRole('button', { name: 'Dismiss' }).click();
+    await eventually(() => alice.getByTestId('task-row').filter({ hasText: 'Water the plants' }).count()).toBe(0);
+    await eventually(async () => (await api<{ task: { completedAt: string | null } }>(alice, `/api/tasks/${id}`)).task.completedAt).not.toBeNull();
   });
 
   it('edits, snoozes, wakes and deletes a task; the timezone setting moves "today"', async () => {
@@ -238,7 +243,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     const postponed = (await questOf()).quest!.title;
     await card.getByRole('button', { name: 'Postpone' }).click();
     const toast = alice.locator('.toast').filter({ hasText: 'Postponed to tomorrow' });
-    await toast.waitFor();
+    await toast.hover(); // the pointer on it keeps it up until its Undo is used below
     await eventually(async () => (await questOf()).postponesToday).toBe(1);
     await card.getByText('Postponed today: 1 of').waitFor();
     expect((await questOf()).quest?.title).not.toBe(postponed);
@@ -398,8 +403,12 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     const second = alice.getByTestId('task-row').filter({ hasText: 'Hand over keys' });
     await second.getByText('waiting').waitFor();
     expect(await second.getByRole('checkbox').isDisabled()).toBe(true);
-    await alice.getByTestId('task-row').filter({ hasText: 'Pack boxes' }).getByRole('checkbox').click(); // the outcome is checked below
+    const first = alice.getByTestId('task-row').filter({ hasText: 'Pack boxes' });
+    await first.getByRole('checkbox').click(); // the outcome is checked below
+    // The pointer on the toast keeps it up: the completed row stays ticked meanwhile, and the next task is free at once.
+    await alice.locator('.toast').filter({ hasText: 'Completed "Pack boxes"' }).hover();
     await eventually(() => second.getByRole('checkbox').isDisabled()).toBe(false);
+    expect(await first.getByRole('checkbox', { name: 'Reopen "Pack boxes"' }).isChecked()).toBe(true);
     await checkLayout(alice, 'topic-detail');
   });
 
@@ -428,6 +437,17 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await alice.getByTestId('admin-top-users').waitFor();
     expect(await alice.getByTestId('admin-achievements').locator('tr').count()).toBe(31);
     await stats.getByText('No cron run yet.').waitFor();
+    // Live figures, read from this one process's metrics registry (the amounts: tools/observability/admin-figures.test.ts).
+    const figures = alice.getByTestId('admin-figures');
+    await figures.getByTestId('figures-source').getByText(/From this process's metrics registry/).waitFor();
+    const live = await api<AdminMetrics>(alice, '/api/admin/metrics');
+    expect(await figures.getByTestId('figure-webhook-failures').locator('.value').textContent()).toBe(String(live.webhooks!.failed));
+    expect(await alice.getByTestId('admin-outbox').locator('tbody th').allTextContents()).toEqual(live.outbox.map((o) => o.schema));
+    // Refresh reads them again: the requests since the first reading are counted now.
+    const sinceStart = async () => Number(/(\d+) since start/.exec((await figures.getByTestId('figure-rate').locator('.hint').textContent()) ?? '')?.[1]);
+    const first = await sinceStart();
+    await figures.getByRole('button', { name: 'Refresh' }).click();
+    await eventually(sinceStart).toBeGreaterThan(first);
     // The update banner reflects the scheduler's check, which these tests switch off (DISABLE_UPDATE_CHECK).
     await alice.getByTestId('update-banner').getByText(/Update check off: turned off with DISABLE_UPDATE_CHECK=true/).waitFor();
     await checkLayout(alice, 'admin');
@@ -444,12 +464,7 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     expect((await dave.request.get('/api/tasks')).status()).toBe(403);
     await checkLayout(dave, 'setup-2fa', ['.auth-card']);
 
-    await dave.getByRole('button', { name: 'Set up an authenticator app' }).click();
-    const secret = (await dave.getByTestId('totp-secret').textContent())!.trim();
-    await dave.getByLabel('Code from the app').fill(totpCode(secret));
-    await dave.getByRole('button', { name: 'Turn on' }).click();
-    await dave.getByTestId('backup-codes').waitFor();
-    await dave.getByRole('button', { name: 'I saved my backup codes' }).click();
+    await setUpAuthenticator(dave);
     await dave.waitForURL(`${url}/dashboard`);
     // Straight into a working app, no reload (issue 24.1): navigation and game summary, no error screen.
     await dave.getByRole('navigation', { name: 'Main' }).waitFor();

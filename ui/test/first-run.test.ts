@@ -17,10 +17,11 @@ import { enrolTotp, ensureUiBuilt, hasChromium, launchChromium } from './support
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 /**
- * A public address (the webhook form refuses private ones unless OUTBOUND_ALLOW_LIST allows them)
- * that is never contacted: the webhook listens only to task.deleted, and nothing is deleted after.
+ * A loopback address (the discard port) that is never contacted: the webhook listens only to
+ * task.deleted, and nothing is deleted after. The form refuses loopback addresses unless
+ * OUTBOUND_ALLOW_LIST allows them, so the start below sets that one variable besides the port.
  */
-const NEVER_CONTACTED_WEBHOOK = 'https://9.9.9.9/never-contacted';
+const NEVER_CONTACTED_WEBHOOK = 'http://127.0.0.1:9/never-contacted';
 
 let proc: ChildProcess;
 let output = '';
@@ -34,8 +35,9 @@ beforeAll(async () => {
   await ensureUiBuilt();
   const port = await freePort();
   url = `http://localhost:${port}`;
-  // Only PORT is set; DATA_DIR just points the default `.data` folder at a fresh place, as a fresh clone has.
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), PORT: String(port), DATA_DIR: mkdtempSync(join(tmpdir(), 'first-run-')) };
+  // Only PORT is set (and the allow list for the test's loopback webhook); DATA_DIR just points the
+  // default `.data` folder at a fresh place, as a fresh clone has.
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), PORT: String(port), OUTBOUND_ALLOW_LIST: '127.0.0.1', DATA_DIR: mkdtempSync(join(tmpdir(), 'first-run-')) };
   startedAt = Date.now();
   proc = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stdout!.on('data', (d: Buffer) => (output += d.toString()));

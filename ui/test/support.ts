@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { freePort, type Config } from '../../services/runtime/src/index.ts';
 import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOp } from '../../services/auth/test/helpers.ts';
@@ -92,20 +92,22 @@ export interface ChromiumSuite {
   newPage: (viewport: { width: number; height: number }, opts?: { serviceWorkers?: 'allow' | 'block'; locale?: string }) => Promise<Page>;
   /** A full-page screenshot `<prefix>-<name>-<width>.png` in SCREENSHOTS. */
   shot: (page: Page, name: string) => Promise<void>;
+  /** Restart every service with changed configuration (same database, same URL). */
+  restart: (overrides: Partial<Config>) => Promise<void>;
 }
 
 /**
  * The whole system and a Chromium for one test file: started in beforeAll (when Chromium exists),
  * stopped with every context it handed out in afterAll.
  */
-export function chromiumSuite(prefix: string, defaults: { locale?: string } = {}): ChromiumSuite {
+export function chromiumSuite(prefix: string, defaults: { locale?: string; config?: Record<string, string> } = {}): ChromiumSuite {
   let ui: UiSystem | undefined;
   let browser: Browser | undefined;
   const contexts: BrowserContext[] = [];
   beforeAll(async () => {
     if (!hasChromium) return;
     await ensureUiBuilt();
-    ui = await startUiSystem();
+    ui = await startUiSystem(defaults.config);
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -126,7 +128,62 @@ export function chromiumSuite(prefix: string, defaults: { locale?: string } = {}
       mkdirSync(SCREENSHOTS, { recursive: true });
       await page.screenshot({ path: join(SCREENSHOTS, `${prefix}-${name}-${page.viewportSize()!.width}.png`), fullPage: true });
     },
+    restart: (overrides) => ui!.restart(overrides),
   };
+}
+
+/**
+ * The controls (buttons, links, fields, menu items) a toast covers, one line each: where a toast is
+ * the topmost thing over part of a control. The control in focus, fixed and sticky controls (top bar,
+ * tab bar, floating add button, task panel or sheet) and open menus count wherever the page is
+ * scrolled; everything else counts with the page scrolled to its end, where the content must end
+ * above the toasts. Measured after two animation frames (whatever moves for a new toast has moved);
+ * with no toast on screen that is a finding too, so a check never passes for want of a toast.
+ */
+export async function controlsUnderToasts(page: Page): Promise<string[]> {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  return page.evaluate(() => {
+    type Box = { left: number; top: number; right: number; bottom: number };
+    const cut = (a: Box, b: Box): Box | null => {
+      const r = { left: Math.max(a.left, b.left), top: Math.max(a.top, b.top), right: Math.min(a.right, b.right), bottom: Math.min(a.bottom, b.bottom) };
+      return r.right - r.left > 0.5 && r.bottom - r.top > 0.5 ? r : null;
+    };
+    /** The part of `el` on screen: its box clipped by every scrolling or clipping ancestor. */
+    const shown = (el: Element): Box | null => {
+      let box: Box | null = el.getBoundingClientRect();
+      if (box.right - box.left < 1 || box.bottom - box.top < 1) return null;
+      for (let a = el.parentElement; a && box; a = a.parentElement) if (getComputedStyle(a).overflow !== 'visible') box = cut(box, a.getBoundingClientRect());
+      return box && cut(box, { left: 0, top: 0, right: innerWidth, bottom: innerHeight });
+    };
+    const fixedOrMenu = (el: Element) => {
+      for (let a: Element | null = el; a; a = a.parentElement) if (/fixed|sticky/.test(getComputedStyle(a).position) || a.getAttribute('role') === 'menu') return true;
+      return false;
+    };
+    const name = (el: Element) => `${el.tagName.toLowerCase()} "${(el.getAttribute('aria-label') ?? el.textContent ?? '').trim().slice(0, 40)}"`;
+    const check = (which: (el: Element) => boolean, where: string) => {
+      const toasts = [...document.querySelectorAll('.toast')].map(shown).filter((b): b is Box => b !== null);
+      const found: string[] = [];
+      const focused = document.activeElement && document.activeElement !== document.body ? [document.activeElement] : [];
+      for (const el of new Set([...focused, ...document.querySelectorAll('button, a[href], input, select, textarea, [role="menuitem"]')])) {
+        if (el.closest('.toasts') || !which(el) || getComputedStyle(el).visibility === 'hidden') continue;
+        const box = shown(el);
+        for (const t of toasts) {
+          const o = box && cut(box, t);
+          if (!o) continue;
+          const top = document.elementFromPoint((o.left + o.right) / 2, (o.top + o.bottom) / 2);
+          if (top?.closest('.toasts')) found.push(`${where}: ${name(el)} under a toast`);
+        }
+      }
+      return found;
+    };
+    if (document.querySelectorAll('.toast').length === 0) return ['no toast on screen to check'];
+    const scrolled = scrollY;
+    const found = check((el) => el === document.activeElement || fixedOrMenu(el), 'in focus or fixed');
+    scrollTo(0, document.scrollingElement!.scrollHeight);
+    found.push(...check(() => true, 'at the end of the page'));
+    scrollTo(0, scrolled);
+    return found;
+  });
 }
 
 export async function checkLayout(page: Page, name: string, groups: string[] = ['.page-head > *', '#main .card', '#main .kpi', '.primary-nav a']): Promise<void> {
@@ -284,18 +341,35 @@ export async function signIn(page: Page, url: string, email: string, expectPath 
   await page.waitForURL(`${url}${expectPath}`);
 }
 
+/**
+ * Set up an authenticator app as a person does, within `scope` (a page, or the TOTP section of
+ * Settings → Security): read the key shown, enter a code from it, acknowledge the backup codes.
+ * Returns the key.
+ */
+export async function setUpAuthenticator(scope: Page | Locator): Promise<string> {
+  await scope.getByRole('button', { name: 'Set up an authenticator app' }).click();
+  const secret = (await scope.getByTestId('totp-secret').textContent())!.trim();
+  await scope.getByLabel('Code from the app').fill(totpCode(secret));
+  await scope.getByRole('button', { name: 'Turn on' }).click();
+  await scope.getByTestId('backup-codes').waitFor();
+  await scope.getByRole('button', { name: 'I saved my backup codes' }).click();
+  return secret;
+}
+
 /** Turn on TOTP in Settings → Security, as a person with an authenticator app does; returns the secret. */
 export async function enrolTotp(page: Page): Promise<string> {
   await page.goto('/settings/security');
   const totp = page.getByTestId('totp-section');
-  await totp.getByRole('button', { name: 'Set up an authenticator app' }).click();
-  const secret = (await totp.getByTestId('totp-secret').textContent())!.trim();
-  await totp.getByLabel('Code from the app').fill(totpCode(secret));
-  await totp.getByRole('button', { name: 'Turn on' }).click();
-  await totp.getByTestId('backup-codes').waitFor();
-  await totp.getByRole('button', { name: 'I saved my backup codes' }).click();
+  const secret = await setUpAuthenticator(totp);
   await totp.getByText('backup codes left').waitFor();
   return secret;
+}
+
+/** A task made through the API (the setting for a flow, not the flow); returns its id. */
+export async function createTask(page: Page, data: Record<string, unknown>): Promise<string> {
+  const res = await page.request.post('/api/tasks', { data });
+  expect(res.status()).toBe(201);
+  return ((await res.json()) as { task: { id: string } }).task.id;
 }
 
 /** A CDP virtual authenticator (platform, resident keys, user verified) that answers every WebAuthn prompt. */

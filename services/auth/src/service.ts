@@ -1,6 +1,7 @@
 import { authApi, authjsRpc, resolveIdentityRpc, secondFactorPageRpc, type HttpRoute } from '@tasksvc/proto';
 import type { ServiceDefinition, Subscription } from '@tasksvc/runtime';
 import { accountHandlers } from './handlers/account.ts';
+import { adminMetricsHandler } from './handlers/admin-metrics.ts';
 import { createAuthjsHandler } from './handlers/authjs.ts';
 import type { AuthDeps } from './handlers/context.ts';
 import { changingIdentity, pendingPage, resolveIdentity } from './handlers/identity.ts';
@@ -56,6 +57,7 @@ export function createAuthService(opts: AuthServiceOptions = {}): ServiceDefinit
       route(authApi.apiKeyCreate, account.createApiKey);
       route(authApi.apiKeyRevoke, account.revokeApiKey);
       route(authApi.adminStats, account.adminStats);
+      route(authApi.adminMetrics, adminMetricsHandler(deps));
 
       return {
         async stop() {

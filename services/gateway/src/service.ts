@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { startMetricsListener, type ServiceDefinition } from '@tasksvc/runtime';
 import { buildGateway, DEFAULT_UI_DIR } from './app.ts';
+import { startHttpFigures } from './http-metrics.ts';
 
 /** Requests still running when the gateway stops get this long to finish before their sockets are cut. */
 export const DRAIN_LIMIT_MS = 10_000;
@@ -54,8 +55,11 @@ export const gatewayService: ServiceDefinition = {
       await metrics?.close();
       throw err;
     }
+    const http = startHttpFigures();
     return {
+      figures: async () => ({ http: await http.figures() }),
       async stop() {
+        http.stop();
         const delayMs = deps.config.SHUTDOWN_DELAY_SECONDS * 1000;
         if (delayMs > 0) {
           draining = true;

@@ -49,9 +49,15 @@ const optionalHttpUrl = z.preprocess(
     .optional(),
 );
 
+/** libpq's Unix-socket form, which WHATWG URL cannot parse: `postgres://user:pass@/db?host=/run/postgresql` */
+const UNIX_SOCKET_URL = /^postgres(ql)?:\/\/([^@/?#]*@)?\/[^?#]*\?([^#]*&)?host=\//;
+
 const postgresUrl = z
   .string({ error: 'is required (a PostgreSQL connection string, postgres://user:pass@host:5432/db)' })
-  .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), 'must be a PostgreSQL URL (postgres://user:pass@host:port/database)');
+  .refine(
+    (v) => /^postgres(ql)?:\/\//.test(v) && (URL.canParse(v) || UNIX_SOCKET_URL.test(v)),
+    'must be a PostgreSQL URL (postgres://user:pass@host:port/database, or postgres://user:pass@/database?host=/socket/directory)',
+  );
 
 const natsUrl = z
   .string()

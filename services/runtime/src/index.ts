@@ -10,3 +10,4 @@ export * from './net/index.ts';
 export * from './nats-auth.ts';
 export * from './metrics.ts';
 export * from './tracing.ts';
+export * from './figures.ts';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EventDef } from '@tasksvc/proto';
+import type { EventDef, OutboxFigures } from '@tasksvc/proto';
 import type pg from 'pg';
 import type { Bus } from './bus/types.ts';
 import type { Logger } from './logger.ts';
@@ -52,8 +52,18 @@ const backlogGauge = (name: string, help: string, pick: (b: Backlog) => number) 
     g.reset();
     for (const [schema, b] of all) g.set({ schema }, pick(b));
   });
-backlogGauge('tasksvc_outbox_pending_events', 'Outbox rows not yet published, per schema (collected on scrape).', (b) => b.pending);
-backlogGauge('tasksvc_outbox_oldest_pending_age_seconds', 'Age of the oldest unpublished outbox row, per schema: the relay lag (0 when none is pending).', (b) => b.oldest);
+const pendingGauge = backlogGauge('tasksvc_outbox_pending_events', 'Outbox rows not yet published, per schema (collected on scrape).', (b) => b.pending);
+const oldestGauge = backlogGauge('tasksvc_outbox_oldest_pending_age_seconds', 'Age of the oldest unpublished outbox row, per schema: the relay lag (0 when none is pending).', (b) => b.oldest);
+
+/** The backlog gauges' values for these schemas (one read of each, as a scrape does); a schema not relayed here, or whose database did not answer, is left out. */
+export async function outboxFigures(schemas: readonly string[]): Promise<OutboxFigures[]> {
+  const [pending, oldest] = await Promise.all([pendingGauge.get(), oldestGauge.get()]);
+  const of = (values: typeof pending.values, schema: string) => values.find((v) => v.labels.schema === schema)?.value;
+  return schemas.flatMap((schema) => {
+    const p = of(pending.values, schema);
+    return p === undefined ? [] : [{ schema, pending: p, oldestPendingSeconds: of(oldest.values, schema) ?? 0 }];
+  });
+}
 
 /**
  * Transactional outbox. A service writes its state change and the event it causes in one
@@ -159,18 +169,29 @@ export function startOutboxRelay(opts: {
           `SELECT id, subject, payload, traceparent FROM "${schema}".outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1`,
           [batch],
         );
+        // The whole round is published at once, in order: over NATS the publishes share one connection
+        // and their acknowledgements are awaited together (JetStream stores them in the order sent); in
+        // process the consumers get the round together and can batch their writes. A row that fails is
+        // retried next round, after rows of this round that succeeded.
+        const outcomes = await Promise.allSettled(
+          rows.map((row) => {
+            const event = bySubject.get(row.subject);
+            if (!event) return Promise.reject(new Error(`no event definition for ${row.subject}`));
+            return continueTrace(row.traceparent, () => bus.publish(event, row.payload, row.id));
+          }),
+        );
         const done: string[] = [];
-        for (const row of rows) {
-          const event = bySubject.get(row.subject);
-          try {
-            if (!event) throw new Error(`no event definition for ${row.subject}`);
-            await continueTrace(row.traceparent, () => bus.publish(event, row.payload, row.id));
-            done.push(row.id);
-          } catch (err) {
-            await client.query(`UPDATE "${schema}".outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [row.id, String((err as Error).message).slice(0, 500)]);
-            log.warn({ err: (err as Error).message, outboxId: row.id }, 'outbox publish failed; will retry');
-            break; // keep order: retry from this row next round
-          }
+        const failed: { id: string; error: string }[] = [];
+        outcomes.forEach((o, i) => {
+          if (o.status === 'fulfilled') done.push(rows[i]!.id);
+          else failed.push({ id: rows[i]!.id, error: String((o.reason as Error)?.message ?? o.reason).slice(0, 500) });
+        });
+        if (failed.length > 0) {
+          await client.query(`UPDATE "${schema}".outbox o SET attempts = attempts + 1, last_error = f.error FROM unnest($1::uuid[], $2::text[]) AS f(id, error) WHERE o.id = f.id`, [
+            failed.map((f) => f.id),
+            failed.map((f) => f.error),
+          ]);
+          log.warn({ err: failed[0]!.error, outboxIds: failed.slice(0, 10).map((f) => f.id), failed: failed.length }, 'outbox publish failed; will retry');
         }
         // One statement marks the whole round; a crash before it re-publishes these rows (same msgIds, deduplicated).
         if (done.length > 0) await client.query(`UPDATE "${schema}".outbox SET published_at = clock_timestamp(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [done]);

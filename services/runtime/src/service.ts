@@ -1,11 +1,12 @@
 import { hostname } from 'node:os';
-import { pingRpc, type ServiceName } from '@tasksvc/proto';
+import { metricsSummaryRpc, pingRpc, type ServiceFigures, type ServiceName } from '@tasksvc/proto';
 import type { Bus, DurableDeclaration, Subscription } from './bus/types.ts';
 import { createNatsBus } from './bus/nats.ts';
 import { natsAuthOptions } from './nats-auth.ts';
 import { ConfigError, configWarnings, loadConfig, type Config } from './config.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
+import { outboxFigures } from './outbox.ts';
 import { startHealthListener } from './health-listener.ts';
 import { createLogger, prettyLogs, type Logger } from './logger.ts';
 import { startTracing } from './tracing.ts';
@@ -21,6 +22,8 @@ export interface ServiceDeps {
 
 export interface RunningService {
   stop(): Promise<void>;
+  /** this service's part of the admin page's key figures, read from the process registry (the outbox backlog is added for it) */
+  figures?(): Promise<Omit<ServiceFigures, 'outbox'>>;
 }
 
 export interface ServiceDefinition {
@@ -44,11 +47,21 @@ export async function startService(def: ServiceDefinition, deps: ServiceDeps): P
     instance,
     uptimeSeconds: Math.round((Date.now() - STARTED_AT) / 1000),
   }));
+  // The admin page's figures: asked of every service, answered from this process's registry.
+  const outboxes = def.migrations?.outboxes ?? [];
+  const figures: Subscription = deps.bus.serve(metricsSummaryRpc(def.name), async () => ({
+    service: def.name,
+    instance,
+    startedAt: new Date(STARTED_AT).toISOString(),
+    ...(outboxes.length > 0 ? { outbox: await outboxFigures(outboxes) } : {}),
+    ...(await running.figures?.()),
+  }));
   await deps.bus.flush();
   log.info({ version: VERSION }, `${def.name} started`);
   return {
     async stop() {
       await ping.stop();
+      await figures.stop();
       await running.stop();
     },
   };

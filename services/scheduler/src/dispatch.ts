@@ -5,7 +5,7 @@ import { cronMetrics } from './metrics.ts';
 
 /** A missed bucket is caught up when the cron returns within this many buckets (30 minutes). */
 export const CATCH_UP_BUCKETS = 6;
-/** Users per collectReminders page: keeps each bus reply well under NATS's 1 MB message limit. */
+/** Users per collectReminders page (the tasks service cuts a page shorter when its drafts grow large, to stay under NATS's 1 MB message limit). */
 export const PAGE_SIZE = 2_000;
 const COLLECT_TIMEOUT_MS = 60_000;
 
@@ -32,13 +32,13 @@ async function runJob(deps: DispatchDeps, job: CronJob, bucket: Date): Promise<{
   let users = 0;
   let notifications = 0;
   do {
-    const page: { users: number; drafts: ReminderDraft[]; nextAfterUserId: string | null } = await deps.bus.request(collectRemindersRpc, { job, bucketStart: bucket.toISOString(), afterUserId: after, limit: PAGE_SIZE }, { timeoutMs: COLLECT_TIMEOUT_MS });
+    const page: { users: number; drafts: ReminderDraft[]; next: string | null } = await deps.bus.request(collectRemindersRpc, { job, bucketStart: bucket.toISOString(), after, limit: PAGE_SIZE }, { timeoutMs: COLLECT_TIMEOUT_MS });
     users += page.users;
     if (page.drafts.length) {
       notifications += await requestNotifications(deps.pool, job, bucket, page.drafts, notificationRequested.subject);
       deps.relay.kick();
     }
-    after = page.nextAfterUserId;
+    after = page.next;
   } while (after);
   return { users, notifications };
 }

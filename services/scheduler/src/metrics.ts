@@ -1,9 +1,17 @@
-import { counter, histogram } from '@tasksvc/runtime';
+import { CRON_JOBS, type CronFigures } from '@tasksvc/proto';
+import { countSamples, counter, histogram, sum } from '@tasksvc/runtime';
 
 const calls = histogram('tasksvc_cron_dispatch_duration_seconds', 'Cron calls (POST /api/cron, the embedded timer) dispatched by this scheduler, by outcome (ok, failed: some job failed).', ['outcome']);
 // `cron_job`, not `job`: Prometheus gives every scraped series a `job` label of its own.
 const runs = histogram('tasksvc_cron_job_duration_seconds', 'Cron job runs (one job for one 5-minute bucket) claimed by this scheduler, by cron_job and outcome (ok, failed).', ['cron_job', 'outcome']);
 const notifications = counter('tasksvc_cron_notifications_total', 'Notification requests a cron job queued (new ones only; repeats are deduplicated), by cron_job.', ['cron_job']);
+// Each series exists from the start at 0, so rate() and increase() count the first event of the
+// process's life too (a series that first appears at 1 shows no increase).
+for (const outcome of ['ok', 'failed']) {
+  calls.zero({ outcome });
+  for (const job of CRON_JOBS) runs.zero({ cron_job: job, outcome });
+}
+for (const job of CRON_JOBS) notifications.inc({ cron_job: job }, 0);
 
 /** Cron metrics (docs/observability.md); a job already run by another call or replica is not counted. */
 export const cronMetrics = {
@@ -13,5 +21,20 @@ export const cronMetrics = {
   jobRan(job: string, outcome: 'ok' | 'failed', seconds: number, queued: number): void {
     runs.observe({ cron_job: job, outcome }, seconds);
     notifications.inc({ cron_job: job }, queued);
+  },
+  /** the admin page's part, from the same histograms and counter */
+  async figures(): Promise<CronFigures> {
+    const [called, ran, queued] = await Promise.all([countSamples(calls), countSamples(runs), countSamples(notifications)]);
+    const jobs = [...new Set(ran.map((s) => String(s.labels.cron_job)))].sort();
+    return {
+      calls: sum(called),
+      failedCalls: sum(called, (l) => l.outcome === 'failed'),
+      jobs: jobs.map((job) => ({
+        job,
+        runs: sum(ran, (l) => l.cron_job === job),
+        failed: sum(ran, (l) => l.cron_job === job && l.outcome === 'failed'),
+        notifications: sum(queued, (l) => l.cron_job === job),
+      })),
+    };
   },
 };

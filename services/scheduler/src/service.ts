@@ -1,6 +1,7 @@
 import { cronJobsRpc, cronRunRpc, cronStatusRpc, notificationRequested, updateStatusRpc } from '@tasksvc/proto';
 import { startOutboxRelay, updateCheckOffReason, VERSION, type ServiceDefinition } from '@tasksvc/runtime';
 import { dispatchCron } from './dispatch.ts';
+import { cronMetrics } from './metrics.ts';
 import { cronJobs, cronStatus } from './status.ts';
 import { readUpdateStatus, runUpdateCheck } from './update-check.ts';
 
@@ -52,6 +53,7 @@ export function createSchedulerService(opts: SchedulerOptions = {}): ServiceDefi
         poll.unref();
       }
       return {
+        figures: async () => ({ cron: await cronMetrics.figures() }),
         async stop() {
           clearTimeout(first);
           clearInterval(poll);

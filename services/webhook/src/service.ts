@@ -2,6 +2,7 @@ import { notificationRequested, TASK_EVENTS_FILTER } from '@tasksvc/proto';
 import { createOutbound, startOutboxRelay, type ServiceDefinition } from '@tasksvc/runtime';
 import { consumeTaskEvents, WEBHOOK_CONSUMER } from './handlers/events.ts';
 import { serveWebhookApi } from './handlers/http.ts';
+import { webhookMetrics } from './metrics.ts';
 import { startDeliveryWorker, type WorkerDeps } from './worker.ts';
 
 /** Task-event webhooks: endpoint settings, durable ingestion from the bus, signed and retried delivery. */
@@ -17,6 +18,7 @@ export const webhookService: ServiceDefinition = {
     const api = serveWebhookApi({ ...deps, bus });
     const consumer = await consumeTaskEvents({ bus, pool, onIngested: () => worker.kick() });
     return {
+      figures: async () => ({ webhooks: await webhookMetrics.figures() }),
       async stop() {
         await consumer.stop();
         for (const s of api) await s.stop();

@@ -49,7 +49,7 @@ const RETENTION_DAYS = 30;
  * One attempt of one leased delivery: send, judge the answer, and record the outcome, the attempt,
  * the next attempt time and the endpoint's health in one transaction, only while the lease holds.
  */
-export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery): Promise<void> {
+export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAnswered?: () => void): Promise<void> {
   const { config } = deps;
   const schedule = config.WEBHOOK_RETRY_SCHEDULE;
   const startedAt = new Date();
@@ -88,6 +88,8 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery): Pro
       error = err.message;
     }
   }
+  // the receiver is done with this attempt: its slot can go to the next one while the outcome is recorded
+  onAnswered?.();
   const elapsedMs = performance.now() - t0;
   const durationMs = Math.round(elapsedMs);
   const verdict = judge(result);
@@ -148,8 +150,9 @@ export interface DeliveryWorker {
 /**
  * The delivery loop: keeps up to `concurrency` claimed deliveries, claiming due rows from the
  * database in batches (so replicas share the work and a killed worker's rows are reclaimed after
- * the lease). At most `perEndpoint` attempts run against one endpoint at a time, so a slow or
- * hanging receiver holds a bounded share of the worker (and of the keep-alive sockets to it): a claim
+ * the lease). At most `perEndpoint` requests run against one endpoint at a time, so a slow or
+ * hanging receiver holds a bounded share of the worker (and of the keep-alive sockets to it); a slot is
+ * free again as soon as the receiver has answered, while the outcome is still being recorded: a claim
  * takes at most that many rows per endpoint and none for endpoints already at the bound; the few
  * rows of a partly busy endpoint that go over it wait here for a free slot.
  */
@@ -182,15 +185,21 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
         continue;
       }
       ep.running++;
+      let slotHeld = true;
+      const freeSlot = () => {
+        if (!slotHeld) return;
+        slotHeld = false;
+        ep.running--;
+        drain(endpointId);
+      };
       // tracing on: each attempt is a span in the trace of the event it delivers
-      const attempt = () => inSpan('deliver webhook', 'client', { 'webhook.delivery.id': row.id, 'webhook.attempt': row.attempts, 'webhook.event': row.event }, () => attemptDelivery(attemptDeps, row));
+      const attempt = () => inSpan('deliver webhook', 'client', { 'webhook.delivery.id': row.id, 'webhook.attempt': row.attempts, 'webhook.event': row.event }, () => attemptDelivery(attemptDeps, row, freeSlot));
       const p: Promise<void> = continueTrace(row.traceparent, attempt)
         .catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'delivery attempt failed to record; the lease expires and it is retried'))
         .finally(() => {
           inFlight.delete(p);
           held--;
-          ep.running--;
-          drain(endpointId);
+          freeSlot();
           void pump();
         });
       inFlight.add(p);

@@ -10,7 +10,8 @@ export function processCpuMs(): number {
 
 /**
  * utime + stime (ms) of a PostgreSQL server started by startLocalPostgres({ dataDir }): the
- * postmaster and its live backends (a bench's pool keeps its connections, so none are lost).
+ * postmaster, its live backends, and (the postmaster's cutime + cstime) every child it has reaped:
+ * parallel query workers and autovacuum workers live for seconds and would otherwise go uncounted.
  */
 export function postgresCpuMs(dataDir: string): number {
   const postmaster = Number(readFileSync(join(dataDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -20,7 +21,9 @@ export function postgresCpuMs(dataDir: string): number {
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(name) === postmaster || Number(f[1]) === postmaster) total += (Number(f[11]) + Number(f[12])) * 10; // USER_HZ is 100
+      // USER_HZ is 100; fields 14–17 of stat: utime, stime, cutime, cstime
+      if (Number(name) === postmaster) total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
+      else if (Number(f[1]) === postmaster) total += (Number(f[11]) + Number(f[12])) * 10;
     } catch {
       // exited while we looked
     }

@@ -2,7 +2,7 @@ import { createSignal, For, Show, type JSX } from 'solid-js';
 import { renderSVG } from 'uqr';
 import { ApiError, post } from '../lib/api.ts';
 import { errorText } from '../lib/toast.ts';
-import { Field } from './ui.tsx';
+import { dismissable, Field } from './ui.tsx';
 
 /** TOTP enrolment: scan the QR code (or type the secret), confirm with a code, keep the backup codes. */
 export function TotpEnrol(props: { onDone: () => void }): JSX.Element {
@@ -11,6 +11,15 @@ export function TotpEnrol(props: { onDone: () => void }): JSX.Element {
   const [error, setError] = createSignal('');
   const [codes, setCodes] = createSignal<string[] | null>(null);
   const [busy, setBusy] = createSignal(false);
+
+  let opener: HTMLButtonElement | undefined;
+  /** Back to the start; the key shown is dropped (a new setup makes a new one). */
+  function cancel() {
+    setSetup(null);
+    setCode('');
+    setError('');
+    opener?.focus();
+  }
 
   async function start() {
     setError('');
@@ -41,27 +50,33 @@ export function TotpEnrol(props: { onDone: () => void }): JSX.Element {
   return (
     <div class="stack" data-testid="totp-enrol">
       <Show when={!setup()}>
-        <button type="button" class="primary" onClick={() => void start()} disabled={busy()}>
+        <button type="button" class="primary" ref={opener} onClick={() => void start()} disabled={busy()} aria-busy={busy()}>
           Set up an authenticator app
         </button>
       </Show>
       <Show when={setup() && !codes()}>
-        <p>Scan this code with your authenticator app, then enter the 6-digit code it shows.</p>
-        {/* uqr renders an SVG string from the otpauth URI; it contains no user-controlled markup. */}
-        <div class="qr" role="img" aria-label="QR code for your authenticator app" innerHTML={renderSVG(setup()!.otpauthUri, { border: 1 })} />
-        <p class="small">
-          Cannot scan? Enter this key: <code class="mono" data-testid="totp-secret">{setup()!.secret}</code>
-        </p>
-        <form class="stack" onSubmit={(e) => void confirm(e)}>
-          <Field label="Code from the app" error={error() || undefined}>
-            {(id, d) => <input id={id} aria-describedby={d} inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]*" maxlength="8" value={code()} onInput={(e) => setCode(e.currentTarget.value)} required />}
-          </Field>
-          <div>
-            <button class="primary" type="submit" disabled={busy()}>
-              Turn on
-            </button>
-          </div>
-        </form>
+        {/* Opens in place like the other editors: focus in the code field, Escape or Cancel go back to the button. */}
+        <div class="stack" ref={(el) => dismissable(el, cancel)} role="group" aria-labelledby="totp-setup-h">
+          <p id="totp-setup-h">Scan this code with your authenticator app, then enter the 6-digit code it shows.</p>
+          {/* uqr renders an SVG string from the otpauth URI; it contains no user-controlled markup. */}
+          <div class="qr" role="img" aria-label="QR code for your authenticator app" innerHTML={renderSVG(setup()!.otpauthUri, { border: 1 })} />
+          <p class="small">
+            Cannot scan? Enter this key: <code class="mono" data-testid="totp-secret">{setup()!.secret}</code>
+          </p>
+          <form class="stack" onSubmit={(e) => void confirm(e)}>
+            <Field label="Code from the app" error={error() || undefined}>
+              {(id, d) => <input id={id} aria-describedby={d} inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]*" maxlength="8" value={code()} onInput={(e) => setCode(e.currentTarget.value)} required />}
+            </Field>
+            <div class="row">
+              <button class="primary" type="submit" disabled={busy()}>
+                Turn on
+              </button>
+              <button type="button" onClick={cancel}>
+                Cancel
+              </button>
+            </div>
+          </form>
+        </div>
       </Show>
       <Show when={codes()}>
         <BackupCodes codes={codes()!} />

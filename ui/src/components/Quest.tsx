@@ -1,7 +1,7 @@
 import { A } from '@solidjs/router';
 import { createResource, Show, type JSX } from 'solid-js';
 import { Icon } from './icons.tsx';
-import { ApiError, get, post } from '../lib/api.ts';
+import { ApiError, del, get, post } from '../lib/api.ts';
 import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
 import { toast, toastError } from '../lib/toast.ts';
 import type { CompleteTaskReply, DailyQuestReply } from '../lib/types.ts';
@@ -23,11 +23,24 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
     props.onChange();
     toast(msg, { action });
   };
+  let done: HTMLDivElement | undefined;
   async function complete(id: string) {
     const before = gameStats()?.coins;
     const r = await post<CompleteTaskReply>(`/api/tasks/${id}/complete`);
     await refetch();
-    after(`Quest complete! +${coinsGained(r, before)} coins`);
+    // The Complete button is gone: focus goes to the card's message, so its Undo is one Tab away.
+    done?.focus();
+    after(`Quest complete! +${coinsGained(r, before)} coins`, { label: 'Undo', run: () => void undoComplete(id) });
+  }
+  async function undoComplete(id: string) {
+    try {
+      const r = await del<{ coinsRemoved: number }>(`/api/tasks/${id}/complete`);
+      await refetch();
+      after(`Quest reopened · −${r.coinsRemoved} coins`);
+      document.querySelector<HTMLElement>('[data-testid="daily-quest"] [data-quest-complete]')?.focus();
+    } catch (err) {
+      toastError(err);
+    }
   }
   async function postpone() {
     try {
@@ -65,13 +78,16 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
                 <Show
                   when={!quest()!.completed}
                   fallback={
-                    <p class="banner ok" role="status" data-testid="quest-done">
-                      Quest complete! See you tomorrow.
-                    </p>
+                    <div class="banner ok row between" data-testid="quest-done" tabindex="-1" ref={done}>
+                      <span role="status">Quest complete! See you tomorrow.</span>
+                      <button type="button" class="small" aria-label={`Undo completing the quest "${t().title}"`} onClick={() => void undoComplete(t().id)}>
+                        Undo
+                      </button>
+                    </div>
                   }
                 >
                   <div class="row">
-                    <AsyncButton class="primary" action={() => complete(t().id)}>
+                    <AsyncButton class="primary" data-quest-complete action={() => complete(t().id)}>
                       Complete
                     </AsyncButton>
                     <AsyncButton action={postpone} disabled={quest()!.postponesToday >= quest()!.postponeLimit}>

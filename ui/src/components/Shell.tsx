@@ -1,12 +1,12 @@
 import { A, useLocation } from '@solidjs/router';
 import { createEffect, ErrorBoundary, For, on, Show, Suspense, type JSX } from 'solid-js';
-import { ErrorScreen, Spinner } from './ui.tsx';
 import { Icon, type IconName } from './icons.tsx';
 import { session, signOut } from '../lib/session.ts';
 import { setTheme, theme, type Theme } from '../lib/theme.ts';
 import { dismiss, holdToast, runToastAction, toasts } from '../lib/toast.ts';
 import { gameStats } from '../lib/game.ts';
 import { ConfirmDialog } from './ConfirmDialog.tsx';
+import { cssHeight, ErrorScreen, Spinner } from './ui.tsx';
 
 const NAV: { href: string; label: string; icon: IconName }[] = [
   { href: '/dashboard', label: 'Today', icon: 'today' },
@@ -17,6 +17,18 @@ const NAV: { href: string; label: string; icon: IconName }[] = [
 ];
 
 const NEXT_THEME: Record<Theme, Theme> = { system: 'dark', dark: 'light', light: 'system' };
+
+/**
+ * A toast that comes up over the control in focus (the box just ticked, the quest card's Undo) moves
+ * the page instead: the control scrolls up above the toasts (scroll-padding-bottom keeps their height clear).
+ */
+function keepFocusClear(toasts: HTMLElement): void {
+  const a = document.activeElement;
+  if (!(a instanceof HTMLElement) || a === document.body || toasts.contains(a)) return;
+  const r = a.getBoundingClientRect();
+  const t = toasts.getBoundingClientRect();
+  if (t.height > 0 && r.bottom > t.top && r.top < t.bottom && r.right > t.left && r.left < t.right) a.scrollIntoView({ block: 'nearest' });
+}
 
 export function Shell(props: { children: JSX.Element }): JSX.Element {
   const summary = gameStats;
@@ -95,7 +107,7 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
         </a>
       </footer>
       <ConfirmDialog />
-      <div class="toasts" role="status" aria-live="polite">
+      <div class="toasts" role="status" aria-live="polite" ref={(el) => cssHeight(el, '--toasts-h', () => keepFocusClear(el))}>
         <For each={toasts()}>
           {(t) => (
             <div

@@ -117,6 +117,17 @@ function ruleOf(t: Partial<Task> | undefined): RecurrenceRule {
   };
 }
 
+/** Fields checked together by the server: when one of them changes, all of them are sent. */
+const SCHEDULE = ['type', 'dueDate', 'recurrenceType', 'recurrenceInterval', 'recurrenceWeekdays', 'recurrenceWeekOfMonth', 'recurrenceFixed'];
+
+/** The fields of `now` that differ from `before` (the schedule's fields as one). */
+function changedFields<T extends Record<string, unknown>>(before: T, now: T): Partial<T> {
+  const differs = (k: string) => JSON.stringify(before[k]) !== JSON.stringify(now[k]);
+  const keys = Object.keys(now).filter(differs);
+  if (keys.some((k) => SCHEDULE.includes(k))) keys.push(...SCHEDULE.filter((k) => !keys.includes(k)));
+  return Object.fromEntries(keys.map((k) => [k, now[k]])) as Partial<T>;
+}
+
 /** Create or edit a task. All fields of the contract that a person sets by hand. */
 export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string; defaultTopicId?: string | null; onSaved: (t: Task) => void; onCancel: () => void }): JSX.Element {
   const t = props.task;
@@ -131,13 +142,11 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
   const [coins, setCoins] = createSignal(String(t?.coinValue ?? 1));
   const [error, setError] = createSignal<ApiError | Error | null>(null);
   const [busy, setBusy] = createSignal(false);
-  async function save(e: SubmitEvent) {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
+  /** The task as the form has it, in the contract's fields. */
+  const fields = () => {
     const recurring = type() === 'RECURRING';
     const r = rule();
-    const body = {
+    return {
       title: title().trim(),
       notes: notes().trim() || null,
       type: type(),
@@ -152,6 +161,15 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
       estimatedMinutes: minutes() ? Number(minutes()) : null,
       coinValue: Number(coins()) || 1,
     };
+  };
+  // An edit sends only what was changed here, so a change made meanwhile from the row's menu (a new
+  // due date, priority or topic) is not put back by saving the panel.
+  const original = t && fields();
+  async function save(e: SubmitEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    const body = original ? changedFields(original, fields()) : fields();
     try {
       const res = t ? await patch<{ task: Task }>(`/api/tasks/${t.id}`, body) : await post<{ task: Task }>('/api/tasks', body);
       props.onSaved(res.task);

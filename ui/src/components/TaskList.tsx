@@ -3,46 +3,58 @@ import { del, patch, post } from '../lib/api.ts';
 import { addDays, dueLabel, formatDate } from '../lib/dates.ts';
 import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
 import { parseQuickAdd, parseQuickAddWithParts } from '../lib/quickadd.ts';
-import { toast, toastError } from '../lib/toast.ts';
+import { closeToast, holdToast, toast, toastError } from '../lib/toast.ts';
 import type { CompleteTaskReply, Task, Topic } from '../lib/types.ts';
 import { Empty } from './ui.tsx';
 import { Icon } from './icons.tsx';
 import { ActionsMenu, type MenuItem } from './Menu.tsx';
 import { focusWhenPresent } from '../lib/focus.ts';
 import { deleteWithUndo, isDeleted } from '../lib/undoable-delete.ts';
+import { forget, holdCompleted, justCompleted, letGo } from '../lib/just-completed.ts';
 
 export interface TaskActions {
-  /** called after any change so the owner can reload its list */
-  changed: () => void;
+  /** called after any change so the owner can reload its list (resolves once reloaded) */
+  changed: () => unknown;
   edit?: (t: Task) => void;
 }
 
 /** The row's own controls, found again after its list re-rendered it. */
 const rowControl = (id: string, control: 'check' | 'menu') => `[data-task-id="${id}"] ${control === 'check' ? '.task-check' : '.menu-wrap > button'}`;
 
-/** Where focus goes when a row leaves the list: the next row, else the one before, else quick add. */
-function neighbourFocus(id: string): () => void {
+/** The control focus moves to when a row leaves the list: the next row's box, else the one before, else quick add. */
+function neighbourOf(id: string): { selector: string } {
   const row = document.querySelector(`[data-task-id="${id}"]`);
   const next = (row?.nextElementSibling ?? row?.previousElementSibling)?.getAttribute('data-task-id');
-  return () => (next ? focusWhenPresent(rowControl(next, 'check')) : document.getElementById('quick-add')?.focus());
+  return { selector: next ? rowControl(next, 'check') : '#quick-add' };
 }
 
+/** Where focus goes once a row that is leaving (deleted, its Undo toast closed) is gone. */
+function neighbourFocus(id: string): () => void {
+  const { selector } = neighbourOf(id);
+  return () => focusWhenPresent(selector);
+}
+
+/**
+ * Complete a task. Its row stays where it is and as it was, ticked, with Undo right after its box
+ * (lib/just-completed.ts), until its toast goes; only then does it leave the list (or show a
+ * recurring task's next date). Focus stays on the box, so Undo is one Tab away; the toast says what
+ * happened and offers Undo as well.
+ */
 async function complete(t: Task, actions: TaskActions): Promise<boolean> {
-  const neighbour = neighbourFocus(t.id);
   const coinsBefore = gameStats()?.coins;
   try {
     const r = await post<CompleteTaskReply>(`/api/tasks/${t.id}/complete`);
-    actions.changed();
     refreshGame();
-    const recurring = t.type === 'RECURRING';
     const coins = `+${coinsGained(r, coinsBefore)} coins`;
-    toast(recurring ? `Done: next time ${formatDate(r.task.nextDueDate)} · ${coins}` : `Completed "${t.title}" · ${coins}`, {
-      // Undo exists for non-recurring tasks only (the server refuses it for recurring ones).
-      action: recurring ? undefined : { label: 'Undo', run: () => void undo(t, actions).then((ok) => ok && focusWhenPresent(rowControl(t.id, 'check'))) },
-      // The completed row usually leaves the list: its Undo takes the focus, so it is no Tab away.
-      focus: !recurring,
-      returnFocus: (reason) => reason !== 'action' && neighbour(),
+    const text = t.type === 'RECURRING' ? `Done: "${t.title}" next on ${formatDate(r.task.nextDueDate)} · ${coins}` : `Completed "${t.title}" · ${coins}`;
+    const toastId = toast(text, {
+      action: { label: 'Undo', run: () => void undo(t, actions).then((ok) => ok && focusWhenPresent(rowControl(t.id, 'check'))) },
+      returnFocus: (reason) => reason !== 'action' && neighbourFocus(t.id)(),
+      onClose: (reason) => reason !== 'action' && leave(t, actions),
     });
+    holdCompleted(t.id, toastId);
+    // The rest of the list is brought up to date at once (a sequential topic's next task is free now).
+    void actions.changed();
     return true;
   } catch (err) {
     toastError(err);
@@ -50,15 +62,30 @@ async function complete(t: Task, actions: TaskActions): Promise<boolean> {
   }
 }
 
+/**
+ * The completed row's toast went: focus on the row moves to the next one, and the list reloads
+ * (without it; a recurring task comes back with its next date, so focus leaves it too).
+ */
+function leave(t: Task, actions: TaskActions): void {
+  if (document.querySelector(`[data-task-id="${t.id}"]`)?.contains(document.activeElement)) document.querySelector<HTMLElement>(neighbourOf(t.id).selector)?.focus();
+  letGo(t.id);
+  void Promise.resolve(actions.changed()).finally(() => forget(t.id));
+}
+
 async function undo(t: Task, actions: TaskActions): Promise<boolean> {
+  // Undone from the row: its toast goes too (and does not take the row away).
+  const held = justCompleted(t.id);
+  if (held) closeToast(held.toastId, 'action');
   try {
     const r = await del<{ coinsRemoved: number }>(`/api/tasks/${t.id}/complete`);
+    forget(t.id);
     actions.changed();
     refreshGame();
     toast(`Reopened "${t.title}" · −${r.coinsRemoved} coins`);
     return true;
   } catch (err) {
     toastError(err);
+    if (held) leave(t, actions); // still completed: the row goes as it would have
     return false;
   }
 }
@@ -124,30 +151,59 @@ const SNOOZE: [number, string][] = [
   [7, '1 week'],
 ];
 
+/** "15 min", "1 h 30 min", "2 h". */
+export function estimateLabel(minutes: number): string {
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  return [h ? `${h} h` : '', m ? `${m} min` : ''].filter(Boolean).join(' ');
+}
+
 export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; compact?: boolean; hideTopic?: boolean }): JSX.Element {
   const t = () => props.task;
-  const done = () => Boolean(t().completedAt);
+  // Completed a moment ago from this row: shown ticked, with Undo instead of the menu, until its toast goes.
+  const held = () => justCompleted(t().id);
+  const done = () => Boolean(t().completedAt) || held() !== undefined;
   const due = () => dueLabel(t().type === 'RECURRING' ? t().nextDueDate : t().dueDate, props.today);
   const snoozed = () => Boolean(t().snoozedUntil && t().snoozedUntil! > props.today);
   const topic = () => props.topics.find((x) => x.id === t().topicId);
+  let box!: HTMLInputElement;
   return (
     <li classList={{ done: done() }} data-testid="task-row" data-task-id={t().id}>
       <input
+        ref={box}
         class="task-check"
         type="checkbox"
         checked={done()}
         disabled={t().blocked && !done()}
         aria-label={done() ? `Reopen "${t().title}"` : `Complete "${t().title}"`}
         onChange={(e) => {
-          const box = e.currentTarget;
+          const el = e.currentTarget;
           // The box shows the new state at once; a failed request puts it back.
           void (done() ? undo(t(), props.actions) : complete(t(), props.actions)).then((ok) => {
-            if (!ok) box.checked = done();
+            if (!ok) el.checked = done();
           });
         }}
       />
       <div class="grow">
-        <div class="title">{t().title}</div>
+        <div class="title-line">
+          <div class="title">{t().title}</div>
+          {/* Right after the box in the focus order (one Tab away) and beside the title on screen. */}
+          <Show when={held()}>
+            {(h) => (
+              <button
+                type="button"
+                class="small"
+                aria-label={`Undo completing "${t().title}"`}
+                // While the focus is here the toast waits (nobody is rushed while reaching for Undo).
+                onFocus={() => holdToast(h().toastId, 'focus', true)}
+                onBlur={() => holdToast(h().toastId, 'focus', false)}
+                onClick={() => void undo(t(), props.actions).then((ok) => ok && box.focus())}
+              >
+                Undo
+              </button>
+            )}
+          </Show>
+        </div>
         <div class="meta">
           <Show when={t().priority === 'HIGH'}>
             <span class="badge high">High</span>
@@ -176,12 +232,33 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
               <Icon name="pause" size={14} /> waiting
             </span>
           </Show>
-          <Show when={topic() && !props.compact && !props.hideTopic}>
-            <a href={`/topics/${topic()!.id}`}>{topic()!.title}</a>
+          <Show when={t().estimatedMinutes}>
+            {(m) => (
+              <span class="indicator" data-testid="estimate" title="Estimate">
+                <Icon name="clock" size={14} />
+                <span class="sr-only">Estimate:</span> {estimateLabel(m())}
+              </span>
+            )}
+          </Show>
+          <Show when={t().notes?.trim()}>
+            {(n) => (
+              <span class="indicator" data-testid="has-notes" title={n().length > 120 ? `${n().slice(0, 120)}…` : n()}>
+                <Icon name="notes" size={14} />
+                <span class="sr-only">Has notes</span>
+              </span>
+            )}
+          </Show>
+          <Show when={!props.compact && !props.hideTopic && topic()}>
+            {(x) => (
+              <a class="topic-tag" href={`/topics/${x().id}`} data-testid="topic-tag">
+                <span class="topic-dot" style={{ background: x().color ?? 'var(--accent)' }} aria-hidden="true" />
+                {x().title}
+              </a>
+            )}
           </Show>
         </div>
       </div>
-      <Show when={!props.compact}>
+      <Show when={!props.compact && !held()}>
         <div class="actions">
           <ActionsMenu
             label={`Actions for "${t().title}"`}
@@ -219,7 +296,22 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
   const [text, setText] = createSignal('');
   const [busy, setBusy] = createSignal(false);
   const parsed = createMemo(() => parseQuickAddWithParts(text(), props.today, props.topics));
+  /** The typed line cut into plain text and recognised parts, in order. */
+  const segments = createMemo(() => {
+    const out: { text: string; kind?: string }[] = [];
+    let at = 0;
+    for (const p of [...parsed().parts].sort((a, b) => a.start - b.start)) {
+      if (p.start > at) out.push({ text: text().slice(at, p.start) });
+      out.push({ text: text().slice(p.start, p.end), kind: p.kind });
+      at = p.end;
+    }
+    if (at < text().length) out.push({ text: text().slice(at) });
+    return out;
+  });
   let input!: HTMLInputElement;
+  let backdrop!: HTMLDivElement;
+  /** The highlights scroll with a line longer than the field. */
+  const follow = () => (backdrop.scrollLeft = input.scrollLeft);
   const onKey = (e: KeyboardEvent) => {
     const target = e.target as HTMLElement;
     if (e.key === 'n' && !e.ctrlKey && !e.metaKey && !e.altKey && !/^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName) && !target.isContentEditable) {
@@ -256,8 +348,29 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
         <label class="sr-only" for="quick-add">
           Quick add a task
         </label>
-        {/* Never disabled while saving: a disabled field loses focus and the next typed task would go nowhere. */}
-        <input id="quick-add" ref={input} placeholder="Add a task…  (press n)" value={text()} onInput={(e) => setText(e.currentTarget.value)} maxlength="300" autocomplete="off" aria-describedby="quick-add-hint" enterkeyhint="done" />
+        <div class="quick-add-field">
+          {/* What the parser recognised, highlighted in place: the same text drawn behind the (transparent) field. */}
+          <div class="quick-add-backdrop" ref={backdrop} aria-hidden="true" data-testid="quick-add-highlights">
+            <For each={segments()}>{(seg) => (seg.kind ? <mark class={`token-${seg.kind}`}>{seg.text}</mark> : seg.text)}</For>
+          </div>
+          {/* Never disabled while saving: a disabled field loses focus and the next typed task would go nowhere. */}
+          <input
+            id="quick-add"
+            ref={input}
+            placeholder="Add a task…  (press n)"
+            value={text()}
+            onInput={(e) => {
+              setText(e.currentTarget.value);
+              requestAnimationFrame(follow);
+            }}
+            onScroll={follow}
+            onKeyUp={follow}
+            maxlength="300"
+            autocomplete="off"
+            aria-describedby="quick-add-hint"
+            enterkeyhint="done"
+          />
+        </div>
         <button class="primary" type="submit" disabled={busy() || !parsed().title}>
           Add
         </button>

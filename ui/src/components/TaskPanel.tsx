@@ -2,6 +2,7 @@ import { onCleanup, onMount, type JSX } from 'solid-js';
 import type { Task, Topic } from '../lib/types.ts';
 import { Icon } from './icons.tsx';
 import { TaskEditor } from './TaskEditor.tsx';
+import { cssHeight } from './ui.tsx';
 
 /**
  * The task editor beside the list (desktop: a side panel the page makes room for) or over it (phone:
@@ -24,6 +25,7 @@ export function TaskPanel(props: { editing: Task | 'new'; topics: Topic[]; today
   });
   return (
     <aside
+      ref={(el) => cssHeight(el, '--sheet-h')}
       class="task-panel"
       role="dialog"
       aria-labelledby="task-panel-h"

@@ -20,13 +20,15 @@ const PATHS = {
   close: 'M6 6l12 12M18 6 6 18',
   plus: 'M12 5v14M5 12h14',
   contrast: 'M12 3a9 9 0 1 0 0 18V3Z M12 3a9 9 0 1 1 0 18',
+  notes: 'M6 3h9l4 4v14H6zM14 3v5h5M9 12h7M9 16h7',
+  clock: 'M12 3a9 9 0 1 0 0 18 9 9 0 0 0 0-18ZM12 7v5l3 2',
 } as const;
 
 export type IconName = keyof typeof PATHS;
 
-export function Icon(props: { name: IconName; size?: number }): JSX.Element {
+export function Icon(props: { name: IconName; size?: number; filled?: boolean }): JSX.Element {
   return (
-    <svg class="icon-svg" width={props.size ?? 20} height={props.size ?? 20} viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">
+    <svg class="icon-svg" width={props.size ?? 20} height={props.size ?? 20} viewBox="0 0 24 24" fill={props.filled ? 'currentColor' : 'none'} stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">
       <path d={PATHS[props.name]} />
     </svg>
   );

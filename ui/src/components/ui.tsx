@@ -108,6 +108,23 @@ export function dismissable(el: HTMLElement, close: () => void): void {
   onCleanup(() => queueMicrotask(() => opener?.isConnected && opener.focus()));
 }
 
+/**
+ * Keep a CSS custom property on the root at `el`'s height while it is mounted (the toasts' height,
+ * the task sheet's), so other boxes can keep clear of it.
+ */
+export function cssHeight(el: HTMLElement, property: string, resized?: () => void): void {
+  const root = document.documentElement.style;
+  const ro = new ResizeObserver(() => {
+    root.setProperty(property, `${el.offsetHeight}px`);
+    resized?.();
+  });
+  ro.observe(el);
+  onCleanup(() => {
+    ro.disconnect();
+    root.removeProperty(property);
+  });
+}
+
 /** The submit button (and Cancel, when the form can be dismissed) that close a create/edit form. */
 export function FormActions(props: { submitLabel: string; onCancel?: (() => void) | undefined }): JSX.Element {
   return (

@@ -25,6 +25,9 @@ export interface QuickAddPart {
   text: string;
   /** what they mean, for the preview ("High priority", "Topic: Home") */
   label: string;
+  /** where they are in the typed line: [start, end) character offsets, for highlighting in place */
+  start: number;
+  end: number;
 }
 
 export interface QuickAddResult {
@@ -155,7 +158,9 @@ export function parseQuickAddWithParts(input: string, today: string, topics: Qui
   const out: QuickAddResult = { title: '' };
   const parts: QuickAddPart[] = [];
   const rest: string[] = [];
-  const words = input.trim().split(/\s+/).filter(Boolean);
+  const found = [...input.matchAll(/\S+/g)];
+  const words = found.map((m) => m[0]);
+  const span = (from: number, n: number) => ({ start: found[from]!.index, end: found[from + n - 1]!.index + found[from + n - 1]![0].length });
   const apply: Match['apply'][] = [];
   for (let i = 0; i < words.length; ) {
     const m = matchAt(words, i, today, topics);
@@ -164,14 +169,14 @@ export function parseQuickAddWithParts(input: string, today: string, topics: Qui
       i++;
       continue;
     }
-    parts.push({ kind: m.kind, text: words.slice(i, i + m.n).join(' '), label: m.label });
+    parts.push({ kind: m.kind, text: words.slice(i, i + m.n).join(' '), label: m.label, ...span(i, m.n) });
     // Recurrence is applied last, so "every week … friday" follows the due date in either order.
     if (m.kind === 'recurrence') apply.push(m.apply);
     else m.apply(out);
     i += m.n;
     // A time right after a date belongs to it in the preview; it stays in the title.
     if (m.kind === 'date' && words[i] && TIME_RE.test(words[i]!)) {
-      parts.push({ kind: 'time', text: words[i]!, label: `at ${words[i]} (kept in the title)` });
+      parts.push({ kind: 'time', text: words[i]!, label: `at ${words[i]} (kept in the title)`, ...span(i, 1) });
       rest.push(words[i]!);
       i++;
     }

@@ -2,18 +2,10 @@ import { createResource, Show, type JSX } from 'solid-js';
 import { ApiError, get } from '../lib/api.ts';
 import { formatDateTime } from '../lib/dates.ts';
 import { session } from '../lib/session.ts';
-import type { AdminStats, UpdateStatus } from '../lib/types.ts';
+import type { AdminMetrics, AdminStats, UpdateStatus } from '../lib/types.ts';
 import { DataTable } from '../components/DataTable.tsx';
 import { ErrorBanner, Spinner } from '../components/ui.tsx';
-
-function Kpi(props: { label: string; value: number | string | null | undefined }): JSX.Element {
-  return (
-    <div class="kpi">
-      <div class="value">{props.value ?? '—'}</div>
-      <div class="label">{props.label}</div>
-    </div>
-  );
-}
+import { Kpi, LiveFigures } from './AdminFigures.tsx';
 
 /** The update banner: always says when the check last ran, so a stale "current" is visible as such. */
 function UpdateBanner(props: { update: UpdateStatus }): JSX.Element {
@@ -42,6 +34,10 @@ export default function Admin(): JSX.Element {
   const [stats] = createResource(() => get<AdminStats>('/api/admin/stats'));
   // The scheduler's release check; null when it cannot be asked (the stats still show).
   const [update] = createResource(() => get<UpdateStatus>('/api/admin/update-status').catch(() => null));
+  // The live figures load apart from the statistics: they are cheap to read again (Refresh).
+  const [figures, { refetch: refreshFigures }] = createResource(() => get<AdminMetrics>('/api/admin/metrics'));
+  // Cron runs since start, by job, for the last-run table (the scheduler's records hold the times).
+  const runsSinceStart = (job: string) => figures.latest?.cron?.jobs.find((j) => j.job === job);
   const updateStatus = () => (stats()?.update as UpdateStatus | null | undefined) ?? update() ?? null;
   const forbidden = () => stats.error instanceof ApiError && stats.error.status === 403;
   return (
@@ -55,6 +51,11 @@ export default function Admin(): JSX.Element {
             {(s) => (
               <div class="stack" data-testid="admin-stats">
                 <Show when={updateStatus()}>{(u) => <UpdateBanner update={u()} />}</Show>
+                <Show when={!figures.error} fallback={<ErrorBanner error={figures.error} />}>
+                  <Show when={figures.latest} fallback={<Spinner />}>
+                    {(f) => <LiveFigures figures={f()} refresh={() => void refreshFigures()} />}
+                  </Show>
+                </Show>
                 <section class="card">
                   <h2>Users</h2>
                   <div class="kpis">
@@ -142,6 +143,8 @@ export default function Admin(): JSX.Element {
                             { header: 'Status', cell: (j) => j.status },
                             { header: 'Duration', cell: (j) => (j.durationMs === null ? '—' : `${j.durationMs} ms`) },
                             { header: 'Sent', cell: (j) => j.notifications ?? '—' },
+                            { header: 'Runs since start', cell: (j) => runsSinceStart(j.job)?.runs ?? '—' },
+                            { header: 'Failed since start', cell: (j) => runsSinceStart(j.job)?.failed ?? '—' },
                           ]}
                         />
                       </Show>

@@ -1,5 +1,5 @@
 import { A } from '@solidjs/router';
-import { createMemo, createResource, createSignal, Show, type JSX } from 'solid-js';
+import { createMemo, createResource, createSignal, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
 import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { addDays, formatDate } from '../lib/dates.ts';
@@ -7,6 +7,7 @@ import { refreshGame } from '../lib/game.ts';
 import { session } from '../lib/session.ts';
 import type { Task } from '../lib/types.ts';
 import { isDeleted } from '../lib/undoable-delete.ts';
+import { keepJustCompleted } from '../lib/just-completed.ts';
 import { reconciled } from '../lib/reconciled.ts';
 import { QuickAdd, TaskList, type TaskActions } from '../components/TaskList.tsx';
 import { TaskPanel } from '../components/TaskPanel.tsx';
@@ -23,13 +24,17 @@ export default function Dashboard(): JSX.Element {
   const today = () => shared.today();
   // Open tasks due up to today (overdue included); the list is small, the split happens here.
   // Read as `.latest`: a refetch after a change keeps the page (and quick add's focus) in place.
-  const [due, { refetch }] = createResource(today, async (t) => (await get<{ tasks: Task[] }>(`/api/tasks${qs({ completed: false, dueBefore: t, snoozed: false, limit: 200 })}`)).tasks, { storage: reconciled });
+  const [due, { refetch }] = createResource(
+    today,
+    async (t, { value, refetching }: ResourceFetcherInfo<Task[]>) => keepJustCompleted(refetching ? value : undefined, (await get<{ tasks: Task[] }>(`/api/tasks${qs({ completed: false, dueBefore: t, snoozed: false, limit: 200 })}`)).tasks),
+    { storage: reconciled },
+  );
   const open = () => (due.latest ?? []).filter((t) => !isDeleted(t.id));
   const overdue = createMemo(() => open().filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate)! < today()));
   const dueToday = createMemo(() => open().filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate) === today()));
   const changed = () => {
-    void refetch();
     refreshGame();
+    return refetch();
   };
   const [editing, setEditing] = createSignal<Task | null>(null);
   const actions: TaskActions = { changed, edit: setEditing };
@@ -49,6 +54,10 @@ export default function Dashboard(): JSX.Element {
         </div>
       </div>
       <div class="stack">
+        {/* Capture first: quick add leads the page, above the day's summary and the game cards. */}
+        <section class="card" data-testid="today-quick-add">
+          <QuickAdd topics={shared.topics() ?? []} today={today()} onCreated={changed} />
+        </section>
         <Show when={shared.profile()?.totalTasksCreated === 0}>
           <div class="banner info" data-testid="onboarding-hint">
             New here? <A href="/onboarding">Take the two-minute setup</A>: timezone, a first task, reminders.
@@ -70,9 +79,6 @@ export default function Dashboard(): JSX.Element {
           <StreakCard />
           <EnergyCheckin />
         </div>
-        <section class="card">
-          <QuickAdd topics={shared.topics() ?? []} today={today()} onCreated={changed} />
-        </section>
         <Show when={!due.error} fallback={<ErrorBanner error={due.error} />}>
           <Show when={overdue().length > 0}>
             <section class="card" aria-labelledby="overdue-h">

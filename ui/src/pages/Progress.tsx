@@ -6,6 +6,7 @@ import { addDays, formatAxisDate, formatDate, localDate } from '../lib/dates.ts'
 import { gameStats } from '../lib/game.ts';
 import type { AchievementsReply, Task, WeeklyReviewReply } from '../lib/types.ts';
 import { Empty, ErrorBanner, Spinner, Tabs } from '../components/ui.tsx';
+import { Icon } from '../components/icons.tsx';
 
 // The chart library is only downloaded when a chart is on screen.
 const Chart = lazy(() => import('../components/Chart.tsx').then((m) => ({ default: m.Chart })));
@@ -101,8 +102,6 @@ function Stats(): JSX.Element {
   );
 }
 
-const MEDAL: Record<string, string> = { common: '★', rare: '★★', epic: '★★★', legendary: '♛' };
-
 function Achievements(): JSX.Element {
   const [data] = createResource(() => optional<AchievementsReply>('/api/achievements'));
   return (
@@ -118,8 +117,9 @@ function Achievements(): JSX.Element {
                 <For each={d().achievements}>
                   {(a) => (
                     <div class="card achievement" classList={{ locked: !a.unlocked }} data-testid="achievement">
-                      <span class="medal" aria-hidden="true">
-                        {a.unlocked ? (MEDAL[a.rarity] ?? '★') : '☆'}
+                      {/* An SVG star (filled once unlocked, coloured by rarity): glyphs like ♛ are missing from some fonts. */}
+                      <span class={`medal ${a.rarity}`} aria-hidden="true">
+                        <Icon name="star" size={28} filled={a.unlocked} />
                       </span>
                       <div>
                         <strong>{a.secret && !a.unlocked ? 'Secret achievement' : a.title}</strong>

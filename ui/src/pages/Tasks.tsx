@@ -1,9 +1,10 @@
 import { useSearchParams } from '@solidjs/router';
-import { createMemo, createResource, createSignal, For, Index, Show, type JSX } from 'solid-js';
+import { createMemo, createResource, createSignal, For, Index, onMount, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
 import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { groupTasks } from '../lib/task-groups.ts';
 import { isDeleted } from '../lib/undoable-delete.ts';
+import { keepJustCompleted } from '../lib/just-completed.ts';
 import { reconciled } from '../lib/reconciled.ts';
 import type { Task } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
@@ -18,12 +19,11 @@ export default function Tasks(): JSX.Element {
   const status = () => params.status ?? 'open';
   const [tasks, { refetch }] = createResource(
     () => ({ status: status(), topic: params.topic, priority: params.priority, type: params.type }),
-    async (f) =>
-      (
-        await get<{ tasks: Task[]; total: number }>(
-          `/api/tasks${qs({ completed: f.status === 'all' ? undefined : f.status === 'completed', topicId: f.topic, priority: f.priority, type: f.type, limit: 500 })}`,
-        )
-      ).tasks,
+    async (f, { value, refetching }: ResourceFetcherInfo<Task[]>) =>
+      keepJustCompleted(
+        refetching ? value : undefined,
+        (await get<{ tasks: Task[]; total: number }>(`/api/tasks${qs({ completed: f.status === 'all' ? undefined : f.status === 'completed', topicId: f.topic, priority: f.priority, type: f.type, limit: 500 })}`)).tasks,
+      ),
     { storage: reconciled },
   );
   const visible = createMemo(() => {
@@ -60,9 +60,11 @@ export default function Tasks(): JSX.Element {
   };
   const [editing, setEditing] = createSignal<Task | 'new' | null>(null);
   const topics = () => shared.topics() ?? [];
+  // Topics made elsewhere (another device, the API) name their tasks here without a reload.
+  onMount(() => void shared.refetchTopics());
   const changed = () => {
-    void refetch();
     void shared.refetchTopics();
+    return refetch();
   };
 
   return (
@@ -158,7 +160,7 @@ export default function Tasks(): JSX.Element {
             defaultTopicId={params.topic && params.topic !== 'none' ? params.topic : null}
             onSaved={() => {
               setEditing(null);
-              changed();
+              void changed();
             }}
             onClose={() => setEditing(null)}
           />

@@ -1,5 +1,5 @@
 import { A, useNavigate, useParams } from '@solidjs/router';
-import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
+import { createResource, createSignal, For, onMount, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
 import { ApiError, get, patch, post } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { reconciled } from '../lib/reconciled.ts';
@@ -8,6 +8,7 @@ import type { Priority, Task, Topic } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
 import { TaskPanel } from '../components/TaskPanel.tsx';
 import { deleteWithUndo } from '../lib/undoable-delete.ts';
+import { keepJustCompleted } from '../lib/just-completed.ts';
 import { dismissable, Empty, ErrorBanner, Field, FormActions, PrioritySelect, Spinner } from '../components/ui.tsx';
 
 function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel?: () => void }): JSX.Element {
@@ -61,6 +62,8 @@ function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel
 }
 
 function TopicIndex(): JSX.Element {
+  // The list as it is now: a topic made elsewhere (another device, the API) shows without a reload.
+  onMount(() => void shared.refetchTopics());
   const [creating, setCreating] = createSignal(false);
   const [showArchived, setShowArchived] = createSignal(false);
   const list = () => (shared.topics() ?? []).filter((t) => showArchived() || !t.archived);
@@ -130,14 +133,17 @@ function TopicDetail(props: { id: string }): JSX.Element {
   const navigate = useNavigate();
   const [data, { refetch }] = createResource(
     () => props.id,
-    (id) => get<{ topic: Topic; tasks: Task[] }>(`/api/topics/${id}`),
+    async (id, { value, refetching }: ResourceFetcherInfo<{ topic: Topic; tasks: Task[] }>) => {
+      const d = await get<{ topic: Topic; tasks: Task[] }>(`/api/topics/${id}`);
+      return { ...d, tasks: keepJustCompleted(refetching ? value?.tasks : undefined, d.tasks) };
+    },
     { storage: reconciled },
   );
   const [editingTopic, setEditingTopic] = createSignal(false);
   const [editingTask, setEditingTask] = createSignal<Task | null>(null);
   const changed = () => {
-    void refetch();
     void shared.refetchTopics();
+    return refetch();
   };
   function remove(t: Topic) {
     // Undoable: the topic leaves the lists at once, its DELETE waits for the toast to go.
@@ -147,7 +153,7 @@ function TopicDetail(props: { id: string }): JSX.Element {
   async function archive(t: Topic) {
     try {
       await patch(`/api/topics/${t.id}`, { archived: !t.archived });
-      changed();
+      void changed();
     } catch (err) {
       toastError(err);
     }
@@ -189,7 +195,7 @@ function TopicDetail(props: { id: string }): JSX.Element {
                     topic={d().topic}
                     onSaved={() => {
                       setEditingTopic(false);
-                      changed();
+                      void changed();
                     }}
                     onCancel={() => setEditingTopic(false)}
                   />

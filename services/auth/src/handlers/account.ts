@@ -4,7 +4,7 @@ import { deleteApiKey, insertApiKey, listApiKeys, type ApiKeyRow } from '../db/a
 import { deleteAllSessions, deleteSession, listSessions } from '../db/sessions.ts';
 import { userStats } from '../db/stats.ts';
 import { userById, userNames } from '../db/users.ts';
-import { requireSession, requireUser, type AuthDeps } from './context.ts';
+import { requireAdmin, requireSession, requireUser, type AuthDeps } from './context.ts';
 
 type EmptyCall = HttpCall<unknown, unknown, unknown>;
 type IdCall = HttpCall<{ id: string }, unknown, unknown>;
@@ -86,8 +86,7 @@ export function accountHandlers(deps: AuthDeps) {
     },
 
     adminStats: async (call: EmptyCall) => {
-      const u = requireUser(call.user);
-      if (!u.isAdmin) throw new AppError('ADMIN_ONLY', 'administrators only');
+      requireAdmin(call.user);
       // Other services' parts are optional: a service that does not answer leaves its field null.
       const ask = <Res>(rpc: Rpc<Record<string, never>, Res>) =>
         deps.bus.request(rpc, {}, { timeoutMs: 5_000 }).catch((err: unknown) => {

@@ -210,8 +210,20 @@ export const meterAllows = (rate: number, burst: number, seconds: number) => Mat
 export function listen(bed: Bed, ports: number[], ns = bed.host): { stop: () => void } {
   const code = `const net=require('node:net');for(const p of ${JSON.stringify(ports)}){net.createServer(s=>{s.on('error',()=>{});s.pipe(s)}).listen(p,'::')};setInterval(()=>{},1e6)`;
   const proc = spawn('ip', ['netns', 'exec', ns, NODE, '-e', code], { stdio: 'ignore' });
-  spawnSync('sleep', ['0.5']);
+  waitListening(ns, ports);
   return { stop: () => proc.kill('SIGKILL') };
+}
+
+/** Block until every port has a TCP listener in the namespace (a loaded machine may take seconds to start one). */
+function waitListening(ns: string, ports: number[], limitMs = 30_000): void {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    const listening = spawnSync('ip', ['netns', 'exec', ns, 'ss', '-Hltn'], { encoding: 'utf8' }).stdout ?? '';
+    const missing = ports.filter((p) => !new RegExp(`:${p}\\s`).test(listening));
+    if (missing.length === 0) return;
+    if (Date.now() > end) throw new Error(`no listener on port(s) ${missing.join(', ')} in ${ns} after ${limitMs} ms`);
+    spawnSync('sleep', ['0.05']);
+  }
 }
 
 /**
@@ -223,7 +235,7 @@ export function fakeSshd(bed: Bed, port: number): { stop: () => void } {
   symlinkSync('/usr/bin/perl', sshd);
   const code = `use Socket qw(:DEFAULT IN6ADDR_ANY pack_sockaddr_in6); socket(S, PF_INET6, SOCK_STREAM, 0) or die; setsockopt(S, SOL_SOCKET, SO_REUSEADDR, 1); bind(S, pack_sockaddr_in6(${port}, IN6ADDR_ANY)) or die; listen(S, 16) or die; while (accept(C, S)) { while (sysread(C, my $b, 4096)) { syswrite(C, $b) } close C }`;
   const proc = spawn('ip', ['netns', 'exec', bed.host, sshd, '-e', code], { stdio: 'ignore' });
-  spawnSync('sleep', ['0.5']);
+  waitListening(bed.host, [port]);
   return { stop: () => proc.kill('SIGKILL') };
 }
 

@@ -4,6 +4,17 @@ import { busMetrics, outcomeOfCode } from '../metrics.ts';
 import { openSpan, withSpan } from '../tracing.ts';
 import type { RequestContext } from './types.ts';
 
+/** A handler's context; its logger (a child naming the request) is made only when the handler logs. */
+export function requestContext(requestId: string, parent: Logger): RequestContext {
+  let log: Logger | undefined;
+  return {
+    requestId,
+    get log() {
+      return (log ??= parent.child({ requestId }));
+    },
+  };
+}
+
 /** Run a handler for one request and wrap its outcome in the wire envelope (shared by both transports). */
 export async function handleRequest<Req, Res>(
   rpc: Rpc<Req, Res>,

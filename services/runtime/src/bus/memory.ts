@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, parseMessage, type EventDef, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { currentTraceparent } from '../tracing.ts';
-import { handleRequest, subjectMatches, unwrapReply } from './envelope.ts';
+import { handleRequest, subjectMatches, unwrapReply, requestContext } from './envelope.ts';
 import { instrumentBus } from './instrument.ts';
 import type { Bus, ConsumeOptions, DurableDeclaration, EventMeta, RequestContext, RequestOptions, ServeOptions, Subscription } from './types.ts';
 
@@ -87,7 +87,7 @@ export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclarati
       });
       try {
         // one schema check per side, as over NATS, except where both sides hold the same schema
-        const ctx = { requestId, log: log.child({ requestId }) };
+        const ctx = requestContext(requestId, log);
         const envelope = await Promise.race([handler.run(checked, ctx, handler.rpc.request === rpc.request), timeout]);
         return unwrapReply(rpc, envelope, { checked: handler.rpc.reply === rpc.reply });
       } finally {

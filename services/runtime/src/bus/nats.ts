@@ -5,7 +5,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy,
 import { AppError, EVENT_STREAM, EVENT_SUBJECTS, parseMessage, REQUEST_ID_HEADER, type EventDef, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { currentTraceparent } from '../tracing.ts';
-import { handleRequest, unwrapReply } from './envelope.ts';
+import { handleRequest, unwrapReply, requestContext } from './envelope.ts';
 import { instrumentBus } from './instrument.ts';
 import type { Bus, ConsumeOptions, EventMeta, RequestOptions, ServeOptions, Subscription } from './types.ts';
 
@@ -142,7 +142,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
               msg.respond(encode({ ok: false, error: { code: 'BAD_REQUEST', message: 'request is not JSON' } }));
               return;
             }
-            const envelope = await handleRequest(rpc, raw, handler, { requestId, log: log.child({ requestId }) }, { traceparent: msg.headers?.get(TRACEPARENT), transport: 'nats' });
+            const envelope = await handleRequest(rpc, raw, handler, requestContext(requestId, log), { traceparent: msg.headers?.get(TRACEPARENT), transport: 'nats' });
             msg.respond(encode(envelope));
           })();
           inFlight.add(answering);

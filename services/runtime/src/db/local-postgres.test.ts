@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quietLogger } from '../../../../tools/testenv/index.ts';
+import { loadConfig } from '../config.ts';
 import { PASSWORD_FILE, startLocalPostgres, type LocalPostgres } from './local-postgres.ts';
+import { createPool } from './pool.ts';
 
 /**
  * The embedded PostgreSQL of `npm start` must not trust every local user (#19.3). Another OS user
@@ -43,6 +45,19 @@ describe.skipIf(!asRoot)('embedded PostgreSQL and other local users', () => {
     await c.end();
     const noPassword = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${server.port}/postgres` });
     await expect(noPassword.connect()).rejects.toThrow(/password/);
+  });
+
+  it('a DATABASE_URL naming the socket directory (libpq form) passes the config check and connects, with the password', async () => {
+    const password = encodeURIComponent(readFileSync(join(dataDir, PASSWORD_FILE), 'utf8').trim());
+    const url = `postgres://postgres:${password}@/postgres?host=${join(dataDir, 'sock')}&port=${server.port}`;
+    const config = loadConfig({ DATABASE_URL: url, AUTH_SECRET: 'a'.repeat(32), AUTH_TRUST_HOST: 'true' });
+    const pool = createPool(config.DATABASE_URL, quietLogger());
+    try {
+      expect((await pool.query<{ socket: boolean }>('SELECT inet_server_addr() IS NULL AS socket')).rows[0]!.socket).toBe(true);
+    } finally {
+      await pool.end();
+    }
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://postgres:pw@/postgres?port=5432', AUTH_SECRET: 'a'.repeat(32), AUTH_TRUST_HOST: 'true' })).toThrow(/DATABASE_URL/);
   });
 
   it('another OS user cannot connect over TCP or through the socket directory', () => {

@@ -25,10 +25,13 @@ export interface QuestRow {
 }
 
 const questFields = { userId: q.userId, taskId: q.taskId, title: t.title, tier: sql<QuestTier>`${q.tier}`, localDate: q.localDate, completedAt: q.completedAt };
+// per user by primary key (LATERAL + LIMIT: never a hash of the whole daily_quests or tasks table)
 const existing = statement(
-  sql`SELECT ${selectList(questFields)} FROM unnest(${p('users')}::uuid[], ${p('dates')}::date[]) AS d(user_id, local_date)
-        JOIN ${dailyQuests} q ON ${q.userId} = d.user_id AND ${q.localDate} = d.local_date
-        JOIN ${tasks} t ON ${t.id} = ${q.taskId}`,
+  sql`SELECT x.* FROM unnest(${p('users')}::uuid[], ${p('dates')}::date[]) AS d(user_id, local_date)
+        CROSS JOIN LATERAL (
+          SELECT ${selectList(questFields)} FROM ${dailyQuests} q JOIN ${tasks} t ON ${t.id} = ${q.taskId}
+           WHERE ${q.userId} = d.user_id AND ${q.localDate} = d.local_date LIMIT 1
+        ) x`,
   questFields,
 );
 
@@ -56,12 +59,21 @@ const candidateFields = {
   createdAt: sql<string>`${t.createdAt}::text`,
 };
 const candidates = statement(
-  sql`SELECT ${selectList(candidateFields)} FROM ${tasks} t LEFT JOIN ${topics} tp ON ${tp.id} = ${t.topicId}
-      WHERE ${t.userId} = ANY(${p('users')}::uuid[]) AND (${t.type} = 'RECURRING' OR ${t.completedAt} IS NULL) AND ${tp.archived} IS NOT TRUE`,
+  sql`SELECT ${selectList(candidateFields)} FROM unnest(${p('users')}::uuid[]) AS u(user_id)
+      CROSS JOIN LATERAL (
+        SELECT t.* FROM ${tasks} t WHERE ${t.userId} = u.user_id AND (${t.type} = 'RECURRING' OR ${t.completedAt} IS NULL) OFFSET 0
+      ) t
+      LEFT JOIN ${topics} tp ON ${tp.id} = ${t.topicId}
+      WHERE ${tp.archived} IS NOT TRUE`,
   candidateFields,
 );
 
-/** Open tasks of many users with what quest selection needs, in one query. */
+/**
+ * Open tasks of many users with what quest selection needs, in one query. Each user's tasks are
+ * read through the index on tasks.user_id: the LATERAL slice is kept from being flattened into a
+ * join (`OFFSET 0`), which the planner hashed over the whole tasks table for every cron page of
+ * 2,000 users, a cost that grew with the table rather than with the page.
+ */
 export async function questCandidates(db: Queryable, userIds: string[]): Promise<Map<string, QuestCandidate[]>> {
   const { rows } = await candidates.run(db, { users: userIds });
   const out = new Map<string, QuestCandidate[]>();
@@ -84,17 +96,27 @@ export async function insertQuests(db: Queryable, picks: { userId: string; date:
   await insertPicks.run(db, { users: picks.map((x) => x.userId), dates: picks.map((x) => x.date), tasks: picks.map((x) => x.taskId), tiers: picks.map((x) => x.tier) });
 }
 
-const t2 = alias(tasks, 't2');
+// Per user (LATERAL slices through the indexes on user_id, as in `candidates`): the latest quest, then
+// the user's tasks that are flagged or are that quest, with the flags they should have; only those
+// that differ are updated, by primary key.
 const sync = statement(
   sql`WITH latest AS (
-        SELECT DISTINCT ON (${dailyQuests.userId}) ${dailyQuests.userId} AS user_id, ${dailyQuests.taskId} AS task_id, ${dailyQuests.localDate} AS local_date FROM ${dailyQuests}
-         WHERE ${dailyQuests.userId} = ANY(${p('users')}::uuid[]) ORDER BY ${dailyQuests.userId}, ${dailyQuests.localDate} DESC
+        SELECT u.user_id, l.task_id, l.local_date
+          FROM unnest(${p('users')}::uuid[]) AS u(user_id)
+          LEFT JOIN LATERAL (
+            SELECT ${q.taskId} AS task_id, ${q.localDate} AS local_date FROM ${dailyQuests} q WHERE ${q.userId} = u.user_id ORDER BY ${q.localDate} DESC LIMIT 1
+          ) l ON true
+      ), want AS (
+        SELECT x.id, COALESCE(x.id = l.task_id, false) AS flag, CASE WHEN x.id = l.task_id THEN l.local_date END AS quest_date
+          FROM latest l
+          CROSS JOIN LATERAL (
+            SELECT ${t.id} AS id FROM ${tasks} t
+             WHERE ${t.userId} = l.user_id AND (${t.isDailyQuest} OR ${t.id} = l.task_id) OFFSET 0
+          ) x
       )
-      UPDATE ${tasks} t
-         SET ${names(tasks.isDailyQuest)} = (l.task_id IS NOT NULL), ${names(tasks.dailyQuestDate)} = l.local_date
-        FROM ${tasks} t2 LEFT JOIN latest l ON l.task_id = ${t2.id}
-       WHERE ${t.id} = ${t2.id} AND ${t2.userId} = ANY(${p('users')}::uuid[]) AND (${t2.isDailyQuest} OR l.task_id IS NOT NULL)
-         AND (${t.isDailyQuest} IS DISTINCT FROM (l.task_id IS NOT NULL) OR ${t.dailyQuestDate} IS DISTINCT FROM l.local_date)`,
+      UPDATE ${tasks} t SET ${names(tasks.isDailyQuest)} = w.flag, ${names(tasks.dailyQuestDate)} = w.quest_date
+        FROM want w
+       WHERE ${t.id} = w.id AND (${t.isDailyQuest} IS DISTINCT FROM w.flag OR ${t.dailyQuestDate} IS DISTINCT FROM w.quest_date)`,
 );
 
 /**

@@ -4,7 +4,7 @@ import { count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { alias, type PgColumn } from 'drizzle-orm/pg-core';
 import type { Energy } from '../game/domain/quest.ts';
 import type { StreakColumns } from './profiles.ts';
-import { profiles, questPostponements, taskCompletions, tasks, topics, userAchievements } from './schema.ts';
+import { JOB_SETTINGS, profiles, questPostponements, taskCompletions, tasks, topics, userAchievements } from './schema.ts';
 
 /**
  * Reads across many users or many rows: the cron's reminder collection, weekly reviews, the game's
@@ -36,57 +36,82 @@ const onVacation = (d: SQL) =>
 
 // ─── reminder collection ──────────────────────────────────────────────────────────────────
 
-/** Which profile settings switch a job on and set its local time. */
-const JOB_SETTINGS: Record<CronJob, { enabled: PgColumn; time: PgColumn }> = {
-  'morning-briefing': { enabled: pr.morningBriefingEnabled, time: pr.morningBriefingTime },
-  overdue: { enabled: pr.overdueReminderEnabled, time: pr.overdueReminderTime },
-  'due-today': { enabled: pr.dueTodayReminderEnabled, time: pr.dueTodayReminderTime },
-  'recurring-due': { enabled: pr.recurringDueReminderEnabled, time: pr.recurringDueReminderTime },
-  'daily-quest': { enabled: pr.notificationEnabled, time: pr.notificationTime },
-  'streak-reminder': { enabled: pr.notificationEnabled, time: pr.streakReminderTime },
-  'weekly-review': { enabled: pr.notificationEnabled, time: pr.weeklyReviewTime },
-};
+/** A job's switch and local time, as columns of profiles `p`. */
+const setting = (job: CronJob) => ({ enabled: pr[JOB_SETTINGS[job].enabled], time: pr[JOB_SETTINGS[job].time] });
 
 /** While the morning briefing is on it replaces the quest, due, overdue, recurring and streak notifications (reference §9), not the weekly review. */
 const REPLACED_BY_BRIEFING = new Set<CronJob>(['daily-quest', 'due-today', 'overdue', 'recurring-due', 'streak-reminder']);
 
-/** Every timezone some profile has. */
-export async function profileZones(db: Queryable): Promise<string[]> {
-  return (await orm(db).selectDistinct({ timezone: profiles.timezone }).from(profiles)).map((r) => r.timezone);
-}
-
-/** A zone's window of the bucket: local minutes of the day [from, to) on the local date. */
-export interface ZoneWindow {
-  timeZone: string;
-  from: number;
-  to: number;
-  date: string;
-}
-
-const dueFields = { userId: pr.userId, timezone: pr.timezone, date: sql<string>`w.d::text`, energyLevel: sql<Energy | null>`${pr.energyLevel}`, ...streakFields };
-const dueStatements = new StatementCache<{ userId: string; timezone: string; date: string; energyLevel: Energy | null } & StreakColumns>();
+const zoneStatements = new StatementCache<{ tz: string }>();
 
 /**
- * Users whose configured local time for `job` falls in their zone's window (the windows joined in as
- * arrays, so it is one pass over profiles whatever the number of zones), off vacation that day; one
- * page ordered by user id.
+ * The zones of the users who have `job` on: a skip scan over the job's due index (one index probe
+ * per distinct zone) rather than a read of every profile.
  */
-export async function dueProfiles(db: Queryable, job: CronJob, windows: ZoneWindow[], afterUserId: string | null, limit: number) {
-  const due = dueStatements.get(job, () => {
-    const s = JOB_SETTINGS[job];
-    const minutes = sql`(extract(hour FROM ${s.time}) * 60 + extract(minute FROM ${s.time}))`;
-    const replaced = REPLACED_BY_BRIEFING.has(job) ? sql`AND NOT ${pr.morningBriefingEnabled}` : sql``;
+export async function zonesWith(db: Queryable, job: CronJob): Promise<string[]> {
+  const zones = zoneStatements.get(job, () => {
+    const { enabled } = setting(job);
     return statement(
-      sql`SELECT ${selectList(dueFields)}
-            FROM unnest(${p('zones')}::text[], ${p('from')}::int[], ${p('to')}::int[], ${p('dates')}::date[]) AS w(tz, from_m, to_m, d)
-            JOIN ${profiles} p ON ${pr.timezone} = w.tz
-           WHERE ${s.enabled} ${replaced}
-             AND ${minutes} >= w.from_m AND ${minutes} < w.to_m
-             AND NOT ${onVacation(sql`w.d`)}
-             AND (${p('after')}::uuid IS NULL OR ${pr.userId} > ${p('after')}::uuid)
-           ORDER BY ${pr.userId}
+      sql`WITH RECURSIVE z(tz) AS (
+            SELECT min(${pr.timezone}) FROM ${profiles} p WHERE ${enabled}
+            UNION ALL
+            SELECT (SELECT min(${pr.timezone}) FROM ${profiles} p WHERE ${enabled} AND ${pr.timezone} > z.tz) FROM z WHERE z.tz IS NOT NULL
+          ) SELECT tz FROM z WHERE tz IS NOT NULL`,
+    );
+  });
+  return (await zones.run(db)).rows.map((r) => r.tz);
+}
+
+/** A zone's slice of the bucket: local times [from, to) on the local date, resumed after (afterAt, afterUser). */
+export interface ZoneWindow {
+  timeZone: string;
+  /** `HH:MM:SS` */
+  from: string;
+  to: string;
+  date: string;
+  afterAt: string;
+  afterUser: string;
+}
+
+const dueFields = {
+  userId: pr.userId,
+  timezone: pr.timezone,
+  energyLevel: sql<Energy | null>`${pr.energyLevel}`,
+  /** the reminder's local time, `HH:MM:SS` */
+  at: sql<string>``,
+  ...streakFields,
+};
+const dueStatements = new StatementCache<{ userId: string; timezone: string; date: string; energyLevel: Energy | null; at: string } & StreakColumns>();
+
+/**
+ * One page of the users whose local time for `job` falls in their zone's window, off vacation that
+ * day, after each window's cursor, in the order of the job's due index (zone in the windows' order,
+ * local time, user id). Each zone's LATERAL slice is an index range scan with the page's LIMIT, so a
+ * page reads at most `limit` rows per zone, whatever the number of users due.
+ */
+export async function dueProfiles(db: Queryable, job: CronJob, windows: ZoneWindow[], limit: number) {
+  const due = dueStatements.get(job, () => {
+    const { enabled, time } = setting(job);
+    const replaced = REPLACED_BY_BRIEFING.has(job) ? sql`AND NOT ${pr.morningBriefingEnabled}` : sql``;
+    const inner = { ...dueFields, at: sql<string>`${time}::text`, t: time };
+    return statement(
+      sql`SELECT p.*, w.d::text AS date
+            FROM unnest(${p('zones')}::text[], ${p('from')}::time[], ${p('to')}::time[], ${p('dates')}::date[], ${p('afterAt')}::time[], ${p('afterUser')}::uuid[])
+                 WITH ORDINALITY AS w(tz, from_t, to_t, d, after_t, after_user, n)
+            CROSS JOIN LATERAL (
+              SELECT ${selectList(inner)}
+                FROM ${profiles} p
+               WHERE ${enabled} AND ${pr.timezone} = w.tz
+                 AND ${time} >= w.from_t AND ${time} < w.to_t
+                 AND (${time}, ${pr.userId}) > (w.after_t, w.after_user)
+                 ${replaced}
+                 AND NOT ${onVacation(sql`w.d`)}
+               ORDER BY ${time}, ${pr.userId}
+               LIMIT ${p('limit')}
+            ) p
+           ORDER BY w.n, p.t, p."userId"
            LIMIT ${p('limit')}`,
-      dueFields,
+      { ...dueFields, date: sql<string>`` },
     );
   });
   const { rows } = await due.run(db, {
@@ -94,7 +119,8 @@ export async function dueProfiles(db: Queryable, job: CronJob, windows: ZoneWind
     from: windows.map((w) => w.from),
     to: windows.map((w) => w.to),
     dates: windows.map((w) => w.date),
-    after: afterUserId,
+    afterAt: windows.map((w) => w.afterAt),
+    afterUser: windows.map((w) => w.afterUser),
     limit,
   });
   return rows;
@@ -116,18 +142,26 @@ export type TaskListKind = keyof typeof TASK_LISTS;
 
 const listStatements = new StatementCache<{ userId: string; id: string; title: string; total: number }>();
 
-/** Per user, the first `limit` open tasks of a kind (not snoozed or paused that day) and how many there are, in one statement. */
+/**
+ * Per user, the first `limit` open tasks of a kind (not snoozed or paused that day) and how many
+ * there are, in one statement for the page, but each user's tasks read through the index on
+ * tasks.user_id (a LATERAL slice with a LIMIT is never turned into a join): as one join, the planner
+ * hashed the whole tasks table for every page once pages were 1/50 of it.
+ */
 export async function openTaskLists(db: Queryable, kind: TaskListKind, users: { userId: string; date: string }[], limit: number) {
   const list = listStatements.get(kind, () => {
     const { where, order } = TASK_LISTS[kind];
     return statement(
-      sql`SELECT "userId", id, title, total::int FROM (
-            SELECT ${t.userId} AS "userId", ${t.id} AS id, ${t.title} AS title, count(*) OVER w AS total, row_number() OVER (w ORDER BY ${order}) AS n
-              FROM unnest(${p('users')}::uuid[], ${p('dates')}::date[]) AS d(user_id, d)
-              JOIN ${tasks} t ON ${t.userId} = d.user_id
-             WHERE ${where} AND (${t.snoozedUntil} IS NULL OR ${t.snoozedUntil} <= d.d) AND (${t.pausedAt} IS NULL OR ${t.pausedUntil} <= d.d)
-            WINDOW w AS (PARTITION BY ${t.userId})
-          ) x WHERE n <= ${p('limit')} ORDER BY "userId", n`,
+      sql`SELECT d.user_id AS "userId", x.id, x.title, x.total::int AS total
+            FROM unnest(${p('users')}::uuid[], ${p('dates')}::date[]) WITH ORDINALITY AS d(user_id, d, i)
+            CROSS JOIN LATERAL (
+              SELECT ${t.id} AS id, ${t.title} AS title, count(*) OVER () AS total, row_number() OVER (ORDER BY ${order}) AS n
+                FROM ${tasks} t
+               WHERE ${t.userId} = d.user_id AND ${where} AND (${t.snoozedUntil} IS NULL OR ${t.snoozedUntil} <= d.d) AND (${t.pausedAt} IS NULL OR ${t.pausedUntil} <= d.d)
+               ORDER BY ${order}
+               LIMIT ${p('limit')}
+            ) x
+           ORDER BY d.i, x.n`,
     );
   });
   return (await list.run(db, { users: users.map((u) => u.userId), dates: users.map((u) => u.date), limit })).rows;

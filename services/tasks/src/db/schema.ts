@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, date, foreignKey, index, integer, pgSchema, primaryKey, smallint, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
-import { energyLevel, recurrenceType, taskPriority, taskType, wishlistItem } from '@tasksvc/proto';
+import { energyLevel, recurrenceType, taskPriority, taskType, wishlistItem, type CronJob } from '@tasksvc/proto';
 import { oneOf, timeOfDay } from '@tasksvc/runtime/db/columns.ts';
 
 /**
@@ -25,6 +25,21 @@ const instant = () => timestamp({ withTimezone: true });
 /** A calendar date in the user's zone, `YYYY-MM-DD` (never a JS Date). */
 const day = () => date({ mode: 'string' });
 const created = () => instant().notNull().defaultNow();
+
+/**
+ * Which profile settings switch each cron job on and set its local time, and the job's due index:
+ * (timezone, local time, user id) over the users who have it on, which the reminder collection
+ * (db/reports.ts) range-scans per zone and pages through (migration 0103_cron_due_indexes).
+ */
+export const JOB_SETTINGS = {
+  'morning-briefing': { enabled: 'morningBriefingEnabled', time: 'morningBriefingTime', index: 'profiles_due_morning_briefing' },
+  overdue: { enabled: 'overdueReminderEnabled', time: 'overdueReminderTime', index: 'profiles_due_overdue' },
+  'due-today': { enabled: 'dueTodayReminderEnabled', time: 'dueTodayReminderTime', index: 'profiles_due_due_today' },
+  'recurring-due': { enabled: 'recurringDueReminderEnabled', time: 'recurringDueReminderTime', index: 'profiles_due_recurring' },
+  'daily-quest': { enabled: 'notificationEnabled', time: 'notificationTime', index: 'profiles_due_daily_quest' },
+  'streak-reminder': { enabled: 'notificationEnabled', time: 'streakReminderTime', index: 'profiles_due_streak' },
+  'weekly-review': { enabled: 'notificationEnabled', time: 'weeklyReviewTime', index: 'profiles_due_weekly_review' },
+} as const satisfies Record<CronJob, { enabled: string; time: string; index: string }>;
 
 /** One row per user, created on first use: settings, coins, streaks and where the next task goes. */
 export const profiles = schema.table(
@@ -73,6 +88,7 @@ export const profiles = schema.table(
     unique('profiles_calendar_feed_token_hash_key').on(t.calendarFeedTokenHash),
     // reminder lookups join profiles to the bucket's per-zone windows by timezone
     index('profiles_timezone').on(t.timezone, t.userId),
+    ...Object.values(JOB_SETTINGS).map((j) => index(j.index).on(t.timezone, t[j.time], t.userId).where(sql`${t[j.enabled]}`)),
     check('profiles_coins_check', sql`coins >= 0`),
     check('profiles_postpone_limit_check', sql`postpone_limit BETWEEN 1 AND 5`),
     check('profiles_energy_level_check', oneOf('energy_level', ENERGY)),

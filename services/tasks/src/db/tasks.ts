@@ -89,34 +89,32 @@ function listConditions(f: TaskFilters): { shape: string; where: SQL } {
 
 const page = { ...row, total: sql<number>``.mapWith(Number), zone: sql<string>`` };
 const pages = new StatementCache<TaskRow & { total: number; zone: string }>();
-const counts = new StatementCache<{ n: string }>();
 
 /**
  * A page of the user's tasks with the total, and the profile's timezone read in the same statement
- * (`zone`, null without a profile) so a caller that guessed the zone for `today` can tell.
+ * (`zone`, null without a profile) so a caller that guessed the zone for `today` can tell. The total
+ * is its own count (an index-only scan) rather than a window over the page query, which would read
+ * every task of the user to count them; the profile row carries both, so an empty page (or one past
+ * the end) still answers the zone and the total.
  */
 export async function listTasks(q: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: TaskRow[]; total: number; zone: string | null }> {
   const { shape, where } = listConditions(f);
   const bind = { userId, today, topicId: f.topicId, type: f.type, priority: f.priority, dueBefore: f.dueBefore, dueAfter: f.dueAfter, limit: f.limit, offset: f.offset };
-  // the profile row carries the page, so an empty page still answers the zone
   const list = pages.get(shape, () =>
     statement(
-      sql`SELECT page.*, ${z.timezone} AS zone FROM ${profiles} z LEFT JOIN LATERAL (
-            SELECT ${ROW}, count(*) OVER () AS total FROM ${tasks} t WHERE ${where}
+      sql`SELECT page.*, ${z.timezone} AS zone, (SELECT count(*) FROM ${tasks} t WHERE ${where}) AS total FROM ${profiles} z LEFT JOIN LATERAL (
+            SELECT ${ROW} FROM ${tasks} t WHERE ${where}
             ORDER BY ${ORDER} LIMIT ${p('limit')} OFFSET ${p('offset')}
           ) page ON true WHERE ${z.userId} = ${p('userId')}`,
       page,
     ),
   );
   const { rows } = await list.run(q, bind);
-  const zone = rows[0]?.zone ?? null;
+  const first = rows[0];
+  if (!first) return { rows: [], total: 0, zone: null };
   // an empty page is the one row of the profile with no task in it
   // (the rows keep their total and zone: the API's task view leaves them out)
-  if (rows[0]?.id) return { rows, total: rows[0].total, zone };
-  if (f.offset === 0) return { rows: [], total: 0, zone };
-  // a page past the end has no row to carry the window count
-  const count = counts.get(shape, () => statement(sql`SELECT count(*) AS n FROM ${tasks} t WHERE ${where}`));
-  return { rows: [], total: Number((await count.run(q, bind)).rows[0]!.n), zone };
+  return { rows: first.id ? rows : [], total: first.total, zone: first.zone };
 }
 
 const creates = new StatementCache<TaskRow & { zone: string | null }>();

@@ -1,0 +1,111 @@
+/**
+ * Where a request's time goes in the single-process mode: starts `tools/start.ts` with V8's CPU
+ * profiler on, drives task creates or lists with http-load.ts, then prints the heaviest functions
+ * (self time, grouped by package or project file) and the heaviest statements from
+ * pg_stat_statements. The .cpuprofile is kept for Chromium's DevTools.
+ *
+ *   node_modules/.bin/node tools/bench/profile.ts [--op create|list] [--seconds 10] [--users 50] [--top 40] [--env K=V,K=V] [--baseline]
+ *
+ * `--baseline` profiles tools/bench/baseline-server.ts (node:http + pg, the minimal SQL) the same way.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
+import { createDatabase, createLogger, createPool, freePort, migrate, startLocalPostgres } from '@tasksvc/runtime';
+import { tasksService } from '@tasksvc/tasks';
+import { until } from '../testenv/wait.ts';
+import { createUserWithApiKey } from '../testenv/users.ts';
+import { httpLoad } from './http-load.ts';
+
+const { values } = parseArgs({
+  options: {
+    op: { type: 'string', default: 'create' },
+    seconds: { type: 'string', default: '10' },
+    users: { type: 'string', default: '50' },
+    top: { type: 'string', default: '40' },
+    env: { type: 'string', default: '' },
+    baseline: { type: 'boolean', default: false },
+  },
+});
+const op = values.op === 'list' ? 'list' : 'create';
+const root = new URL('../..', import.meta.url).pathname;
+const log = createLogger('profile', 'silent');
+const dir = mkdtempSync(join(tmpdir(), 'profile-'));
+const pgServer = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, settings: ['shared_preload_libraries=pg_stat_statements'] });
+const DATABASE_URL = await createDatabase(pgServer.url, 'profile');
+{
+  const pool = createPool(DATABASE_URL, log);
+  await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  if (values.baseline) await migrate(pool, { ...tasksService.migrations!, log });
+  await pool.end();
+}
+const extra = Object.fromEntries(values.env.split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
+const port = await freePort();
+const profDir = join(dir, 'cpu');
+const env = values.baseline
+  ? { PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), POOL_MAX: '10', ...extra }
+  : { PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false', ...extra };
+const program = join(root, 'tools', values.baseline ? 'bench/baseline-server.ts' : 'start.ts');
+const child = spawn(join(root, 'node_modules', '.bin', 'node'), ['--cpu-prof', `--cpu-prof-dir=${profDir}`, program], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+const url = `http://127.0.0.1:${port}`;
+try {
+  await until(async () => (await fetch(`${url}/api/health`).catch(() => undefined))?.status === 200, 'the single-process mode', 120_000);
+  const pool = createPool(DATABASE_URL, log);
+  const keys: string[] = [];
+  for (let i = 0; i < Number(values.users); i++) keys.push(values.baseline ? randomUUID() : (await createUserWithApiKey(pool)).apiKey);
+  await httpLoad({ url, keys, op: 'create', seconds: 2, connections: 10 }); // warm-up, rows for the list
+  await pool.query('SELECT pg_stat_statements_reset()');
+  const r = await httpLoad({ url, keys, op, seconds: Number(values.seconds), connections: 10, serverPids: [child.pid!], pgUrl: DATABASE_URL });
+  console.log(`${op}: ${r.reqPerSec.toFixed(0)} req/s, p99 ${r.p99} ms, server CPU ${r.serverCpuMsPer1k?.toFixed(0)} ms/1k, ${r.statementsPerRequest?.toFixed(2)} statements/request, non-2xx ${r.non2xx}`);
+  const { rows } = await pool.query<{ calls: string; ms: number; query: string }>(
+    `SELECT calls, total_exec_time AS ms, query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_exec_time DESC LIMIT 25`,
+  );
+  console.log('\nstatements by total execution time (ms, calls, per call):');
+  for (const s of rows) console.log(`${s.ms.toFixed(0).padStart(7)} ${String(s.calls).padStart(7)} ${(s.ms / Number(s.calls)).toFixed(3).padStart(7)}  ${s.query.replace(/\s+/g, ' ').slice(0, 150)}`);
+  await pool.end();
+} finally {
+  child.kill(values.baseline ? 'SIGTERM' : 'SIGINT'); // both exit on their own then, so V8 writes the profile
+  await new Promise((r) => child.once('exit', r));
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+if (file) {
+  const prof = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as { nodes: ProfileNode[]; samples: number[] };
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  for (const s of prof.samples) self.set(s, (self.get(s) ?? 0) + 1);
+  const where = (u: string) => {
+    const m = /node_modules\/\.pnpm\/([^/]+)\//.exec(u) ?? /node_modules\/([^/]+)\//.exec(u);
+    if (m) return m[1]!.replace(/@[\d.]+.*$/, '');
+    if (u.startsWith('node:')) return u;
+    if (u.startsWith('file://')) return u.replace(`file://${root}`, '');
+    return u || '(native)';
+  };
+  const byPkg = new Map<string, number>();
+  const byFn = new Map<string, number>();
+  let total = 0;
+  for (const [id, n] of self) {
+    const node = byId.get(id)!;
+    total += n;
+    const pkg = where(node.callFrame.url).split('/').slice(0, 3).join('/');
+    byPkg.set(pkg, (byPkg.get(pkg) ?? 0) + n);
+    const fn = `${node.callFrame.functionName || '(anonymous)'} ${where(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+    byFn.set(fn, (byFn.get(fn) ?? 0) + n);
+  }
+  const print = (title: string, m: Map<string, number>) => {
+    console.log(`\n${title} (self samples, % of ${total}):`);
+    for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) console.log(`${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+  };
+  print('by package / file', byPkg);
+  print('by function', byFn);
+  console.log(`\nprofile: ${join(profDir, file)}`);
+}
+await pgServer.stop();
