@@ -12,15 +12,23 @@ const DEPTHS = [1, 2, 3, 4, 5];
 const leaving = (depth, allowed = []) => `^(\\.\\./){${depth + 1}}(\\.\\./)*(?!\\.\\./${allowed.map((a) => `|${a}`).join('')})`;
 
 /** services/<name>/src/**: only @tasksvc/proto, @tasksvc/runtime and libraries from outside the service. */
+const servicePatterns = (depth) => [
+  { regex: leaving(depth), message: 'A service reaches other code only through @tasksvc/proto and @tasksvc/runtime (test support belongs under test/).' },
+  { regex: '^@tasksvc/(?!proto(/|$)|runtime(/|$))', message: 'Services do not import each other: put the contract in @tasksvc/proto.' },
+];
 const serviceBoundaries = DEPTHS.map((depth) => ({
   files: [`services/*/src/${'*/'.repeat(depth - 1)}*.ts`],
   ignores: TEST_FILES,
+  rules: { 'no-restricted-imports': ['error', { patterns: servicePatterns(depth) }] },
+}));
+
+/** A service's SQL lives in its repositories, src/db/ (docs/architecture.md, Data layer); the runtime's own (pool, outbox) is the runtime's. */
+const sqlInRepositories = DEPTHS.map((depth) => ({
+  files: [`services/*/src/${'*/'.repeat(depth - 1)}*.ts`],
+  ignores: [...TEST_FILES, 'services/*/src/db/**', 'services/runtime/**'],
   rules: {
     'no-restricted-imports': ['error', {
-      patterns: [
-        { regex: leaving(depth), message: 'A service reaches other code only through @tasksvc/proto and @tasksvc/runtime (test support belongs under test/).' },
-        { regex: '^@tasksvc/(?!proto(/|$)|runtime(/|$))', message: 'Services do not import each other: put the contract in @tasksvc/proto.' },
-      ],
+      patterns: [...servicePatterns(depth), { regex: '^(drizzle-orm|pg)(/|$)', message: 'SQL belongs in the service\'s repositories (src/db/): call a function there.' }],
     }],
   },
 }));
@@ -58,6 +66,7 @@ export default tseslint.config(
     },
   },
   ...serviceBoundaries,
+  ...sqlInRepositories,
   ...uiBoundaries,
   {
     files: ['ui/src/**/*.tsx'],

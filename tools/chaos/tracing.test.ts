@@ -91,7 +91,7 @@ async function assertOneTrace(sys: System, otlp: OtlpReceiver, traceId: string):
 
   const consume = only(spans, 'the webhook consumer', (s) => s.name === 'process events.task.created' && s.attributes['messaging.consumer.group.name'] === 'webhook-deliveries');
   expect([consume.parentSpanId, consume.kind, consume.service]).toEqual([publish.spanId, OTLP_KIND.consumer, sys.serviceOf('webhook')]);
-  const ingest = only(spans, 'the ingest statement', (s) => childOf(consume)(s) && String(s.attributes['db.query.text'] ?? '').includes('INSERT INTO webhook.events'));
+  const ingest = only(spans, 'the ingest statement', (s) => childOf(consume)(s) && /INSERT INTO "?webhook"?\."?events"?/.test(String(s.attributes['db.query.text'] ?? '')));
   expect(ingest.service).toBe(sys.serviceOf('webhook'));
 
   const deliver = only(spans, 'the delivery attempt', (s) => s.name === 'deliver webhook');

@@ -40,6 +40,13 @@ describe('import boundaries', () => {
     expect(await restricted('services/tasks/src/domain/fixture.ts', code)).toEqual([]);
   });
 
+  it('keeps SQL in the repositories: drizzle and pg only under src/db/ (and in the runtime)', async () => {
+    expect(await restricted('services/tasks/src/game/fixture.ts', "import { eq } from 'drizzle-orm';\n")).toHaveLength(1);
+    expect(await restricted('services/webhook/src/handlers/fixture.ts', "import pg from 'pg';\n")).toHaveLength(1);
+    expect(await restricted('services/tasks/src/db/fixture.ts', "import { eq } from 'drizzle-orm';\nimport { alias } from 'drizzle-orm/pg-core';\n")).toEqual([]);
+    expect(await restricted('services/runtime/src/fixture.ts', "import pg from 'pg';\n")).toEqual([]);
+  });
+
   it('lets tests use the test environment', async () => {
     expect(await restricted('services/webhook/src/fixture.test.ts', "import { until } from '../../../tools/testenv/index.ts';\n")).toEqual([]);
   });

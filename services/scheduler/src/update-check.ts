@@ -1,5 +1,6 @@
 import type { UpdateStatus } from '@tasksvc/proto';
 import type { Logger, Pool } from '@tasksvc/runtime';
+import { leaseUpdateCheck, readUpdateCheck, recordUpdateCheck } from './db/update-check.ts';
 
 /** A successful answer is good for a day; a failure is retried after an hour (a stale status misleads). */
 const SUCCESS_INTERVAL = '24 hours';
@@ -67,11 +68,7 @@ export interface UpdateCheckOptions {
 export async function runUpdateCheck(pool: Pool, opts: UpdateCheckOptions): Promise<'checked' | 'not-due' | 'disabled'> {
   if (opts.disabled) return 'disabled';
   try {
-    const lease = await pool.query(
-      `UPDATE scheduler.update_check SET lease_until = now() + interval '${LEASE}'
-        WHERE id = 1 AND next_check_at <= now() AND (lease_until IS NULL OR lease_until < now()) RETURNING id`,
-    );
-    if (lease.rowCount === 0) return 'not-due';
+    if (!(await leaseUpdateCheck(pool, LEASE))) return 'not-due';
     let latest: string | null = null;
     let error: string | null = null;
     try {
@@ -82,13 +79,7 @@ export async function runUpdateCheck(pool: Pool, opts: UpdateCheckOptions): Prom
       error = String((err as Error).message ?? err).slice(0, 300);
       opts.log.warn({ url: opts.url, err: error }, 'update check failed; retrying in an hour');
     }
-    await pool.query(
-      `UPDATE scheduler.update_check
-          SET ok = $1, latest_version = COALESCE($2, latest_version), error = $3, checked_at = now(), lease_until = NULL,
-              next_check_at = now() + CASE WHEN $1 THEN interval '${SUCCESS_INTERVAL}' ELSE interval '${FAILURE_INTERVAL}' END
-        WHERE id = 1`,
-      [error === null, latest, error],
-    );
+    await recordUpdateCheck(pool, { latest, error }, { success: SUCCESS_INTERVAL, failure: FAILURE_INTERVAL });
     return 'checked';
   } catch (err) {
     opts.log.warn({ err: (err as Error).message }, 'update check state unavailable');
@@ -100,17 +91,14 @@ export async function runUpdateCheck(pool: Pool, opts: UpdateCheckOptions): Prom
 export async function readUpdateStatus(pool: Pool, opts: { disabled: boolean; reason?: string | null; currentVersion: string; now?: Date }): Promise<UpdateStatus> {
   const base = { currentVersion: opts.currentVersion, latestVersion: null, checkedAt: null, error: null, reason: null };
   if (opts.disabled) return { status: 'disabled', ...base, reason: opts.reason ?? 'turned off' };
-  const { rows } = await pool.query<{ ok: boolean | null; latest_version: string | null; error: string | null; checked_at: Date | null }>(
-    'SELECT ok, latest_version, error, checked_at FROM scheduler.update_check WHERE id = 1',
-  );
-  const r = rows[0];
-  if (!r || r.checked_at === null || r.ok === null) return { status: 'unknown', ...base };
-  const view = { currentVersion: opts.currentVersion, latestVersion: r.latest_version, checkedAt: r.checked_at.toISOString(), error: r.error, reason: null };
+  const r = await readUpdateCheck(pool);
+  if (!r || r.checkedAt === null || r.ok === null) return { status: 'unknown', ...base };
+  const view = { currentVersion: opts.currentVersion, latestVersion: r.latestVersion, checkedAt: r.checkedAt.toISOString(), error: r.error, reason: null };
   if (!r.ok) return { status: 'failed', ...view };
-  if ((opts.now ?? new Date()).getTime() - r.checked_at.getTime() > STALE_AFTER_MS || !r.latest_version) return { status: 'unknown', ...view };
+  if ((opts.now ?? new Date()).getTime() - r.checkedAt.getTime() > STALE_AFTER_MS || !r.latestVersion) return { status: 'unknown', ...view };
   let newer: boolean;
   try {
-    newer = compareVersions(r.latest_version, opts.currentVersion) > 0;
+    newer = compareVersions(r.latestVersion, opts.currentVersion) > 0;
   } catch {
     return { status: 'unknown', ...view };
   }

@@ -58,11 +58,11 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAn
   let error: string | null = null;
   let secret: string | null = null;
   let secretProblem: string | null = null;
-  if (d.secret_enc) {
+  if (d.secretEnc) {
     if (!config.TOTP_ENCRYPTION_KEY) secretProblem = 'the signing secret cannot be read: TOTP_ENCRYPTION_KEY is not set';
     else {
       try {
-        secret = readSecret(config.TOTP_ENCRYPTION_KEY, d.secret_enc);
+        secret = readSecret(config.TOTP_ENCRYPTION_KEY, d.secretEnc);
       } catch {
         secretProblem = 'the signing secret cannot be decrypted (was TOTP_ENCRYPTION_KEY changed?); set the secret again';
       }
@@ -94,7 +94,7 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAn
   const durationMs = Math.round(elapsedMs);
   const verdict = judge(result);
   webhookMetrics.attempts.observe({ outcome: verdict.kind }, elapsedMs / 1000);
-  const limit = d.max_attempts ?? maxAttempts(schedule);
+  const limit = d.maxAttempts ?? maxAttempts(schedule);
   let status: 'pending' | 'delivered' | 'failed' = 'failed';
   let nextAttemptAt: Date | null = null;
   if (verdict.kind === 'delivered') status = 'delivered';
@@ -111,7 +111,7 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAn
   const completion: Completion = { id: d.id, lease: d.lease, status, outcome: verdict.kind, responseStatus: result.status ?? null, error, durationMs, startedAt, nextAttemptAt };
   if (verdict.kind === 'delivered' || d.manual) {
     // one statement: outcome, attempt log and (for a success) the endpoint's health
-    if (verdict.kind === 'delivered' && !d.manual) completion.healthyEndpoint = d.endpoint_id;
+    if (verdict.kind === 'delivered' && !d.manual) completion.healthyEndpoint = d.endpointId;
     if (await (deps.record ?? ((c) => recordOne(deps.pool, c)))(completion)) webhookMetrics.finished(status);
     return;
   }
@@ -121,20 +121,20 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAn
     if (!(await completeMany(c, [completion]))[0]) return;
     recorded = true;
     let disableReason: string | null = verdict.kind === 'gone' ? verdict.reason : null;
-    const failing = await markFailing(c, d.endpoint_id);
-    if (!disableReason && failing?.enabled && failingTooLong(failing.failing_since, new Date(), config.WEBHOOK_DISABLE_AFTER_HOURS)) {
+    const failing = await markFailing(c, d.endpointId);
+    if (!disableReason && failing?.enabled && failingTooLong(failing.failingSince, new Date(), config.WEBHOOK_DISABLE_AFTER_HOURS)) {
       disableReason = `every delivery failed for ${config.WEBHOOK_DISABLE_AFTER_HOURS} hours`;
     }
     if (!disableReason) return;
-    const disabled = await disableEndpoint(c, d.endpoint_id, disableReason);
+    const disabled = await disableEndpoint(c, d.endpointId, disableReason);
     if (!disabled) return;
     await enqueueEvent(c, 'webhook', notificationRequested, {
-      userId: disabled.user_id,
+      userId: disabled.userId,
       title: 'Webhook endpoint disabled',
       body: `Task events are no longer sent to ${disabled.url}: ${disableReason}. Fix the receiver, then enable the endpoint again in the integrations settings.`,
       url: '/settings/integrations',
       tag: 'webhook-disabled',
-      dedupeKey: `webhook-disabled:${d.endpoint_id}:${(failing?.failing_since ?? startedAt).toISOString()}`,
+      dedupeKey: `webhook-disabled:${d.endpointId}:${(failing?.failingSince ?? startedAt).toISOString()}`,
     });
     notified = true;
   });
@@ -225,11 +225,11 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
           if (rows.length === 0) break;
           held += rows.length;
           for (const row of rows) {
-            let ep = endpoints.get(row.endpoint_id);
-            if (!ep) endpoints.set(row.endpoint_id, (ep = { running: 0, waiting: [] }));
+            let ep = endpoints.get(row.endpointId);
+            if (!ep) endpoints.set(row.endpointId, (ep = { running: 0, waiting: [] }));
             ep.waiting.push({ row, claimedAt });
           }
-          for (const id of new Set(rows.map((r) => r.endpoint_id))) drain(id);
+          for (const id of new Set(rows.map((r) => r.endpointId))) drain(id);
         }
       } while (again && !stopped);
       if (Date.now() - lastPrune > 3_600_000) {

@@ -1,135 +1,138 @@
-import { inTransaction, type Pool, type PoolClient } from '@tasksvc/runtime';
-
-type Db = Pool | PoolClient;
+import { inTransaction, orm, type Pool, type PoolClient, type Queryable } from '@tasksvc/runtime';
+import { and, asc, count, desc, eq, gt, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { authenticators, secondFactorAttempts, totpBackupCodes, totpCredentials, users, webauthnChallenges, type CHALLENGE_PURPOSES } from './schema.ts';
 
 // ---- TOTP --------------------------------------------------------------------------------------
 
-export interface TotpRow {
-  user_id: string;
-  secret_encrypted: string;
-  enabled_at: Date | null;
-  last_time_step: string | null;
-}
+const totpColumns = { userId: totpCredentials.userId, secretEncrypted: totpCredentials.secretEncrypted, enabledAt: totpCredentials.enabledAt, lastTimeStep: totpCredentials.lastTimeStep };
+export type TotpRow = Pick<typeof totpCredentials.$inferSelect, keyof typeof totpColumns>;
 
-export async function totpFor(db: Db, userId: string, forUpdate = false): Promise<TotpRow | null> {
-  const { rows } = await db.query<TotpRow>(
-    `SELECT user_id, secret_encrypted, enabled_at, last_time_step FROM auth.totp_credentials WHERE user_id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
-    [userId],
-  );
-  return rows[0] ?? null;
+export async function totpFor(q: Queryable, userId: string, forUpdate = false): Promise<TotpRow | null> {
+  const query = orm(q).select(totpColumns).from(totpCredentials).where(eq(totpCredentials.userId, userId));
+  const [row] = forUpdate ? await query.for('update') : await query;
+  return row ?? null;
 }
 
 /** Start (or restart) enrolment: a pending secret replaces any earlier pending one, never an enabled one. */
-export async function upsertPendingTotp(db: Db, userId: string, secretEncrypted: string): Promise<boolean> {
-  const r = await db.query(
-    `INSERT INTO auth.totp_credentials (user_id, secret_encrypted) VALUES ($1, $2)
-     ON CONFLICT (user_id) DO UPDATE SET secret_encrypted = EXCLUDED.secret_encrypted, last_time_step = NULL, created_at = now()
-       WHERE auth.totp_credentials.enabled_at IS NULL`,
-    [userId, secretEncrypted],
-  );
+export async function upsertPendingTotp(q: Queryable, userId: string, secretEncrypted: string): Promise<boolean> {
+  const r = await orm(q)
+    .insert(totpCredentials)
+    .values({ userId, secretEncrypted })
+    .onConflictDoUpdate({
+      target: totpCredentials.userId,
+      set: { secretEncrypted: sql`excluded.secret_encrypted`, lastTimeStep: null, createdAt: sql`now()` },
+      setWhere: isNull(totpCredentials.enabledAt),
+    });
   return (r.rowCount ?? 0) > 0;
 }
 
-export async function enableTotp(db: Db, userId: string, timeStep: number): Promise<void> {
-  await db.query(`UPDATE auth.totp_credentials SET enabled_at = now(), last_time_step = $2 WHERE user_id = $1`, [userId, timeStep]);
+export async function enableTotp(q: Queryable, userId: string, timeStep: number): Promise<void> {
+  await orm(q).update(totpCredentials).set({ enabledAt: sql`now()`, lastTimeStep: timeStep }).where(eq(totpCredentials.userId, userId));
 }
 
-export async function recordTotpStep(db: Db, userId: string, timeStep: number): Promise<void> {
-  await db.query(`UPDATE auth.totp_credentials SET last_time_step = $2 WHERE user_id = $1`, [userId, timeStep]);
+export async function recordTotpStep(q: Queryable, userId: string, timeStep: number): Promise<void> {
+  await orm(q).update(totpCredentials).set({ lastTimeStep: timeStep }).where(eq(totpCredentials.userId, userId));
 }
 
-export async function deleteTotp(db: Db, userId: string): Promise<void> {
-  await db.query(`DELETE FROM auth.totp_credentials WHERE user_id = $1`, [userId]);
-  await db.query(`DELETE FROM auth.totp_backup_codes WHERE user_id = $1`, [userId]);
+export async function deleteTotp(q: Queryable, userId: string): Promise<void> {
+  const db = orm(q);
+  await db.delete(totpCredentials).where(eq(totpCredentials.userId, userId));
+  await db.delete(totpBackupCodes).where(eq(totpBackupCodes.userId, userId));
 }
 
-export async function replaceBackupCodes(db: Db, userId: string, hashes: string[]): Promise<void> {
-  await db.query(`DELETE FROM auth.totp_backup_codes WHERE user_id = $1`, [userId]);
-  await db.query(`INSERT INTO auth.totp_backup_codes (user_id, code_hash) SELECT $1, unnest($2::text[])`, [userId, hashes]);
+export async function replaceBackupCodes(q: Queryable, userId: string, hashes: string[]): Promise<void> {
+  const db = orm(q);
+  await db.delete(totpBackupCodes).where(eq(totpBackupCodes.userId, userId));
+  if (hashes.length > 0) await db.insert(totpBackupCodes).values(hashes.map((codeHash) => ({ userId, codeHash })));
 }
 
 /** Spend a backup code: true once per code. */
-export async function useBackupCode(db: Db, userId: string, hash: string): Promise<boolean> {
-  const r = await db.query(`UPDATE auth.totp_backup_codes SET used_at = now() WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL`, [userId, hash]);
+export async function useBackupCode(q: Queryable, userId: string, hash: string): Promise<boolean> {
+  const r = await orm(q)
+    .update(totpBackupCodes)
+    .set({ usedAt: sql`now()` })
+    .where(and(eq(totpBackupCodes.userId, userId), eq(totpBackupCodes.codeHash, hash), isNull(totpBackupCodes.usedAt)));
   return (r.rowCount ?? 0) > 0;
 }
 
-export async function backupCodesRemaining(db: Db, userId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM auth.totp_backup_codes WHERE user_id = $1 AND used_at IS NULL`, [userId]);
-  return rows[0]!.n;
+export async function backupCodesRemaining(q: Queryable, userId: string): Promise<number> {
+  const [row] = await orm(q)
+    .select({ n: count() })
+    .from(totpBackupCodes)
+    .where(and(eq(totpBackupCodes.userId, userId), isNull(totpBackupCodes.usedAt)));
+  return row!.n;
 }
 
 /** Whether TOTP is on and how many passkeys exist: the inputs of the second-factor rules. */
-export async function factorSummary(db: Db, userId: string): Promise<{ totpEnabled: boolean; passkeys: number }> {
-  const { rows } = await db.query<{ totp: boolean; passkeys: number }>(
-    `SELECT EXISTS (SELECT 1 FROM auth.totp_credentials WHERE user_id = $1 AND enabled_at IS NOT NULL) AS totp,
-            (SELECT count(*)::int FROM auth.authenticators WHERE user_id = $1) AS passkeys`,
-    [userId],
-  );
-  return { totpEnabled: rows[0]!.totp, passkeys: rows[0]!.passkeys };
+export async function factorSummary(q: Queryable, userId: string): Promise<{ totpEnabled: boolean; passkeys: number }> {
+  const db = orm(q);
+  const [row] = await db
+    .select({
+      totpEnabled: sql<boolean>`EXISTS (${db.select({ one: sql`1` }).from(totpCredentials).where(and(eq(totpCredentials.userId, userId), isNotNull(totpCredentials.enabledAt)))})`,
+      passkeys: sql<number>`(${db.select({ n: count() }).from(authenticators).where(eq(authenticators.userId, userId))})::int`,
+    })
+    .from(sql`(SELECT 1) AS one`);
+  return row!;
 }
 
 /** Serialise factor changes of one user (so two concurrent removals cannot both pass the last-factor rule). */
-export async function lockUserFactors(db: PoolClient, userId: string): Promise<void> {
-  await db.query(`SELECT id FROM auth.users WHERE id = $1 FOR UPDATE`, [userId]);
+export async function lockUserFactors(q: PoolClient, userId: string): Promise<void> {
+  await orm(q).select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
 }
 
 // ---- Passkeys ----------------------------------------------------------------------------------
 
-export interface AuthenticatorRow {
-  id: string;
-  user_id: string;
-  credential_id: string;
-  public_key: Buffer;
-  counter: string;
-  transports: string[];
-  backed_up: boolean;
-  name: string;
-  created_at: Date;
-  last_used_at: Date | null;
+const authenticatorColumns = {
+  id: authenticators.id,
+  userId: authenticators.userId,
+  credentialId: authenticators.credentialId,
+  publicKey: authenticators.publicKey,
+  counter: authenticators.counter,
+  transports: authenticators.transports,
+  backedUp: authenticators.backedUp,
+  name: authenticators.name,
+  createdAt: authenticators.createdAt,
+  lastUsedAt: authenticators.lastUsedAt,
+};
+export type AuthenticatorRow = Pick<typeof authenticators.$inferSelect, keyof typeof authenticatorColumns>;
+const ownAuthenticator = (id: string, userId: string) => and(eq(authenticators.id, id), eq(authenticators.userId, userId));
+
+export async function listAuthenticators(q: Queryable, userId: string): Promise<AuthenticatorRow[]> {
+  return orm(q).select(authenticatorColumns).from(authenticators).where(eq(authenticators.userId, userId)).orderBy(asc(authenticators.createdAt));
 }
 
-const AUTH_COLS = 'id, user_id, credential_id, public_key, counter, transports, backed_up, name, created_at, last_used_at';
-
-export async function listAuthenticators(db: Db, userId: string): Promise<AuthenticatorRow[]> {
-  const { rows } = await db.query<AuthenticatorRow>(`SELECT ${AUTH_COLS} FROM auth.authenticators WHERE user_id = $1 ORDER BY created_at`, [userId]);
-  return rows;
-}
-
-export async function authenticatorByCredentialId(db: Db, credentialId: string): Promise<AuthenticatorRow | null> {
-  const { rows } = await db.query<AuthenticatorRow>(`SELECT ${AUTH_COLS} FROM auth.authenticators WHERE credential_id = $1`, [credentialId]);
-  return rows[0] ?? null;
+export async function authenticatorByCredentialId(q: Queryable, credentialId: string): Promise<AuthenticatorRow | null> {
+  const [row] = await orm(q).select(authenticatorColumns).from(authenticators).where(eq(authenticators.credentialId, credentialId));
+  return row ?? null;
 }
 
 export async function insertAuthenticator(
-  db: Db,
+  q: Queryable,
   a: { userId: string; credentialId: string; publicKey: Uint8Array; counter: number; transports: string[]; deviceType: string; backedUp: boolean; name: string },
 ): Promise<AuthenticatorRow> {
-  const { rows } = await db.query<AuthenticatorRow>(
-    `INSERT INTO auth.authenticators (user_id, credential_id, public_key, counter, transports, device_type, backed_up, name)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${AUTH_COLS}`,
-    [a.userId, a.credentialId, Buffer.from(a.publicKey), a.counter, a.transports, a.deviceType, a.backedUp, a.name],
-  );
-  return rows[0]!;
+  const [row] = await orm(q)
+    .insert(authenticators)
+    .values({ ...a, publicKey: Buffer.from(a.publicKey) })
+    .returning(authenticatorColumns);
+  return row!;
 }
 
-export async function recordAuthenticatorUse(db: Db, id: string, counter: number): Promise<void> {
-  await db.query(`UPDATE auth.authenticators SET counter = $2, last_used_at = now() WHERE id = $1`, [id, counter]);
+export async function recordAuthenticatorUse(q: Queryable, id: string, counter: number): Promise<void> {
+  await orm(q).update(authenticators).set({ counter, lastUsedAt: sql`now()` }).where(eq(authenticators.id, id));
 }
 
-export async function deleteAuthenticator(db: Db, id: string, userId: string): Promise<boolean> {
-  const r = await db.query(`DELETE FROM auth.authenticators WHERE id = $1 AND user_id = $2`, [id, userId]);
+export async function deleteAuthenticator(q: Queryable, id: string, userId: string): Promise<boolean> {
+  const r = await orm(q).delete(authenticators).where(ownAuthenticator(id, userId));
   return (r.rowCount ?? 0) > 0;
 }
 
-export async function authenticatorExists(db: Db, id: string, userId: string): Promise<boolean> {
-  const { rows } = await db.query(`SELECT 1 FROM auth.authenticators WHERE id = $1 AND user_id = $2`, [id, userId]);
-  return rows.length > 0;
+export async function authenticatorExists(q: Queryable, id: string, userId: string): Promise<boolean> {
+  return (await orm(q).select({ id: authenticators.id }).from(authenticators).where(ownAuthenticator(id, userId))).length > 0;
 }
 
 // ---- WebAuthn challenges -------------------------------------------------------------------------
 
-export type ChallengePurpose = 'register' | 'login' | 'second_factor' | 'signup';
+export type ChallengePurpose = (typeof CHALLENGE_PURPOSES)[number];
 
 /** Live anonymous challenges (sign-in, sign-up) one client key may hold; older ones are dropped. */
 export const ANONYMOUS_CHALLENGES_PER_CLIENT = 10;
@@ -148,41 +151,58 @@ export interface NewChallenge {
 
 export async function insertChallenge(pool: Pool, c: NewChallenge): Promise<string> {
   return inTransaction(pool, async (tx) => {
+    const db = orm(tx);
+    const clientKey = c.clientKey ?? 'unknown';
     // Expired challenges are dropped as new ones are made: the table stays small without a sweeper.
-    await tx.query(`DELETE FROM auth.webauthn_challenges WHERE expires_at < now()`);
+    await db.delete(webauthnChallenges).where(lt(webauthnChallenges.expiresAt, sql`now()`));
     if (c.userId === null) {
       // Anonymous requests cannot grow the table: each client key keeps its newest few challenges.
       // The lock serialises one key's inserts so the bound is exact under concurrency.
-      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('auth.webauthn_challenges:' || $1, 0))`, [c.clientKey ?? 'unknown']);
-      await tx.query(
-        `DELETE FROM auth.webauthn_challenges WHERE id IN (
-           SELECT id FROM auth.webauthn_challenges WHERE user_id IS NULL AND client_key = $1 ORDER BY created_at DESC, id OFFSET $2)`,
-        [c.clientKey ?? 'unknown', ANONYMOUS_CHALLENGES_PER_CLIENT - 1],
-      );
+      await db.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended('auth.webauthn_challenges:' || ${clientKey}, 0))`);
+      const older = db
+        .select({ id: webauthnChallenges.id })
+        .from(webauthnChallenges)
+        .where(and(isNull(webauthnChallenges.userId), eq(webauthnChallenges.clientKey, clientKey)))
+        .orderBy(desc(webauthnChallenges.createdAt), desc(webauthnChallenges.id))
+        .offset(ANONYMOUS_CHALLENGES_PER_CLIENT - 1);
+      await db.delete(webauthnChallenges).where(inArray(webauthnChallenges.id, older));
     }
-    const { rows } = await tx.query<{ id: string }>(
-      `INSERT INTO auth.webauthn_challenges (purpose, user_id, challenge, expires_at, client_key, signup_user_id, signup_name)
-       VALUES ($1, $2, $3, now() + make_interval(secs => $4), $5, $6, $7) RETURNING id`,
-      [c.purpose, c.userId, c.challenge, c.ttlSeconds, c.userId === null ? (c.clientKey ?? 'unknown') : null, c.signup?.userId ?? null, c.signup?.name ?? null],
-    );
-    return rows[0]!.id;
+    const [row] = await db
+      .insert(webauthnChallenges)
+      .values({
+        purpose: c.purpose,
+        userId: c.userId,
+        challenge: c.challenge,
+        expiresAt: sql`now() + make_interval(secs => ${c.ttlSeconds})`,
+        clientKey: c.userId === null ? clientKey : null,
+        signupUserId: c.signup?.userId ?? null,
+        signupName: c.signup?.name ?? null,
+      })
+      .returning({ id: webauthnChallenges.id });
+    return row!.id;
   });
 }
 
 export interface TakenChallenge {
   challenge: string;
-  signup_user_id: string | null;
-  signup_name: string | null;
+  signupUserId: string | null;
+  signupName: string | null;
 }
 
 /** Take a challenge (once): it must be live, of this purpose and, when given, this user's. */
-export async function takeChallenge(db: Db, id: string, purpose: ChallengePurpose, userId: string | null): Promise<TakenChallenge | null> {
-  const { rows } = await db.query<TakenChallenge>(
-    `DELETE FROM auth.webauthn_challenges WHERE id = $1 AND purpose = $2 AND user_id IS NOT DISTINCT FROM $3 AND expires_at > now()
-     RETURNING challenge, signup_user_id, signup_name`,
-    [id, purpose, userId],
-  );
-  return rows[0] ?? null;
+export async function takeChallenge(q: Queryable, id: string, purpose: ChallengePurpose, userId: string | null): Promise<TakenChallenge | null> {
+  const [row] = await orm(q)
+    .delete(webauthnChallenges)
+    .where(
+      and(
+        eq(webauthnChallenges.id, id),
+        eq(webauthnChallenges.purpose, purpose),
+        sql`${webauthnChallenges.userId} IS NOT DISTINCT FROM ${userId}::uuid`,
+        gt(webauthnChallenges.expiresAt, sql`now()`),
+      ),
+    )
+    .returning({ challenge: webauthnChallenges.challenge, signupUserId: webauthnChallenges.signupUserId, signupName: webauthnChallenges.signupName });
+  return row ?? null;
 }
 
 // ---- Failed codes (brute-force limit) --------------------------------------------------------------
@@ -194,18 +214,20 @@ export async function takeChallenge(db: Db, id: string, purpose: ChallengePurpos
  * each gets its own number and the limit (domain/second-factor.ts) holds however many arrive at once.
  * A correct code clears the counter.
  */
-export async function reserveAttempt(db: Db, userId: string, windowMinutes: number): Promise<number> {
-  const { rows } = await db.query<{ attempts: number }>(
-    `INSERT INTO auth.second_factor_attempts AS a (user_id, window_start, attempts) VALUES ($1, now(), 1)
-     ON CONFLICT (user_id) DO UPDATE SET
-       window_start = CASE WHEN a.window_start <= now() - make_interval(mins => $2) THEN now() ELSE a.window_start END,
-       attempts = CASE WHEN a.window_start <= now() - make_interval(mins => $2) THEN 1 ELSE a.attempts + 1 END
-     RETURNING attempts`,
-    [userId, windowMinutes],
-  );
-  return rows[0]!.attempts;
+export async function reserveAttempt(q: Queryable, userId: string, windowMinutes: number): Promise<number> {
+  const a = secondFactorAttempts;
+  const over = sql`${a.windowStart} <= now() - make_interval(mins => ${windowMinutes})`;
+  const [row] = await orm(q)
+    .insert(a)
+    .values({ userId, windowStart: sql`now()`, attempts: 1 })
+    .onConflictDoUpdate({
+      target: a.userId,
+      set: { windowStart: sql`CASE WHEN ${over} THEN now() ELSE ${a.windowStart} END`, attempts: sql`CASE WHEN ${over} THEN 1 ELSE ${a.attempts} + 1 END` },
+    })
+    .returning({ attempts: a.attempts });
+  return row!.attempts;
 }
 
-export async function clearFailures(db: Db, userId: string): Promise<void> {
-  await db.query(`DELETE FROM auth.second_factor_attempts WHERE user_id = $1`, [userId]);
+export async function clearFailures(q: Queryable, userId: string): Promise<void> {
+  await orm(q).delete(secondFactorAttempts).where(eq(secondFactorAttempts.userId, userId));
 }

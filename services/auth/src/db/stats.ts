@@ -1,4 +1,6 @@
-import type { Pool } from '@tasksvc/runtime';
+import { orm, type Queryable } from '@tasksvc/runtime';
+import { and, countDistinct, eq, exists, isNotNull, or, sql } from 'drizzle-orm';
+import { accounts, authenticators, totpCredentials, users } from './schema.ts';
 
 export interface UserStats {
   total: number;
@@ -10,21 +12,27 @@ export interface UserStats {
   withSecondFactor: number;
 }
 
+const countWhere = (cond: ReturnType<typeof sql>) => sql<number>`count(*) FILTER (WHERE ${cond})::int`;
+
 /** Counts only; no row of any user leaves this function. */
-export async function userStats(pool: Pool): Promise<UserStats> {
-  const [totals, providers] = await Promise.all([
-    pool.query<{ total: number; new7d: number; new30d: number; active7d: number; active30d: number; with2fa: number }>(
-      `SELECT count(*)::int AS total,
-              count(*) FILTER (WHERE created_at > now() - interval '7 days')::int AS new7d,
-              count(*) FILTER (WHERE created_at > now() - interval '30 days')::int AS new30d,
-              count(*) FILTER (WHERE last_active_at > now() - interval '7 days')::int AS active7d,
-              count(*) FILTER (WHERE last_active_at > now() - interval '30 days')::int AS active30d,
-              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM auth.totp_credentials t WHERE t.user_id = u.id AND t.enabled_at IS NOT NULL)
-                                  OR EXISTS (SELECT 1 FROM auth.authenticators a WHERE a.user_id = u.id))::int AS with2fa
-         FROM auth.users u`,
-    ),
-    pool.query<{ provider: string; users: number }>(`SELECT provider, count(DISTINCT user_id)::int AS users FROM auth.accounts GROUP BY provider ORDER BY provider`),
+export async function userStats(q: Queryable): Promise<UserStats> {
+  const db = orm(q);
+  const withSecondFactor = or(
+    exists(db.select({ one: sql`1` }).from(totpCredentials).where(and(eq(totpCredentials.userId, users.id), isNotNull(totpCredentials.enabledAt)))),
+    exists(db.select({ one: sql`1` }).from(authenticators).where(eq(authenticators.userId, users.id))),
+  )!;
+  const [totals, byProvider] = await Promise.all([
+    db
+      .select({
+        total: sql<number>`count(*)::int`,
+        new7d: countWhere(sql`${users.createdAt} > now() - interval '7 days'`),
+        new30d: countWhere(sql`${users.createdAt} > now() - interval '30 days'`),
+        active7d: countWhere(sql`${users.lastActiveAt} > now() - interval '7 days'`),
+        active30d: countWhere(sql`${users.lastActiveAt} > now() - interval '30 days'`),
+        withSecondFactor: countWhere(withSecondFactor),
+      })
+      .from(users),
+    db.select({ provider: accounts.provider, users: countDistinct(accounts.userId) }).from(accounts).groupBy(accounts.provider).orderBy(accounts.provider),
   ]);
-  const t = totals.rows[0]!;
-  return { total: t.total, new7d: t.new7d, new30d: t.new30d, active7d: t.active7d, active30d: t.active30d, byProvider: providers.rows, withSecondFactor: t.with2fa };
+  return { ...totals[0]!, byProvider };
 }

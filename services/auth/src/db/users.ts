@@ -1,62 +1,57 @@
-import type { Pool, PoolClient } from '@tasksvc/runtime';
+import { orm, type Queryable } from '@tasksvc/runtime';
+import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { accounts, users } from './schema.ts';
 
-export interface UserRow {
-  id: string;
-  email: string | null;
-  name: string | null;
-  image: string | null;
-  email_verified: Date | null;
-}
+const userColumns = { id: users.id, email: users.email, name: users.name, image: users.image, emailVerified: users.emailVerified };
+export type UserRow = Pick<typeof users.$inferSelect, keyof typeof userColumns>;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (v: string): boolean => UUID_RE.test(v);
 
-const USER_COLS = 'id, email, name, image, email_verified';
-
-export async function insertUser(
-  pool: Pool | PoolClient,
-  u: { id?: string; email: string | null; name: string | null; image: string | null; emailVerified: Date | null },
-): Promise<UserRow> {
-  const { rows } = await pool.query<UserRow>(
-    `INSERT INTO auth.users (id, email, name, image, email_verified) VALUES (COALESCE($1, gen_random_uuid()), $2, $3, $4, $5) RETURNING ${USER_COLS}`,
-    [u.id ?? null, u.email, u.name, u.image, u.emailVerified],
-  );
-  return rows[0]!;
+export async function insertUser(q: Queryable, u: { id?: string; email: string | null; name: string | null; image: string | null; emailVerified: Date | null }): Promise<UserRow> {
+  const [row] = await orm(q).insert(users).values(u).returning(userColumns);
+  return row!;
 }
 
-export async function userById(pool: Pool, id: string): Promise<UserRow | null> {
+export async function userById(q: Queryable, id: string): Promise<UserRow | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await pool.query<UserRow>(`SELECT ${USER_COLS} FROM auth.users WHERE id = $1`, [id]);
-  return rows[0] ?? null;
+  const [row] = await orm(q).select(userColumns).from(users).where(eq(users.id, id));
+  return row ?? null;
+}
+
+/** The display names of these users (by id; an id with no user is absent). */
+export async function userNames(q: Queryable, ids: string[]): Promise<Map<string, string | null>> {
+  const rows = await orm(q).select({ id: users.id, name: users.name }).from(users).where(inArray(users.id, ids));
+  return new Map(rows.map((r) => [r.id, r.name]));
 }
 
 /** Auth.js asks this to refuse silent linking: an existing user with the address blocks a new account. */
-export async function userByEmail(pool: Pool, email: string): Promise<UserRow | null> {
-  const { rows } = await pool.query<UserRow>(`SELECT ${USER_COLS} FROM auth.users WHERE lower(email) = lower($1) ORDER BY created_at LIMIT 1`, [email]);
-  return rows[0] ?? null;
+export async function userByEmail(q: Queryable, email: string): Promise<UserRow | null> {
+  const [row] = await orm(q)
+    .select(userColumns)
+    .from(users)
+    .where(sql`lower(${users.email}) = lower(${email})`)
+    .orderBy(asc(users.createdAt))
+    .limit(1);
+  return row ?? null;
 }
 
-export async function userByAccount(pool: Pool, provider: string, providerAccountId: string): Promise<UserRow | null> {
-  const { rows } = await pool.query<UserRow>(
-    `SELECT u.id, u.email, u.name, u.image, u.email_verified FROM auth.accounts a JOIN auth.users u ON u.id = a.user_id
-      WHERE a.provider = $1 AND a.provider_account_id = $2`,
-    [provider, providerAccountId],
-  );
-  return rows[0] ?? null;
+export async function userByAccount(q: Queryable, provider: string, providerAccountId: string): Promise<UserRow | null> {
+  const [row] = await orm(q)
+    .select(userColumns)
+    .from(accounts)
+    .innerJoin(users, eq(users.id, accounts.userId))
+    .where(and(eq(accounts.provider, provider), eq(accounts.providerAccountId, providerAccountId)));
+  return row ?? null;
 }
 
-export async function updateUser(pool: Pool, id: string, u: { email?: string | null; name?: string | null; image?: string | null; emailVerified?: Date | null }): Promise<UserRow> {
-  const { rows } = await pool.query<UserRow>(
-    `UPDATE auth.users SET
-       email = CASE WHEN $2::boolean THEN $3 ELSE email END,
-       name = CASE WHEN $4::boolean THEN $5 ELSE name END,
-       image = CASE WHEN $6::boolean THEN $7 ELSE image END,
-       email_verified = CASE WHEN $8::boolean THEN $9::timestamptz ELSE email_verified END
-     WHERE id = $1 RETURNING ${USER_COLS}`,
-    [id, u.email !== undefined, u.email ?? null, u.name !== undefined, u.name ?? null, u.image !== undefined, u.image ?? null, u.emailVerified !== undefined, u.emailVerified ?? null],
-  );
-  if (!rows[0]) throw new Error(`user ${id} not found`);
-  return rows[0];
+/** Change the given fields (a field left out stays as it is). */
+export async function updateUser(q: Queryable, id: string, u: { email?: string | null; name?: string | null; image?: string | null; emailVerified?: Date | null }): Promise<UserRow> {
+  const db = orm(q);
+  const set = Object.fromEntries(Object.entries(u).filter(([, v]) => v !== undefined));
+  const [row] = Object.keys(set).length > 0 ? await db.update(users).set(set).where(eq(users.id, id)).returning(userColumns) : await db.select(userColumns).from(users).where(eq(users.id, id));
+  if (!row) throw new Error(`user ${id} not found`);
+  return row;
 }
 
 /** What Auth.js hands over when it links a provider account (the tokens in it are never stored). */
@@ -72,11 +67,14 @@ export interface AccountInput {
  * never used after sign-in, so they are not stored at all (migration 0005 cleared the old ones and
  * forbids them).
  */
-export async function insertAccount(pool: Pool, a: AccountInput): Promise<void> {
-  await pool.query(`INSERT INTO auth.accounts (user_id, type, provider, provider_account_id) VALUES ($1, $2, $3, $4)`, [a.userId, a.type, a.provider, a.providerAccountId]);
+export async function insertAccount(q: Queryable, a: AccountInput): Promise<void> {
+  await orm(q).insert(accounts).values({ userId: a.userId, type: a.type, provider: a.provider, providerAccountId: a.providerAccountId });
 }
 
 /** Record activity at most every five minutes per user (for the admin's active-user counts). */
-export async function touchUser(pool: Pool | PoolClient, id: string): Promise<void> {
-  await pool.query(`UPDATE auth.users SET last_active_at = now() WHERE id = $1 AND (last_active_at IS NULL OR last_active_at < now() - interval '5 minutes')`, [id]);
+export async function touchUser(q: Queryable, id: string): Promise<void> {
+  await orm(q)
+    .update(users)
+    .set({ lastActiveAt: sql`now()` })
+    .where(and(eq(users.id, id), or(isNull(users.lastActiveAt), lt(users.lastActiveAt, sql`now() - interval '5 minutes'`))));
 }

@@ -3,7 +3,7 @@ import { generateApiKey } from '../domain/tokens.ts';
 import { deleteApiKey, insertApiKey, listApiKeys, type ApiKeyRow } from '../db/api-keys.ts';
 import { deleteAllSessions, deleteSession, listSessions } from '../db/sessions.ts';
 import { userStats } from '../db/stats.ts';
-import { userById } from '../db/users.ts';
+import { userById, userNames } from '../db/users.ts';
 import { requireAdmin, requireSession, requireUser, type AuthDeps } from './context.ts';
 
 type EmptyCall = HttpCall<unknown, unknown, unknown>;
@@ -16,11 +16,11 @@ function keySummary(k: ApiKeyRow) {
   return {
     id: k.id,
     name: k.name,
-    prefix: k.display_prefix,
-    readOnly: k.read_only,
-    expiresAt: k.expires_at?.toISOString() ?? null,
-    createdAt: k.created_at.toISOString(),
-    lastUsedAt: k.last_used_at?.toISOString() ?? null,
+    prefix: k.displayPrefix,
+    readOnly: k.readOnly,
+    expiresAt: k.expiresAt?.toISOString() ?? null,
+    createdAt: k.createdAt.toISOString(),
+    lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
   };
 }
 
@@ -40,12 +40,12 @@ export function accountHandlers(deps: AuthDeps) {
         sessions: rows.map((r) => ({
           id: r.id,
           current: r.id === s.sessionId,
-          createdAt: r.created_at.toISOString(),
-          lastActiveAt: r.last_active_at.toISOString(),
+          createdAt: r.createdAt.toISOString(),
+          lastActiveAt: r.lastActiveAt.toISOString(),
           expiresAt: r.expires.toISOString(),
-          userAgent: r.user_agent,
+          userAgent: r.userAgent,
           ip: r.ip,
-          secondFactorVerifiedAt: r.second_factor_verified_at?.toISOString() ?? null,
+          secondFactorVerifiedAt: r.secondFactorVerifiedAt?.toISOString() ?? null,
         })),
       };
     },
@@ -96,10 +96,7 @@ export function accountHandlers(deps: AuthDeps) {
       const [users, tasks, cron, update] = await Promise.all([userStats(deps.pool), ask(tasksAdminStatsRpc), ask(cronJobsRpc), ask(updateStatusRpc)]);
       // The tasks service knows its top users by id only; names live here.
       if (tasks?.topUsers?.length) {
-        const { rows } = await deps.pool.query<{ id: string; name: string | null }>('SELECT id, name FROM auth.users WHERE id = ANY($1::uuid[])', [
-          tasks.topUsers.map((t) => t.userId),
-        ]);
-        const names = new Map(rows.map((r) => [r.id, r.name]));
+        const names = await userNames(deps.pool, tasks.topUsers.map((t) => t.userId));
         tasks.topUsers = tasks.topUsers.map((t) => ({ ...t, name: names.get(t.userId) ?? null }));
       }
       return { generatedAt: new Date().toISOString(), users, tasks, cron, update };

@@ -12,7 +12,7 @@ import { secureCookies, type AuthDeps } from './context.ts';
 const requestMeta = new AsyncLocalStorage<{ ip?: string | undefined; userAgent?: string | undefined }>();
 
 function toAdapterUser(u: UserRow): AdapterUser {
-  return { id: u.id, email: u.email ?? '', emailVerified: u.email_verified, name: u.name, image: u.image };
+  return { id: u.id, email: u.email ?? '', emailVerified: u.emailVerified, name: u.name, image: u.image };
 }
 
 /**
@@ -60,13 +60,13 @@ export function createAdapter(deps: AuthDeps): Adapter {
     async getSessionAndUser(sessionToken) {
       const found = await sessionAndUser(pool, hash(sessionToken));
       if (!found) return null;
-      const session: AdapterSession = { sessionToken, userId: found.session.user_id, expires: found.session.expires };
+      const session: AdapterSession = { sessionToken, userId: found.session.userId, expires: found.session.expires };
       return { session, user: toAdapterUser(found.user) };
     },
     async updateSession(session) {
       if (!session.expires) return null;
       const row = await updateSessionExpiry(pool, hash(session.sessionToken), session.expires);
-      return row ? { sessionToken: session.sessionToken, userId: row.user_id, expires: row.expires } : null;
+      return row ? { sessionToken: session.sessionToken, userId: row.userId, expires: row.expires } : null;
     },
     async deleteSession(sessionToken) {
       await deleteSessionByHash(pool, hash(sessionToken));

@@ -40,7 +40,7 @@ export function requireSession(user: Identity | null): SessionCaller {
 /** The inputs of the second-factor rules for this user and session, read fresh from the database. */
 export async function factorState(deps: AuthDeps, userId: string, sessionId: string | undefined): Promise<FactorState> {
   const [summary, session] = await Promise.all([factorSummary(deps.pool, userId), sessionId ? sessionById(deps.pool, sessionId, userId) : Promise.resolve(null)]);
-  return { required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: Boolean(session?.second_factor_verified_at) };
+  return { required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: Boolean(session?.secondFactorVerifiedAt) };
 }
 
 /** The public origin the browser sees (WebAuthn's expected origin). */

@@ -25,12 +25,12 @@ async function sessionFromCookie(deps: AuthDeps, cookie: string | undefined): Pr
   if (!token || token.length > 512) return null;
   const found = await sessionAndUser(deps.pool, sessionTokenHash(deps.config.AUTH_SECRET, token));
   if (!found) return null;
-  const summary = await factorSummary(deps.pool, found.session.user_id);
+  const summary = await factorSummary(deps.pool, found.session.userId);
   return {
     session: found.session,
     email: found.user.email ?? '',
     userLastActiveAt: found.userLastActiveAt,
-    state: { required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: found.session.second_factor_verified_at !== null },
+    state: { required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: found.session.secondFactorVerifiedAt !== null },
   };
 }
 
@@ -47,19 +47,19 @@ export async function resolveIdentity(deps: AuthDeps, req: { cookie?: string | u
     if (!hash) return null;
     const key = await apiKeyByHash(deps.pool, hash);
     if (!key) return null;
-    if (activityDue(key.last_used_at, 60_000)) background(deps, touchApiKey(deps.pool, key.id));
-    if (activityDue(key.user_last_active_at, 300_000)) background(deps, touchUser(deps.pool, key.user_id));
-    const summary = await factorSummary(deps.pool, key.user_id);
+    if (activityDue(key.lastUsedAt, 60_000)) background(deps, touchApiKey(deps.pool, key.id));
+    if (activityDue(key.userLastActiveAt, 300_000)) background(deps, touchUser(deps.pool, key.userId));
+    const summary = await factorSummary(deps.pool, key.userId);
     // A key was created by a session that had passed its factor; it stands in for that proof.
     const ok = secondFactorOk({ required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: true });
-    return { id: key.user_id, email: key.email ?? '', method: 'api_key', readOnly: key.read_only, secondFactorOk: ok, isAdmin: false };
+    return { id: key.userId, email: key.email ?? '', method: 'api_key', readOnly: key.readOnly, secondFactorOk: ok, isAdmin: false };
   }
   const found = await sessionFromCookie(deps, req.cookie);
   if (!found) return null;
-  if (activityDue(found.session.last_active_at, 60_000)) background(deps, touchSession(deps.pool, found.session.id));
-  if (activityDue(found.userLastActiveAt, 300_000)) background(deps, touchUser(deps.pool, found.session.user_id));
+  if (activityDue(found.session.lastActiveAt, 60_000)) background(deps, touchSession(deps.pool, found.session.id));
+  if (activityDue(found.userLastActiveAt, 300_000)) background(deps, touchUser(deps.pool, found.session.userId));
   return {
-    id: found.session.user_id,
+    id: found.session.userId,
     email: found.email,
     method: 'session',
     readOnly: false,

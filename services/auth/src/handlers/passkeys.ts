@@ -50,7 +50,7 @@ const badResponse = (message: string) => new AppError('VALIDATION_FAILED', messa
 const expiredChallenge = () => new AppError('VALIDATION_FAILED', 'the ceremony expired or was already used: start again', [{ path: 'body.challengeId', message: 'unknown or expired challenge' }]);
 
 function summary(a: AuthenticatorRow) {
-  return { id: a.id, name: a.name, createdAt: a.created_at.toISOString(), lastUsedAt: a.last_used_at?.toISOString() ?? null, backedUp: a.backed_up };
+  return { id: a.id, name: a.name, createdAt: a.createdAt.toISOString(), lastUsedAt: a.lastUsedAt?.toISOString() ?? null, backedUp: a.backedUp };
 }
 
 function uuidBytes(id: string): Uint8Array<ArrayBuffer> {
@@ -119,8 +119,8 @@ export function passkeyHandlers(deps: AuthDeps) {
         expectedRPID: rpID,
         requireUserVerification,
         credential: {
-          id: authenticator.credential_id,
-          publicKey: new Uint8Array(authenticator.public_key),
+          id: authenticator.credentialId,
+          publicKey: new Uint8Array(authenticator.publicKey),
           counter: Number(authenticator.counter),
           transports: authenticator.transports,
         },
@@ -148,7 +148,7 @@ export function passkeyHandlers(deps: AuthDeps) {
         userName: s.email || s.userId,
         userID: uuidBytes(s.userId),
         attestationType: 'none',
-        excludeCredentials: existing.map((a) => ({ id: a.credential_id, transports: a.transports })),
+        excludeCredentials: existing.map((a) => ({ id: a.credentialId, transports: a.transports })),
         authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
       });
       return { challengeId: await challengeFor('register', s.userId, options.challenge), options: options as unknown as Record<string, unknown> };
@@ -203,7 +203,7 @@ export function passkeyHandlers(deps: AuthDeps) {
       const authenticator = await authenticatorByCredentialId(deps.pool, call.body.response.id);
       if (!authenticator) throw new AppError('UNAUTHENTICATED', 'this passkey is not registered here');
       await verifyAssertion(taken.challenge, call.body.response, authenticator, true);
-      return signIn(authenticator.user_id, call);
+      return signIn(authenticator.userId, call);
     },
 
     signupInfo: async () => ({ enabled: deps.config.SIGNUP_WITH_PASSKEY, inviteRequired: deps.config.SIGNUP_WITH_PASSKEY && Boolean(deps.config.SIGNUP_INVITE_CODE) }),
@@ -227,8 +227,8 @@ export function passkeyHandlers(deps: AuthDeps) {
     signup: async (call: HttpCall<unknown, unknown, { challengeId: string; response: Credential }>): Promise<RawResponse> => {
       if (!deps.config.SIGNUP_WITH_PASSKEY) throw signupOff();
       const taken = await takeChallenge(deps.pool, call.body.challengeId, 'signup', null);
-      if (!taken?.signup_user_id || !taken.signup_name) throw expiredChallenge();
-      const { signup_user_id: userId, signup_name: name } = taken;
+      if (!taken?.signupUserId || !taken.signupName) throw expiredChallenge();
+      const { signupUserId: userId, signupName: name } = taken;
       const { credential, credentialDeviceType, credentialBackedUp } = await verifyRegistration(taken.challenge, call.body.response, true);
       return inTransaction(deps.pool, async (tx) => {
         if (await authenticatorByCredentialId(tx, credential.id)) throw new AppError('CONFLICT', 'this passkey is already registered');
@@ -255,7 +255,7 @@ export function passkeyHandlers(deps: AuthDeps) {
       const options = await generateAuthenticationOptions({
         rpID,
         userVerification: 'preferred',
-        allowCredentials: mine.map((a) => ({ id: a.credential_id, transports: a.transports })),
+        allowCredentials: mine.map((a) => ({ id: a.credentialId, transports: a.transports })),
       });
       return { challengeId: await challengeFor('second_factor', s.userId, options.challenge), options: options as unknown as Record<string, unknown> };
     },
@@ -265,7 +265,7 @@ export function passkeyHandlers(deps: AuthDeps) {
       const taken = await takeChallenge(deps.pool, call.body.challengeId, 'second_factor', s.userId);
       if (!taken) throw expiredChallenge();
       const authenticator = await authenticatorByCredentialId(deps.pool, call.body.response.id);
-      if (!authenticator || authenticator.user_id !== s.userId) throw badResponse('this passkey does not belong to the signed-in user');
+      if (!authenticator || authenticator.userId !== s.userId) throw badResponse('this passkey does not belong to the signed-in user');
       await verifyAssertion(taken.challenge, call.body.response, authenticator, false);
       await markSecondFactorVerified(deps.pool, s.sessionId, s.userId);
       return { method: 'passkey' as const };

@@ -51,8 +51,8 @@ async function acceptTotp(deps: AuthDeps, userId: string, code: string, epoch?: 
   const key = encryptionKey(deps);
   return inTransaction(deps.pool, async (tx) => {
     const row = await totpFor(tx, userId, true);
-    if (!row?.enabled_at) return false;
-    const step = await checkTotp(decryptOrExplain(key, row.secret_encrypted), code, row.last_time_step === null ? null : Number(row.last_time_step), epoch);
+    if (!row?.enabledAt) return false;
+    const step = await checkTotp(decryptOrExplain(key, row.secretEncrypted), code, row.lastTimeStep === null ? null : Number(row.lastTimeStep), epoch);
     if (step === null) return false;
     await recordTotpStep(tx, userId, step);
     return true;
@@ -98,8 +98,8 @@ export function twoFactorHandlers(deps: AuthDeps, opts: { clock?: () => number }
         assertCanEnrol(state);
         const row = await totpFor(tx, s.userId, true);
         if (!row) throw new AppError('CONFLICT', 'start TOTP enrolment first (POST /api/auth/2fa/totp/setup)');
-        if (row.enabled_at) throw new AppError('CONFLICT', 'TOTP is already enabled');
-        const step = await checkTotp(decryptOrExplain(key, row.secret_encrypted), call.body.code, null, epoch());
+        if (row.enabledAt) throw new AppError('CONFLICT', 'TOTP is already enabled');
+        const step = await checkTotp(decryptOrExplain(key, row.secretEncrypted), call.body.code, null, epoch());
         if (step === null) throw invalidCode('the code does not match: check the authenticator app and the device clock');
         await enableTotp(tx, s.userId, step);
         await replaceBackupCodes(tx, s.userId, codes.map((c) => backupCodeHash(c)!));

@@ -6,10 +6,10 @@ import { channelAvailable, channels } from './index.ts';
 
 /** Stored secrets, decrypted; a key problem becomes a permanent failure with a clear reason. */
 export function readSecrets(config: Config, row: ChannelRow): Record<string, string> | { error: string } {
-  if (!row.secrets_enc) return {};
+  if (!row.secretsEnc) return {};
   if (!config.TOTP_ENCRYPTION_KEY) return { error: 'channel secrets cannot be read: TOTP_ENCRYPTION_KEY is not set' };
   try {
-    return JSON.parse(decryptSecret(config.TOTP_ENCRYPTION_KEY, row.secrets_enc)) as Record<string, string>;
+    return JSON.parse(decryptSecret(config.TOTP_ENCRYPTION_KEY, row.secretsEnc)) as Record<string, string>;
   } catch {
     return { error: 'channel secrets cannot be decrypted (was TOTP_ENCRYPTION_KEY changed?); save the channel again' };
   }

@@ -1,70 +1,42 @@
 import { randomUUID } from 'node:crypto';
 import type { NotificationChannelType } from '@tasksvc/proto';
-import type { Pool } from '@tasksvc/runtime';
+import { orm, type Queryable } from '@tasksvc/runtime';
+import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import type { Scalar } from '../domain/channel-config.ts';
+import { channels, deliveries, pushSubscriptions } from './schema.ts';
 
-export interface ChannelRow {
-  user_id: string;
-  type: NotificationChannelType;
-  enabled: boolean;
-  config: Record<string, Scalar>;
-  secrets_enc: string | null;
-  secret_fields: string[];
-  updated_at: Date;
-}
-
-export interface PushSubscriptionRow {
-  id: string;
-  user_id: string;
-  endpoint: string;
-  p256dh: string;
-  auth: string;
-  user_agent: string | null;
-  created_at: Date;
-}
-
-export interface DeliveryRow {
-  id: string;
-  user_id: string;
-  dedupe_key: string;
-  channel: NotificationChannelType;
-  target: string;
-  title: string;
-  tag: string | null;
-  status: 'sending' | 'sent' | 'retrying' | 'failed';
-  attempts: number;
-  error: string | null;
-  test: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
+export type ChannelRow = typeof channels.$inferSelect;
+export type PushSubscriptionRow = typeof pushSubscriptions.$inferSelect;
 
 // ---- channels ----
 
-export async function listChannels(pool: Pool, userId: string): Promise<ChannelRow[]> {
-  return (await pool.query<ChannelRow>('SELECT * FROM notifier.channels WHERE user_id = $1', [userId])).rows;
+export async function listChannels(q: Queryable, userId: string): Promise<ChannelRow[]> {
+  return orm(q).select().from(channels).where(eq(channels.userId, userId));
 }
 
-export async function getChannel(pool: Pool, userId: string, type: NotificationChannelType): Promise<ChannelRow | null> {
-  return (await pool.query<ChannelRow>('SELECT * FROM notifier.channels WHERE user_id = $1 AND type = $2', [userId, type])).rows[0] ?? null;
+export async function getChannel(q: Queryable, userId: string, type: NotificationChannelType): Promise<ChannelRow | null> {
+  const [row] = await orm(q)
+    .select()
+    .from(channels)
+    .where(and(eq(channels.userId, userId), eq(channels.type, type)));
+  return row ?? null;
 }
 
-export async function upsertChannel(pool: Pool, userId: string, type: NotificationChannelType, v: { enabled: boolean; config: Record<string, Scalar>; secretsEnc: string | null; secretFields: string[] }): Promise<ChannelRow> {
-  return (
-    await pool.query<ChannelRow>(
-      `INSERT INTO notifier.channels (user_id, type, enabled, config, secrets_enc, secret_fields) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (user_id, type) DO UPDATE
-          SET enabled = EXCLUDED.enabled, config = EXCLUDED.config, secrets_enc = EXCLUDED.secrets_enc, secret_fields = EXCLUDED.secret_fields, updated_at = clock_timestamp()
-       RETURNING *`,
-      [userId, type, v.enabled, JSON.stringify(v.config), v.secretsEnc, v.secretFields],
-    )
-  ).rows[0]!;
+export async function upsertChannel(q: Queryable, userId: string, type: NotificationChannelType, v: { enabled: boolean; config: Record<string, Scalar>; secretsEnc: string | null; secretFields: string[] }): Promise<ChannelRow> {
+  const set = { enabled: v.enabled, config: v.config, secretsEnc: v.secretsEnc, secretFields: v.secretFields };
+  const [row] = await orm(q)
+    .insert(channels)
+    .values({ userId, type, ...set })
+    .onConflictDoUpdate({ target: [channels.userId, channels.type], set: { ...set, updatedAt: sql`clock_timestamp()` } })
+    .returning();
+  return row!;
 }
 
-export async function deleteChannel(pool: Pool, userId: string, type: NotificationChannelType): Promise<boolean> {
-  const r = await pool.query('DELETE FROM notifier.channels WHERE user_id = $1 AND type = $2', [userId, type]);
+export async function deleteChannel(q: Queryable, userId: string, type: NotificationChannelType): Promise<boolean> {
+  const db = orm(q);
+  const r = await db.delete(channels).where(and(eq(channels.userId, userId), eq(channels.type, type)));
   if (type === 'push') {
-    const p = await pool.query('DELETE FROM notifier.push_subscriptions WHERE user_id = $1', [userId]);
+    const p = await db.delete(pushSubscriptions).where(eq(pushSubscriptions.userId, userId));
     return (r.rowCount ?? 0) + (p.rowCount ?? 0) > 0;
   }
   return (r.rowCount ?? 0) > 0;
@@ -76,30 +48,32 @@ export async function deleteChannel(pool: Pool, userId: string, type: Notificati
  * One row per (user, device endpoint): registering again refreshes the caller's own row only. Another
  * user who presents the same endpoint gets a separate row and never touches this one (#19.13).
  */
-export async function upsertPushSubscription(pool: Pool, userId: string, s: { endpoint: string; p256dh: string; auth: string; userAgent: string | null }): Promise<PushSubscriptionRow> {
-  const row = (
-    await pool.query<PushSubscriptionRow>(
-      `INSERT INTO notifier.push_subscriptions (id, user_id, endpoint, p256dh, auth, user_agent) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (user_id, endpoint) DO UPDATE SET p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth, user_agent = EXCLUDED.user_agent
-       RETURNING *`,
-      [randomUUID(), userId, s.endpoint, s.p256dh, s.auth, s.userAgent],
-    )
-  ).rows[0]!;
+export async function upsertPushSubscription(q: Queryable, userId: string, s: { endpoint: string; p256dh: string; auth: string; userAgent: string | null }): Promise<PushSubscriptionRow> {
+  const db = orm(q);
+  const keys = { p256dh: s.p256dh, auth: s.auth, userAgent: s.userAgent };
+  const [row] = await db
+    .insert(pushSubscriptions)
+    .values({ id: randomUUID(), userId, endpoint: s.endpoint, ...keys })
+    .onConflictDoUpdate({ target: [pushSubscriptions.userId, pushSubscriptions.endpoint], set: keys })
+    .returning();
   // subscribing a device turns browser push on unless the user switched it off
-  await pool.query(`INSERT INTO notifier.channels (user_id, type, enabled) VALUES ($1, 'push', true) ON CONFLICT DO NOTHING`, [userId]);
-  return row;
+  await db.insert(channels).values({ userId, type: 'push', enabled: true }).onConflictDoNothing();
+  return row!;
 }
 
-export async function deletePushSubscription(pool: Pool, userId: string, endpoint: string): Promise<boolean> {
-  return ((await pool.query('DELETE FROM notifier.push_subscriptions WHERE user_id = $1 AND endpoint = $2', [userId, endpoint])).rowCount ?? 0) > 0;
+export async function deletePushSubscription(q: Queryable, userId: string, endpoint: string): Promise<boolean> {
+  const r = await orm(q)
+    .delete(pushSubscriptions)
+    .where(and(eq(pushSubscriptions.userId, userId), eq(pushSubscriptions.endpoint, endpoint)));
+  return (r.rowCount ?? 0) > 0;
 }
 
-export async function removePushSubscriptionById(pool: Pool, id: string): Promise<void> {
-  await pool.query('DELETE FROM notifier.push_subscriptions WHERE id = $1', [id]);
+export async function removePushSubscriptionById(q: Queryable, id: string): Promise<void> {
+  await orm(q).delete(pushSubscriptions).where(eq(pushSubscriptions.id, id));
 }
 
-export async function listPushSubscriptions(pool: Pool, userId: string): Promise<PushSubscriptionRow[]> {
-  return (await pool.query<PushSubscriptionRow>('SELECT * FROM notifier.push_subscriptions WHERE user_id = $1 ORDER BY created_at', [userId])).rows;
+export async function listPushSubscriptions(q: Queryable, userId: string): Promise<PushSubscriptionRow[]> {
+  return orm(q).select().from(pushSubscriptions).where(eq(pushSubscriptions.userId, userId)).orderBy(asc(pushSubscriptions.createdAt));
 }
 
 // ---- deliveries (the dedupe key and the history) ----
@@ -113,32 +87,46 @@ const LEASE_SECONDS = 120;
  * a row already sent or given up is done; one being sent by someone else is busy until its lease ends.
  */
 export async function claimDelivery(
-  pool: Pool,
+  q: Queryable,
   d: { userId: string; dedupeKey: string; channel: NotificationChannelType; target: string; title: string; tag: string | null; test?: boolean },
 ): Promise<Claim> {
-  const { rows } = await pool.query<{ id: string; attempts: number }>(
-    `INSERT INTO notifier.deliveries (id, user_id, dedupe_key, channel, target, title, tag, status, attempts, locked_until, test)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'sending', 1, clock_timestamp() + $8 * interval '1 second', $9)
-     ON CONFLICT (dedupe_key, channel, target) DO UPDATE
-        SET status = 'sending', attempts = deliveries.attempts + 1, locked_until = EXCLUDED.locked_until, updated_at = clock_timestamp()
-      WHERE deliveries.status = 'retrying' OR (deliveries.status = 'sending' AND deliveries.locked_until < clock_timestamp())
-     RETURNING id, attempts`,
-    [randomUUID(), d.userId, d.dedupeKey, d.channel, d.target, d.title, d.tag, LEASE_SECONDS, d.test ?? false],
-  );
-  if (rows[0]) return { kind: 'claimed', id: rows[0].id, attempts: rows[0].attempts };
-  const existing = (await pool.query<{ status: string }>('SELECT status FROM notifier.deliveries WHERE dedupe_key = $1 AND channel = $2 AND target = $3', [d.dedupeKey, d.channel, d.target])).rows[0];
+  const db = orm(q);
+  const lease = sql`clock_timestamp() + ${LEASE_SECONDS} * interval '1 second'`;
+  const [claimed] = await db
+    .insert(deliveries)
+    .values({ id: randomUUID(), userId: d.userId, dedupeKey: d.dedupeKey, channel: d.channel, target: d.target, title: d.title, tag: d.tag, status: 'sending', attempts: 1, lockedUntil: lease, test: d.test ?? false })
+    .onConflictDoUpdate({
+      target: [deliveries.dedupeKey, deliveries.channel, deliveries.target],
+      set: { status: 'sending', attempts: sql`${deliveries.attempts} + 1`, lockedUntil: sql`excluded.locked_until`, updatedAt: sql`clock_timestamp()` },
+      setWhere: or(eq(deliveries.status, 'retrying'), and(eq(deliveries.status, 'sending'), lt(deliveries.lockedUntil, sql`clock_timestamp()`))),
+    })
+    .returning({ id: deliveries.id, attempts: deliveries.attempts });
+  if (claimed) return { kind: 'claimed', ...claimed };
+  const [existing] = await db
+    .select({ status: deliveries.status })
+    .from(deliveries)
+    .where(and(eq(deliveries.dedupeKey, d.dedupeKey), eq(deliveries.channel, d.channel), eq(deliveries.target, d.target)));
   return existing?.status === 'sending' ? { kind: 'busy' } : { kind: 'done' };
 }
 
-export async function finishDelivery(pool: Pool, id: string, status: 'sent' | 'retrying' | 'failed', error: string | null): Promise<void> {
-  await pool.query('UPDATE notifier.deliveries SET status = $2, error = $3, locked_until = NULL, updated_at = clock_timestamp() WHERE id = $1', [id, status, error?.slice(0, 500) ?? null]);
+export async function finishDelivery(q: Queryable, id: string, status: 'sent' | 'retrying' | 'failed', error: string | null): Promise<void> {
+  await orm(q)
+    .update(deliveries)
+    .set({ status, error: error?.slice(0, 500) ?? null, lockedUntil: null, updatedAt: sql`clock_timestamp()` })
+    .where(eq(deliveries.id, id));
 }
 
-export async function history(pool: Pool, userId: string, limit = 50): Promise<DeliveryRow[]> {
-  return (await pool.query<DeliveryRow>('SELECT * FROM notifier.deliveries WHERE user_id = $1 ORDER BY updated_at DESC, id LIMIT $2', [userId, limit])).rows;
+/** The user's latest deliveries, as the history lists them. */
+export async function history(q: Queryable, userId: string, limit = 50) {
+  const d = deliveries;
+  return orm(q)
+    .select({ id: d.id, channel: d.channel, title: d.title, tag: d.tag, status: d.status, attempts: d.attempts, error: d.error, test: d.test, createdAt: d.createdAt, updatedAt: d.updatedAt })
+    .from(deliveries).where(eq(deliveries.userId, userId)).orderBy(desc(deliveries.updatedAt), asc(deliveries.id)).limit(limit);
 }
 
 /** Keep the dedupe keys for 30 days (redeliveries come far sooner), then drop them. */
-export async function pruneDeliveries(pool: Pool): Promise<void> {
-  await pool.query(`DELETE FROM notifier.deliveries WHERE updated_at < clock_timestamp() - interval '30 days' AND status IN ('sent', 'failed')`);
+export async function pruneDeliveries(q: Queryable): Promise<void> {
+  await orm(q)
+    .delete(deliveries)
+    .where(and(lt(deliveries.updatedAt, sql`clock_timestamp() - interval '30 days'`), inArray(deliveries.status, ['sent', 'failed'])));
 }

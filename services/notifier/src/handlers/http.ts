@@ -9,7 +9,7 @@ import {
   type NotificationChannel,
   type NotificationChannelType,
 } from '@tasksvc/proto';
-import { encryptSecret, OutboundError, type Bus, type Logger, type Subscription } from '@tasksvc/runtime';
+import { encryptSecret, jsonView, OutboundError, type Bus, type Logger, type Subscription } from '@tasksvc/runtime';
 import type { SenderDeps } from '../channels/channel.ts';
 import { channelAvailable, channels } from '../channels/index.ts';
 import { readSecrets, targetsFor } from '../channels/targets.ts';
@@ -23,9 +23,13 @@ import {
   upsertChannel,
   upsertPushSubscription,
   type ChannelRow,
+  type PushSubscriptionRow,
 } from '../db/store.ts';
 import { deliver } from '../deliver.ts';
 import { mergeChannelInput, redactedConfig, type Scalar } from '../domain/channel-config.ts';
+
+/** A device as the settings page lists it: the push service's host, never the endpoint URL (a capability). */
+const subscriptionView = (r: PushSubscriptionRow) => ({ id: r.id, endpointHost: new URL(r.endpoint).host, userAgent: r.userAgent, createdAt: r.createdAt.toISOString() });
 
 function caller(user: Identity | null): Identity {
   if (!user) throw new AppError('UNAUTHENTICATED', 'sign in first');
@@ -42,16 +46,16 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
   const view = (type: NotificationChannelType, row: ChannelRow | null, devices: number): NotificationChannel => {
     const available = channelAvailable(config, type);
     if (type === 'push') {
-      return { type, available, configured: devices > 0, enabled: row?.enabled ?? false, config: { devices }, secretFields: [], updatedAt: row?.updated_at.toISOString() ?? null };
+      return { type, available, configured: devices > 0, enabled: row?.enabled ?? false, config: { devices }, secretFields: [], updatedAt: row?.updatedAt.toISOString() ?? null };
     }
     return {
       type,
       available,
       configured: row !== null,
       enabled: row?.enabled ?? false,
-      config: row ? redactedConfig(channels[type].secretFields, row.config, row.secret_fields) : null,
+      config: row ? redactedConfig(channels[type].secretFields, row.config, row.secretFields) : null,
       secretFields: [...channels[type].secretFields],
-      updatedAt: row?.updated_at.toISOString() ?? null,
+      updatedAt: row?.updatedAt.toISOString() ?? null,
     };
   };
 
@@ -125,18 +129,7 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
       return { type: params.type, ok: report.sent > 0 && report.failed === 0, delivered: report.sent, error: report.errors.join('; ') || null };
     }),
     bus.serve(notifyApi.history.rpc, async ({ user }) => ({
-      entries: (await history(pool, caller(user).id)).map((r) => ({
-        id: r.id,
-        channel: r.channel,
-        title: r.title,
-        tag: r.tag,
-        status: r.status,
-        attempts: r.attempts,
-        error: r.error,
-        test: r.test,
-        createdAt: r.created_at.toISOString(),
-        updatedAt: r.updated_at.toISOString(),
-      })),
+      entries: (await history(pool, caller(user).id)).map(jsonView),
     })),
     bus.serve(notifyApi.vapidPublicKey.rpc, async () => ({ publicKey: channelAvailable(config, 'push') ? config.PUBLIC_VAPID_PUBLIC_KEY! : null })),
     bus.serve(notifyApi.pushSubscribe.rpc, async ({ user, body, userAgent }) => {
@@ -144,16 +137,11 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
       requireAvailable('push');
       const endpoint = await checkUrl(body.endpoint, 'body.endpoint');
       const row = await upsertPushSubscription(pool, me.id, { endpoint, p256dh: body.keys.p256dh, auth: body.keys.auth, userAgent: userAgent?.slice(0, 300) ?? null });
-      return { id: row.id, endpointHost: new URL(row.endpoint).host, userAgent: row.user_agent, createdAt: row.created_at.toISOString() };
+      return subscriptionView(row);
     }),
     bus.serve(notifyApi.pushUnsubscribe.rpc, async ({ user, body }) => ({ removed: await deletePushSubscription(pool, caller(user).id, body.endpoint) })),
     bus.serve(notifyApi.pushSubscriptions.rpc, async ({ user }) => ({
-      subscriptions: (await listPushSubscriptions(pool, caller(user).id)).map((r) => ({
-        id: r.id,
-        endpointHost: new URL(r.endpoint).host,
-        userAgent: r.user_agent,
-        createdAt: r.created_at.toISOString(),
-      })),
+      subscriptions: (await listPushSubscriptions(pool, caller(user).id)).map(subscriptionView),
     })),
   ];
 }

@@ -1,3 +1,4 @@
 export { createPool, inTransaction, type Pool, type PoolClient } from './pool.ts';
 export { migrate } from './migrate.ts';
 export { startLocalPostgres, createDatabase, freePort, type LocalPostgres } from './local-postgres.ts';
+export { orm, columnName, jsonView, names, selectList, statement, Statement, StatementCache, CASING, type Db, type Field, type Fields, type JsonView, type Queryable, type RowOf } from './orm.ts';

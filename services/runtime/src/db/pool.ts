@@ -43,15 +43,25 @@ function statementName(text: string): string | undefined {
 /**
  * Every parameterised statement is prepared once per connection and then only bound and executed:
  * PostgreSQL skips parsing and planning on the hot paths (a task create's CTE costs most of its
- * time there). Statements without parameters (BEGIN, DDL) keep the simple protocol.
+ * time there). Statements without parameters (BEGIN, DDL) keep the simple protocol. Both forms are
+ * covered: a text with values, and a query config (`{ text, values?, rowMode, types }`, what drizzle
+ * and the runtime's statements pass) without a name of its own.
  */
 class PreparingClient extends pg.Client {
   // pg's overloads cannot be restated here; the arguments pass through unchanged.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(config: any, values?: any, callback?: any): any {
-    if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
-      const name = statementName(config);
-      if (name) return super.query({ text: config, values, name }, callback);
+    if (typeof config === 'string') {
+      if (Array.isArray(values) && values.length > 0) {
+        const name = statementName(config);
+        if (name) return super.query({ text: config, values, name }, callback);
+      }
+    } else if (typeof config?.text === 'string' && !config.name && typeof config.submit !== 'function') {
+      const params: unknown = Array.isArray(values) ? values : config.values;
+      if (Array.isArray(params) && params.length > 0) {
+        const name = statementName(config.text);
+        if (name) return super.query({ ...config, values: params, name }, typeof values === 'function' ? values : callback);
+      }
     }
     return super.query(config, values, callback);
   }

@@ -1,72 +1,63 @@
-import type { OutboxRowValues, PoolClient } from '@tasksvc/runtime';
+import { names, orm, selectList, statement, StatementCache, type OutboxRowValues, type Queryable, type Statement } from '@tasksvc/runtime';
+import { and, count, desc, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import { profiles, taskCompletions, tasks, topics } from './schema.ts';
 
 /**
- * SQL for tasks and completions. Every statement is scoped by user_id; date columns are read as
- * text (`::text`) so a calendar date never passes through a JS Date in the server's zone.
+ * SQL for tasks and completions. Every statement is scoped by user_id. A task row carries the
+ * computed `blocked` (a subquery), so the statements that return task rows are `sql` templates over
+ * the schema's columns, each rendered once per shape (which filters, which columns) and prepared by
+ * the pool: a create and a list are one statement each (hot-path.test.ts).
  */
 
-type Queryable = Pick<PoolClient, 'query'>;
-
-export interface TaskRow {
-  id: string;
-  user_id: string;
-  topic_id: string | null;
-  title: string;
-  notes: string | null;
-  type: 'ONE_TIME' | 'RECURRING' | 'DAILY_ELIGIBLE';
-  priority: 'HIGH' | 'NORMAL' | 'SOMEDAY';
-  recurrence_type: 'INTERVAL' | 'WEEKDAY' | 'MONTHLY' | 'YEARLY' | 'NTH_WEEKDAY' | null;
-  recurrence_interval: number | null;
-  recurrence_weekdays: number[] | null;
-  recurrence_week_of_month: number | null;
-  recurrence_fixed: boolean;
-  recurrence_anchor: string | null;
-  due_date: string | null;
-  next_due_date: string | null;
-  completed_at: Date | null;
-  coin_value: number;
-  is_daily_quest: boolean;
-  daily_quest_date: string | null;
-  postpone_count: number;
-  estimated_minutes: number | null;
-  snoozed_until: string | null;
-  paused_at: Date | null;
-  paused_until: string | null;
-  energy_level: 'HIGH' | 'MEDIUM' | 'LOW' | null;
-  sort_order: number;
-  created_at: Date;
-  updated_at: Date;
+export type TaskRow = typeof tasks.$inferSelect & {
   /** not the first open task of a sequential topic (computed) */
   blocked: boolean;
+};
+
+/** What a create or an update may set: every column but the keys, the timestamps and the quest flags (kept by the quest). */
+export type TaskColumns = Partial<Omit<typeof tasks.$inferInsert, 'id' | 'userId' | 'createdAt' | 'updatedAt' | 'isDailyQuest' | 'dailyQuestDate'>>;
+const COLUMNS = getTableColumns(tasks);
+type ColumnKey = keyof typeof COLUMNS;
+const NOT_WRITABLE = new Set<string>(['id', 'userId', 'createdAt', 'updatedAt', 'isDailyQuest', 'dailyQuestDate']);
+const isWritable = (k: string): k is keyof TaskColumns & ColumnKey => k in COLUMNS && !NOT_WRITABLE.has(k);
+
+/** The task columns among `fields` that are set (a request body's, say): a new column reaches the statements without a change here. */
+export function writableColumns(fields: object): TaskColumns {
+  return Object.fromEntries(Object.entries(fields).filter(([k, v]) => v !== undefined && isWritable(k)));
 }
 
-/** Writable columns and how PATCH-style updates may set them. */
-export type TaskColumns = Partial<Omit<TaskRow, 'id' | 'user_id' | 'created_at' | 'updated_at' | 'blocked'>>;
-const WRITABLE = new Set<string>([
-  'topic_id', 'title', 'notes', 'type', 'priority', 'recurrence_type', 'recurrence_interval', 'recurrence_weekdays', 'recurrence_week_of_month',
-  'recurrence_fixed', 'recurrence_anchor', 'due_date', 'next_due_date', 'completed_at', 'coin_value', 'postpone_count', 'estimated_minutes',
-  'snoozed_until', 'paused_at', 'paused_until', 'energy_level', 'sort_order',
-]);
-
-const COLS = `t.id, t.user_id, t.topic_id, t.title, t.notes, t.type, t.priority, t.recurrence_type, t.recurrence_interval,
-  t.recurrence_weekdays, t.recurrence_week_of_month, t.recurrence_fixed, t.recurrence_anchor::text, t.due_date::text,
-  t.next_due_date::text, t.completed_at, t.coin_value, t.is_daily_quest, t.daily_quest_date::text, t.postpone_count,
-  t.estimated_minutes, t.snoozed_until::text, t.paused_at, t.paused_until::text, t.energy_level, t.sort_order, t.created_at, t.updated_at`;
+const p = sql.placeholder;
+/** A column's value in a create or an update: its own placeholder name space, apart from the statement's other values. */
+const value = (k: string) => p(`set.${k}`);
+const values = (cols: object) => Object.fromEntries(Object.entries(cols).map(([k, v]) => [`set.${k}`, v]));
+const t = alias(tasks, 't');
+const u = alias(tasks, 'u');
+const tp = alias(topics, 'tp');
+const z = alias(profiles, 'z');
 
 /**
  * Sequential topics: a task is blocked while an earlier open task of the same topic exists. Snoozed
  * tasks do not block (reference), and neither do RECURRING ones, which are never "done" and would
- * otherwise block the rest of the topic forever.
+ * otherwise block the rest of the topic forever. `today` is the placeholder's date.
  */
-const blocked = (today: string) => `(t.completed_at IS NULL AND t.topic_id IS NOT NULL AND EXISTS (
-    SELECT 1 FROM tasks.topics tp JOIN tasks.tasks u ON u.user_id = t.user_id AND u.topic_id = tp.id
-    WHERE tp.id = t.topic_id AND tp.sequential AND u.id <> t.id AND u.completed_at IS NULL AND u.type <> 'RECURRING'
-      AND (u.snoozed_until IS NULL OR u.snoozed_until <= ${today}::date)
-      AND (u.sort_order, u.created_at, u.id) < (t.sort_order, t.created_at, t.id))) AS blocked`;
+const blocked = sql<boolean>`(${t.completedAt} IS NULL AND ${t.topicId} IS NOT NULL AND EXISTS (
+    SELECT 1 FROM ${topics} tp JOIN ${tasks} u ON ${u.userId} = ${t.userId} AND ${u.topicId} = ${tp.id}
+    WHERE ${tp.id} = ${t.topicId} AND ${tp.sequential} AND ${u.id} <> ${t.id} AND ${u.completedAt} IS NULL AND ${u.type} <> 'RECURRING'
+      AND (${u.snoozedUntil} IS NULL OR ${u.snoozedUntil} <= ${p('today')}::date)
+      AND (${u.sortOrder}, ${u.createdAt}, ${u.id}) < (${t.sortOrder}, ${t.createdAt}, ${t.id})))`;
 
-export async function getTask(db: Queryable, userId: string, id: string, today: string): Promise<TaskRow | null> {
-  const { rows } = await db.query<TaskRow>(`SELECT ${COLS}, ${blocked('$3')} FROM tasks.tasks t WHERE t.id = $1 AND t.user_id = $2`, [id, userId, today]);
-  return rows[0] ?? null;
+/** A task row of `t` as of the placeholder `today`; `gone` for a deleted one (nothing blocks it). */
+const row = { ...getTableColumns(t), blocked };
+const gone = { ...getTableColumns(t), blocked: sql<boolean>`false` };
+const ROW = selectList(row);
+const task = (query: SQL) => statement(query, row) as Statement<TaskRow>;
+const ORDER = sql`${t.sortOrder}, ${t.createdAt}, ${t.id}`;
+
+const byId = task(sql`SELECT ${ROW} FROM ${tasks} t WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')}`);
+
+export async function getTask(q: Queryable, userId: string, id: string, today: string): Promise<TaskRow | null> {
+  return (await byId.run(q, { id, userId, today })).rows[0] ?? null;
 }
 
 export interface TaskFilters {
@@ -82,6 +73,23 @@ export interface TaskFilters {
   offset: number;
 }
 
+/** The conditions a list's filters make, and the shape they have (which filters are set, never their values). */
+function listConditions(f: TaskFilters): { shape: string; where: SQL } {
+  const conds: [string, SQL][] = [['', sql`${t.userId} = ${p('userId')}`]];
+  if (f.topicId === 'none') conds.push(['n', sql`${t.topicId} IS NULL`]);
+  else if (f.topicId) conds.push(['t', sql`${t.topicId} = ${p('topicId')}`]);
+  if (f.type) conds.push(['y', sql`${t.type} = ${p('type')}`]);
+  if (f.priority) conds.push(['p', sql`${t.priority} = ${p('priority')}`]);
+  if (f.completed !== undefined) conds.push(f.completed ? ['c', sql`${t.completedAt} IS NOT NULL`] : ['o', sql`${t.completedAt} IS NULL`]);
+  if (f.snoozed === false) conds.push(['s', sql`(${t.snoozedUntil} IS NULL OR ${t.snoozedUntil} <= ${p('today')}::date)`]);
+  if (f.dueBefore) conds.push(['b', sql`COALESCE(${t.nextDueDate}, ${t.dueDate}) <= ${p('dueBefore')}::date`]);
+  if (f.dueAfter) conds.push(['a', sql`COALESCE(${t.nextDueDate}, ${t.dueDate}) >= ${p('dueAfter')}::date`]);
+  return { shape: conds.map(([k]) => k).join(''), where: sql.join(conds.map(([, c]) => c), sql` AND `) };
+}
+
+const page = { ...row, total: sql<number>``.mapWith(Number), zone: sql<string>`` };
+const pages = new StatementCache<TaskRow & { total: number; zone: string }>();
+
 /**
  * A page of the user's tasks with the total, and the profile's timezone read in the same statement
  * (`zone`, null without a profile) so a caller that guessed the zone for `today` can tell. The total
@@ -89,57 +97,51 @@ export interface TaskFilters {
  * every task of the user to count them; the profile row carries both, so an empty page (or one past
  * the end) still answers the zone and the total.
  */
-export async function listTasks(db: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: TaskRow[]; total: number; zone: string | null }> {
-  const args: unknown[] = [userId, today];
-  const where = ['t.user_id = $1'];
-  const arg = (v: unknown) => `$${args.push(v)}`;
-  if (f.topicId === 'none') where.push('t.topic_id IS NULL');
-  else if (f.topicId) where.push(`t.topic_id = ${arg(f.topicId)}`);
-  if (f.type) where.push(`t.type = ${arg(f.type)}`);
-  if (f.priority) where.push(`t.priority = ${arg(f.priority)}`);
-  if (f.completed !== undefined) where.push(f.completed ? 't.completed_at IS NOT NULL' : 't.completed_at IS NULL');
-  if (f.snoozed === false) where.push('(t.snoozed_until IS NULL OR t.snoozed_until <= $2::date)');
-  if (f.dueBefore) where.push(`COALESCE(t.next_due_date, t.due_date) <= ${arg(f.dueBefore)}::date`);
-  if (f.dueAfter) where.push(`COALESCE(t.next_due_date, t.due_date) >= ${arg(f.dueAfter)}::date`);
-  const cond = where.join(' AND ');
-  const { rows } = await db.query<TaskRow & { total: string; zone: string }>(
-    `SELECT page.*, z.timezone AS zone, (SELECT count(*) FROM tasks.tasks t WHERE ${cond}) AS total FROM tasks.profiles z LEFT JOIN LATERAL (
-       SELECT ${COLS}, ${blocked('$2')} FROM tasks.tasks t WHERE ${cond}
-       ORDER BY t.sort_order, t.created_at, t.id LIMIT ${arg(f.limit)} OFFSET ${arg(f.offset)}
-     ) page ON true WHERE z.user_id = $1`,
-    args,
+export async function listTasks(q: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: TaskRow[]; total: number; zone: string | null }> {
+  const { shape, where } = listConditions(f);
+  const bind = { userId, today, topicId: f.topicId, type: f.type, priority: f.priority, dueBefore: f.dueBefore, dueAfter: f.dueAfter, limit: f.limit, offset: f.offset };
+  const list = pages.get(shape, () =>
+    statement(
+      sql`SELECT page.*, ${z.timezone} AS zone, (SELECT count(*) FROM ${tasks} t WHERE ${where}) AS total FROM ${profiles} z LEFT JOIN LATERAL (
+            SELECT ${ROW} FROM ${tasks} t WHERE ${where}
+            ORDER BY ${ORDER} LIMIT ${p('limit')} OFFSET ${p('offset')}
+          ) page ON true WHERE ${z.userId} = ${p('userId')}`,
+      page,
+    ),
   );
+  const { rows } = await list.run(q, bind);
   const first = rows[0];
   if (!first) return { rows: [], total: 0, zone: null };
   // an empty page is the one row of the profile with no task in it
-  const page: TaskRow[] = first.id ? rows : [];
-  return { rows: page, total: Number(first.total), zone: first.zone };
+  // (the rows keep their total and zone: the API's task view leaves them out)
+  return { rows: first.id ? rows : [], total: first.total, zone: first.zone };
 }
 
-/** The create statement per column set, built once: the same text object each time keeps its prepared-statement lookup cheap. */
-const insertStatements = new Map<string, string>();
+const creates = new StatementCache<TaskRow & { zone: string | null }>();
+/** The created row as the CTE `t` returned it (its columns, and `blocked` computed there), with the profile's zone. */
+const created = { ...getTableColumns(t), blocked: sql<boolean>`t.blocked`, zone: z.timezone };
 
-function insertStatement(schema: string, names: string[]): string {
-  const key = `${schema}:${names.join(',')}`;
-  let text = insertStatements.get(key);
-  if (text === undefined) {
-    const first = 9;
-    text = `WITH p AS (
-       UPDATE tasks.profiles SET total_tasks_created = total_tasks_created + 1, next_sort_order = next_sort_order + 1
-       WHERE user_id = $1 AND ($6::text IS NULL OR timezone = $6)
-         AND ($7::uuid IS NULL OR EXISTS (SELECT 1 FROM tasks.topics WHERE id = $7 AND user_id = $1))
-       RETURNING next_sort_order - 1 AS sort_order
-     ), t AS (
-       INSERT INTO tasks.tasks AS t (user_id, updated_at, sort_order, ${names.join(', ')})
-       SELECT $1, $${names.indexOf('created_at') + first}, p.sort_order, ${names.map((_, i) => `$${i + first}`).join(', ')} FROM p
-       RETURNING ${COLS}, ${blocked('$2')}
-     ), o AS (
-       INSERT INTO "${schema}".outbox (id, subject, payload, traceparent) SELECT $3, $4, $5, $8 FROM t
-     )
-     SELECT t.*, z.timezone AS zone FROM tasks.profiles z LEFT JOIN t ON true WHERE z.user_id = $1`;
-    insertStatements.set(key, text);
-  }
-  return text;
+/** The create statement for one set of columns (see insertTask). */
+function createStatement(outboxSchema: string, keys: ColumnKey[]) {
+  return creates.get(`${outboxSchema}:${keys.join(',')}`, () =>
+    statement(
+      sql`WITH p AS (
+            UPDATE ${profiles} SET ${names(profiles.totalTasksCreated)} = ${profiles.totalTasksCreated} + 1, ${names(profiles.nextSortOrder)} = ${profiles.nextSortOrder} + 1
+            WHERE ${profiles.userId} = ${p('userId')} AND (${p('zone')}::text IS NULL OR ${profiles.timezone} = ${p('zone')})
+              AND (${p('topicId')}::uuid IS NULL OR EXISTS (SELECT 1 FROM ${topics} WHERE ${topics.id} = ${p('topicId')} AND ${topics.userId} = ${p('userId')}))
+            RETURNING ${profiles.nextSortOrder} - 1 AS sort_order
+          ), t AS (
+            INSERT INTO ${tasks} AS t (${names(tasks.userId, tasks.createdAt, tasks.updatedAt, tasks.sortOrder, ...keys.map((k) => COLUMNS[k]))})
+            SELECT ${p('userId')}, ${p('createdAt')}, ${p('createdAt')}, p.sort_order, ${sql.join(keys.map(value), sql`, `)} FROM p
+            RETURNING t.*, ${blocked} AS blocked
+          ), o AS (
+            INSERT INTO ${sql.identifier(outboxSchema)}.outbox (id, subject, payload, traceparent)
+            SELECT ${p('outboxId')}, ${p('subject')}, ${p('payload')}, ${p('traceparent')} FROM t
+          )
+          SELECT ${selectList(created)} FROM ${profiles} z LEFT JOIN t ON true WHERE ${z.userId} = ${p('userId')}`,
+      created,
+    ),
+  );
 }
 
 /** What `insertTask` found: the new task, or why there is none (`row` null). */
@@ -157,109 +159,169 @@ export interface InsertOutcome {
  * user's. Then `row` is null and `zone` tells the caller which of those failed.
  */
 export async function insertTask(
-  db: Queryable,
+  q: Queryable,
   userId: string,
-  cols: TaskColumns & Pick<TaskRow, 'id' | 'title' | 'type' | 'created_at'>,
+  cols: TaskColumns & Pick<TaskRow, 'id' | 'title' | 'type' | 'createdAt'>,
   today: string,
   outbox: { schema: string; row: OutboxRowValues },
   zone: string | null,
 ): Promise<InsertOutcome> {
-  const names = Object.keys(cols).filter((k) => (WRITABLE.has(k) && k !== 'sort_order') || k === 'id' || k === 'created_at');
-  const values = names.map((k) => (cols as Record<string, unknown>)[k]);
-  const { rows } = await db.query<TaskRow & { zone: string }>(
-    insertStatement(outbox.schema, names),
-    [userId, today, outbox.row.id, outbox.row.subject, outbox.row.payload, zone, cols.topic_id ?? null, outbox.row.traceparent, ...values],
-  );
+  const { createdAt, ...rest } = cols;
+  const keys = Object.keys(rest).filter((k): k is ColumnKey => k === 'id' || (isWritable(k) && k !== 'sortOrder'));
+  const { rows } = await createStatement(outbox.schema, keys).run(q, {
+    ...values(rest),
+    userId,
+    createdAt,
+    today,
+    zone,
+    topicId: cols.topicId ?? null,
+    outboxId: outbox.row.id,
+    subject: outbox.row.subject,
+    payload: outbox.row.payload,
+    traceparent: outbox.row.traceparent,
+  });
   const r = rows[0];
   if (!r) return { row: null, zone: null };
-  const { zone: found, ...row } = r;
-  return { row: row.id === null ? null : row, zone: found };
+  const { zone: found, ...created } = r;
+  return { row: created.id === null ? null : created, zone: found };
 }
 
-/**
- * Update columns of one task, optionally only while `guard` holds (a conditional update: the
- * guard is re-checked on the latest row version, so of two racing completions exactly one wins).
- */
-export async function updateTask(db: Queryable, userId: string, id: string, cols: TaskColumns, today: string, guard?: string, guardArgs: unknown[] = []): Promise<TaskRow | null> {
-  const names = Object.keys(cols).filter((k) => WRITABLE.has(k));
-  const args: unknown[] = [id, userId, today, ...guardArgs];
-  const sets = names.map((k) => `${k} = $${args.push((cols as Record<string, unknown>)[k])}`);
-  sets.push('updated_at = now()');
-  const { rows } = await db.query<TaskRow>(
-    `UPDATE tasks.tasks AS t SET ${sets.join(', ')} WHERE t.id = $1 AND t.user_id = $2${guard ? ` AND (${guard})` : ''} RETURNING ${COLS}, ${blocked('$3')}`,
-    args,
-  );
-  return rows[0] ?? null;
+/** A condition an update holds to (re-checked on the latest row version, so of two racing completions exactly one wins). */
+export type TaskGuard = { open: true } | { completed: true } | { nextDueDate: string | null };
+
+const updates = new StatementCache<TaskRow>();
+
+/** Update columns of one task, optionally only while `guard` holds. */
+export async function updateTask(q: Queryable, userId: string, id: string, cols: TaskColumns, today: string, guard?: TaskGuard): Promise<TaskRow | null> {
+  const keys = Object.keys(cols).filter(isWritable);
+  const kind = !guard ? '' : 'open' in guard ? 'open' : 'completed' in guard ? 'completed' : 'due';
+  const update = updates.get(`${kind}:${keys.join(',')}`, () => {
+    const sets = keys.map((k) => sql`${names(COLUMNS[k])} = ${value(k)}`);
+    const check = { '': sql``, open: sql` AND ${t.completedAt} IS NULL`, completed: sql` AND ${t.completedAt} IS NOT NULL`, due: sql` AND ${t.nextDueDate} = ${p('guardDue')}::date` }[kind];
+    return task(sql`UPDATE ${tasks} AS t SET ${sql.join([...sets, sql`${names(tasks.updatedAt)} = now()`], sql`, `)}
+      WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')}${check} RETURNING ${ROW}`);
+  });
+  const guardDue = guard && 'nextDueDate' in guard ? guard.nextDueDate : null;
+  return (await update.run(q, { ...values(cols), id, userId, today, guardDue })).rows[0] ?? null;
 }
 
-export async function deleteTask(db: Queryable, userId: string, id: string): Promise<TaskRow | null> {
-  const { rows } = await db.query<TaskRow>(`DELETE FROM tasks.tasks AS t WHERE t.id = $1 AND t.user_id = $2 RETURNING ${COLS}, false AS blocked`, [id, userId]);
-  return rows[0] ?? null;
+const remove = statement(sql`DELETE FROM ${tasks} AS t WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')} RETURNING ${selectList(gone)}`, gone) as Statement<TaskRow>;
+
+export async function deleteTask(q: Queryable, userId: string, id: string): Promise<TaskRow | null> {
+  return (await remove.run(q, { id, userId })).rows[0] ?? null;
 }
+
+const byIds = task(sql`SELECT ${ROW} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.id} = ANY(${p('ids')}::uuid[]) ORDER BY ${ORDER}`);
 
 /** The user's tasks among `ids` (ids that are not theirs are simply absent). */
-export async function tasksByIds(db: Queryable, userId: string, ids: string[], today: string): Promise<TaskRow[]> {
-  const { rows } = await db.query<TaskRow>(`SELECT ${COLS}, ${blocked('$3')} FROM tasks.tasks t WHERE t.user_id = $1 AND t.id = ANY($2::uuid[]) ORDER BY t.sort_order, t.created_at, t.id`, [userId, ids, today]);
-  return rows;
+export async function tasksByIds(q: Queryable, userId: string, ids: string[], today: string): Promise<TaskRow[]> {
+  return (await byIds.run(q, { userId, ids, today })).rows;
 }
+
+const feed = statement(
+  sql`SELECT ${selectList(gone)} FROM ${tasks} t
+      WHERE ${t.userId} = ${p('userId')} AND ((${t.type} = 'RECURRING' AND ${t.nextDueDate} IS NOT NULL) OR (${t.type} <> 'RECURRING' AND ${t.completedAt} IS NULL AND ${t.dueDate} IS NOT NULL))
+      ORDER BY COALESCE(${t.nextDueDate}, ${t.dueDate}), ${t.id} LIMIT ${p('limit')}`,
+  gone,
+) as Statement<TaskRow>;
 
 /** Tasks for the iCal feed: open dated tasks and every RECURRING task. */
-export async function feedTasks(db: Queryable, userId: string, limit: number): Promise<TaskRow[]> {
-  const { rows } = await db.query<TaskRow>(
-    `SELECT ${COLS}, false AS blocked FROM tasks.tasks t
-     WHERE t.user_id = $1 AND ((t.type = 'RECURRING' AND t.next_due_date IS NOT NULL) OR (t.type <> 'RECURRING' AND t.completed_at IS NULL AND t.due_date IS NOT NULL))
-     ORDER BY COALESCE(t.next_due_date, t.due_date), t.id LIMIT $2`,
-    [userId, limit],
-  );
-  return rows;
+export async function feedTasks(q: Queryable, userId: string, limit: number): Promise<TaskRow[]> {
+  return (await feed.run(q, { userId, limit })).rows;
 }
 
-export async function setTaskOrder(db: Queryable, userId: string, topicId: string, taskIds: string[]): Promise<number> {
-  const { rowCount } = await db.query(
-    `UPDATE tasks.tasks t SET sort_order = o.ord - 1, updated_at = now() FROM unnest($3::uuid[]) WITH ORDINALITY AS o(id, ord)
-     WHERE t.id = o.id AND t.user_id = $1 AND t.topic_id = $2`,
-    [userId, topicId, taskIds],
-  );
-  return rowCount ?? 0;
+const reorder = statement(
+  sql`UPDATE ${tasks} t SET ${names(tasks.sortOrder)} = o.ord - 1, ${names(tasks.updatedAt)} = now() FROM unnest(${p('ids')}::uuid[]) WITH ORDINALITY AS o(id, ord)
+      WHERE ${t.id} = o.id AND ${t.userId} = ${p('userId')} AND ${t.topicId} = ${p('topicId')}`,
+);
+
+export async function setTaskOrder(q: Queryable, userId: string, topicId: string, taskIds: string[]): Promise<number> {
+  return (await reorder.run(q, { userId, topicId, ids: taskIds })).rowCount;
 }
+
+const detach = task(sql`UPDATE ${tasks} AS t SET ${names(tasks.topicId)} = NULL, ${names(tasks.updatedAt)} = now() WHERE ${t.userId} = ${p('userId')} AND ${t.topicId} = ${p('topicId')} RETURNING ${ROW}`);
 
 /** Detach a topic's tasks before the topic goes (so each detached task can emit task.updated). */
-export async function detachTopic(db: Queryable, userId: string, topicId: string, today: string): Promise<TaskRow[]> {
-  const { rows } = await db.query<TaskRow>(`UPDATE tasks.tasks AS t SET topic_id = NULL, updated_at = now() WHERE t.user_id = $1 AND t.topic_id = $2 RETURNING ${COLS}, ${blocked('$3')}`, [userId, topicId, today]);
-  return rows;
+export async function detachTopic(q: Queryable, userId: string, topicId: string, today: string): Promise<TaskRow[]> {
+  return (await detach.run(q, { userId, topicId, today })).rows;
+}
+
+// ─── postponing ────────────────────────────────────────────────────────────────────────────
+
+const mine = (userId: string, id: string) => and(eq(tasks.id, id), eq(tasks.userId, userId));
+
+/** The dates a postpone moves, of the user's task, locked for the caller's transaction (null: no such task). */
+export async function lockTaskDates(q: Queryable, userId: string, id: string) {
+  const [row] = await orm(q)
+    .select({ type: tasks.type, dueDate: tasks.dueDate, nextDueDate: tasks.nextDueDate, snoozedUntil: tasks.snoozedUntil, completed: sql<boolean>`${tasks.completedAt} IS NOT NULL` })
+    .from(tasks)
+    .where(mine(userId, id))
+    .for('update');
+  return row ?? null;
+}
+
+/** Move a task to new dates, counting the postponement. */
+export async function postponeDates(q: Queryable, userId: string, id: string, moved: Pick<TaskColumns, 'snoozedUntil' | 'dueDate' | 'nextDueDate'>): Promise<void> {
+  await orm(q)
+    .update(tasks)
+    .set({ ...moved, postponeCount: sql`${tasks.postponeCount} + 1`, updatedAt: sql`now()` })
+    .where(mine(userId, id));
+}
+
+/** Undo a postponement: the due date it moved (the next one, for RECURRING) and the snooze, one postponement fewer. */
+export async function unpostponeDates(q: Queryable, userId: string, id: string, previous: { dueDate: string | null; snoozedUntil: string | null }): Promise<void> {
+  const recurring = sql`${tasks.type} = 'RECURRING'`;
+  await orm(q)
+    .update(tasks)
+    .set({
+      dueDate: sql`CASE WHEN ${recurring} THEN ${tasks.dueDate} ELSE ${previous.dueDate}::date END`,
+      nextDueDate: sql`CASE WHEN ${recurring} THEN ${previous.dueDate}::date ELSE ${tasks.nextDueDate} END`,
+      snoozedUntil: previous.snoozedUntil,
+      postponeCount: sql`GREATEST(${tasks.postponeCount} - 1, 0)`,
+      updatedAt: sql`now()`,
+    })
+    .where(mine(userId, id));
 }
 
 // ─── completions ───────────────────────────────────────────────────────────────────────────
 
-export interface CompletionRow {
-  id: string;
-  task_id: string | null;
-  completed_at: Date;
-  local_date: string;
-  coins_awarded: number;
-  previous_next_due_date: string | null;
-  previous_anchor: string | null;
-}
+export type CompletionRow = typeof taskCompletions.$inferSelect;
 
 export async function insertCompletion(
-  db: Queryable,
-  c: { taskId: string; userId: string; completedAt: Date; localDate: string; coins: number; previousNextDueDate: string | null; previousAnchor: string | null },
+  q: Queryable,
+  c: Pick<typeof taskCompletions.$inferInsert, 'taskId' | 'userId' | 'completedAt' | 'localDate' | 'coinsAwarded' | 'previousNextDueDate' | 'previousAnchor'>,
 ): Promise<string> {
-  const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO tasks.task_completions (task_id, user_id, completed_at, local_date, coins_awarded, previous_next_due_date, previous_anchor)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-    [c.taskId, c.userId, c.completedAt, c.localDate, c.coins, c.previousNextDueDate, c.previousAnchor],
-  );
-  return rows[0]!.id;
+  const [done] = await orm(q).insert(taskCompletions).values(c).returning({ id: taskCompletions.id });
+  return done!.id;
 }
 
 /** Remove and return the task's latest completion. */
-export async function popLatestCompletion(db: Queryable, userId: string, taskId: string): Promise<CompletionRow | null> {
-  const { rows } = await db.query<CompletionRow>(
-    `DELETE FROM tasks.task_completions WHERE id = (
-       SELECT id FROM tasks.task_completions WHERE task_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1 FOR UPDATE)
-     RETURNING id, task_id, completed_at, local_date::text, coins_awarded, previous_next_due_date::text, previous_anchor::text`,
-    [taskId, userId],
-  );
-  return rows[0] ?? null;
+export async function popLatestCompletion(q: Queryable, userId: string, taskId: string): Promise<CompletionRow | null> {
+  const db = orm(q);
+  const latest = db
+    .select({ id: taskCompletions.id })
+    .from(taskCompletions)
+    .where(and(eq(taskCompletions.taskId, taskId), eq(taskCompletions.userId, userId)))
+    .orderBy(desc(taskCompletions.createdAt), desc(taskCompletions.id))
+    .limit(1)
+    .for('update');
+  const [row] = await db
+    .delete(taskCompletions)
+    .where(eq(taskCompletions.id, sql`(${latest})`))
+    .returning();
+  return row ?? null;
+}
+
+/** The completion completed the day's quest. */
+export async function markQuestCompletion(q: Queryable, completionId: string): Promise<void> {
+  await orm(q).update(taskCompletions).set({ wasDailyQuest: true }).where(eq(taskCompletions.id, completionId));
+}
+
+/** How many quests the user completed on `localDate`. */
+export async function questsCompletedOn(q: Queryable, userId: string, localDate: string): Promise<number> {
+  const [row] = await orm(q)
+    .select({ n: count() })
+    .from(taskCompletions)
+    .where(and(eq(taskCompletions.userId, userId), eq(taskCompletions.localDate, localDate), eq(taskCompletions.wasDailyQuest, true)));
+  return row!.n;
 }

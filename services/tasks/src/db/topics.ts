@@ -1,82 +1,76 @@
-import type { PoolClient } from '@tasksvc/runtime';
+import { names, orm, type Queryable } from '@tasksvc/runtime';
+import { and, asc, count, eq, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import { tasks, topics } from './schema.ts';
 
-type Queryable = Pick<PoolClient, 'query'>;
+export type TopicRow = typeof topics.$inferSelect & { taskCount: number; openTaskCount: number };
+/** What a create or an update may set. */
+export type TopicColumns = Partial<Pick<typeof topics.$inferInsert, 'title' | 'description' | 'color' | 'icon' | 'priority' | 'archived' | 'sequential' | 'defaultEnergyLevel'>>;
 
-export interface TopicRow {
-  id: string;
-  user_id: string;
-  title: string;
-  description: string | null;
-  color: string | null;
-  icon: string | null;
-  priority: 'HIGH' | 'NORMAL' | 'SOMEDAY';
-  archived: boolean;
-  sequential: boolean;
-  default_energy_level: 'HIGH' | 'MEDIUM' | 'LOW' | null;
-  sort_order: number;
-  created_at: Date;
-  updated_at: Date;
-  task_count: number;
-  open_task_count: number;
+const k = alias(tasks, 'k');
+const tp = alias(topics, 'tp');
+const ofTopic = and(eq(k.userId, topics.userId), eq(k.topicId, topics.id));
+/** A topic with its task counts. */
+const TOPIC = {
+  ...getTableColumns(topics),
+  taskCount: sql<number>`(SELECT count(*)::int FROM ${tasks} k WHERE ${ofTopic})`,
+  openTaskCount: sql<number>`(SELECT count(*)::int FROM ${tasks} k WHERE ${ofTopic} AND ${isNull(k.completedAt)})`,
+};
+const own = (userId: string, id: string) => and(eq(topics.id, id), eq(topics.userId, userId));
+
+export async function listTopics(q: Queryable, userId: string, archived: 'true' | 'false' | 'all'): Promise<TopicRow[]> {
+  return orm(q)
+    .select(TOPIC)
+    .from(topics)
+    .where(and(eq(topics.userId, userId), archived === 'all' ? undefined : eq(topics.archived, archived === 'true')))
+    .orderBy(asc(topics.sortOrder), asc(topics.createdAt), asc(topics.id))
+    .limit(1000);
 }
 
-export type TopicColumns = Partial<Pick<TopicRow, 'title' | 'description' | 'color' | 'icon' | 'priority' | 'archived' | 'sequential' | 'default_energy_level'>>;
-const WRITABLE = new Set(['title', 'description', 'color', 'icon', 'priority', 'archived', 'sequential', 'default_energy_level']);
-
-const COUNTS = `(SELECT count(*)::int FROM tasks.tasks k WHERE k.user_id = tp.user_id AND k.topic_id = tp.id) AS task_count,
-  (SELECT count(*)::int FROM tasks.tasks k WHERE k.user_id = tp.user_id AND k.topic_id = tp.id AND k.completed_at IS NULL) AS open_task_count`;
-
-export async function listTopics(db: Queryable, userId: string, archived: 'true' | 'false' | 'all'): Promise<TopicRow[]> {
-  const filter = archived === 'all' ? '' : ` AND tp.archived = ${archived === 'true'}`;
-  const { rows } = await db.query<TopicRow>(`SELECT tp.*, ${COUNTS} FROM tasks.topics tp WHERE tp.user_id = $1${filter} ORDER BY tp.sort_order, tp.created_at, tp.id LIMIT 1000`, [userId]);
-  return rows;
+export async function getTopic(q: Queryable, userId: string, id: string): Promise<TopicRow | null> {
+  const [row] = await orm(q).select(TOPIC).from(topics).where(own(userId, id));
+  return row ?? null;
 }
 
-export async function getTopic(db: Queryable, userId: string, id: string): Promise<TopicRow | null> {
-  const { rows } = await db.query<TopicRow>(`SELECT tp.*, ${COUNTS} FROM tasks.topics tp WHERE tp.id = $1 AND tp.user_id = $2`, [id, userId]);
-  return rows[0] ?? null;
+export async function topicExists(q: Queryable, userId: string, id: string): Promise<boolean> {
+  return (await orm(q).select({ id: topics.id }).from(topics).where(own(userId, id))).length > 0;
 }
 
-export async function topicExists(db: Queryable, userId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM tasks.topics WHERE id = $1 AND user_id = $2', [id, userId]);
-  return (rowCount ?? 0) > 0;
+export async function insertTopic(q: Queryable, userId: string, cols: TopicColumns & { title: string }): Promise<TopicRow> {
+  const last = sql`(SELECT COALESCE(MAX(${topics.sortOrder}), -1) + 1 FROM ${topics} WHERE ${topics.userId} = ${userId})`;
+  const [row] = await orm(q)
+    .insert(topics)
+    .values({ ...cols, userId, sortOrder: last })
+    .returning();
+  return { ...row!, taskCount: 0, openTaskCount: 0 };
 }
 
-export async function insertTopic(db: Queryable, userId: string, cols: TopicColumns & { title: string }): Promise<TopicRow> {
-  const names = Object.keys(cols).filter((k) => WRITABLE.has(k));
-  const values = names.map((k) => (cols as Record<string, unknown>)[k]);
-  const { rows } = await db.query<TopicRow>(
-    `INSERT INTO tasks.topics AS tp (user_id, ${names.join(', ')}, sort_order)
-     VALUES ($1, ${names.map((_, i) => `$${i + 2}`).join(', ')}, (SELECT COALESCE(MAX(sort_order), -1) + 1 FROM tasks.topics WHERE user_id = $1))
-     RETURNING tp.*, 0 AS task_count, 0 AS open_task_count`,
-    [userId, ...values],
-  );
-  return rows[0]!;
+export async function updateTopic(q: Queryable, userId: string, id: string, cols: TopicColumns): Promise<TopicRow | null> {
+  const [row] = await orm(q)
+    .update(topics)
+    .set({ ...cols, updatedAt: sql`now()` })
+    .where(own(userId, id))
+    .returning(TOPIC);
+  return row ?? null;
 }
 
-export async function updateTopic(db: Queryable, userId: string, id: string, cols: TopicColumns): Promise<TopicRow | null> {
-  const names = Object.keys(cols).filter((k) => WRITABLE.has(k));
-  const args: unknown[] = [id, userId];
-  const sets = names.map((k) => `${k} = $${args.push((cols as Record<string, unknown>)[k])}`);
-  sets.push('updated_at = now()');
-  const { rows } = await db.query<TopicRow>(`UPDATE tasks.topics AS tp SET ${sets.join(', ')} WHERE tp.id = $1 AND tp.user_id = $2 RETURNING tp.*, ${COUNTS}`, args);
-  return rows[0] ?? null;
-}
-
-export async function deleteTopic(db: Queryable, userId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM tasks.topics WHERE id = $1 AND user_id = $2', [id, userId]);
-  return (rowCount ?? 0) > 0;
+export async function deleteTopic(q: Queryable, userId: string, id: string): Promise<boolean> {
+  const r = await orm(q).delete(topics).where(own(userId, id));
+  return (r.rowCount ?? 0) > 0;
 }
 
 /** How many of `ids` are this user's topics. */
-export async function countOwnTopics(db: Queryable, userId: string, ids: string[]): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM tasks.topics WHERE user_id = $1 AND id = ANY($2::uuid[])', [userId, ids]);
-  return rows[0]!.n;
+export async function countOwnTopics(q: Queryable, userId: string, ids: string[]): Promise<number> {
+  const [row] = await orm(q)
+    .select({ n: count() })
+    .from(topics)
+    .where(and(eq(topics.userId, userId), inArray(topics.id, ids)));
+  return row!.n;
 }
 
-export async function setTopicOrder(db: Queryable, userId: string, ids: string[]): Promise<void> {
-  await db.query(
-    `UPDATE tasks.topics tp SET sort_order = o.ord - 1, updated_at = now() FROM unnest($2::uuid[]) WITH ORDINALITY AS o(id, ord) WHERE tp.id = o.id AND tp.user_id = $1`,
-    [userId, ids],
+export async function setTopicOrder(q: Queryable, userId: string, ids: string[]): Promise<void> {
+  await orm(q).execute(
+    sql`UPDATE ${topics} tp SET ${names(topics.sortOrder)} = o.ord - 1, ${names(topics.updatedAt)} = now() FROM unnest(${sql.param(ids)}::uuid[]) WITH ORDINALITY AS o(id, ord)
+        WHERE ${tp.id} = o.id AND ${tp.userId} = ${userId}`,
   );
 }

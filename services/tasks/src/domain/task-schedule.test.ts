@@ -14,7 +14,7 @@ const input = (r: Partial<RecurrenceInput>): RecurrenceInput => ({
 
 describe('resolveRecurrence', () => {
   it('non-recurring tasks carry no rule, and a stray rule field is reported by name', () => {
-    expect(resolveRecurrence(input({ type: 'ONE_TIME' }), '2026-11-22')).toMatchObject({ ok: true, columns: { recurrence_type: null, next_due_date: null, recurrence_anchor: null } });
+    expect(resolveRecurrence(input({ type: 'ONE_TIME' }), '2026-11-22')).toMatchObject({ ok: true, columns: { recurrenceType: null, nextDueDate: null, recurrenceAnchor: null } });
     const bad = resolveRecurrence(input({ type: 'DAILY_ELIGIBLE', recurrenceType: 'MONTHLY', recurrenceInterval: 2 }), '2026-11-22');
     expect(bad.ok ? [] : bad.issues.map((i) => i.field)).toEqual(['recurrenceType', 'recurrenceInterval']);
   });
@@ -22,15 +22,15 @@ describe('resolveRecurrence', () => {
   it('a RECURRING task without a rule recurs daily from its start (reference default)', () => {
     expect(resolveRecurrence(input({}), '2026-11-22')).toEqual({
       ok: true,
-      columns: { recurrence_type: 'INTERVAL', recurrence_interval: 1, recurrence_weekdays: null, recurrence_week_of_month: null, recurrence_fixed: false, recurrence_anchor: '2026-11-22', next_due_date: '2026-11-22' },
+      columns: { recurrenceType: 'INTERVAL', recurrenceInterval: 1, recurrenceWeekdays: null, recurrenceWeekOfMonth: null, recurrenceFixed: false, recurrenceAnchor: '2026-11-22', nextDueDate: '2026-11-22' },
     });
   });
 
   it('starts on the first schedule date on or after the start, weekdays normalised', () => {
     const r = resolveRecurrence(input({ recurrenceType: 'WEEKDAY', recurrenceWeekdays: [6, 2], recurrenceFixed: true }), '2026-11-23'); // a Monday
-    expect(r).toMatchObject({ ok: true, columns: { recurrence_weekdays: [2, 6], next_due_date: '2026-11-25', recurrence_anchor: '2026-11-23', recurrence_fixed: true } });
+    expect(r).toMatchObject({ ok: true, columns: { recurrenceWeekdays: [2, 6], nextDueDate: '2026-11-25', recurrenceAnchor: '2026-11-23', recurrenceFixed: true } });
     const last = resolveRecurrence(input({ recurrenceType: 'NTH_WEEKDAY', recurrenceWeekdays: [4], recurrenceWeekOfMonth: -1 }), '2026-11-28');
-    expect(last).toMatchObject({ ok: true, columns: { next_due_date: '2026-12-25' } });
+    expect(last).toMatchObject({ ok: true, columns: { nextDueDate: '2026-12-25' } });
   });
 
   it('reports invalid rules by field', () => {

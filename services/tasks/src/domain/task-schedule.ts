@@ -14,26 +14,27 @@ export interface RecurrenceInput {
   dueDate: string | null;
 }
 
+/** The task columns a schedule sets (the task row's names). */
 export interface RecurrenceColumns {
-  recurrence_type: RecurrenceType | null;
-  recurrence_interval: number | null;
-  recurrence_weekdays: number[] | null;
-  recurrence_week_of_month: number | null;
-  recurrence_fixed: boolean;
-  recurrence_anchor: string | null;
-  next_due_date: string | null;
+  recurrenceType: RecurrenceType | null;
+  recurrenceInterval: number | null;
+  recurrenceWeekdays: number[] | null;
+  recurrenceWeekOfMonth: number | null;
+  recurrenceFixed: boolean;
+  recurrenceAnchor: string | null;
+  nextDueDate: string | null;
 }
 
 export type ScheduleResult = { ok: true; columns: RecurrenceColumns } | { ok: false; issues: RuleIssue[] };
 
 const NONE: RecurrenceColumns = {
-  recurrence_type: null,
-  recurrence_interval: null,
-  recurrence_weekdays: null,
-  recurrence_week_of_month: null,
-  recurrence_fixed: false,
-  recurrence_anchor: null,
-  next_due_date: null,
+  recurrenceType: null,
+  recurrenceInterval: null,
+  recurrenceWeekdays: null,
+  recurrenceWeekOfMonth: null,
+  recurrenceFixed: false,
+  recurrenceAnchor: null,
+  nextDueDate: null,
 };
 
 /**
@@ -66,13 +67,13 @@ export function resolveRecurrence(input: RecurrenceInput, start: string): Schedu
   return {
     ok: true,
     columns: {
-      recurrence_type: rule.type,
-      recurrence_interval: rule.interval,
-      recurrence_weekdays: rule.type === 'WEEKDAY' || rule.type === 'NTH_WEEKDAY' ? [...rule.weekdays].sort((a, b) => a - b) : null,
-      recurrence_week_of_month: rule.weekOfMonth,
-      recurrence_fixed: rule.fixed,
-      recurrence_anchor: schedule.anchor,
-      next_due_date: schedule.nextDueDate,
+      recurrenceType: rule.type,
+      recurrenceInterval: rule.interval,
+      recurrenceWeekdays: rule.type === 'WEEKDAY' || rule.type === 'NTH_WEEKDAY' ? [...rule.weekdays].sort((a, b) => a - b) : null,
+      recurrenceWeekOfMonth: rule.weekOfMonth,
+      recurrenceFixed: rule.fixed,
+      recurrenceAnchor: schedule.anchor,
+      nextDueDate: schedule.nextDueDate,
     },
   };
 }

@@ -1,5 +1,6 @@
 import { type HttpCall, type VacationModeBody } from '@tasksvc/proto';
 import { inTransaction } from '@tasksvc/runtime';
+import { updateProfile } from '../db/profiles.ts';
 import { fieldError, type Ctx } from '../handlers/common.ts';
 import { addDays } from './domain/dates.ts';
 import { who } from './handlers.ts';
@@ -10,8 +11,8 @@ function view(u: Who) {
   const v = u.streak.vacation;
   return {
     active: Boolean(v && v.start <= u.today && v.end >= u.today),
-    startDate: u.game.vacation_start_date,
-    endDate: u.game.vacation_end_date,
+    startDate: u.profile.vacationStartDate,
+    endDate: u.profile.vacationEndDate,
   };
 }
 
@@ -32,18 +33,18 @@ export async function setVacationMode(ctx: Ctx, call: HttpCall<unknown, unknown,
     let end: string | null;
     if (b.active) {
       if (b.endDate && b.endDate < u.today) throw fieldError('endDate', `must be today (${u.today}) or later`);
-      start = current.active ? u.game.vacation_start_date ?? u.today : u.today;
+      start = current.active ? u.profile.vacationStartDate ?? u.today : u.today;
       end = b.endDate ?? null;
     } else if (current.active) {
       const yesterday = addDays(u.today, -1);
-      start = u.game.vacation_start_date;
+      start = u.profile.vacationStartDate;
       end = yesterday;
       // A vacation ended on its first day leaves nothing to remember.
       if (start === null || start > yesterday) start = end = null;
     } else {
       return current;
     }
-    await c.query('UPDATE tasks.profiles SET vacation_start_date = $2, vacation_end_date = $3, updated_at = now() WHERE user_id = $1', [u.userId, start, end]);
+    await updateProfile(c, u.userId, { vacationStartDate: start, vacationEndDate: end });
     return view(await who(c, call));
   });
 }

@@ -1,5 +1,5 @@
-import { AppError, taskEvents, type HttpCall, type Identity, type Profile, type Task, type TaskEventName, type Topic } from '@tasksvc/proto';
-import { inTransaction, outboxRow, type Config, type Logger, type OutboxRelay, type Pool, type PoolClient } from '@tasksvc/runtime';
+import { AppError, taskEvents, type HttpCall, type Identity, type Profile, type Task, type TaskEventMessage, type TaskEventName, type Topic } from '@tasksvc/proto';
+import { enqueueEvent, inTransaction, jsonView, outboxRow, type Config, type Logger, type OutboxRelay, type Pool, type PoolClient } from '@tasksvc/runtime';
 import type { RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
 import type { ProfileRow } from '../db/profiles.ts';
 import type { TaskRow } from '../db/tasks.ts';
@@ -37,102 +37,37 @@ export function fieldError(field: string, message: string): AppError {
   return new AppError('VALIDATION_FAILED', 'invalid body', [{ path: `body.${field}`, message }]);
 }
 
-export function ruleOf(row: Pick<TaskRow, 'recurrence_type' | 'recurrence_interval' | 'recurrence_weekdays' | 'recurrence_week_of_month' | 'recurrence_fixed'>): RecurrenceRule | null {
-  if (!row.recurrence_type) return null;
+export function ruleOf(row: Pick<TaskRow, 'recurrenceType' | 'recurrenceInterval' | 'recurrenceWeekdays' | 'recurrenceWeekOfMonth' | 'recurrenceFixed'>): RecurrenceRule | null {
+  if (!row.recurrenceType) return null;
   return {
-    type: row.recurrence_type,
-    interval: row.recurrence_interval ?? 1,
-    weekdays: row.recurrence_weekdays ?? [],
-    weekOfMonth: row.recurrence_week_of_month,
-    fixed: row.recurrence_fixed,
+    type: row.recurrenceType,
+    interval: row.recurrenceInterval ?? 1,
+    weekdays: row.recurrenceWeekdays ?? [],
+    weekOfMonth: row.recurrenceWeekOfMonth,
+    fixed: row.recurrenceFixed,
   };
 }
 
-export function toTask(r: TaskRow): Task {
-  return {
-    id: r.id,
-    userId: r.user_id,
-    topicId: r.topic_id,
-    title: r.title,
-    notes: r.notes,
-    type: r.type,
-    priority: r.priority,
-    recurrenceType: r.recurrence_type,
-    recurrenceInterval: r.recurrence_interval,
-    recurrenceWeekdays: r.recurrence_weekdays,
-    recurrenceWeekOfMonth: r.recurrence_week_of_month,
-    recurrenceFixed: r.recurrence_fixed,
-    dueDate: r.due_date,
-    nextDueDate: r.next_due_date,
-    completedAt: r.completed_at?.toISOString() ?? null,
-    snoozedUntil: r.snoozed_until,
-    pausedAt: r.paused_at?.toISOString() ?? null,
-    pausedUntil: r.paused_until,
-    postponeCount: r.postpone_count,
-    estimatedMinutes: r.estimated_minutes,
-    energyLevel: r.energy_level,
-    sortOrder: r.sort_order,
-    coinValue: r.coin_value,
-    isDailyQuest: r.is_daily_quest,
-    dailyQuestDate: r.daily_quest_date,
-    blocked: r.blocked,
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
-  };
-}
+/**
+ * A task as the API shows it: the row's fields, instants as ISO strings. What the contract does not
+ * name (the schedule's anchor; a list row's total) the reply's schema leaves out, as for every reply.
+ */
+export const toTask = (r: TaskRow): Task => jsonView(r);
 
-export function toTopic(r: TopicRow): Topic {
-  return {
-    id: r.id,
-    userId: r.user_id,
-    title: r.title,
-    description: r.description,
-    color: r.color,
-    icon: r.icon,
-    priority: r.priority,
-    archived: r.archived,
-    sequential: r.sequential,
-    defaultEnergyLevel: r.default_energy_level,
-    sortOrder: r.sort_order,
-    taskCount: Number(r.task_count),
-    openTaskCount: Number(r.open_task_count),
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
-  };
-}
+export const toTopic = (r: TopicRow): Topic => jsonView(r);
 
-export function toProfile(r: ProfileRow): Profile {
-  return {
-    userId: r.user_id,
-    timezone: r.timezone,
-    coins: r.coins,
-    totalTasksCreated: r.total_tasks_created,
-    vacationEndDate: r.vacation_end_date,
-    postponeLimit: r.postpone_limit,
-    notificationEnabled: r.notification_enabled,
-    notificationTime: r.notification_time,
-    dueTodayReminderEnabled: r.due_today_reminder_enabled,
-    dueTodayReminderTime: r.due_today_reminder_time,
-    recurringDueReminderEnabled: r.recurring_due_reminder_enabled,
-    recurringDueReminderTime: r.recurring_due_reminder_time,
-    overdueReminderEnabled: r.overdue_reminder_enabled,
-    overdueReminderTime: r.overdue_reminder_time,
-    morningBriefingEnabled: r.morning_briefing_enabled,
-    morningBriefingTime: r.morning_briefing_time,
-    weeklyReviewTime: r.weekly_review_time,
-    createdAt: r.created_at.toISOString(),
-  };
-}
+export const toProfile = (r: ProfileRow): Profile => jsonView(r);
 
 /** The date a task is due on: the next occurrence for RECURRING tasks, else its due date. */
-export const effectiveDueDate = (r: Pick<TaskRow, 'type' | 'due_date' | 'next_due_date'>) => (r.type === 'RECURRING' ? r.next_due_date : r.due_date);
+export const effectiveDueDate = (r: Pick<TaskRow, 'type' | 'dueDate' | 'nextDueDate'>) => (r.type === 'RECURRING' ? r.nextDueDate : r.dueDate);
 
-type EventRow = Pick<TaskRow, 'id' | 'user_id' | 'title' | 'type' | 'priority' | 'topic_id' | 'due_date' | 'next_due_date' | 'created_at'>;
+type EventRow = Pick<TaskRow, 'id' | 'userId' | 'title' | 'type' | 'priority' | 'topicId' | 'dueDate' | 'nextDueDate' | 'createdAt'>;
+type EventOptions = { completedAt?: Date; dueDate?: string | null };
 
-/** A task event's outbox row. The payload is exactly the spec's; completedAt is set only on task.completed. */
-export function taskEventRow(name: TaskEventName, row: EventRow, opts: { completedAt?: Date; dueDate?: string | null } = {}) {
-  return outboxRow(taskEvents[name], {
-    userId: row.user_id,
+/** A task event's message. The payload is exactly the spec's; completedAt is set only on task.completed. */
+function taskEvent(name: TaskEventName, row: EventRow, opts: EventOptions): TaskEventMessage {
+  return {
+    userId: row.userId,
     payload: {
       event: name,
       timestamp: new Date().toISOString(),
@@ -141,17 +76,21 @@ export function taskEventRow(name: TaskEventName, row: EventRow, opts: { complet
         title: row.title,
         type: row.type,
         priority: row.priority,
-        topicId: row.topic_id,
+        topicId: row.topicId,
         dueDate: opts.dueDate !== undefined ? opts.dueDate : effectiveDueDate(row),
         completedAt: name === 'task.completed' ? (opts.completedAt ?? new Date()).toISOString() : null,
-        createdAt: row.created_at.toISOString(),
+        createdAt: row.createdAt.toISOString(),
       },
     },
-  });
+  };
+}
+
+/** A task event's outbox row, for a statement that writes it itself (the create). */
+export function taskEventRow(name: TaskEventName, row: EventRow, opts: EventOptions = {}) {
+  return outboxRow(taskEvents[name], taskEvent(name, row, opts));
 }
 
 /** Write a task event into the outbox on the transaction's client: it is published if and only if the change commits. */
-export async function emitTaskEvent(c: PoolClient, name: TaskEventName, row: EventRow, opts: { completedAt?: Date; dueDate?: string | null } = {}): Promise<void> {
-  const e = taskEventRow(name, row, opts);
-  await c.query(`INSERT INTO ${SCHEMA}.outbox (id, subject, payload, traceparent) VALUES ($1, $2, $3, $4)`, [e.id, e.subject, e.payload, e.traceparent]);
+export async function emitTaskEvent(c: PoolClient, name: TaskEventName, row: EventRow, opts: EventOptions = {}): Promise<void> {
+  await enqueueEvent(c, SCHEMA, taskEvents[name], taskEvent(name, row, opts));
 }

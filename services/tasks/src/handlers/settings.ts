@@ -28,7 +28,7 @@ export async function getProfile(ctx: Ctx, call: HttpCall<unknown, unknown, unkn
 
 export async function feedStatus(ctx: Ctx, call: HttpCall<unknown, unknown, unknown>) {
   const p = await ensureProfile(ctx.pool, userOf(call).id);
-  return { active: p.calendar_feed_created_at !== null, createdAt: p.calendar_feed_created_at?.toISOString() ?? null };
+  return { active: p.calendarFeedCreatedAt !== null, createdAt: p.calendarFeedCreatedAt?.toISOString() ?? null };
 }
 
 /**
@@ -52,7 +52,7 @@ export async function feed(ctx: Ctx, call: HttpCall<{ file: string }, unknown, u
   const token = call.params.file.slice(0, -'.ics'.length);
   const owner = await profileByFeedHash(ctx.pool, sha256Hex(token));
   if (!owner) throw new AppError('NOT_FOUND', 'unknown calendar feed');
-  const rows = await feedTasks(ctx.pool, owner.user_id, FEED_LIMIT);
+  const rows = await feedTasks(ctx.pool, owner.userId, FEED_LIMIT);
   const tasks: FeedTask[] = rows.map((r) => {
     const rule = ruleOf(r);
     return {
@@ -61,8 +61,8 @@ export async function feed(ctx: Ctx, call: HttpCall<{ file: string }, unknown, u
       notes: r.notes,
       priority: r.priority,
       date: effectiveDueDate(r)!,
-      recurrence: r.type === 'RECURRING' && rule && r.recurrence_anchor ? { rule, anchor: r.recurrence_anchor } : null,
-      updatedAt: r.updated_at,
+      recurrence: r.type === 'RECURRING' && rule && r.recurrenceAnchor ? { rule, anchor: r.recurrenceAnchor } : null,
+      updatedAt: r.updatedAt,
     };
   });
   return {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type BulkBody, type CreateTaskBody, type HttpCall, type ListTasksQuery, type UpdateTaskBody } from '@tasksvc/proto';
-import type { PoolClient } from '@tasksvc/runtime';
+import type { PoolClient, Queryable } from '@tasksvc/runtime';
 import { isValidTimeZone, localDate } from '@tasksvc/proto/calendar/dates.ts';
 import { advanceOnCompletion } from '@tasksvc/proto/calendar/recurrence.ts';
 import { completionCoins, resolveRecurrence, type RecurrenceInput } from '../domain/task-schedule.ts';
@@ -14,24 +14,25 @@ import {
   popLatestCompletion,
   tasksByIds,
   updateTask,
+  writableColumns,
   type TaskColumns,
   type TaskRow,
 } from '../db/tasks.ts';
 import { topicExists } from '../db/topics.ts';
 import { afterComplete, afterUndo } from '../game/hooks.ts';
 import { postponeTask } from '../game/postponements.ts';
-import { emitTaskEvent, fieldError, ruleOf, SCHEMA, taskEventRow, taskNotFound, toTask, topicNotFound, transact, userOf, type Ctx } from './common.ts';
+import { effectiveDueDate, emitTaskEvent, fieldError, ruleOf, SCHEMA, taskEventRow, taskNotFound, toTask, topicNotFound, transact, userOf, type Ctx } from './common.ts';
 
 type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
 
 /** The caller's id and "today" in their timezone (profile created on first use). */
-async function caller(c: Pick<PoolClient, 'query'>, call: HttpCall<unknown, unknown, unknown>, now = new Date()) {
+async function caller(c: Queryable, call: HttpCall<unknown, unknown, unknown>, now = new Date()) {
   return callerWith(call, await ensureProfile(c, userOf(call).id), now);
 }
 
 function callerWith<P extends ProfileRow>(call: HttpCall<unknown, unknown, unknown>, profile: P, now = new Date()) {
   const timezone = sentZone(call) ?? profile.timezone;
-  return { userId: profile.user_id, profile, now, today: localDate(now, timezone) };
+  return { userId: profile.userId, profile, now, today: localDate(now, timezone) };
 }
 
 /** A zone sent with the request (reference behaviour) decides this request's "today". */
@@ -114,33 +115,10 @@ export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTa
   const client = await ctx.pool.connect();
   try {
     const { result, zone } = await inUserZone(ctx, client, userId, sent, (today, now, check) => {
-      const schedule = scheduleOrThrow(
-        {
-          type: b.type,
-          recurrenceType: b.recurrenceType ?? null,
-          recurrenceInterval: b.recurrenceInterval ?? null,
-          recurrenceWeekdays: b.recurrenceWeekdays ?? null,
-          recurrenceWeekOfMonth: b.recurrenceWeekOfMonth ?? null,
-          recurrenceFixed: b.recurrenceFixed ?? false,
-          dueDate: b.dueDate ?? null,
-        },
-        b.dueDate ?? today,
-      );
-      const cols = {
-        id: randomUUID(),
-        created_at: now,
-        title: b.title,
-        notes: b.notes ?? null,
-        type: b.type,
-        priority: b.priority,
-        topic_id: b.topicId ?? null,
-        due_date: b.dueDate ?? null,
-        estimated_minutes: b.estimatedMinutes ?? null,
-        energy_level: b.energyLevel ?? null,
-        coin_value: b.coinValue,
-        ...schedule,
-      };
-      return insertTask(client, userId, cols, today, { schema: SCHEMA, row: taskEventRow('task.created', { ...cols, user_id: userId }) }, check);
+      const schedule = scheduleOrThrow(ruleInput(b.type, b), b.dueDate ?? today);
+      const cols = { ...writableColumns(b), ...schedule, id: randomUUID(), createdAt: now, title: b.title, type: b.type };
+      const event = taskEventRow('task.created', { topicId: null, dueDate: null, ...cols, userId, priority: b.priority });
+      return insertTask(client, userId, cols, today, { schema: SCHEMA, row: event }, check);
     });
     if (result.row) {
       ctx.relay.kick();
@@ -154,7 +132,22 @@ export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTa
   }
 }
 
-const RECURRENCE_KEYS = ['type', 'recurrenceType', 'recurrenceInterval', 'recurrenceWeekdays', 'recurrenceWeekOfMonth', 'recurrenceFixed', 'dueDate'] as const;
+/** The body fields a recurrence rule is made of (RecurrenceInput's, and the task row's, names). */
+const RULE_KEYS = ['recurrenceType', 'recurrenceInterval', 'recurrenceWeekdays', 'recurrenceWeekOfMonth', 'recurrenceFixed', 'dueDate'] as const;
+type RuleKey = (typeof RULE_KEYS)[number];
+
+/** The rule input of a task of `type` from the rule fields of `from` (a body, or a body over the stored row). */
+function ruleInput(type: RecurrenceInput['type'], from: { [K in RuleKey]?: RecurrenceInput[K] | undefined }): RecurrenceInput {
+  return {
+    type,
+    recurrenceType: from.recurrenceType ?? null,
+    recurrenceInterval: from.recurrenceInterval ?? null,
+    recurrenceWeekdays: from.recurrenceWeekdays ?? null,
+    recurrenceWeekOfMonth: from.recurrenceWeekOfMonth ?? null,
+    recurrenceFixed: from.recurrenceFixed ?? false,
+    dueDate: from.dueDate ?? null,
+  };
+}
 
 export async function update(ctx: Ctx, call: IdCall<UpdateTaskBody>) {
   const b = call.body;
@@ -163,38 +156,19 @@ export async function update(ctx: Ctx, call: IdCall<UpdateTaskBody>) {
     const current = await getTask(c, userId, call.params.id, today);
     if (!current) throw taskNotFound();
     if (b.topicId !== undefined) await requireTopic(c, userId, b.topicId);
-    const cols: TaskColumns = {};
-    if (b.title !== undefined) cols.title = b.title;
-    if (b.notes !== undefined) cols.notes = b.notes;
-    if (b.priority !== undefined) cols.priority = b.priority;
-    if (b.topicId !== undefined) cols.topic_id = b.topicId;
-    if (b.estimatedMinutes !== undefined) cols.estimated_minutes = b.estimatedMinutes;
-    if (b.energyLevel !== undefined) cols.energy_level = b.energyLevel;
-    if (b.coinValue !== undefined) cols.coin_value = b.coinValue;
-    if (b.snoozedUntil !== undefined) cols.snoozed_until = b.snoozedUntil;
-    if (b.sortOrder !== undefined) {
-      cols.sort_order = b.sortOrder;
-      await reserveSortOrder(c, userId, b.sortOrder);
-    }
-    if (b.dueDate !== undefined) cols.due_date = b.dueDate;
-    if (b.type !== undefined) cols.type = b.type;
-    if (RECURRENCE_KEYS.some((k) => b[k] !== undefined)) {
+    const cols: TaskColumns = writableColumns(b);
+    if (b.sortOrder !== undefined) await reserveSortOrder(c, userId, b.sortOrder);
+    if (b.type !== undefined || RULE_KEYS.some((k) => b[k] !== undefined)) {
       const type = b.type ?? current.type;
-      // Stored rule fields carry over only while the task stays RECURRING; leaving RECURRING drops them.
+      // The body's rule fields over the stored ones, which carry over only while the task stays
+      // RECURRING (leaving RECURRING drops them; the due date always carries over).
       const keep = type === 'RECURRING' && current.type === 'RECURRING';
-      const merged: RecurrenceInput = {
-        type,
-        recurrenceType: b.recurrenceType !== undefined ? b.recurrenceType : keep ? current.recurrence_type : null,
-        recurrenceInterval: b.recurrenceInterval !== undefined ? b.recurrenceInterval : keep ? current.recurrence_interval : null,
-        recurrenceWeekdays: b.recurrenceWeekdays !== undefined ? b.recurrenceWeekdays : keep ? current.recurrence_weekdays : null,
-        recurrenceWeekOfMonth: b.recurrenceWeekOfMonth !== undefined ? b.recurrenceWeekOfMonth : keep ? current.recurrence_week_of_month : null,
-        recurrenceFixed: b.recurrenceFixed ?? (keep ? current.recurrence_fixed : false),
-        dueDate: b.dueDate !== undefined ? b.dueDate : current.due_date,
-      };
+      const stored = keep ? current : { dueDate: current.dueDate };
+      const merged = ruleInput(type, { ...stored, ...cols });
       // A changed rule restarts the schedule from the new due date, else from where it stood.
-      Object.assign(cols, scheduleOrThrow(merged, b.dueDate ?? current.next_due_date ?? current.due_date ?? today));
+      Object.assign(cols, scheduleOrThrow(merged, b.dueDate ?? current.nextDueDate ?? current.dueDate ?? today));
       // RECURRING tasks are never "completed"; turning a completed task recurring reopens it.
-      if (type === 'RECURRING') cols.completed_at = null;
+      if (type === 'RECURRING') cols.completedAt = null;
     }
     if (Object.keys(cols).length === 0) return { task: toTask(current) };
     const row = await updateTask(c, userId, current.id, cols, today);
@@ -223,27 +197,27 @@ async function completeIn(c: PoolClient, who: { userId: string; today: string; n
   const { userId, today, now } = who;
   let row: TaskRow | null;
   const rule = ruleOf(current);
-  if (current.type === 'RECURRING' && rule && current.next_due_date && current.recurrence_anchor) {
-    const next = advanceOnCompletion(rule, { anchor: current.recurrence_anchor, nextDueDate: current.next_due_date }, today);
-    row = await updateTask(c, userId, current.id, { next_due_date: next.nextDueDate, recurrence_anchor: next.anchor, snoozed_until: null }, today, 't.next_due_date = $4::date', [current.next_due_date]);
+  if (current.type === 'RECURRING' && rule && current.nextDueDate && current.recurrenceAnchor) {
+    const next = advanceOnCompletion(rule, { anchor: current.recurrenceAnchor, nextDueDate: current.nextDueDate }, today);
+    row = await updateTask(c, userId, current.id, { nextDueDate: next.nextDueDate, recurrenceAnchor: next.anchor, snoozedUntil: null }, today, { nextDueDate: current.nextDueDate });
     if (!row) throw new AppError('CONFLICT', 'the task changed while completing it; try again');
   } else {
-    row = await updateTask(c, userId, current.id, { completed_at: now }, today, 't.completed_at IS NULL');
+    row = await updateTask(c, userId, current.id, { completedAt: now }, today, { open: true });
     if (!row) throw new AppError('ALREADY_COMPLETED', 'task already completed');
   }
-  const coins = opts.awardCoins ? completionCoins(current.coin_value, current.postpone_count) : 0;
+  const coins = opts.awardCoins ? completionCoins(current.coinValue, current.postponeCount) : 0;
   const completionId = await insertCompletion(c, {
     taskId: current.id,
     userId,
     completedAt: now,
     localDate: today,
-    coins,
-    previousNextDueDate: current.next_due_date,
-    previousAnchor: current.recurrence_anchor,
+    coinsAwarded: coins,
+    previousNextDueDate: current.nextDueDate,
+    previousAnchor: current.recurrenceAnchor,
   });
   if (coins > 0) await addCoins(c, userId, coins);
   // Webhook consumers see the occurrence that was done, not the one the schedule moved on to.
-  await emitTaskEvent(c, 'task.completed', row, { completedAt: now, dueDate: current.type === 'RECURRING' ? current.next_due_date : current.due_date });
+  await emitTaskEvent(c, 'task.completed', row, { completedAt: now, dueDate: effectiveDueDate(current) });
   await afterComplete(c, { userId, task: row, completionId, completedAt: now, localDate: today, awardedCoins: coins });
   return { row, coins, completionId };
 }
@@ -253,7 +227,7 @@ export async function complete(ctx: Ctx, call: IdCall) {
     const who = await caller(c, call);
     const current = await getTask(c, who.userId, call.params.id, who.today);
     if (!current) throw taskNotFound();
-    if (current.completed_at) throw new AppError('ALREADY_COMPLETED', 'task already completed');
+    if (current.completedAt) throw new AppError('ALREADY_COMPLETED', 'task already completed');
     const done = await completeIn(c, who, current, { awardCoins: true });
     // Read after the game hooks, which may have granted achievement coins too.
     return { task: toTask(done.row), coinsEarned: done.coins, completionId: done.completionId, coins: await coinBalance(c, who.userId) };
@@ -269,23 +243,24 @@ export async function undoComplete(ctx: Ctx, call: IdCall) {
     let completion;
     if (current.type === 'RECURRING') {
       completion = await popLatestCompletion(c, userId, current.id);
-      if (!completion?.previous_next_due_date) throw new AppError('CONFLICT', 'the task has no completion to undo');
-      row = await updateTask(c, userId, current.id, { next_due_date: completion.previous_next_due_date, recurrence_anchor: completion.previous_anchor ?? completion.previous_next_due_date }, today, 't.next_due_date = $4::date', [current.next_due_date]);
+      if (!completion?.previousNextDueDate) throw new AppError('CONFLICT', 'the task has no completion to undo');
+      const restored = { nextDueDate: completion.previousNextDueDate, recurrenceAnchor: completion.previousAnchor ?? completion.previousNextDueDate };
+      row = await updateTask(c, userId, current.id, restored, today, { nextDueDate: current.nextDueDate });
       if (!row) throw new AppError('CONFLICT', 'the task changed while undoing; try again');
     } else {
-      row = await updateTask(c, userId, current.id, { completed_at: null }, today, 't.completed_at IS NOT NULL');
+      row = await updateTask(c, userId, current.id, { completedAt: null }, today, { completed: true });
       if (!row) throw new AppError('CONFLICT', 'task is not completed');
       completion = await popLatestCompletion(c, userId, current.id);
     }
-    const removed = completion?.coins_awarded ?? 0;
+    const removed = completion?.coinsAwarded ?? 0;
     if (removed > 0) await addCoins(c, userId, -removed);
     await emitTaskEvent(c, 'task.updated', row);
     await afterUndo(c, {
       userId,
       task: row,
       completionId: completion?.id ?? '00000000-0000-0000-0000-000000000000',
-      completedAt: completion?.completed_at ?? now,
-      localDate: completion?.local_date ?? today,
+      completedAt: completion?.completedAt ?? now,
+      localDate: completion?.localDate ?? today,
       awardedCoins: removed,
     });
     return { task: toTask(row), coinsRemoved: removed, coins: await coinBalance(c, userId) };
@@ -298,8 +273,8 @@ export async function snooze(ctx: Ctx, call: IdCall<{ snoozedUntil: string }>) {
     if (call.body.snoozedUntil <= today) throw fieldError('snoozedUntil', `must be after today (${today} in your timezone)`);
     const current = await getTask(c, userId, call.params.id, today);
     if (!current) throw taskNotFound();
-    if (current.completed_at) throw new AppError('CONFLICT', 'a completed task cannot be snoozed');
-    const row = await updateTask(c, userId, current.id, { snoozed_until: call.body.snoozedUntil }, today);
+    if (current.completedAt) throw new AppError('CONFLICT', 'a completed task cannot be snoozed');
+    const row = await updateTask(c, userId, current.id, { snoozedUntil: call.body.snoozedUntil }, today);
     if (!row) throw taskNotFound();
     await emitTaskEvent(c, 'task.updated', row);
     return { task: toTask(row) };
@@ -309,7 +284,7 @@ export async function snooze(ctx: Ctx, call: IdCall<{ snoozedUntil: string }>) {
 export async function unsnooze(ctx: Ctx, call: IdCall) {
   return transact(ctx, async (c) => {
     const { userId, today } = await caller(c, call);
-    const row = await updateTask(c, userId, call.params.id, { snoozed_until: null }, today);
+    const row = await updateTask(c, userId, call.params.id, { snoozedUntil: null }, today);
     if (!row) throw taskNotFound();
     await emitTaskEvent(c, 'task.updated', row);
     return { task: toTask(row) };
@@ -324,8 +299,8 @@ export async function pause(ctx: Ctx, call: HttpCall<{ id: string }, unknown, { 
     if (until !== null && until <= today) throw fieldError('until', `must be after today (${today} in your timezone)`);
     const current = await getTask(c, userId, call.params.id, today);
     if (!current) throw taskNotFound();
-    if (current.completed_at) throw new AppError('CONFLICT', 'a completed task cannot be paused');
-    const row = (await updateTask(c, userId, current.id, { paused_at: current.paused_at ?? now, paused_until: until }, today))!;
+    if (current.completedAt) throw new AppError('CONFLICT', 'a completed task cannot be paused');
+    const row = (await updateTask(c, userId, current.id, { pausedAt: current.pausedAt ?? now, pausedUntil: until }, today))!;
     await emitTaskEvent(c, 'task.updated', row);
     return { task: toTask(row) };
   });
@@ -334,7 +309,7 @@ export async function pause(ctx: Ctx, call: HttpCall<{ id: string }, unknown, { 
 export async function resume(ctx: Ctx, call: IdCall) {
   return transact(ctx, async (c) => {
     const { userId, today } = await caller(c, call);
-    const row = await updateTask(c, userId, call.params.id, { paused_at: null, paused_until: null }, today);
+    const row = await updateTask(c, userId, call.params.id, { pausedAt: null, pausedUntil: null }, today);
     if (!row) throw taskNotFound();
     await emitTaskEvent(c, 'task.updated', row);
     return { task: toTask(row) };
@@ -366,7 +341,7 @@ export async function bulk(ctx: Ctx, call: HttpCall<unknown, unknown, BulkBody>)
       switch (b.action) {
         case 'complete': {
           // Reference: bulk completion skips RECURRING tasks and grants no coins.
-          if (current.type === 'RECURRING' || current.completed_at) continue;
+          if (current.type === 'RECURRING' || current.completedAt) continue;
           await completeIn(c, who, current, { awardCoins: false });
           affected++;
           break;
@@ -381,7 +356,7 @@ export async function bulk(ctx: Ctx, call: HttpCall<unknown, unknown, BulkBody>)
         }
         default: {
           const cols: TaskColumns =
-            b.action === 'changeTopic' ? { topic_id: b.topicId } : b.action === 'setPriority' ? { priority: b.priority } : { snoozed_until: b.snoozedUntil };
+            b.action === 'changeTopic' ? { topicId: b.topicId } : b.action === 'setPriority' ? { priority: b.priority } : { snoozedUntil: b.snoozedUntil };
           const row = await updateTask(c, userId, current.id, cols, today);
           if (row) {
             await emitTaskEvent(c, 'task.updated', row);

@@ -2,7 +2,7 @@ import type { CreateTopicBody, HttpCall, UpdateTopicBody } from '@tasksvc/proto'
 import { localDate } from '@tasksvc/proto/calendar/dates.ts';
 import { ensureProfile } from '../db/profiles.ts';
 import { detachTopic, listTasks, setTaskOrder, tasksByIds } from '../db/tasks.ts';
-import { countOwnTopics, deleteTopic, getTopic, insertTopic, listTopics, setTopicOrder, updateTopic, type TopicColumns } from '../db/topics.ts';
+import { countOwnTopics, deleteTopic, getTopic, insertTopic, listTopics, setTopicOrder, updateTopic } from '../db/topics.ts';
 import { emitTaskEvent, taskNotFound, toTask, toTopic, topicNotFound, transact, userOf, type Ctx } from './common.ts';
 
 type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
@@ -30,31 +30,14 @@ export async function get(ctx: Ctx, call: IdCall) {
 
 export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTopicBody>) {
   const b = call.body;
-  const row = await insertTopic(ctx.pool, userOf(call).id, {
-    title: b.title,
-    description: b.description ?? null,
-    color: b.color ?? null,
-    icon: b.icon ?? null,
-    priority: b.priority,
-    sequential: b.sequential,
-    default_energy_level: b.defaultEnergyLevel ?? null,
-  });
+  const row = await insertTopic(ctx.pool, userOf(call).id, b);
   return { topic: toTopic(row) };
 }
 
 export async function update(ctx: Ctx, call: IdCall<UpdateTopicBody>) {
   const b = call.body;
   const userId = userOf(call).id;
-  const cols: TopicColumns = {};
-  if (b.title !== undefined) cols.title = b.title;
-  if (b.description !== undefined) cols.description = b.description;
-  if (b.color !== undefined) cols.color = b.color;
-  if (b.icon !== undefined) cols.icon = b.icon;
-  if (b.priority !== undefined) cols.priority = b.priority;
-  if (b.archived !== undefined) cols.archived = b.archived;
-  if (b.sequential !== undefined) cols.sequential = b.sequential;
-  if (b.defaultEnergyLevel !== undefined) cols.default_energy_level = b.defaultEnergyLevel;
-  const row = await updateTopic(ctx.pool, userId, call.params.id, cols);
+  const row = await updateTopic(ctx.pool, userId, call.params.id, b);
   if (!row) throw topicNotFound();
   return { topic: toTopic(row) };
 }
@@ -89,7 +72,7 @@ export async function reorderTasks(ctx: Ctx, call: IdCall<{ taskIds: string[] }>
   return transact(ctx, async (c) => {
     if (!(await getTopic(c, userId, call.params.id))) throw topicNotFound();
     const own = await tasksByIds(c, userId, ids, '1970-01-01');
-    if (own.length !== ids.length || own.some((t) => t.topic_id !== call.params.id)) throw taskNotFound();
+    if (own.length !== ids.length || own.some((t) => t.topicId !== call.params.id)) throw taskNotFound();
     await setTaskOrder(c, userId, call.params.id, ids);
     return { success: true as const };
   });

@@ -127,10 +127,10 @@ describe('postpone limit', () => {
   });
   it('never brings a date forward and never dates an undated task', () => {
     const tomorrow = '2026-05-11';
-    expect(postponedDates({ type: 'ONE_TIME', due_date: '2026-05-01', next_due_date: null }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: tomorrow, nextDueDate: null });
-    expect(postponedDates({ type: 'ONE_TIME', due_date: '2026-05-27', next_due_date: null }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: '2026-05-27', nextDueDate: null });
-    expect(postponedDates({ type: 'DAILY_ELIGIBLE', due_date: null, next_due_date: null }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: null, nextDueDate: null });
-    expect(postponedDates({ type: 'RECURRING', due_date: '2026-01-01', next_due_date: '2026-05-10' }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: '2026-01-01', nextDueDate: tomorrow });
-    expect(postponedDates({ type: 'RECURRING', due_date: '2026-01-01', next_due_date: '2026-06-01' }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: '2026-01-01', nextDueDate: '2026-06-01' });
+    expect(postponedDates({ type: 'ONE_TIME', dueDate: '2026-05-01', nextDueDate: null }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: tomorrow, nextDueDate: null });
+    expect(postponedDates({ type: 'ONE_TIME', dueDate: '2026-05-27', nextDueDate: null }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: '2026-05-27', nextDueDate: null });
+    expect(postponedDates({ type: 'DAILY_ELIGIBLE', dueDate: null, nextDueDate: null }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: null, nextDueDate: null });
+    expect(postponedDates({ type: 'RECURRING', dueDate: '2026-01-01', nextDueDate: '2026-05-10' }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: '2026-01-01', nextDueDate: tomorrow });
+    expect(postponedDates({ type: 'RECURRING', dueDate: '2026-01-01', nextDueDate: '2026-06-01' }, tomorrow)).toEqual({ snoozedUntil: tomorrow, dueDate: '2026-01-01', nextDueDate: '2026-06-01' });
   });
 });

@@ -139,10 +139,10 @@ export function canPostpone(postponedToday: number, limit: number): boolean {
  * never brings a date forward and never gives an undated task a date.
  */
 export function postponedDates(
-  t: { type: TaskType; due_date: IsoDate | null; next_due_date: IsoDate | null },
+  t: { type: TaskType; dueDate: IsoDate | null; nextDueDate: IsoDate | null },
   tomorrow: IsoDate,
 ): { snoozedUntil: IsoDate; dueDate: IsoDate | null; nextDueDate: IsoDate | null } {
   return t.type === 'RECURRING'
-    ? { snoozedUntil: tomorrow, dueDate: t.due_date, nextDueDate: postponedDueDate(t.next_due_date, tomorrow) }
-    : { snoozedUntil: tomorrow, dueDate: postponedDueDate(t.due_date, tomorrow), nextDueDate: t.next_due_date };
+    ? { snoozedUntil: tomorrow, dueDate: t.dueDate, nextDueDate: postponedDueDate(t.nextDueDate, tomorrow) }
+    : { snoozedUntil: tomorrow, dueDate: postponedDueDate(t.dueDate, tomorrow), nextDueDate: t.nextDueDate };
 }

@@ -1,0 +1,61 @@
+import { eq, sql } from 'drizzle-orm';
+import { alias, date, integer, pgSchema, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quietLogger, testSystemConfig } from '../../../../tools/testenv/index.ts';
+import { jsonView, orm, selectList, statement } from './orm.ts';
+import { createPool, inTransaction, type Pool } from './pool.ts';
+
+const s = pgSchema('orm_test');
+const items = s.table('items', {
+  id: uuid().primaryKey().defaultRandom(),
+  dueDate: date({ mode: 'string' }),
+  sortOrder: integer().notNull().default(0),
+  createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+});
+
+describe('the data layer over the pool', () => {
+  let pool: Pool;
+  beforeAll(async () => {
+    pool = createPool((await testSystemConfig()).DATABASE_URL, quietLogger(), { max: 1 });
+    await pool.query(`CREATE SCHEMA orm_test; CREATE TABLE orm_test.items (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), due_date date, sort_order int NOT NULL DEFAULT 0, created_at timestamptz NOT NULL DEFAULT now())`);
+  });
+  afterAll(async () => {
+    await pool.end();
+  });
+
+  it('maps camelCase keys to snake_case columns, and keeps a date a calendar date', async () => {
+    const [row] = await orm(pool).insert(items).values({ dueDate: '2026-03-29', sortOrder: 7 }).returning();
+    expect(row).toMatchObject({ dueDate: '2026-03-29', sortOrder: 7 });
+    expect(row!.createdAt).toBeInstanceOf(Date);
+    expect((await pool.query('SELECT due_date::text AS d, sort_order FROM orm_test.items WHERE id = $1', [row!.id])).rows).toEqual([{ d: '2026-03-29', sort_order: 7 }]);
+    expect(jsonView(row!).createdAt).toBe(row!.createdAt.toISOString());
+  });
+
+  it("runs on a transaction's own client: what it wrote is gone after a rollback", async () => {
+    const id = crypto.randomUUID();
+    await expect(
+      inTransaction(pool, async (c) => {
+        await orm(c).insert(items).values({ id });
+        expect(await orm(c).select().from(items).where(eq(items.id, id))).toHaveLength(1);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await orm(pool).select().from(items).where(eq(items.id, id))).toEqual([]);
+  });
+
+  it("prepares the builder's statements and a statement template once per connection, like any parameterised statement", async () => {
+    const find = (id: string) => orm(pool).select({ id: items.id }).from(items).where(eq(items.id, id));
+    const t = alias(items, 't');
+    const fields = { id: t.id, dueDate: t.dueDate, createdAt: t.createdAt, late: sql<boolean>`${t.dueDate} < ${sql.placeholder('today')}::date` };
+    const page = statement(sql`SELECT ${selectList(fields)} FROM ${items} AS t WHERE ${t.sortOrder} = ${sql.placeholder('order')}`, fields);
+    const [row] = await orm(pool).insert(items).values({ dueDate: '2026-01-31', sortOrder: 42 }).returning();
+    for (let i = 0; i < 3; i++) {
+      expect(await find(row!.id)).toEqual([{ id: row!.id }]);
+      const { rows } = await page.run(pool, { today: '2026-02-01', order: 42 });
+      expect(rows).toEqual([{ id: row!.id, dueDate: '2026-01-31', createdAt: row!.createdAt, late: true }]);
+    }
+    const prepared = (await pool.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows.map((r) => r.statement);
+    expect(prepared.filter((p) => p === page.text)).toHaveLength(1);
+    expect(prepared.filter((p) => /^select "id" from "orm_test"\."items" where "orm_test"\."items"\."id" = \$1$/.test(p))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,10 @@
+import { describe, expect, it } from 'vitest';
+import { schemaDrift } from '../../../../tools/testenv/schema-drift.ts';
+import { schedulerService } from '../service.ts';
+import * as schema from './schema.ts';
+
+describe('the scheduler schema', () => {
+  it('describes exactly the tables its migrations make, and drizzle-kit has nothing left to generate', async () => {
+    expect(await schemaDrift(schedulerService, schema)).toEqual({ database: [], snapshot: [] });
+  });
+});

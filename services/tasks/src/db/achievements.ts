@@ -1,0 +1,87 @@
+import { names, orm, statement, type Queryable } from '@tasksvc/runtime';
+import { count, eq, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import { energyCheckins, profiles, taskCompletions, tasks, topics, userAchievements, wishlistItems } from './schema.ts';
+
+/** What the achievement rules look at, for one user. */
+export interface AchievementStats {
+  coins: number;
+  streakMax: number;
+  questStreakMax: number;
+  tasksCompleted: number;
+  questsCompleted: number;
+  topics: number;
+  sequential: number;
+  high: number;
+  purchases: number;
+  /** local dates of the latest energy check-ins, newest first */
+  checkins: string[];
+  unlocked: string[];
+}
+
+const p = sql.placeholder;
+const pr = alias(profiles, 'pr');
+const tc = alias(taskCompletions, 'tc');
+const t = alias(tasks, 't');
+const n = (from: ReturnType<typeof sql>) => sql`(SELECT count(*)::int FROM ${from})`;
+const stats = statement<AchievementStats>(
+  sql`SELECT ${pr.coins} AS coins, ${pr.streakMax} AS "streakMax", ${pr.questStreakMax} AS "questStreakMax",
+        ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId}`)} AS "tasksCompleted",
+        ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND ${taskCompletions.wasDailyQuest}`)} AS "questsCompleted",
+        ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId}`)} AS topics,
+        ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId} AND ${topics.sequential}`)} AS sequential,
+        ${n(sql`${taskCompletions} tc JOIN ${tasks} t ON ${t.id} = ${tc.taskId} WHERE ${tc.userId} = ${pr.userId} AND ${t.priority} = 'HIGH'`)} AS high,
+        ${n(sql`${wishlistItems} WHERE ${wishlistItems.userId} = ${pr.userId} AND ${wishlistItems.status} = 'BOUGHT'`)} AS purchases,
+        ARRAY(SELECT ${energyCheckins.localDate}::text FROM ${energyCheckins} WHERE ${energyCheckins.userId} = ${pr.userId} ORDER BY ${energyCheckins.localDate} DESC LIMIT 31) AS checkins,
+        ARRAY(SELECT ${userAchievements.achievementKey} FROM ${userAchievements} WHERE ${userAchievements.userId} = ${pr.userId}) AS unlocked
+      FROM ${profiles} pr WHERE ${pr.userId} = ${p('userId')}`,
+);
+
+/** The user's achievement inputs in one read (null without a profile). */
+export async function achievementStats(db: Queryable, userId: string): Promise<AchievementStats | null> {
+  return (await stats.run(db, { userId })).rows[0] ?? null;
+}
+
+const book = statement<{ key: string; reward: number }>(
+  sql`INSERT INTO ${userAchievements} (${names(userAchievements.userId, userAchievements.achievementKey, userAchievements.coinsAwarded)})
+      SELECT ${p('userId')}, k, r FROM unnest(${p('keys')}::text[], ${p('rewards')}::int[]) AS u(k, r)
+      ON CONFLICT (${names(userAchievements.userId, userAchievements.achievementKey)}) DO NOTHING
+      RETURNING ${userAchievements.achievementKey} AS key, ${userAchievements.coinsAwarded} AS reward`,
+);
+
+/** Book unlocks idempotently (the key drops one another transaction booked already); returns the new ones. */
+export async function bookUnlocks(db: Queryable, userId: string, unlocks: { key: string; reward: number }[]): Promise<{ key: string; reward: number }[]> {
+  return (await book.run(db, { userId, keys: unlocks.map((u) => u.key), rewards: unlocks.map((u) => u.reward) })).rows;
+}
+
+/** The user's unlocks and when. */
+export async function unlockedAchievements(db: Queryable, userId: string): Promise<Map<string, Date>> {
+  const rows = await orm(db).select({ key: userAchievements.achievementKey, at: userAchievements.unlockedAt }).from(userAchievements).where(eq(userAchievements.userId, userId));
+  return new Map(rows.map((r) => [r.key, r.at]));
+}
+
+const recent = statement<{ userId: string; key: string }>(
+  sql`SELECT ${userAchievements.userId} AS "userId", ${userAchievements.achievementKey} AS key FROM ${userAchievements}
+      WHERE ${userAchievements.userId} = ANY(${p('users')}::uuid[]) AND ${userAchievements.unlockedAt} > ${p('before')}::timestamptz - interval '24 hours' AND ${userAchievements.unlockedAt} <= ${p('before')}::timestamptz
+      ORDER BY ${userAchievements.userId}, ${userAchievements.unlockedAt} DESC`,
+);
+
+/** Achievements unlocked in the 24 hours before `before`, newest first, per user. */
+export async function recentUnlocks(db: Queryable, userIds: string[], before: Date): Promise<Map<string, string[]>> {
+  const { rows } = await recent.run(db, { users: userIds, before: before.toISOString() });
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.userId, [...(out.get(r.userId) ?? []), r.key]);
+  return out;
+}
+
+/** How many users unlocked each achievement (the admin page). */
+export async function unlockCounts(db: Queryable): Promise<Map<string, number>> {
+  const rows = await orm(db).select({ key: userAchievements.achievementKey, users: count() }).from(userAchievements).groupBy(userAchievements.achievementKey);
+  return new Map(rows.map((r) => [r.key, r.users]));
+}
+
+/** Count of the user's achievements. */
+export async function achievementCount(db: Queryable, userId: string): Promise<number> {
+  const [row] = await orm(db).select({ n: count() }).from(userAchievements).where(eq(userAchievements.userId, userId));
+  return row!.n;
+}

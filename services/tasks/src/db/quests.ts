@@ -1,0 +1,204 @@
+import { names, orm, selectList, statement, type Queryable } from '@tasksvc/runtime';
+import { and, count, desc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import type { QuestCandidate, QuestTier } from '../game/domain/quest.ts';
+import { dailyQuests, questPostponements, tasks, topics } from './schema.ts';
+
+/**
+ * The daily quest's SQL: quests (one per user and local day), the candidates selection picks from,
+ * the quest flags on tasks, and postponements. Quest work is set-based (many users at once for the
+ * cron), so those statements are templates rendered once.
+ */
+
+const p = sql.placeholder;
+const q = alias(dailyQuests, 'q');
+const t = alias(tasks, 't');
+const tp = alias(topics, 'tp');
+
+export interface QuestRow {
+  userId: string;
+  taskId: string;
+  title: string;
+  tier: QuestTier;
+  localDate: string;
+  completedAt: Date | null;
+}
+
+const questFields = { userId: q.userId, taskId: q.taskId, title: t.title, tier: sql<QuestTier>`${q.tier}`, localDate: q.localDate, completedAt: q.completedAt };
+// per user by primary key (LATERAL + LIMIT: never a hash of the whole daily_quests or tasks table)
+const existing = statement(
+  sql`SELECT x.* FROM unnest(${p('users')}::uuid[], ${p('dates')}::date[]) AS d(user_id, local_date)
+        CROSS JOIN LATERAL (
+          SELECT ${selectList(questFields)} FROM ${dailyQuests} q JOIN ${tasks} t ON ${t.id} = ${q.taskId}
+           WHERE ${q.userId} = d.user_id AND ${q.localDate} = d.local_date LIMIT 1
+        ) x`,
+  questFields,
+);
+
+/** The quests these users have on these days (one day per user). */
+export async function questsOn(db: Queryable, days: { userId: string; date: string }[]): Promise<Map<string, QuestRow>> {
+  const { rows } = await existing.run(db, { users: days.map((d) => d.userId), dates: days.map((d) => d.date) });
+  return new Map(rows.map((r) => [r.userId, r]));
+}
+
+const candidateFields = {
+  userId: t.userId,
+  id: t.id,
+  type: t.type,
+  priority: t.priority,
+  topicId: t.topicId,
+  topicSequential: sql<boolean>`COALESCE(${tp.sequential}, false)`,
+  dueDate: t.dueDate,
+  nextDueDate: t.nextDueDate,
+  completed: sql<boolean>`${t.completedAt} IS NOT NULL`,
+  snoozedUntil: t.snoozedUntil,
+  pausedAt: sql<string | null>`${t.pausedAt}::text`,
+  pausedUntil: t.pausedUntil,
+  energyLevel: t.energyLevel,
+  sortOrder: t.sortOrder,
+  createdAt: sql<string>`${t.createdAt}::text`,
+};
+const candidates = statement(
+  sql`SELECT ${selectList(candidateFields)} FROM unnest(${p('users')}::uuid[]) AS u(user_id)
+      CROSS JOIN LATERAL (
+        SELECT t.* FROM ${tasks} t WHERE ${t.userId} = u.user_id AND (${t.type} = 'RECURRING' OR ${t.completedAt} IS NULL) OFFSET 0
+      ) t
+      LEFT JOIN ${topics} tp ON ${tp.id} = ${t.topicId}
+      WHERE ${tp.archived} IS NOT TRUE`,
+  candidateFields,
+);
+
+/**
+ * Open tasks of many users with what quest selection needs, in one query. Each user's tasks are
+ * read through the index on tasks.user_id: the LATERAL slice is kept from being flattened into a
+ * join (`OFFSET 0`), which the planner hashed over the whole tasks table for every cron page of
+ * 2,000 users, a cost that grew with the table rather than with the page.
+ */
+export async function questCandidates(db: Queryable, userIds: string[]): Promise<Map<string, QuestCandidate[]>> {
+  const { rows } = await candidates.run(db, { users: userIds });
+  const out = new Map<string, QuestCandidate[]>();
+  for (const { userId, ...c } of rows) {
+    const list = out.get(userId) ?? [];
+    list.push(c);
+    out.set(userId, list);
+  }
+  return out;
+}
+
+const insertPicks = statement(
+  sql`INSERT INTO ${dailyQuests} (${names(dailyQuests.userId, dailyQuests.localDate, dailyQuests.taskId, dailyQuests.tier)})
+      SELECT * FROM unnest(${p('users')}::uuid[], ${p('dates')}::date[], ${p('tasks')}::uuid[], ${p('tiers')}::text[])
+      ON CONFLICT (${names(dailyQuests.userId, dailyQuests.localDate)}) DO NOTHING`,
+);
+
+/** Record picks; a (user, day) that has a quest already keeps it (a concurrent selection won). */
+export async function insertQuests(db: Queryable, picks: { userId: string; date: string; taskId: string; tier: QuestTier }[]): Promise<void> {
+  await insertPicks.run(db, { users: picks.map((x) => x.userId), dates: picks.map((x) => x.date), tasks: picks.map((x) => x.taskId), tiers: picks.map((x) => x.tier) });
+}
+
+// Per user (LATERAL slices through the indexes on user_id, as in `candidates`): the latest quest, then
+// the user's tasks that are flagged or are that quest, with the flags they should have; only those
+// that differ are updated, by primary key.
+const sync = statement(
+  sql`WITH latest AS (
+        SELECT u.user_id, l.task_id, l.local_date
+          FROM unnest(${p('users')}::uuid[]) AS u(user_id)
+          LEFT JOIN LATERAL (
+            SELECT ${q.taskId} AS task_id, ${q.localDate} AS local_date FROM ${dailyQuests} q WHERE ${q.userId} = u.user_id ORDER BY ${q.localDate} DESC LIMIT 1
+          ) l ON true
+      ), want AS (
+        SELECT x.id, COALESCE(x.id = l.task_id, false) AS flag, CASE WHEN x.id = l.task_id THEN l.local_date END AS quest_date
+          FROM latest l
+          CROSS JOIN LATERAL (
+            SELECT ${t.id} AS id FROM ${tasks} t
+             WHERE ${t.userId} = l.user_id AND (${t.isDailyQuest} OR ${t.id} = l.task_id) OFFSET 0
+          ) x
+      )
+      UPDATE ${tasks} t SET ${names(tasks.isDailyQuest)} = w.flag, ${names(tasks.dailyQuestDate)} = w.quest_date
+        FROM want w
+       WHERE ${t.id} = w.id AND (${t.isDailyQuest} IS DISTINCT FROM w.flag OR ${t.dailyQuestDate} IS DISTINCT FROM w.quest_date)`,
+);
+
+/**
+ * Keep the tasks' `isDailyQuest` / `dailyQuestDate` (shown by the task API) equal to the
+ * daily_quests table: exactly the latest quest of each user is flagged.
+ */
+export async function syncQuestFlags(db: Queryable, userIds: string[]): Promise<void> {
+  await sync.run(db, { users: userIds });
+}
+
+const today = (userId: string, localDate: string) => and(eq(dailyQuests.userId, userId), eq(dailyQuests.localDate, localDate));
+
+/** The day's quest, if it is completed: whether it is. */
+export async function questCompleted(db: Queryable, userId: string, localDate: string): Promise<boolean> {
+  const rows = await orm(db)
+    .select({ completedAt: dailyQuests.completedAt })
+    .from(dailyQuests)
+    .where(and(today(userId, localDate), isNotNull(dailyQuests.completedAt)));
+  return rows.length > 0;
+}
+
+/** Drop the day's quest (a re-roll or a postpone); returns its task, if there was one. */
+export async function dropQuest(db: Queryable, userId: string, localDate: string): Promise<string | undefined> {
+  const [row] = await orm(db).delete(dailyQuests).where(today(userId, localDate)).returning({ taskId: dailyQuests.taskId });
+  return row?.taskId;
+}
+
+/** Make `taskId` the day's quest again (a restore), open. */
+export async function restoreQuest(db: Queryable, userId: string, localDate: string, taskId: string): Promise<void> {
+  await orm(db)
+    .insert(dailyQuests)
+    .values({ userId, localDate, taskId, tier: 'restored' })
+    .onConflictDoUpdate({ target: [dailyQuests.userId, dailyQuests.localDate], set: { taskId, tier: 'restored', completedAt: null, createdAt: sql`now()` } });
+}
+
+/**
+ * Mark the quest of `localDate`, or of the day before (caught up today), done by completing
+ * `taskId`; returns the dates of the quests it completed.
+ */
+export async function completeQuest(db: Queryable, userId: string, localDate: string, taskId: string, at: Date): Promise<string[]> {
+  const rows = await orm(db)
+    .update(dailyQuests)
+    .set({ completedAt: at })
+    .where(and(eq(dailyQuests.userId, userId), sql`${dailyQuests.localDate} IN (${localDate}::date, ${localDate}::date - 1)`, eq(dailyQuests.taskId, taskId), isNull(dailyQuests.completedAt)))
+    .returning({ localDate: dailyQuests.localDate });
+  return rows.map((r) => r.localDate);
+}
+
+/** After an undo: the quest of that day (or the day before) is open again. */
+export async function reopenQuest(db: Queryable, userId: string, localDate: string, taskId: string): Promise<void> {
+  await orm(db)
+    .update(dailyQuests)
+    .set({ completedAt: null })
+    .where(and(eq(dailyQuests.userId, userId), sql`${dailyQuests.localDate} IN (${localDate}::date, ${localDate}::date - 1)`, eq(dailyQuests.taskId, taskId)));
+}
+
+// ─── postponements ─────────────────────────────────────────────────────────────────────────
+
+/** Postponements of `localDate` that still count against the daily limit (restored ones do not). */
+export async function postponesOn(db: Queryable, userId: string, localDate: string): Promise<number> {
+  const [row] = await orm(db)
+    .select({ n: count() })
+    .from(questPostponements)
+    .where(and(eq(questPostponements.userId, userId), eq(questPostponements.localDate, localDate), isNull(questPostponements.restoredAt)));
+  return row!.n;
+}
+
+export async function recordPostponement(db: Queryable, row: Pick<typeof questPostponements.$inferInsert, 'userId' | 'taskId' | 'localDate' | 'previousDueDate' | 'previousSnoozedUntil' | 'via'>): Promise<void> {
+  await orm(db).insert(questPostponements).values(row);
+}
+
+/** Today's latest postponement through the quest that is not restored yet. */
+export async function lastQuestPostponement(db: Queryable, userId: string, localDate: string) {
+  const [row] = await orm(db)
+    .select({ id: questPostponements.id, taskId: questPostponements.taskId, previousDueDate: questPostponements.previousDueDate, previousSnoozedUntil: questPostponements.previousSnoozedUntil })
+    .from(questPostponements)
+    .where(and(eq(questPostponements.userId, userId), eq(questPostponements.localDate, localDate), isNull(questPostponements.restoredAt), eq(questPostponements.via, 'quest')))
+    .orderBy(desc(questPostponements.createdAt))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function markRestored(db: Queryable, id: string): Promise<void> {
+  await orm(db).update(questPostponements).set({ restoredAt: sql`now()` }).where(eq(questPostponements.id, id));
+}

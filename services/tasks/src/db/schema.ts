@@ -1,0 +1,279 @@
+import { sql } from 'drizzle-orm';
+import { boolean, check, date, foreignKey, index, integer, pgSchema, primaryKey, smallint, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
+import { energyLevel, recurrenceType, taskPriority, taskType, wishlistItem, type CronJob } from '@tasksvc/proto';
+import { oneOf, timeOfDay } from '@tasksvc/runtime/db/columns.ts';
+
+/**
+ * The tasks service's tables (schema `tasks`), declared once: row and insert types are inferred from
+ * here (camelCase keys, snake_case columns), and migrations are generated from it
+ * (docs/architecture.md, Data layer; "A new task field"). Enumerations come from proto, so a value
+ * the API accepts is one the database accepts. Users live in the auth service: no cross-schema keys,
+ * so the services stay independently deployable.
+ */
+export const schema = pgSchema('tasks');
+
+/** A zod enum's values as the tuple drizzle's `text({ enum })` takes. */
+const values = <T extends string>(e: { options: T[] }) => e.options as [T, ...T[]];
+const TASK_TYPES = values(taskType);
+const PRIORITIES = values(taskPriority);
+const ENERGY = values(energyLevel);
+const RECURRENCE_TYPES = values(recurrenceType);
+const WISHLIST_STATUSES = values(wishlistItem.shape.status);
+const POSTPONE_VIA = ['quest', 'task'] as const;
+
+const instant = () => timestamp({ withTimezone: true });
+/** A calendar date in the user's zone, `YYYY-MM-DD` (never a JS Date). */
+const day = () => date({ mode: 'string' });
+const created = () => instant().notNull().defaultNow();
+
+/**
+ * Which profile settings switch each cron job on and set its local time, and the job's due index:
+ * (timezone, local time, user id) over the users who have it on, which the reminder collection
+ * (db/reports.ts) range-scans per zone and pages through (migration 0103_cron_due_indexes).
+ */
+export const JOB_SETTINGS = {
+  'morning-briefing': { enabled: 'morningBriefingEnabled', time: 'morningBriefingTime', index: 'profiles_due_morning_briefing' },
+  overdue: { enabled: 'overdueReminderEnabled', time: 'overdueReminderTime', index: 'profiles_due_overdue' },
+  'due-today': { enabled: 'dueTodayReminderEnabled', time: 'dueTodayReminderTime', index: 'profiles_due_due_today' },
+  'recurring-due': { enabled: 'recurringDueReminderEnabled', time: 'recurringDueReminderTime', index: 'profiles_due_recurring' },
+  'daily-quest': { enabled: 'notificationEnabled', time: 'notificationTime', index: 'profiles_due_daily_quest' },
+  'streak-reminder': { enabled: 'notificationEnabled', time: 'streakReminderTime', index: 'profiles_due_streak' },
+  'weekly-review': { enabled: 'notificationEnabled', time: 'weeklyReviewTime', index: 'profiles_due_weekly_review' },
+} as const satisfies Record<CronJob, { enabled: string; time: string; index: string }>;
+
+/** One row per user, created on first use: settings, coins, streaks and where the next task goes. */
+export const profiles = schema.table(
+  'profiles',
+  {
+    userId: uuid().primaryKey(),
+    timezone: text().notNull().default('UTC'),
+    coins: integer().notNull().default(0),
+    totalTasksCreated: integer().notNull().default(0),
+    vacationEndDate: day(),
+    postponeLimit: smallint().notNull().default(3),
+    notificationEnabled: boolean().notNull().default(false),
+    notificationTime: timeOfDay().notNull().default('09:00:00'),
+    dueTodayReminderEnabled: boolean().notNull().default(false),
+    dueTodayReminderTime: timeOfDay().notNull().default('08:00:00'),
+    recurringDueReminderEnabled: boolean().notNull().default(false),
+    recurringDueReminderTime: timeOfDay().notNull().default('08:00:00'),
+    overdueReminderEnabled: boolean().notNull().default(false),
+    overdueReminderTime: timeOfDay().notNull().default('09:00:00'),
+    morningBriefingEnabled: boolean().notNull().default(false),
+    morningBriefingTime: timeOfDay().notNull().default('07:00:00'),
+    weeklyReviewTime: timeOfDay().notNull().default('18:00:00'),
+    /** SHA-256 (hex) of the iCal feed token; the token itself is shown once and never stored */
+    calendarFeedTokenHash: text(),
+    calendarFeedCreatedAt: instant(),
+    createdAt: created(),
+    updatedAt: created(),
+    streakCurrent: integer().notNull().default(0),
+    streakMax: integer().notNull().default(0),
+    streakLastDate: day(),
+    /** 'YYYY-MM' of the calendar month (user's timezone) in which the shield was last used */
+    streakShieldUsedMonth: text(),
+    questStreakCurrent: integer().notNull().default(0),
+    questStreakMax: integer().notNull().default(0),
+    questStreakLastDate: day(),
+    /** the streak reminder's local time (sent when a live streak has no activity yet that day) */
+    streakReminderTime: timeOfDay().notNull().default('20:00:00'),
+    /** the latest energy check-in, for the quest's energy match */
+    energyLevel: text({ enum: ENERGY }),
+    /** where a new task goes in its list: above every sort order the user's tasks have (no MAX scan on insert) */
+    nextSortOrder: integer().notNull().default(0),
+    /** a vacation runs from its first day to vacationEndDate (inclusive; null while open-ended) */
+    vacationStartDate: day(),
+  },
+  (t) => [
+    unique('profiles_calendar_feed_token_hash_key').on(t.calendarFeedTokenHash),
+    // reminder lookups join profiles to the bucket's per-zone windows by timezone
+    index('profiles_timezone').on(t.timezone, t.userId),
+    ...Object.values(JOB_SETTINGS).map((j) => index(j.index).on(t.timezone, t[j.time], t.userId).where(sql`${t[j.enabled]}`)),
+    check('profiles_coins_check', sql`coins >= 0`),
+    check('profiles_postpone_limit_check', sql`postpone_limit BETWEEN 1 AND 5`),
+    check('profiles_energy_level_check', oneOf('energy_level', ENERGY)),
+  ],
+);
+
+export const topics = schema.table(
+  'topics',
+  {
+    id: uuid().primaryKey().defaultRandom(),
+    userId: uuid().notNull(),
+    title: text().notNull(),
+    description: text(),
+    color: text(),
+    icon: text(),
+    priority: text({ enum: PRIORITIES }).notNull().default('NORMAL'),
+    archived: boolean().notNull().default(false),
+    /** only the first open task of a sequential topic is workable (the others are `blocked`) */
+    sequential: boolean().notNull().default(false),
+    defaultEnergyLevel: text({ enum: ENERGY }),
+    sortOrder: integer().notNull().default(0),
+    createdAt: created(),
+    updatedAt: created(),
+  },
+  (t) => [
+    index('topics_user').on(t.userId, t.sortOrder, t.createdAt),
+    check('topics_priority_check', oneOf('priority', PRIORITIES)),
+    check('topics_default_energy_level_check', oneOf('default_energy_level', ENERGY)),
+  ],
+);
+
+export const tasks = schema.table(
+  'tasks',
+  {
+    id: uuid().primaryKey().defaultRandom(),
+    userId: uuid().notNull(),
+    topicId: uuid(),
+    title: text().notNull(),
+    notes: text(),
+    type: text({ enum: TASK_TYPES }).notNull(),
+    priority: text({ enum: PRIORITIES }).notNull().default('NORMAL'),
+    recurrenceType: text({ enum: RECURRENCE_TYPES }),
+    recurrenceInterval: integer(),
+    /** 0 = Monday … 6 = Sunday */
+    recurrenceWeekdays: smallint().array(),
+    recurrenceWeekOfMonth: smallint(),
+    recurrenceFixed: boolean().notNull().default(false),
+    /** the date the recurrence schedule is counted from (proto/src/calendar/recurrence.ts) */
+    recurrenceAnchor: day(),
+    dueDate: day(),
+    nextDueDate: day(),
+    completedAt: instant(),
+    coinValue: integer().notNull().default(1),
+    isDailyQuest: boolean().notNull().default(false),
+    dailyQuestDate: day(),
+    postponeCount: integer().notNull().default(0),
+    estimatedMinutes: integer(),
+    snoozedUntil: day(),
+    energyLevel: text({ enum: ENERGY }),
+    sortOrder: integer().notNull().default(0),
+    pausedAt: instant(),
+    pausedUntil: day(),
+    createdAt: created(),
+    updatedAt: created(),
+  },
+  (t) => [
+    foreignKey({ name: 'tasks_topic_id_fkey', columns: [t.topicId], foreignColumns: [topics.id] }).onDelete('set null'),
+    index('tasks_user_order').on(t.userId, t.sortOrder, t.createdAt, t.id),
+    // serves per-topic listing and the sequential-topic "blocked" check
+    index('tasks_user_topic_order').on(t.userId, t.topicId, t.sortOrder, t.createdAt, t.id),
+    // open work by due date for the due-today / overdue reminders and quest selection
+    index('tasks_user_open_due').on(t.userId, t.dueDate).where(sql`completed_at IS NULL`),
+    check('tasks_type_check', oneOf('type', TASK_TYPES)),
+    check('tasks_priority_check', oneOf('priority', PRIORITIES)),
+    check('tasks_recurrence_type_check', oneOf('recurrence_type', RECURRENCE_TYPES)),
+    check('tasks_energy_level_check', oneOf('energy_level', ENERGY)),
+    check('tasks_check', sql`type <> 'RECURRING' OR (recurrence_type IS NOT NULL AND next_due_date IS NOT NULL AND recurrence_anchor IS NOT NULL)`),
+    check('tasks_check1', sql`type <> 'RECURRING' OR completed_at IS NULL`),
+  ],
+);
+
+/**
+ * One row per completion. coinsAwarded is what the completion granted (undo takes back exactly
+ * that); the previous* columns let an undo restore a RECURRING task's schedule.
+ */
+export const taskCompletions = schema.table(
+  'task_completions',
+  {
+    id: uuid().primaryKey().defaultRandom(),
+    taskId: uuid(),
+    userId: uuid().notNull(),
+    completedAt: instant().notNull(),
+    localDate: day().notNull(),
+    coinsAwarded: integer().notNull().default(0),
+    previousNextDueDate: day(),
+    previousAnchor: day(),
+    createdAt: instant().notNull().default(sql`clock_timestamp()`),
+    /** it completed the day's quest (quest streak, first_quest, double_shift) */
+    wasDailyQuest: boolean().notNull().default(false),
+  },
+  (t) => [
+    foreignKey({ name: 'task_completions_task_id_fkey', columns: [t.taskId], foreignColumns: [tasks.id] }).onDelete('set null'),
+    index('task_completions_task').on(t.taskId, t.createdAt.desc().nullsFirst()),
+    index('task_completions_user_date').on(t.userId, t.localDate),
+  ],
+);
+
+/** One quest per user per local day: the key makes selection idempotent under concurrent GETs, cron runs and replicas. */
+export const dailyQuests = schema.table(
+  'daily_quests',
+  {
+    userId: uuid().notNull(),
+    localDate: day().notNull(),
+    taskId: uuid().notNull(),
+    tier: text().notNull(),
+    completedAt: instant(),
+    createdAt: created(),
+  },
+  (t) => [
+    primaryKey({ name: 'daily_quests_pkey', columns: [t.userId, t.localDate] }),
+    foreignKey({ name: 'daily_quests_task_id_fkey', columns: [t.taskId], foreignColumns: [tasks.id] }).onDelete('cascade'),
+  ],
+);
+
+/** Every postponement counts against the one daily limit; only the quest's own can be restored through the quest. */
+export const questPostponements = schema.table(
+  'quest_postponements',
+  {
+    id: uuid().primaryKey().defaultRandom(),
+    userId: uuid().notNull(),
+    taskId: uuid().notNull(),
+    localDate: day().notNull(),
+    previousDueDate: day(),
+    previousSnoozedUntil: day(),
+    restoredAt: instant(),
+    createdAt: instant().notNull().default(sql`clock_timestamp()`),
+    via: text({ enum: POSTPONE_VIA }).notNull().default('quest'),
+  },
+  (t) => [
+    foreignKey({ name: 'quest_postponements_task_id_fkey', columns: [t.taskId], foreignColumns: [tasks.id] }).onDelete('cascade'),
+    index('quest_postponements_user_date').on(t.userId, t.localDate),
+    check('quest_postponements_via_check', oneOf('via', POSTPONE_VIA)),
+  ],
+);
+
+/** Unlocks are idempotent (one row per user and achievement); their coins are booked here, apart from task coins. */
+export const userAchievements = schema.table(
+  'user_achievements',
+  {
+    userId: uuid().notNull(),
+    achievementKey: text().notNull(),
+    coinsAwarded: integer().notNull(),
+    unlockedAt: created(),
+  },
+  (t) => [primaryKey({ name: 'user_achievements_pkey', columns: [t.userId, t.achievementKey] }), index('user_achievements_recent').on(t.userId, t.unlockedAt.desc().nullsFirst())],
+);
+
+/** Things a person buys with their coins; bought and discarded items stay as history. */
+export const wishlistItems = schema.table(
+  'wishlist_items',
+  {
+    id: uuid().primaryKey().defaultRandom(),
+    userId: uuid().notNull(),
+    title: text().notNull(),
+    price: integer().notNull(),
+    url: text(),
+    status: text({ enum: WISHLIST_STATUSES }).notNull().default('OPEN'),
+    createdAt: created(),
+    closedAt: instant(),
+  },
+  (t) => [
+    index('wishlist_items_user').on(t.userId, t.createdAt),
+    check('wishlist_items_price_check', sql`price >= 0`),
+    check('wishlist_items_status_check', oneOf('status', WISHLIST_STATUSES)),
+  ],
+);
+
+/** Energy check-ins: one per user and local day, the latest wins. */
+export const energyCheckins = schema.table(
+  'energy_checkins',
+  {
+    userId: uuid().notNull(),
+    localDate: day().notNull(),
+    level: text({ enum: ENERGY }).notNull(),
+    createdAt: created(),
+  },
+  (t) => [primaryKey({ name: 'energy_checkins_pkey', columns: [t.userId, t.localDate] }), check('energy_checkins_level_check', oneOf('level', ENERGY))],
+);
