@@ -1,6 +1,7 @@
 import { AppError, type AnyRoute, type Identity } from '@tasksvc/proto';
 import type { Config, Logger, Pool } from '@tasksvc/runtime';
 import type { FastifyReply } from 'fastify';
+import { countCall, dropOldWindows } from './db/rate-limits.ts';
 
 /** Writes per user and minute, by route subject (the reference's limits). */
 export const WRITE_LIMITS_PER_MINUTE: Readonly<Record<string, number>> = {
@@ -23,23 +24,17 @@ export async function enforceRateLimit(route: AnyRoute, user: Identity | null, d
   const subject = route.rpc.subject;
   const limit = WRITE_LIMITS_PER_MINUTE[subject];
   if (!limit || !user || !deps.config.RATE_LIMIT_WRITES) return;
-  let row: { hits: number; reset_in: number } | undefined;
+  let row: { hits: number; resetIn: number } | undefined;
   try {
-    const res = await deps.pool.query<{ hits: number; reset_in: number }>(
-      `INSERT INTO gateway.rate_limits (user_id, bucket, window_start, hits) VALUES ($1, $2, date_trunc('minute', now()), 1)
-       ON CONFLICT (user_id, bucket, window_start) DO UPDATE SET hits = gateway.rate_limits.hits + 1
-       RETURNING hits, ceil(extract(epoch FROM window_start + interval '1 minute' - now()))::int AS reset_in`,
-      [user.id, subject],
-    );
-    row = res.rows[0];
+    row = await countCall(deps.pool, user.id, subject);
     // old windows go away now and then (any replica may do it)
-    if (row?.hits === 1 && Math.random() < 0.05) await deps.pool.query("DELETE FROM gateway.rate_limits WHERE window_start < now() - interval '2 minutes'");
+    if (row?.hits === 1 && Math.random() < 0.05) await dropOldWindows(deps.pool);
   } catch (err) {
     deps.log.warn({ err, subject }, 'rate limit not checked: database unavailable');
     return;
   }
   if (row && row.hits > limit) {
-    void reply.header('retry-after', String(Math.max(1, row.reset_in)));
-    throw new AppError('RATE_LIMITED', `at most ${limit} calls per minute to ${route.method} ${route.path}; try again in ${Math.max(1, row.reset_in)} s`);
+    void reply.header('retry-after', String(Math.max(1, row.resetIn)));
+    throw new AppError('RATE_LIMITED', `at most ${limit} calls per minute to ${route.method} ${route.path}; try again in ${Math.max(1, row.resetIn)} s`);
   }
 }

@@ -1,0 +1,3 @@
+import { serviceConfig } from '../../tools/db/drizzle-kit.ts';
+
+export default serviceConfig('gateway');
