@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type WebhookDelivery } from '@tasksvc/proto';
-import { names, orm, selectList, statement, type PoolClient, type Queryable, type RowOf } from '@tasksvc/runtime';
+import { inTransaction, names, orm, selectList, statement, type Pool, type PoolClient, type Queryable, type RowOf } from '@tasksvc/runtime';
 import { and, desc, eq, lt, ne, notExists, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { attempts, deliveries, endpoints, events } from './schema.ts';
@@ -142,10 +142,17 @@ const claimStatement = statement(
  * the endpoints in `skipEndpoints` (SKIP LOCKED: replicas never claim the same row). A lease that
  * expires (its worker died) makes the row due again. Each claim counts as an attempt.
  */
-export async function claimDue(q: Queryable, limit: number, leaseMs: number, opts: { perEndpoint?: number; skipEndpoints?: readonly string[] } = {}): Promise<ClaimedDelivery[]> {
+export async function claimDue(pool: Pool, limit: number, leaseMs: number, opts: { perEndpoint?: number; skipEndpoints?: readonly string[] } = {}): Promise<ClaimedDelivery[]> {
   // The due rows are locked in a window a few times the limit (the oldest first); the per-endpoint
   // cap is applied to that window, so one endpoint's backlog cannot fill a claim by itself.
-  return (await claimStatement.run(q, { limit, leaseMs, skip: opts.skipEndpoints ?? [], perEndpoint: opts.perEndpoint ?? limit })).rows;
+  // That window must be read in due order from deliveries_due and stop at its limit. With sorting
+  // allowed, the planner trusts statistics taken while little was pending (a fresh table, or a quiet
+  // hour before a burst) and reads, joins and sorts every pending row instead: 20 ms per claim at
+  // 11k pending in the bench, growing with the backlog, against 4 ms.
+  return inTransaction(pool, async (c) => {
+    await c.query('SET LOCAL enable_sort = off');
+    return (await claimStatement.run(c, { limit, leaseMs, skip: opts.skipEndpoints ?? [], perEndpoint: opts.perEndpoint ?? limit })).rows;
+  });
 }
 
 const releaseStatement = statement(
