@@ -8,7 +8,7 @@
  * the same SQL in this process with no HTTP at all (the floor of the database alone). Same private
  * PostgreSQL per mode, fsync off for all, many users with one API key each.
  *
- *   node_modules/.bin/node tools/bench/http.ts [--seconds 10] [--connections 10] [--users 50] [--only floor,off,info,tracing,distributed]
+ *   node_modules/.bin/node tools/bench/http.ts [--seconds 10] [--connections 10] [--users 50] [--only floor,off,info,tracing,tracing10,distributed]
  *
  * `--only` runs just those rows (the baseline always runs: the ratios are against it).
  */
@@ -30,7 +30,7 @@ import { emitRows } from './lib/report.ts';
 import { measure } from './lib/stats.ts';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' }, users: { type: 'string', default: '50' }, only: { type: 'string', default: 'floor,off,info,tracing,distributed' } },
+  options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' }, users: { type: 'string', default: '50' }, only: { type: 'string', default: 'floor,off,info,tracing,tracing10,distributed' } },
 });
 const ONLY = new Set(values.only.split(',').map((s) => s.trim()));
 const SECONDS = Number(values.seconds);
@@ -104,12 +104,12 @@ async function inProcess(op: 'create' | 'list'): Promise<Row> {
   }
 }
 
-async function embedded(logLevel: string, opts: { tracing?: boolean } = {}): Promise<Record<'create' | 'list', Row>> {
+async function embedded(logLevel: string, opts: { tracing?: boolean; /** fraction of traces sampled (OTEL_TRACES_SAMPLER_ARG), default all */ sampled?: number } = {}): Promise<Record<'create' | 'list', Row>> {
   const DATABASE_URL = await benchDatabase();
   const port = await freePort();
   // tracing: a real OTLP/HTTP receiver (JSON) that counts and drops the spans, so the server pays the whole export
   const otlp = opts.tracing ? await startOtlpReceiver({ keep: false }) : undefined;
-  const env = { ...(otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } : {}), PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false' }; // measure the path, not the per-user write limit (429s)
+  const env = { ...(otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER_ARG: String(opts.sampled ?? 1) } : {}), PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false' }; // measure the path, not the per-user write limit (429s)
   const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(root, 'tools', 'start.ts')], { cwd: root, env, stdio: ['ignore', 'ignore', 'ignore'] });
   const url = `http://127.0.0.1:${port}`;
   try {
@@ -117,7 +117,7 @@ async function embedded(logLevel: string, opts: { tracing?: boolean } = {}): Pro
     const pool = createPool(DATABASE_URL, log);
     const keys = await keysFor(pool);
     await pool.end();
-    const path = `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? ', tracing on (OTLP/HTTP, all sampled)' : ''}`;
+    const path = `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${opts.sampled === undefined ? 'all' : `${opts.sampled * 100} % of traces`} sampled)` : ''}`;
     const load = (op: 'create' | 'list') => httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [child.pid!], pgPid, pgUrl: DATABASE_URL });
     await httpLoad({ url, keys, op: 'create', seconds: 2, connections: C }); // warm-up
     const rows = { create: { path, r: await load('create') }, list: { path, r: await load('list') } };
@@ -175,10 +175,11 @@ try {
   const quiet = ONLY.has('off') ? await embedded('silent') : undefined;
   const info = ONLY.has('info') ? await embedded('info') : undefined;
   const traced = ONLY.has('tracing') ? await embedded('info', { tracing: true }) : undefined;
+  const traced10 = ONLY.has('tracing10') ? await embedded('info', { tracing: true, sampled: 0.1 }) : undefined;
   const dist = ONLY.has('distributed') ? await distributed() : undefined;
   const rows: (string | number)[][] = [];
   for (const op of ['create', 'list'] as const) {
-    for (const { path, r } of [base, floor, quiet, info, traced, dist].flatMap((m) => (m ? [m[op]] : []))) {
+    for (const { path, r } of [base, floor, quiet, info, traced, traced10, dist].flatMap((m) => (m ? [m[op]] : []))) {
       const b = base[op].r;
       const opt = (v: number | null) => (v === null ? '–' : v);
       rows.push([op === 'create' ? 'POST /api/tasks' : 'GET /api/tasks (50)', path, r.reqPerSec, r.reqPerSec / b.reqPerSec, r.p50, r.p99, r.p99 / b.p99, r.non2xx, opt(r.serverCpuMsPer1k), opt(r.pgCpuMsPer1k), opt(r.statementsPerRequest), r.loadAverage]);
@@ -189,7 +190,9 @@ try {
     ['operation', 'path', 'req/s', '× baseline', 'p50 ms', 'p99 ms', 'p99 × baseline', 'non-2xx', 'server CPU ms / 1k', 'PostgreSQL CPU ms / 1k', 'statements / request', 'load avg'],
     rows,
   );
-  if (info && traced) for (const op of ['create', 'list'] as const) console.log(`tracing on / off at info, ${op}: ${(traced[op].r.reqPerSec / info[op].r.reqPerSec).toFixed(3)} of the throughput`);
+  for (const [what, t] of [['all sampled', traced], ['10 % sampled', traced10]] as const) {
+    if (info && t) for (const op of ['create', 'list'] as const) console.log(`tracing on (${what}) / off at info, ${op}: ${(t[op].r.reqPerSec / info[op].r.reqPerSec).toFixed(3)} of the throughput`);
+  }
   if (info?.create.r.serverCpuMsPer1k) {
     // Metrics have no off switch: what a create records is timed on its own instead, as a share of the server CPU per create above.
     const us = metricsRecordingMicros();
