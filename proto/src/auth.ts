@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineRpc } from './bus.ts';
 import { defineRoute, identity, rawResponse, type AnyRoute } from './http.ts';
-import { adminMetrics, cronJobsStatus } from './health.ts';
 
 /**
  * The gateway asks the auth service who a request belongs to, from its session cookie or its
@@ -52,27 +51,6 @@ export const authjsResponse = z.object({
 });
 export type AuthjsResponse = z.infer<typeof authjsResponse>;
 export const authjsRpc = defineRpc('auth.authjs.handle', authjsRequest, authjsResponse);
-
-/**
- * Aggregate task statistics for the admin page, served by the tasks service. Counts only: never a
- * title or any other task content. Null fields mean the tasks schema cannot answer that yet.
- */
-export const tasksAdminStats = z.object({
-  tasksTotal: z.number().int().nullable(),
-  tasksOpen: z.number().int().nullable(),
-  tasksCompleted: z.number().int().nullable(),
-  completionsTotal: z.number().int().nullable(),
-  completions7d: z.number().int().nullable(),
-  completions30d: z.number().int().nullable(),
-  usersWithTasks: z.number().int().nullable(),
-  averageTasksPerUser: z.number().nullable(),
-  /** the 10 users with the most coins (ids only: the admin page names them from the auth side) */
-  topUsers: z.array(z.object({ userId: z.string(), name: z.string().nullable().optional(), coins: z.number().int(), level: z.number().int(), tasksCompleted: z.number().int() })).optional(),
-  /** how many users unlocked each achievement, in definition order */
-  achievements: z.array(z.object({ key: z.string(), title: z.string(), users: z.number().int() })).optional(),
-});
-export type TasksAdminStats = z.infer<typeof tasksAdminStats>;
-export const tasksAdminStatsRpc = defineRpc('tasks.admin.stats', z.object({}).strict(), tasksAdminStats);
 
 // ---- HTTP routes ------------------------------------------------------------------------------
 
@@ -137,24 +115,6 @@ export const apiKeySummary = z.object({
   lastUsedAt: z.string().nullable(),
 });
 
-export const adminStats = z.object({
-  generatedAt: z.string(),
-  users: z.object({
-    total: z.number().int(),
-    new7d: z.number().int(),
-    new30d: z.number().int(),
-    active7d: z.number().int(),
-    active30d: z.number().int(),
-    byProvider: z.array(z.object({ provider: z.string(), users: z.number().int() })),
-    withSecondFactor: z.number().int(),
-  }),
-  /** null when the tasks service did not answer */
-  tasks: tasksAdminStats.nullable(),
-  /** the scheduler's last run per job; null when it did not answer */
-  cron: cronJobsStatus.nullable(),
-  update: z.unknown().nullable(),
-});
-export type AdminStats = z.infer<typeof adminStats>;
 
 export const authApi = {
   me: defineRoute({
@@ -405,25 +365,7 @@ export const authApi = {
     summary: 'Revoke an API key',
     tag: 'auth',
   }),
-  adminStats: defineRoute({
-    method: 'GET',
-    path: '/api/admin/stats',
-    auth: 'admin',
-    subject: 'auth.http.admin.stats',
-    response: adminStats,
-    summary: 'Aggregate statistics (ADMIN_USER_IDS only)',
-    tag: 'admin',
-  }),
-  adminMetrics: defineRoute({
-    method: 'GET',
-    path: '/api/admin/metrics',
-    auth: 'admin',
-    subject: 'auth.http.admin.metrics',
-    response: adminMetrics,
-    summary: "Key figures (requests, outbox backlog, webhook deliveries, cron runs) from the running processes' metrics registries (ADMIN_USER_IDS only)",
-    tag: 'admin',
-  }),
 };
 
-/** HTTP routes of the auth service (2FA, passkeys, sessions, API keys, admin). */
+/** HTTP routes of the auth service (2FA, passkeys, sessions, API keys). */
 export const authRoutes: AnyRoute[] = Object.values(authApi);

@@ -5,6 +5,7 @@ export * from './health.ts';
 export * from './task-events.ts';
 export * from './notify.ts';
 export * from './auth.ts';
+export * from './admin.ts';
 export * from './tasks.ts';
 export * from './game.ts';
 export * from './webhooks.ts';

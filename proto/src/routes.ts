@@ -1,3 +1,4 @@
+import { adminRoutes } from './admin.ts';
 import { authRoutes } from './auth.ts';
 import { gameRoutes } from './game.ts';
 import type { AnyRoute } from './http.ts';
@@ -6,4 +7,4 @@ import { tasksRoutes } from './tasks.ts';
 import { webhookRoutes } from './webhooks.ts';
 
 /** Every HTTP route the gateway exposes. Each domain keeps its list in its own proto module. */
-export const routes: AnyRoute[] = [...authRoutes, ...tasksRoutes, ...gameRoutes, ...notifyRoutes, ...webhookRoutes];
+export const routes: AnyRoute[] = [...authRoutes, ...tasksRoutes, ...gameRoutes, ...notifyRoutes, ...webhookRoutes, ...adminRoutes];

@@ -1,7 +1,8 @@
-import { authApi, authjsRpc, resolveIdentityRpc, secondFactorPageRpc, type HttpRoute } from '@tasksvc/proto';
+import { authAdminUsersRpc, authApi, authjsRpc, resolveIdentityRpc, secondFactorPageRpc, type HttpRoute } from '@tasksvc/proto';
 import type { ServiceDefinition, Subscription } from '@tasksvc/runtime';
+import { userStats } from './db/stats.ts';
+import { userNames } from './db/users.ts';
 import { accountHandlers } from './handlers/account.ts';
-import { adminMetricsHandler } from './handlers/admin-metrics.ts';
 import { createAuthjsHandler } from './handlers/authjs.ts';
 import type { AuthDeps } from './handlers/context.ts';
 import { changingIdentity, pendingPage, resolveIdentity } from './handlers/identity.ts';
@@ -13,7 +14,7 @@ export interface AuthServiceOptions {
   clock?: () => number;
 }
 
-/** Sign-in (Auth.js), sessions, API keys, second factors and the admin statistics. */
+/** Sign-in (Auth.js), sessions, API keys, second factors, and the users part of the admin statistics. */
 export function createAuthService(opts: AuthServiceOptions = {}): ServiceDefinition {
   return {
     name: 'auth',
@@ -56,8 +57,8 @@ export function createAuthService(opts: AuthServiceOptions = {}): ServiceDefinit
       route(authApi.apiKeys, account.listApiKeys);
       route(authApi.apiKeyCreate, account.createApiKey);
       route(authApi.apiKeyRevoke, account.revokeApiKey);
-      route(authApi.adminStats, account.adminStats);
-      route(authApi.adminMetrics, adminMetricsHandler(deps));
+      // the admin page's user part (the gateway gathers the page)
+      subs.push(bus.serve(authAdminUsersRpc, async ({ names }) => ({ users: await userStats(pool), names: names.length ? [...(await userNames(pool, names))].map(([userId, name]) => ({ userId, name })) : [] })));
 
       return {
         async stop() {

@@ -39,7 +39,7 @@ describe('admin gating', () => {
     // From the scheduler: last cron run and update-check state (DISABLE_UPDATE_CHECK=true in tests).
     expect(stats.body.cron).toMatchObject({ lastRunAt: null, jobs: [] });
     // Game figures: the top users by coins (named from auth, never by e-mail) and the achievement distribution.
-    expect(stats.body.tasks!.topUsers).toEqual([expect.objectContaining({ userId: bob.userId, coins: 0, level: 1, tasksCompleted: 0 })]);
+    expect(stats.body.tasks!.topUsers).toEqual([expect.objectContaining({ userId: bob.userId, name: 'bob', coins: 0, level: 1, tasksCompleted: 0 })]);
     expect(stats.body.tasks!.achievements).toHaveLength(31);
     expect(stats.body.tasks!.achievements![0]).toEqual({ key: 'tasks_1', title: 'First Step', users: 0 });
     expect(stats.body.update).toMatchObject({ status: 'disabled' });

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { startMetricsListener, type ServiceDefinition } from '@tasksvc/runtime';
+import { serveAdmin } from './admin.ts';
 import { buildGateway, DEFAULT_UI_DIR } from './app.ts';
 import { startHttpFigures } from './http-metrics.ts';
 
@@ -56,10 +57,12 @@ export const gatewayService: ServiceDefinition = {
       throw err;
     }
     const http = startHttpFigures();
+    const admin = serveAdmin(deps.bus, deps.log);
     return {
       figures: async () => ({ http: await http.figures() }),
       async stop() {
         http.stop();
+        for (const s of admin) await s.stop();
         const delayMs = deps.config.SHUTDOWN_DELAY_SECONDS * 1000;
         if (delayMs > 0) {
           draining = true;

@@ -1,10 +1,9 @@
-import { AppError, cronJobsRpc, tasksAdminStatsRpc, updateStatusRpc, type HttpCall, type Rpc } from '@tasksvc/proto';
+import { AppError, type HttpCall } from '@tasksvc/proto';
 import { generateApiKey } from '../domain/tokens.ts';
 import { deleteApiKey, insertApiKey, listApiKeys, type ApiKeyRow } from '../db/api-keys.ts';
 import { deleteAllSessions, deleteSession, listSessions } from '../db/sessions.ts';
-import { userStats } from '../db/stats.ts';
-import { userById, userNames } from '../db/users.ts';
-import { requireAdmin, requireSession, requireUser, type AuthDeps } from './context.ts';
+import { userById } from '../db/users.ts';
+import { requireSession, requireUser, type AuthDeps } from './context.ts';
 
 type EmptyCall = HttpCall<unknown, unknown, unknown>;
 type IdCall = HttpCall<{ id: string }, unknown, unknown>;
@@ -83,23 +82,6 @@ export function accountHandlers(deps: AuthDeps) {
       const u = requireUser(call.user);
       if (!(await deleteApiKey(deps.pool, call.params.id, u.id))) throw new AppError('NOT_FOUND', 'no such API key');
       return null;
-    },
-
-    adminStats: async (call: EmptyCall) => {
-      requireAdmin(call.user);
-      // Other services' parts are optional: a service that does not answer leaves its field null.
-      const ask = <Res>(rpc: Rpc<Record<string, never>, Res>) =>
-        deps.bus.request(rpc, {}, { timeoutMs: 5_000 }).catch((err: unknown) => {
-          deps.log.warn({ err, subject: rpc.subject }, 'admin statistics: no answer');
-          return null;
-        });
-      const [users, tasks, cron, update] = await Promise.all([userStats(deps.pool), ask(tasksAdminStatsRpc), ask(cronJobsRpc), ask(updateStatusRpc)]);
-      // The tasks service knows its top users by id only; names live here.
-      if (tasks?.topUsers?.length) {
-        const names = await userNames(deps.pool, tasks.topUsers.map((t) => t.userId));
-        tasks.topUsers = tasks.topUsers.map((t) => ({ ...t, name: names.get(t.userId) ?? null }));
-      }
-      return { generatedAt: new Date().toISOString(), users, tasks, cron, update };
     },
   };
 }

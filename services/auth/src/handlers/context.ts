@@ -23,13 +23,6 @@ export function requireUser(user: Identity | null): Identity {
   return user;
 }
 
-/** The admin figures: the gateway checks the route's `admin` rule too; this service never relies on that alone. */
-export function requireAdmin(user: Identity | null): Identity {
-  const u = requireUser(user);
-  if (!u.isAdmin) throw new AppError('ADMIN_ONLY', 'administrators only');
-  return u;
-}
-
 /** Second-factor and session management need a browser session: API keys cannot change them. */
 export function requireSession(user: Identity | null): SessionCaller {
   const u = requireUser(user);
