@@ -173,6 +173,7 @@ describe('metrics in the distributed mode (one process per service)', () => {
     // scheduler: one call, each job of the current bucket once (nothing else calls the cron here)
     expect(d('scheduler', 'tasksvc_cron_dispatch_duration_seconds_count', { outcome: 'ok' })).toBe(1);
     for (const job of CRON_JOBS) expect(d('scheduler', 'tasksvc_cron_job_duration_seconds_count', { cron_job: job, outcome: 'ok' }), job).toBe(1);
+    expect(d('scheduler', 'tasksvc_cron_job_duration_seconds_count', { cron_job: 'cleanup', outcome: 'ok' })).toBe(1);
 
     // per process: its own pool, the outboxes its relays own, process metrics
     for (const svc of CLUSTER_SERVICES) {

@@ -48,8 +48,17 @@ async function cleanup(deps: DispatchDeps, now: Date): Promise<void> {
   const day = new Date(Math.floor(now.getTime() / 86_400_000) * 86_400_000);
   const claimed = await claimRuns(deps.pool, ['cleanup'], [day]);
   if (claimed.size === 0) return;
-  await pruneRuns(deps.pool);
-  await finishRun(deps.pool, 'cleanup', day, 'done', null);
+  const t0 = performance.now();
+  try {
+    await pruneRuns(deps.pool);
+    await finishRun(deps.pool, 'cleanup', day, 'done', null);
+    cronMetrics.jobRan('cleanup', 'ok', (performance.now() - t0) / 1000, 0);
+  } catch (err) {
+    cronMetrics.jobRan('cleanup', 'failed', (performance.now() - t0) / 1000, 0);
+    // recorded as failed, so a later call of the day claims it again (as a failed job is)
+    await finishRun(deps.pool, 'cleanup', day, 'failed', { error: (err as Error).message ?? String(err) }).catch(() => undefined);
+    throw err;
+  }
 }
 
 /** Run one claimed (job, bucket) and record how it ended. */

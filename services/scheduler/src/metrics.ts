@@ -7,18 +7,20 @@ const runs = histogram('tasksvc_cron_job_duration_seconds', 'Cron job runs (one 
 const notifications = counter('tasksvc_cron_notifications_total', 'Notification requests a cron job queued (new ones only; repeats are deduplicated), by cron_job.', ['cron_job']);
 // Each series exists from the start at 0, so rate() and increase() count the first event of the
 // process's life too (a series that first appears at 1 shows no increase).
+/** The seven notification jobs, and the daily housekeeping (claimed and timed like one, queues nothing). */
+export const TIMED_JOBS = [...CRON_JOBS, 'cleanup'] as const;
 for (const outcome of ['ok', 'failed']) {
   calls.zero({ outcome });
-  for (const job of CRON_JOBS) runs.zero({ cron_job: job, outcome });
+  for (const job of TIMED_JOBS) runs.zero({ cron_job: job, outcome });
 }
-for (const job of CRON_JOBS) notifications.inc({ cron_job: job }, 0);
+for (const job of TIMED_JOBS) notifications.inc({ cron_job: job }, 0);
 
 /** Cron metrics (docs/observability.md); a job already run by another call or replica is not counted. */
 export const cronMetrics = {
   dispatched(ok: boolean, seconds: number): void {
     calls.observe({ outcome: ok ? 'ok' : 'failed' }, seconds);
   },
-  jobRan(job: string, outcome: 'ok' | 'failed', seconds: number, queued: number): void {
+  jobRan(job: (typeof TIMED_JOBS)[number], outcome: 'ok' | 'failed', seconds: number, queued: number): void {
     runs.observe({ cron_job: job, outcome }, seconds);
     notifications.inc({ cron_job: job }, queued);
   },
