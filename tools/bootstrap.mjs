@@ -58,8 +58,9 @@ if (command === 'start') {
   if (existsSync(report)) {
     const r = JSON.parse(readFileSync(report, 'utf8'));
     const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
-    // Failed suites (a file that could not load) count as failures too.
-    const failedSuites = (r.testResults ?? []).filter((f) => f.status === 'failed' && (f.assertionResults ?? []).length === 0).length;
+    // A file that failed with none of its tests failed (it could not load, or its beforeAll threw
+    // and its tests were skipped) counts as one failure too.
+    const failedSuites = (r.testResults ?? []).filter((f) => f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed')).length;
     console.log(`${r.numPassedTests} passed, ${r.numFailedTests + failedSuites} failed, ${skipped} skipped`);
   }
   process.exit(status);

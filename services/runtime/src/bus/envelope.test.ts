@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../db/local-postgres.ts';
+import { freePort } from '../ports.ts';
 import { createLogger } from '../logger.ts';
 import { toErrorBody } from './envelope.ts';
 
