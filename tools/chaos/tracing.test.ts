@@ -24,7 +24,9 @@ interface System {
   serviceOf(name: 'gateway' | 'tasks' | 'webhook'): string;
 }
 
-async function createTask(sys: System, rx: Receiver): Promise<string> {
+/** Create a task (as a new user with a webhook) and wait for its delivery; `traceparent`: the caller's, as a client would send it. */
+async function createTask(sys: System, rx: Receiver, traceparent?: string): Promise<string> {
+  const delivered = rx.requests.length;
   const pool = createPool(sys.databaseUrl, createLogger('tracing-test', 'silent'));
   const { authorization } = await createUserWithApiKey(pool);
   await pool.end();
@@ -34,12 +36,16 @@ async function createTask(sys: System, rx: Receiver): Promise<string> {
     body: JSON.stringify({ url: `${rx.url}/hook`, events: ['task.created'] }),
   });
   expect(hook.status, await hook.text()).toBe(201);
-  const created = await fetch(`${sys.url}/api/tasks`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify({ title: 'traced' }) });
+  const created = await fetch(`${sys.url}/api/tasks`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json', ...(traceparent ? { traceparent } : {}) },
+    body: JSON.stringify({ title: 'traced' }),
+  });
   expect(created.status, await created.text()).toBe(201);
   // with tracing on, the request id the gateway answers with is the trace id
   const traceId = created.headers.get('x-request-id') ?? '';
   expect(traceId).toMatch(/^[0-9a-f]{32}$/);
-  await until(() => rx.requests.length >= 1, 'the webhook delivery', 60_000);
+  await until(() => rx.requests.length > delivered, 'the webhook delivery', 60_000);
   return traceId;
 }
 
@@ -101,7 +107,7 @@ async function assertOneTrace(sys: System, otlp: OtlpReceiver, traceId: string):
   expect(spans.filter((s) => s.statusCode === 2).map((s) => s.name)).toEqual([]);
 
   // the request's log line names the trace
-  const line = sys.gatewayOutput().split('\n').find((l) => l.includes('"request completed"') && l.includes('"url":"/api/tasks"'));
+  const line = sys.gatewayOutput().split('\n').find((l) => l.includes('"request completed"') && l.includes('"url":"/api/tasks"') && l.includes(traceId));
   expect(line, sys.gatewayOutput().slice(-2_000)).toBeDefined();
   expect(JSON.parse(line!)).toMatchObject({ reqId: traceId, traceId });
 }
@@ -132,6 +138,25 @@ describe('traces in the single-process mode (npm start)', () => {
 
   it('one trace: gateway → bus → tasks → PostgreSQL → outbox relay → webhook consumer → delivery', async () => {
     await assertOneTrace(sys, otlp, await createTask(sys, rx));
+  }, 120_000);
+
+  it('a trace its caller did not sample leaves no span on any hop, and no hop starts a trace of its own', async () => {
+    // Every new trace is sampled here (the default ratio 1), so a hop that lost the caller's "not
+    // sampled" decision would start a sampled trace of its own and export it.
+    const hops = () => ({
+      handler: otlp.spans.filter((s) => s.name === 'handle tasks.http.create').length,
+      publish: otlp.spans.filter((s) => s.name === 'publish events.task.created').length,
+      consumer: otlp.spans.filter((s) => s.name === 'process events.task.created' && s.attributes['messaging.consumer.group.name'] === 'webhook-deliveries').length,
+      delivery: otlp.spans.filter((s) => s.name === 'deliver webhook').length,
+    });
+    const before = hops();
+    const unsampled = await createTask(sys, rx, '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00');
+    expect(unsampled).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    // a sampled create after it: once its trace has arrived complete, spans the first one ended earlier have been exported too
+    await assertOneTrace(sys, otlp, await createTask(sys, rx));
+    expect(otlp.spans.filter((s) => s.traceId === unsampled).map((s) => s.name)).toEqual([]);
+    const after = hops();
+    expect({ handler: after.handler - before.handler, publish: after.publish - before.publish, consumer: after.consumer - before.consumer, delivery: after.delivery - before.delivery }).toEqual({ handler: 1, publish: 1, consumer: 1, delivery: 1 });
   }, 120_000);
 });
 

@@ -73,28 +73,55 @@ function contextOf(traceparent: string | null | undefined): Api.Context {
   return traceparent ? api!.propagation.extract(active, { traceparent }) : active;
 }
 
-/** A started span; `end` records the error (if any) as the span's status. Undefined when tracing is off. */
+/**
+ * A started span; `end` records the error (if any) as the span's status. Undefined when tracing is off.
+ * In a trace that is not sampled, `sampled` is false and `span` is the trace's own non-recording one:
+ * nothing was started, `context` only carries the decision on, and `end` does nothing.
+ */
 export interface OpenSpan {
   readonly span: Api.Span;
   readonly context: Api.Context;
+  readonly sampled: boolean;
   end(err?: unknown): void;
 }
 
+/** The span `context` carries when its trace was decided against sampling (no span of it is ever exported). */
+function unsampledSpan(context: Api.Context): Api.Span | undefined {
+  const span = api!.trace.getSpan(context);
+  return span && (span.spanContext().traceFlags & api!.TraceFlags.SAMPLED) === 0 ? span : undefined;
+}
+
 /**
- * Start a span without making it active (for code that ends it in a callback, like the pool's query
- * or an HTTP response). `parent`: a traceparent to continue (from a bus header or an outbox row);
- * otherwise the active context. `onlyInTrace`: start nothing when there is no trace to join (the SQL
- * of background loops would otherwise each be a trace of its own).
+ * Whether the active context is inside a sampled trace: code that would only add a child span (the
+ * pool's statements) asks this first, so statements of background loops (no trace) and of unsampled
+ * traces cost nothing.
  */
-export function openSpan(name: string, kind: SpanKindName, attributes: SpanAttributes, opts: { parent?: string | null; onlyInTrace?: boolean } = {}): OpenSpan | undefined {
+export function inSampledTrace(): boolean {
+  if (!tracer) return false;
+  const span = api!.trace.getSpan(api!.context.active());
+  return span !== undefined && (span.spanContext().traceFlags & api!.TraceFlags.SAMPLED) !== 0;
+}
+
+const noEnd = () => undefined;
+
+/**
+ * Start a span without making it active (for code that ends it in a callback, like an HTTP
+ * response). `parent`: a traceparent to continue (from a bus header or an outbox row); otherwise the
+ * active context. Inside a trace that is not sampled nothing is started: every hop of such a trace
+ * (most of them, at a low OTEL_TRACES_SAMPLER_ARG) passes its context on and pays no more.
+ */
+export function openSpan(name: string, kind: SpanKindName, attributes: SpanAttributes, opts: { parent?: string | null } = {}): OpenSpan | undefined {
   if (!tracer) return undefined;
   const parent = contextOf(opts.parent);
-  if (opts.onlyInTrace && !api!.trace.getSpan(parent)) return undefined;
+  const unsampled = unsampledSpan(parent);
+  if (unsampled) return { span: unsampled, context: parent, sampled: false, end: noEnd };
   const span = tracer.startSpan(name, { kind: api!.SpanKind[KINDS[kind]], attributes }, parent);
   const context = api!.trace.setSpan(parent, span);
   return {
     span,
     context,
+    // false for a new trace the sampler dropped: its non-recording span carries the decision
+    sampled: span.isRecording(),
     end(err?: unknown) {
       if (err !== undefined) {
         const message = err instanceof Error ? err.message : typeof err === 'string' ? err : 'failed';
@@ -110,6 +137,8 @@ export function openSpan(name: string, kind: SpanKindName, attributes: SpanAttri
 export function inSpan<T>(name: string, kind: SpanKindName, attributes: SpanAttributes, fn: () => Promise<T>, opts: { parent?: string | null } = {}): Promise<T> {
   const s = openSpan(name, kind, attributes, opts);
   if (!s) return fn();
+  // not sampled: only the decision is carried on (a root the sampler dropped starts that context)
+  if (!s.sampled) return api!.context.with(s.context, fn);
   return api!.context.with(s.context, fn).then(
     (v) => {
       s.end();
@@ -166,11 +195,13 @@ export function traceRequests<Req extends IncomingMessage, Res extends ServerRes
     const header = req.headers.traceparent;
     // named by the method until routed (nameRequestSpan): a raw path would put ids into span names
     const s = openSpan(req.method ?? 'HTTP', 'server', { 'http.request.method': req.method ?? '', 'url.path': req.url?.split('?')[0] ?? '' }, { parent: typeof header === 'string' ? header : null })!;
-    incoming.set(req, s.span);
-    res.once('close', () => {
-      s.span.setAttribute('http.response.status_code', res.statusCode);
-      s.end(res.statusCode >= 500 ? new Error(`HTTP ${res.statusCode}`) : undefined);
-    });
+    if (s.sampled) {
+      incoming.set(req, s.span);
+      res.once('close', () => {
+        s.span.setAttribute('http.response.status_code', res.statusCode);
+        s.end(res.statusCode >= 500 ? new Error(`HTTP ${res.statusCode}`) : undefined);
+      });
+    }
     api!.context.bind(s.context, req);
     api!.context.bind(s.context, res);
     api!.context.with(s.context, () => listener(req, res));

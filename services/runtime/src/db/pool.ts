@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
 import { gauge } from '../metrics.ts';
-import { openSpan, tracingOn } from '../tracing.ts';
+import { inSampledTrace, openSpan, tracingOn } from '../tracing.ts';
 
 /** Open pools by application name, for the usage gauges (read from pg-pool's counters on scrape, no query). */
 const pools = new Set<{ name: string; pool: pg.Pool }>();
@@ -72,8 +72,8 @@ const MAX_SPAN_STATEMENT = 2_000;
 
 /**
  * With tracing on, every statement run inside a trace is a CLIENT span (`SELECT tasks`, `WITH`…)
- * carrying the parameterised text, never the values. Statements outside any trace (pollers, the
- * relay's own bookkeeping) open none. Both of pg's forms are covered: the promise and the callback
+ * carrying the parameterised text, never the values. Statements outside a sampled trace (pollers, the
+ * relay's own bookkeeping, requests not sampled) open none. Both of pg's forms are covered: the promise and the callback
  * (pg-pool's `pool.query` uses the callback).
  */
 function tracingClient(Base: typeof pg.Client, database: string): typeof pg.Client {
@@ -83,7 +83,10 @@ function tracingClient(Base: typeof pg.Client, database: string): typeof pg.Clie
     override query(config: any, values?: any, callback?: any): any {
       const text: unknown = typeof config === 'string' ? config : config?.text;
       // a Submittable (cursor, stream) manages its own lifecycle: not traced
-      const span = typeof text === 'string' && typeof config?.submit !== 'function' ? openSpan(spanName(text), 'client', { 'db.system.name': 'postgresql', 'db.namespace': database, 'db.query.text': text.slice(0, MAX_SPAN_STATEMENT) }, { onlyInTrace: true }) : undefined;
+      const span =
+        typeof text === 'string' && typeof config?.submit !== 'function' && inSampledTrace()
+          ? openSpan(spanName(text), 'client', { 'db.system.name': 'postgresql', 'db.namespace': database, 'db.query.text': text.slice(0, MAX_SPAN_STATEMENT) })
+          : undefined;
       if (!span) return super.query(config, values, callback);
       const cb = typeof values === 'function' ? values : callback;
       if (typeof cb === 'function') {
