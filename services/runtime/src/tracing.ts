@@ -85,10 +85,12 @@ export interface OpenSpan {
   end(err?: unknown): void;
 }
 
+const sampled = (span: Api.Span) => (span.spanContext().traceFlags & api!.TraceFlags.SAMPLED) !== 0;
+
 /** The span `context` carries when its trace was decided against sampling (no span of it is ever exported). */
 function unsampledSpan(context: Api.Context): Api.Span | undefined {
   const span = api!.trace.getSpan(context);
-  return span && (span.spanContext().traceFlags & api!.TraceFlags.SAMPLED) === 0 ? span : undefined;
+  return span && !sampled(span) ? span : undefined;
 }
 
 /**
@@ -99,7 +101,7 @@ function unsampledSpan(context: Api.Context): Api.Span | undefined {
 export function inSampledTrace(): boolean {
   if (!tracer) return false;
   const span = api!.trace.getSpan(api!.context.active());
-  return span !== undefined && (span.spanContext().traceFlags & api!.TraceFlags.SAMPLED) !== 0;
+  return span !== undefined && sampled(span);
 }
 
 const noEnd = () => undefined;

@@ -72,9 +72,9 @@ const MAX_SPAN_STATEMENT = 2_000;
 
 /**
  * With tracing on, every statement run inside a trace is a CLIENT span (`SELECT tasks`, `WITH`…)
- * carrying the parameterised text, never the values. Statements outside a sampled trace (pollers, the
- * relay's own bookkeeping, requests not sampled) open none. Both of pg's forms are covered: the promise and the callback
- * (pg-pool's `pool.query` uses the callback).
+ * carrying the parameterised text, never the values. Statements outside a sampled trace (pollers,
+ * the relay's own bookkeeping, requests not sampled) open none. Both of pg's forms are covered: the
+ * promise and the callback (pg-pool's `pool.query` uses the callback).
  */
 function tracingClient(Base: typeof pg.Client, database: string): typeof pg.Client {
   return class TracingClient extends Base {
