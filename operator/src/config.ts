@@ -5,6 +5,8 @@ import { z } from 'zod';
 const int = (fallback: number, min: number, max: number) =>
   z.preprocess((v) => (v === undefined || v === '' ? String(fallback) : v), z.string().regex(/^\d+$/, 'must be an integer').transform(Number).pipe(z.number().min(min).max(max)));
 
+export const DEFAULT_API_TIMEOUT_SECONDS = 30;
+
 const schema = z.object({
   /** namespace of the leader-election Lease (the operator's own; the Downward API sets it) */
   POD_NAMESPACE: z.string().min(1).default('default'),
@@ -16,6 +18,8 @@ const schema = z.object({
   /** liveness/readiness HTTP port, served by every replica */
   HEALTH_PORT: int(8081, 0, 65535),
   WORKERS: int(2, 1, 16),
+  /** an API request unanswered this long is given up and retried (watches excepted) */
+  API_TIMEOUT_SECONDS: int(DEFAULT_API_TIMEOUT_SECONDS, 1, 300),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -6,12 +6,14 @@ import { KubernetesObjectApi, makeInformer, type Informer, type KubeConfig, type
 import type { Logger } from 'pino';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from './crd.ts';
 import { MANAGED_BY, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, type CronJobApiVersion } from './desired.ts';
-import { createKubeClient, describeError, discoverCronJobApiVersion } from './kube.ts';
+import { apiClient, createKubeClient, describeError, discoverCronJobApiVersion } from './kube.ts';
 import { WorkQueue } from './queue.ts';
 import { childKinds, createReconciler } from './reconciler.ts';
 
 export interface ControllerOptions {
   log: Logger;
+  /** deadline of every API request (watches excepted) */
+  apiTimeoutMs: number;
   workers?: number;
   notReadyRecheckMs?: number;
   resyncMs?: number;
@@ -41,7 +43,6 @@ const plurals: Record<string, string> = {
   CronJob: 'cronjobs',
 };
 
-/** An informer that restarts itself with backoff: client-node's stops on any error but 410. */
 /** Consecutive watch failures after which the controller counts as not working. */
 const FAILING_AFTER = 3;
 
@@ -64,6 +65,7 @@ class FailureCount {
   }
 }
 
+/** Restarts an informer with backoff: client-node's stops on any error but 410. */
 function keepRunning(inf: Informer<KubernetesObject>, what: string, log: Logger, count: FailureCount): Runner {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -89,9 +91,9 @@ function keepRunning(inf: Informer<KubernetesObject>, what: string, log: Logger,
 
 export async function startController(kc: KubeConfig, opts: ControllerOptions): Promise<RunningController> {
   const { log } = opts;
-  const cronJobApiVersion = await discoverCronJobApiVersion(kc);
+  const cronJobApiVersion = await discoverCronJobApiVersion(kc, opts.apiTimeoutMs);
   log.info({ cronJobApiVersion }, 'CronJob API discovered');
-  const client = createKubeClient(kc);
+  const client = createKubeClient(kc, opts.apiTimeoutMs);
   const reconcile = createReconciler({
     client,
     log,
@@ -114,7 +116,8 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
     },
     { workers: opts.workers ?? 2, onError: (key, err, attempt) => log.warn({ key, attempt, err: describeError(err) }, 'reconcile error; retrying') },
   );
-  const objects = KubernetesObjectApi.makeApiClient(kc);
+  // the informers' list calls; their watches run on without a deadline
+  const objects = apiClient(kc, KubernetesObjectApi, opts.apiTimeoutMs);
   const runners: Runner[] = [];
 
   // TaskServices: spec changes (generation), deletion and finalizer changes; status writes are ours.

@@ -9,9 +9,15 @@ import {
   CustomObjectsApi,
   KubernetesObjectApi,
   PatchStrategy,
+  ServerConfiguration,
+  createConfiguration,
   setHeaderOptions,
+  type Configuration,
   type KubeConfig,
+  Observable,
+  type ConfigurationOptions,
   type KubernetesObject,
+  type ObservableMiddleware,
 } from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, KIND, API_VERSION } from './crd.ts';
 import { FIELD_MANAGER, type CronJobApiVersion } from './desired.ts';
@@ -61,19 +67,43 @@ export function describeError(err: unknown): string {
 
 const asJsonMerge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
+/** Middleware: the request is aborted if it has not been answered within `ms`. */
+const deadline = (ms: number): ObservableMiddleware => ({
+  pre: (ctx) => {
+    ctx.setSignal(AbortSignal.timeout(Math.max(1, Math.ceil(ms))));
+    return new Observable(Promise.resolve(ctx));
+  },
+  post: (res) => new Observable(Promise.resolve(res)),
+});
+
+/** Per-call options: this call gives up after `ms` (overrides the client's own deadline). */
+export const withDeadline = (ms: number): ConfigurationOptions => ({ middleware: [deadline(ms)], middlewareMergeStrategy: 'append' });
+
+/**
+ * An API client whose every request gives up after `timeoutMs`. Without a deadline a request the API
+ * server never answers (a connection a load balancer dropped silently, a stalled etcd) holds its
+ * reconcile, and so its key, forever. Watches do not come through here: they are long by design.
+ */
+export function apiClient<T>(kc: KubeConfig, Api: new (config: Configuration) => T, timeoutMs: number): T {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig names no current cluster');
+  // (KubernetesObjectApi's default namespace stays `default`: every object the operator names carries its own.)
+  return new Api(createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: kc }, middleware: [deadline(timeoutMs)] }));
+}
+
 /**
  * Which CronJob API the server serves: batch/v1 from Kubernetes 1.21, batch/v1beta1 before
  * (the project's test server is 1.20.2, which answers 404 for batch/v1 CronJobs).
  */
-export async function discoverCronJobApiVersion(kc: KubeConfig): Promise<CronJobApiVersion> {
-  const resources = await kc.makeApiClient(BatchV1Api).getAPIResources();
+export async function discoverCronJobApiVersion(kc: KubeConfig, timeoutMs: number): Promise<CronJobApiVersion> {
+  const resources = await apiClient(kc, BatchV1Api, timeoutMs).getAPIResources();
   return resources.resources.some((r) => r.name === 'cronjobs') ? 'batch/v1' : 'batch/v1beta1';
 }
 
-export function createKubeClient(kc: KubeConfig, component = FIELD_MANAGER): KubeClient {
-  const objects = KubernetesObjectApi.makeApiClient(kc);
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
+export function createKubeClient(kc: KubeConfig, timeoutMs: number, component = FIELD_MANAGER): KubeClient {
+  const objects = apiClient(kc, KubernetesObjectApi, timeoutMs);
+  const custom = apiClient(kc, CustomObjectsApi, timeoutMs);
+  const core = apiClient(kc, CoreV1Api, timeoutMs);
   const tsParams = (ts: { metadata: { namespace: string; name: string } }) => ({
     group: GROUP,
     version: VERSION,

@@ -5,7 +5,7 @@
  */
 import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { describeError, isConflict, isNotFound } from './kube.ts';
+import { apiClient, describeError, isConflict, isNotFound, withDeadline } from './kube.ts';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -14,6 +14,8 @@ export interface LeaderElectionOptions {
   leaseDurationSeconds?: number;
   /** how often to renew (leader) or retry (candidate) */
   retryPeriodMs?: number;
+  /** deadline of a Lease request of a candidate (a leader's are bounded by its renew window) */
+  apiTimeoutMs?: number;
   log: Logger;
   /** A rejection means "cannot lead": the elector steps down, releases the Lease and sits out. */
   onStartedLeading: () => void | Promise<void>;
@@ -40,8 +42,12 @@ export function canAcquire(lease: V1Lease, identity: string, now: number): boole
 }
 
 export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions): LeaderElector {
-  const api = kc.makeApiClient(CoordinationV1Api);
   const duration = opts.leaseDurationSeconds ?? 15;
+  // A leader that has not renewed for 2/3 of the duration steps down (client-go's renew deadline),
+  // a third before a standby may take the Lease. Its Lease requests are aborted at that moment, so a
+  // renewal that hangs cannot keep it leading past it.
+  const renewWindowMs = (duration * 1000 * 2) / 3;
+  const api = apiClient(kc, CoordinationV1Api, opts.apiTimeoutMs ?? duration * 1000);
   const retry = opts.retryPeriodMs ?? 2000;
   const { namespace, name, identity, log } = opts;
   let leader = false;
@@ -67,14 +73,17 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
       lastObstacle = 'cooling down after a failed start';
       return false;
     }
+    const renewBy = lastRenew + renewWindowMs;
+    // a candidate's requests keep the client's own deadline
+    const call = leader ? () => withDeadline(renewBy - Date.now()) : () => undefined;
     let lease: V1Lease | undefined;
     try {
-      lease = await api.readNamespacedLease({ name, namespace });
+      lease = await api.readNamespacedLease({ name, namespace }, call());
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
     if (!lease) {
-      await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: spec(true) } });
+      await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: spec(true) } }, call());
       return true;
     }
     if (!canAcquire(lease, identity, Date.now())) {
@@ -83,7 +92,7 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
     }
     const acquire = lease.spec?.holderIdentity !== identity;
     // replace carries metadata.resourceVersion: a concurrent writer makes this 409.
-    await api.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: spec(acquire, lease) } });
+    await api.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: spec(acquire, lease) } }, call());
     return true;
   }
 
@@ -130,13 +139,15 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
     if (stopped) return;
     let ok: boolean;
     try {
+      // counted from before the request: the renewTime it writes, which standbys go by, is later
+      const attempt = Date.now();
       ok = await tryAcquireOrRenew();
-      if (ok) lastRenew = Date.now();
+      if (ok) lastRenew = attempt;
     } catch (err) {
       lastObstacle = describeError(err);
       if (!isConflict(err)) log.warn({ err: lastObstacle }, 'lease update failed');
-      // A leader that cannot renew keeps leading until its lease could have expired for others.
-      ok = leader && Date.now() - lastRenew < (duration * 1000 * 2) / 3;
+      // A leader that cannot renew keeps leading only within its renew window.
+      ok = leader && Date.now() < lastRenew + renewWindowMs;
     }
     if (stopped) return;
     // Callbacks run outside the renew loop (serialized): a slow controller start must not delay

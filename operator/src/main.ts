@@ -14,7 +14,7 @@ try {
 const log = pino({ name: 'taskservice-operator', level: config.LOG_LEVEL });
 const kc = new KubeConfig();
 kc.loadFromDefault(); // in-cluster service account, or $KUBECONFIG / ~/.kube/config outside
-const operator = await runOperator(kc, { ...config, log });
+const operator = await runOperator(kc, { ...config, apiTimeoutMs: config.API_TIMEOUT_SECONDS * 1000, log });
 
 let stopping = false;
 const shutdown = (signal: string) => {

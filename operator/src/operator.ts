@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { OperatorConfig } from './config.ts';
+import { DEFAULT_API_TIMEOUT_SECONDS, type OperatorConfig } from './config.ts';
 import { startController, type RunningController } from './controller.ts';
 import { describeError } from './kube.ts';
 import { startLeaderElection, type LeaderElector } from './leader.ts';
@@ -31,6 +31,8 @@ export interface RunningOperator {
 
 export interface OperatorOptions extends Pick<OperatorConfig, 'POD_NAMESPACE' | 'POD_NAME' | 'LEASE_NAME' | 'LEADER_ELECT' | 'LEASE_DURATION_SECONDS' | 'HEALTH_PORT' | 'WORKERS'> {
   log: Logger;
+  /** deadline of an API request in ms (API_TIMEOUT_SECONDS) */
+  apiTimeoutMs?: number;
   retryPeriodMs?: number;
   notReadyRecheckMs?: number;
   resyncMs?: number;
@@ -38,6 +40,7 @@ export interface OperatorOptions extends Pick<OperatorConfig, 'POD_NAMESPACE' | 
 
 export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promise<RunningOperator> {
   const { log } = opts;
+  const apiTimeoutMs = opts.apiTimeoutMs ?? DEFAULT_API_TIMEOUT_SECONDS * 1000;
   let controller: RunningController | undefined;
   let starting: Promise<void> | undefined;
   let leader = !opts.LEADER_ELECT;
@@ -52,7 +55,7 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
     state = 'starting';
     starting = (async () => {
       try {
-        controller = await startController(kc, { log, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs, onReconciled: (outcome, seconds) => metrics.reconciled(outcome, seconds) });
+        controller = await startController(kc, { log, apiTimeoutMs, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs, onReconciled: (outcome, seconds) => metrics.reconciled(outcome, seconds) });
         state = 'running';
         lastError = undefined;
       } catch (err) {
@@ -107,6 +110,7 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
       identity: opts.POD_NAME,
       leaseDurationSeconds: opts.LEASE_DURATION_SECONDS,
       retryPeriodMs: opts.retryPeriodMs,
+      apiTimeoutMs,
       log,
       onStartedLeading: startLeading,
       onStoppedLeading: stopLeading,

@@ -1,6 +1,7 @@
 /**
  * A plain-HTTP proxy on 127.0.0.1 in front of the test API server that answers chosen requests
- * with an error instead of forwarding them: the real server behind it, faults where a test wants them.
+ * with an error, or never, instead of forwarding them: the real server behind it, faults where a
+ * test wants them.
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -13,6 +14,10 @@ export interface FaultProxy {
   fail(match: ((req: IncomingMessage) => boolean) | undefined, code?: number): void;
   /** how many requests were answered with a fault */
   faults(): number;
+  /** hold matching requests unanswered from now on, as a connection that died silently would (undefined: none) */
+  hang(match: ((req: IncomingMessage) => boolean) | undefined): void;
+  /** how many requests were held unanswered */
+  held(): number;
   stop(): Promise<void>;
 }
 
@@ -21,7 +26,13 @@ export async function startFaultProxy(upstream: KubeConfig): Promise<FaultProxy>
   let match: ((req: IncomingMessage) => boolean) | undefined;
   let code = 503;
   let faults = 0;
+  let hangMatch: ((req: IncomingMessage) => boolean) | undefined;
+  let held = 0;
   const server = createServer((req, res) => {
+    if (hangMatch?.(req)) {
+      held++;
+      return;
+    }
     if (match?.(req)) {
       faults++;
       res.writeHead(code, { 'content-type': 'application/json' });
@@ -32,6 +43,7 @@ export async function startFaultProxy(upstream: KubeConfig): Promise<FaultProxy>
       { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host }, rejectUnauthorized: false },
       (r) => {
         res.writeHead(r.statusCode ?? 502, r.headers);
+        res.flushHeaders(); // a watch sends its headers long before any body: pass them on at once
         r.pipe(res);
       },
     );
@@ -59,6 +71,10 @@ export async function startFaultProxy(upstream: KubeConfig): Promise<FaultProxy>
       code = c;
     },
     faults: () => faults,
+    hang(m) {
+      hangMatch = m;
+    },
+    held: () => held,
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

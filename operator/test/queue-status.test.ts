@@ -1,5 +1,6 @@
 /** L1 pieces without I/O: the work queue's guarantees, status conditions, Lease takeover rule. */
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_API_TIMEOUT_SECONDS, loadOperatorConfig } from '../src/config.ts';
 import { canAcquire } from '../src/leader.ts';
 import { WorkQueue } from '../src/queue.ts';
 import { computeStatus, statusChanged, transitions, type ObservedDeployment } from '../src/status.ts';
@@ -102,5 +103,14 @@ describe('Lease takeover rule', () => {
     expect(canAcquire(lease('me', '2026-01-01T00:00:00Z'), 'me', now)).toBe(true);
     expect(canAcquire(lease('other', '2026-01-01T00:00:20Z'), 'me', now)).toBe(false);
     expect(canAcquire(lease('other', '2026-01-01T00:00:10Z'), 'me', now)).toBe(true);
+  });
+});
+
+describe('operator configuration', () => {
+  it('defaults every setting and refuses a bad one naming it', () => {
+    expect(loadOperatorConfig({})).toMatchObject({ LEASE_DURATION_SECONDS: 15, API_TIMEOUT_SECONDS: DEFAULT_API_TIMEOUT_SECONDS, WORKERS: 2, HEALTH_PORT: 8081 });
+    expect(loadOperatorConfig({ API_TIMEOUT_SECONDS: '5' }).API_TIMEOUT_SECONDS).toBe(5);
+    expect(() => loadOperatorConfig({ API_TIMEOUT_SECONDS: '0' })).toThrow(/API_TIMEOUT_SECONDS/);
+    expect(() => loadOperatorConfig({ API_TIMEOUT_SECONDS: 'soon' })).toThrow(/API_TIMEOUT_SECONDS: must be an integer/);
   });
 });

@@ -23,7 +23,7 @@ import { startTestCluster, type TestCluster } from '../../tools/k8s/cluster.ts';
 import { CRD_FILE } from '../../tools/k8s/gen-crd.ts';
 import { eventually, until } from '../../tools/testenv/wait.ts';
 import { GROUP, PLURAL, VERSION } from '../src/crd.ts';
-import { runOperator, type RunningOperator } from '../src/operator.ts';
+import { runOperator, type OperatorOptions, type RunningOperator } from '../src/operator.ts';
 import { startFaultProxy } from './fault-proxy.ts';
 import { minimal } from './fixtures.ts';
 
@@ -41,7 +41,7 @@ describe.skipIf(!gate.run)('issue 16 against a real kube-apiserver', () => {
   let custom: CustomObjectsApi;
   const operators: RunningOperator[] = [];
 
-  const start = async (config: KubeConfig, id: string, lease: string) => {
+  const start = async (config: KubeConfig, id: string, lease: string, extra: Partial<OperatorOptions> = {}) => {
     const op = await runOperator(config, {
       log: log.child({ replica: id }),
       POD_NAMESPACE: LEASE_NS,
@@ -53,6 +53,7 @@ describe.skipIf(!gate.run)('issue 16 against a real kube-apiserver', () => {
       WORKERS: 2,
       retryPeriodMs: 300,
       notReadyRecheckMs: 1000,
+      ...extra,
     });
     operators.push(op);
     return op;
@@ -118,6 +119,43 @@ describe.skipIf(!gate.run)('issue 16 against a real kube-apiserver', () => {
       await create('zombie', minimal('zombie', NS).spec as any);
       await eventually('the standby to reconcile', async () => (await apps.readNamespacedDeployment({ name: 'zombie-gateway', namespace: NS })).metadata?.uid);
       await stop(broken);
+      await stop(standby);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('a silent API server: a reconcile whose request hangs is given up and retried; a leader whose renewals hang steps down before the Lease can pass on', async () => {
+    const proxy = await startFaultProxy(kc);
+    try {
+      // an API deadline (6 s) that alone would let a hung renewal outlast the Lease (4 s)
+      const silent = await start(proxy.kubeConfig(), 'silent', 'silent', { apiTimeoutMs: 6000 });
+      await until(() => silent.isLeader(), 'the replica behind the proxy to lead');
+      // The reconcile's first read of its TaskService is never answered: without a deadline it would
+      // hold the key for good and nothing would ever be created.
+      proxy.hang((req) => req.method === 'GET' && /\/taskservices\/silent$/.test(req.url ?? '') && proxy.held() < 1);
+      await create('silent', minimal('silent', NS).spec as any);
+      await eventually('the reconcile to get through on its second try', async () => (await apps.readNamespacedDeployment({ name: 'silent-gateway', namespace: NS })).metadata?.uid);
+      expect(proxy.held()).toBe(1);
+
+      // Now its Lease requests hang. It must stop leading within its renew window (2/3 of 4 s), before
+      // the standby may take the Lease: never two leaders at once.
+      const standby = await start(kc, 'awake', 'silent');
+      proxy.hang((req) => /\/leases\//.test(req.url ?? ''));
+      let both = 0;
+      const watch = setInterval(() => {
+        if (silent.isLeader() && standby.isLeader()) both++;
+      }, 10);
+      try {
+        await until(() => standby.isLeader(), 'the standby to take the Lease over', 20_000);
+      } finally {
+        clearInterval(watch);
+      }
+      expect(both).toBe(0);
+      expect(silent.health()).toMatchObject({ leader: false, controller: 'standby' });
+      await remove('silent');
+      await eventually('the standby to finish the deletion', async () => !(await getTs('silent').catch(() => undefined)));
+      await stop(silent);
       await stop(standby);
     } finally {
       await proxy.stop();

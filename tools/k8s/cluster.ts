@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +64,26 @@ const tail = (file: string) => {
   }
 };
 
+/**
+ * The etcd of a throwaway control plane: its data in memory (/dev/shm) where the machine has it, so
+ * its fsyncs never queue behind a disk the rest of a test run keeps busy. The caller removes `dataDir`.
+ */
+export function etcdSetup(name: string, clientPort: number, peerPort: number): { args: string[]; dataDir: string; url: string } {
+  const dataDir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'tasksvc-etcd-'));
+  const url = `http://127.0.0.1:${clientPort}`;
+  const peerUrl = `http://127.0.0.1:${peerPort}`;
+  const args = [
+    `--name=${name}`,
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=${url}`,
+    `--advertise-client-urls=${url}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=${name}=${peerUrl}`,
+  ];
+  return { args, dataDir, url };
+}
+
 export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
   const bins = apiServerBinaries();
   if (bins.missing.length) throw new Error(`missing ${bins.missing.join(', ')}: run tools/k8s/ensure-apiserver.sh`);
@@ -71,6 +91,7 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
   const log = opts.log ?? (() => undefined);
   const dir = mkdtempSync(join(tmpdir(), 'tasksvc-k8s-'));
   const procs: ChildProcess[] = [];
+  const dirs: string[] = [];
   const run = (name: string, cmd: string, args: string[]) => {
     const file = join(dir, `${name}.log`);
     const out = createWriteStream(file);
@@ -89,7 +110,7 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       await exited;
       clearTimeout(t);
     }
-    rmSync(dir, { recursive: true, force: true });
+    for (const d of [dir, ...dirs]) rmSync(d, { recursive: true, force: true });
   };
 
   try {
@@ -103,17 +124,9 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     mkdirSync(join(dir, 'certs'));
 
     log(`etcd on 127.0.0.1:${etcdPort}`);
-    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    const peerUrl = `http://127.0.0.1:${peerPort}`;
-    const etcd = run('etcd', bin.etcd, [
-      '--name=test',
-      `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=test=${peerUrl}`,
-    ]);
+    const { args: etcdArgs, dataDir: etcdDir, url: etcdUrl } = etcdSetup('test', etcdPort, peerPort);
+    dirs.push(etcdDir);
+    const etcd = run('etcd', bin.etcd, etcdArgs);
     await waitFor('etcd', async () => (await fetch(`${etcdUrl}/health`).then((r) => r.ok).catch(() => false)), etcd.p, etcd.file, 30_000);
 
     log(`kube-apiserver on 127.0.0.1:${apiPort}`);

@@ -39,6 +39,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '@tasksvc/runtime';
 import { apiServerBinaries, helmBinaries, K8S_VERSION } from './bins.ts';
+import { etcdSetup } from './cluster.ts';
 import { imageName, PAUSE_IMAGE, podman, TARGETS } from './images.ts';
 
 const exec = promisify(execFile);
@@ -261,6 +262,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
   const netnsBefore = new Set(before.netns?.split(' ').filter(Boolean));
   const foreignBefore = new Map(FOREIGN_DIRS.map((d) => [d, existsSync(d) ? new Set(readdirSync(d)) : undefined]));
   const dir = mkdtempSync('/var/tmp/tasksvc-node-');
+  let etcdDataDir: string | undefined;
   const bin = (name: string) => (name === 'etcd' ? (apiServerBinaries().found.etcd as string) : join(k8sCache, 'bin', name));
   const procs: { name: string; p: ChildProcess }[] = [];
   const run = (name: string, cmd: string, args: string[], where: 'host' | 'node' = 'host') => {
@@ -349,6 +351,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     }
     removeCgroups();
     rmSync(dir, { recursive: true, force: true });
+    if (etcdDataDir) rmSync(etcdDataDir, { recursive: true, force: true });
     // 6. Compare with the snapshot.
     const after = await hostSnapshot();
     for (const [k, v] of Object.entries(before)) if (after[k] !== v) problems.push(`${k} changed:\n  before: ${v}\n  after:  ${after[k]}`);
@@ -441,17 +444,9 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
         '',
       ].join('\n'),
     );
-    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    const peerUrl = `http://127.0.0.1:${peerPort}`;
-    const etcd = run('etcd', bin('etcd'), [
-      '--name=node',
-      `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=node=${peerUrl}`,
-    ]);
+    const { args: etcdArgs, dataDir: etcdDir, url: etcdUrl } = etcdSetup('node', etcdPort, peerPort);
+    etcdDataDir = etcdDir;
+    const etcd = run('etcd', bin('etcd'), etcdArgs);
     await waitFor('etcd', async () => await fetch(`${etcdUrl}/health`).then((r) => r.ok, () => false), etcd, 30_000);
     const server = `https://${HOST_IP}:${apiPort}`;
     const certDir = join(dir, 'certs');
