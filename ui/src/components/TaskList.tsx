@@ -158,7 +158,7 @@ export function estimateLabel(minutes: number): string {
   return [h ? `${h} h` : '', m ? `${m} min` : ''].filter(Boolean).join(' ');
 }
 
-export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; compact?: boolean; hideTopic?: boolean }): JSX.Element {
+export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; hideTopic?: boolean }): JSX.Element {
   const t = () => props.task;
   // Completed a moment ago from this row: shown ticked, with Undo instead of the menu, until its toast goes.
   const held = () => justCompleted(t().id);
@@ -248,7 +248,7 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
               </span>
             )}
           </Show>
-          <Show when={!props.compact && !props.hideTopic && topic()}>
+          <Show when={!props.hideTopic && topic()}>
             {(x) => (
               <a class="topic-tag" href={`/topics/${x().id}`} data-testid="topic-tag">
                 <span class="topic-dot" style={{ background: x().color ?? 'var(--accent)' }} aria-hidden="true" />
@@ -258,7 +258,7 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
           </Show>
         </div>
       </div>
-      <Show when={!props.compact && !held()}>
+      <Show when={!held()}>
         <div class="actions">
           <ActionsMenu
             label={`Actions for "${t().title}"`}
@@ -275,13 +275,13 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
   );
 }
 
-export function TaskList(props: { tasks: Task[]; today: string; topics: Topic[]; actions: TaskActions; empty?: JSX.Element; compact?: boolean; hideTopic?: boolean; label: string }): JSX.Element {
+export function TaskList(props: { tasks: Task[]; today: string; topics: Topic[]; actions: TaskActions; empty?: JSX.Element; hideTopic?: boolean; label: string }): JSX.Element {
   // A deleted task leaves at once; its DELETE waits for the Undo toast (lib/undoable-delete.ts).
   const shown = createMemo(() => props.tasks.filter((t) => !isDeleted(t.id)));
   return (
     <Show when={shown().length > 0} fallback={<Empty>{props.empty ?? 'Nothing here.'}</Empty>}>
       <ul class="list" aria-label={props.label}>
-        <For each={shown()}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} compact={props.compact} hideTopic={props.hideTopic} />}</For>
+        <For each={shown()}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} hideTopic={props.hideTopic} />}</For>
       </ul>
     </Show>
   );
