@@ -95,4 +95,7 @@ for target in $TARGETS; do
   fi
   log "$(printf '%-10s %4d s  %s' "$target" "$(secs "$t")" "$(size "localhost/task-service-$target:$TAG")")"
 done
+# The previous build's images lost their tags to these: without this the cache grew by ~2 GB a build.
+# Dangling images only: the cached stages the current images stand on are kept.
+podman image prune --force >/dev/null
 log "all targets in $(secs "$total") s; storage $(du -sh "$IMAGE_CACHE/storage" | cut -f1)"
