@@ -95,7 +95,13 @@ for target in $TARGETS; do
   fi
   log "$(printf '%-10s %4d s  %s' "$target" "$(secs "$t")" "$(size "localhost/task-service-$target:$TAG")")"
 done
-# The previous build's images lost their tags to these: without this the cache grew by ~2 GB a build.
-# Dangling images only: the cached stages the current images stand on are kept.
+# The previous build's images lost their tags to these: without pruning the cache grew by ~2 GB a
+# build. The stages the targets copy from are no image's parent, so they are tagged first: the
+# prune (dangling images only) then keeps them and their layer cache for the next build.
+for stage in prod-deps ui-build; do
+  podman build --quiet --layers --format docker --network host "${ca_args[@]}" \
+    --build-arg NODE_IMAGE="$NODE_IMAGE" --build-arg SERVICE_COMMIT="$commit" \
+    --target "$stage" -t "localhost/task-service-cache:$stage" . >/dev/null
+done
 podman image prune --force >/dev/null
 log "all targets in $(secs "$total") s; storage $(du -sh "$IMAGE_CACHE/storage" | cut -f1)"
