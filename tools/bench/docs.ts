@@ -42,12 +42,12 @@ node_modules/.bin/node tools/bench/http-load.ts --url http://HOST:PORT --keys-fi
 
 \`http-load.ts\` works against any deployment: give it the base URL and one API key per line; it reports
 req/s, p50/p99, non-2xx answers, server and PostgreSQL CPU per 1,000 requests (from \`/proc\` of the pids
-given; PostgreSQL backends are the postmaster's children) and statements per request when
+given; PostgreSQL backends are the postmaster's children, other databases' backends left out) and statements per request when
 \`pg_stat_statements\` is installed in the database given with \`--pg-url\`.
 
 | bench | what | baseline |
 |---|---|---|
-| \`http.ts\` | task create and list under autocannon load: single process (logging off and at info) and distributed (6 processes, NATS) | node:http + \`pg\` with the minimal SQL under the same load (\`baseline-server.ts\`: one statement inserting the task and its outbox row; list: the page query); also shown: the same SQL in-process with no HTTP |
+| \`http.ts\` | task create and list under autocannon load: single process (logging off, at info, and at info with tracing on: every trace and 5 % of them sampled) and distributed (6 processes, NATS); every system runs throughout and they are measured in turn over interleaved rounds | node:http + \`pg\` with the minimal SQL under the same load (\`baseline-server.ts\`: one statement inserting the task and its outbox row; list: the page query); also shown: the same SQL in-process with no HTTP |
 | \`bus.ts\` | request/reply round trip with zod checks on both ends | in-process transport |
 | \`api.ts\` | task create and list through the whole HTTP path, one request at a time and a few in parallel | the same SQL done directly with \`pg\` |
 | \`webhooks.ts\` | signed deliveries per second to a local receiver that verifies each signature, and event-commit-to-delivery latency | (throughput and latency figures) |

@@ -2,7 +2,8 @@
  * HTTP load against any deployment of the task service: autocannon (as a library) sends task
  * creates or lists with a rotating list of Bearer API keys, and the run reports req/s, p50/p99,
  * non-2xx answers, the CPU the server and PostgreSQL processes spent per 1,000 requests (from
- * /proc of the pids given; PostgreSQL backends are found as children of the postmaster pid), and
+ * /proc of the pids given; PostgreSQL backends are found as children of the postmaster pid, those of
+ * databases other than the one in --pg-url left out), and
  * statements per request from pg_stat_statements when a database URL is given and the extension is
  * installed.
  *
@@ -56,13 +57,23 @@ function cpuMs(pid: number): number {
   }
 }
 
-function childrenOf(pid: number): number[] {
+/** A backend's process title: `postgres: [CLUSTER: ]USER DATABASE ADDRESS(PORT) STATE`. */
+const BACKEND_TITLE = /^postgres: (?:\S+: )?\S+ (\S+) (?:\[local\]|\S+\(\d+\))/;
+
+/**
+ * The postmaster's children, without the backends of databases other than `database` (when given):
+ * other systems sharing the server are not this one's cost. Its shared processes (WAL writer,
+ * checkpointer, autovacuum) count.
+ */
+function childrenOf(pid: number, database?: string): number[] {
   const out: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name));
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== pid) continue;
+      const db = database && BACKEND_TITLE.exec(readFileSync(`/proc/${name}/cmdline`, 'utf8'))?.[1];
+      if (!db || db === database) out.push(Number(name));
     } catch {
       // exited while we looked
     }
@@ -83,7 +94,10 @@ function spent(before: Map<number, number>, pids: number[]): number {
 async function statementCalls(client: pg.Client | undefined): Promise<number | null> {
   if (!client) return null;
   try {
-    const { rows } = await client.query<{ n: string }>('SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_statements');
+    // this database's statements only: other databases on the same server are not this deployment's
+    const { rows } = await client.query<{ n: string }>(
+      'SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())',
+    );
     return Number(rows[0]!.n);
   } catch {
     return null; // not installed or not preloaded
@@ -101,7 +115,8 @@ export async function httpLoad(o: LoadOptions): Promise<LoadResult> {
   const pgClient = o.pgUrl ? new pg.Client({ connectionString: o.pgUrl }) : undefined;
   await pgClient?.connect();
   const serverPids = o.serverPids ?? [];
-  const pgPids = o.pgPid ? [o.pgPid, ...childrenOf(o.pgPid)] : [];
+  const database = o.pgUrl ? decodeURIComponent(new URL(o.pgUrl).pathname.slice(1)) : undefined;
+  const pgPids = o.pgPid ? [o.pgPid, ...childrenOf(o.pgPid, database)] : [];
   try {
     const calls0 = await statementCalls(pgClient);
     const server0 = snapshot(serverPids);
@@ -119,7 +134,7 @@ export async function httpLoad(o: LoadOptions): Promise<LoadResult> {
     });
     const serverCpu = spent(server0, serverPids);
     // backends that started during the run count from zero
-    const pgCpu = spent(pg0, o.pgPid ? [...new Set([...pgPids, ...childrenOf(o.pgPid)])] : []);
+    const pgCpu = spent(pg0, o.pgPid ? [...new Set([...pgPids, ...childrenOf(o.pgPid, database)])] : []);
     const calls1 = await statementCalls(pgClient);
     const n = result.requests.total;
     const per1k = (ms: number) => (n > 0 ? (ms * 1000) / n : NaN);

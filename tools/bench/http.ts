@@ -1,16 +1,20 @@
 /**
  * The issue-18 rows: task create and list under HTTP load (tools/bench/http-load.ts, autocannon) for
  * the single-process mode (`tools/start.ts`, logging off and at info, and at info with tracing on:
- * OTLP/HTTP to a receiver in this process, every request sampled) and the distributed mode (six
- * service processes and nats-server), against the in-tree direct-pg baseline under the same load:
- * node:http + pg with the minimal SQL (tools/bench/baseline-server.ts: the create is one statement
- * inserting the task and its outbox row, the list is the page query). A second reference row runs
- * the same SQL in this process with no HTTP at all (the floor of the database alone). Same private
- * PostgreSQL per mode, fsync off for all, many users with one API key each.
+ * OTLP/HTTP to a receiver in this process, every trace sampled and a fraction of them) and the
+ * distributed mode (six service processes and nats-server), against the in-tree direct-pg baseline
+ * under the same load: node:http + pg with the minimal SQL (tools/bench/baseline-server.ts: the
+ * create is one statement inserting the task and its outbox row, the list is the page query). A
+ * second reference row runs the same SQL in this process with no HTTP at all (the floor of the
+ * database alone). Same private PostgreSQL per mode, fsync off for all, many users with one API key
+ * each. Every system runs for the whole bench and they are measured in interleaved rounds, so each
+ * ratio compares figures taken minutes apart at most, under the same conditions.
  *
- *   node_modules/.bin/node tools/bench/http.ts [--seconds 10] [--connections 10] [--users 50] [--only floor,off,info,tracing,tracing10,distributed]
+ *   node_modules/.bin/node tools/bench/http.ts [--seconds 8] [--rounds 3] [--connections 10] [--users 50]
+ *     [--sampled 0.05] [--only floor,off,info,tracing,tracing-sampled,distributed]
  *
- * `--only` runs just those rows (the baseline always runs: the ratios are against it).
+ * `--only` runs just those rows (the baseline always runs: the ratios are against it); `--sampled`
+ * is the fraction of traces the `tracing-sampled` row records (OTEL_TRACES_SAMPLER_ARG).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -30,10 +34,19 @@ import { emitRows } from './lib/report.ts';
 import { measure } from './lib/stats.ts';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' }, users: { type: 'string', default: '50' }, only: { type: 'string', default: 'floor,off,info,tracing,tracing10,distributed' } },
+  options: {
+    seconds: { type: 'string', default: '8' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '10' },
+    users: { type: 'string', default: '50' },
+    sampled: { type: 'string', default: '0.05' },
+    only: { type: 'string', default: 'floor,off,info,tracing,tracing-sampled,distributed' },
+  },
 });
 const ONLY = new Set(values.only.split(',').map((s) => s.trim()));
 const SECONDS = Number(values.seconds);
+const ROUNDS = Number(values.rounds);
+const SAMPLED = Number(values.sampled);
 const C = Number(values.connections);
 const USERS = Number(values.users);
 const root = new URL('../..', import.meta.url).pathname;
@@ -58,36 +71,53 @@ async function keysFor(pool: Pool): Promise<string[]> {
   return keys;
 }
 
-type Row = { path: string; r: Pick<LoadResult, 'reqPerSec' | 'p50' | 'p99' | 'non2xx' | 'serverCpuMsPer1k' | 'pgCpuMsPer1k' | 'statementsPerRequest' | 'loadAverage'> };
+type Measured = Pick<LoadResult, 'reqPerSec' | 'p50' | 'p99' | 'non2xx' | 'serverCpuMsPer1k' | 'pgCpuMsPer1k' | 'statementsPerRequest' | 'loadAverage'>;
+type Op = 'create' | 'list';
+
+/** A running system under test: measured with the same load, round after round, beside the others. */
+interface Target {
+  path: string;
+  load(op: Op): Promise<LoadResult>;
+  stop(): Promise<void>;
+}
+
+/** A process started for a target; stopped with SIGTERM and awaited. */
+function serverProcess(program: string, env: Record<string, string>): { pid: number; stop(): Promise<void> } {
+  const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(root, 'tools', program)], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return {
+    pid: child.pid!,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+async function serving(url: string, what: string, ms: number): Promise<void> {
+  await until(async () => (await fetch(`${url}/api/health`).catch(() => undefined))?.status === 200, what, ms);
+}
 
 /** The baseline: node:http + pg, minimal SQL, in its own process, under the same HTTP load. */
-async function httpBaseline(): Promise<Record<'create' | 'list', Row>> {
+async function httpBaseline(): Promise<Target> {
   const DATABASE_URL = await benchDatabase();
   const pool = createPool(DATABASE_URL, log);
   await migrate(pool, { ...tasksService.migrations!, log });
   await pool.end();
   const port = await freePort();
-  const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(root, 'tools', 'bench', 'baseline-server.ts')], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), POOL_MAX: String(C) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const server = serverProcess('bench/baseline-server.ts', { DATABASE_URL, PORT: String(port), POOL_MAX: String(C) });
   const url = `http://127.0.0.1:${port}`;
-  try {
-    await until(async () => (await fetch(`${url}/api/health`).catch(() => undefined))?.status === 200, 'the baseline server', 30_000);
-    const keys = Array.from({ length: USERS }, () => randomUUID());
-    const path = 'direct pg over HTTP (baseline: node:http + pg)';
-    const load = (op: 'create' | 'list') => httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [child.pid!], pgPid, pgUrl: DATABASE_URL });
-    await httpLoad({ url, keys, op: 'create', seconds: 2, connections: C }); // warm-up, and the rows the list reads
-    return { create: { path, r: await load('create') }, list: { path, r: await load('list') } };
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-  }
+  await serving(url, 'the baseline server', 30_000);
+  const keys = Array.from({ length: USERS }, () => randomUUID());
+  return {
+    path: 'direct pg over HTTP (baseline: node:http + pg)',
+    load: (op) => httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL }),
+    stop: () => server.stop(),
+  };
 }
 
-/** The floor: the same SQL with `pg` in this process, C callers, no HTTP. */
-async function inProcess(op: 'create' | 'list'): Promise<Row> {
+/** The floor: the same SQL with `pg` in this process, C callers, no HTTP (measured once, before the rounds). */
+async function inProcess(op: Op): Promise<Measured> {
   const url = await benchDatabase();
   const pool = createPool(url, log, { max: C });
   await migrate(pool, { ...tasksService.migrations!, log });
@@ -98,54 +128,73 @@ async function inProcess(op: 'create' | 'list'): Promise<Row> {
   try {
     await measure(2_000, C, create); // also the rows the list reads
     const s = await measure(op === 'create' ? 4_000 : 8_000, C, op === 'create' ? create : list);
-    return { path: 'direct pg in this process (no HTTP)', r: { reqPerSec: s.opsPerSec, p50: s.p50, p99: s.p99, non2xx: 0, serverCpuMsPer1k: null, pgCpuMsPer1k: null, statementsPerRequest: 1, loadAverage: loadavg()[0]! } };
+    return { reqPerSec: s.opsPerSec, p50: s.p50, p99: s.p99, non2xx: 0, serverCpuMsPer1k: null, pgCpuMsPer1k: null, statementsPerRequest: 1, loadAverage: loadavg()[0]! };
   } finally {
     await pool.end();
   }
 }
 
-async function embedded(logLevel: string, opts: { tracing?: boolean; /** fraction of traces sampled (OTEL_TRACES_SAMPLER_ARG), default all */ sampled?: number } = {}): Promise<Record<'create' | 'list', Row>> {
+async function embedded(logLevel: string, opts: { /** fraction of traces sampled (OTEL_TRACES_SAMPLER_ARG); tracing off when absent */ sampled?: number } = {}): Promise<Target> {
   const DATABASE_URL = await benchDatabase();
   const port = await freePort();
   // tracing: a real OTLP/HTTP receiver (JSON) that counts and drops the spans, so the server pays the whole export
-  const otlp = opts.tracing ? await startOtlpReceiver({ keep: false }) : undefined;
-  const env = { ...(otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER_ARG: String(opts.sampled ?? 1) } : {}), PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false' }; // measure the path, not the per-user write limit (429s)
-  const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(root, 'tools', 'start.ts')], { cwd: root, env, stdio: ['ignore', 'ignore', 'ignore'] });
+  const otlp = opts.sampled !== undefined ? await startOtlpReceiver({ keep: false }) : undefined;
+  const tracing: Record<string, string> = otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER_ARG: String(opts.sampled) } : {};
+  // RATE_LIMIT_WRITES off: measure the path, not the per-user write limit (429s)
+  const server = serverProcess('start.ts', { ...tracing, DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false' });
   const url = `http://127.0.0.1:${port}`;
   try {
-    await until(async () => (await fetch(`${url}/api/health`).catch(() => undefined))?.status === 200, 'the single-process mode', 120_000);
+    await serving(url, 'the single-process mode', 120_000);
     const pool = createPool(DATABASE_URL, log);
     const keys = await keysFor(pool);
     await pool.end();
-    const path = `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${opts.sampled === undefined ? 'all' : `${opts.sampled * 100} % of traces`} sampled)` : ''}`;
-    const load = (op: 'create' | 'list') => httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [child.pid!], pgPid, pgUrl: DATABASE_URL });
-    await httpLoad({ url, keys, op: 'create', seconds: 2, connections: C }); // warm-up
-    const rows = { create: { path, r: await load('create') }, list: { path, r: await load('list') } };
-    // the spans did leave the process (else the row would measure tracing that exports nothing)
-    if (otlp) await until(() => otlp.received() > 0, 'spans at the OTLP receiver', 30_000);
-    return rows;
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    const sampled = opts.sampled === 1 ? 'all' : `${(opts.sampled ?? 0) * 100} % of traces`;
+    return {
+      path: `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${sampled} sampled)` : ''}`,
+      load: async (op) => {
+        const r = await httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL });
+        // the spans did leave the process (else the row would measure tracing that exports nothing)
+        if (otlp) await until(() => otlp.received() > 0, 'spans at the OTLP receiver', 30_000);
+        return r;
+      },
+      async stop() {
+        await server.stop();
+        await otlp?.close();
+      },
+    };
+  } catch (err) {
+    await server.stop();
     await otlp?.close();
+    throw err;
   }
 }
 
-async function distributed(): Promise<Record<'create' | 'list', Row>> {
+async function distributed(): Promise<Target> {
   const cluster = await startCluster({ LOG_LEVEL: 'silent' });
   try {
     await cluster.ready(180_000);
     const pool = createPool(cluster.databaseUrl, log);
     const keys = await keysFor(pool);
     await pool.end();
-    const path = 'HTTP, distributed (6 processes, NATS)';
-    const load = (op: 'create' | 'list') => httpLoad({ url: cluster.url, keys, op, seconds: SECONDS, connections: C, serverPids: cluster.pids(), pgUrl: cluster.databaseUrl });
-    await httpLoad({ url: cluster.url, keys, op: 'create', seconds: 2, connections: C });
-    return { create: { path, r: await load('create') }, list: { path, r: await load('list') } };
-  } finally {
+    return {
+      path: 'HTTP, distributed (6 processes, NATS)',
+      load: (op) => httpLoad({ url: cluster.url, keys, op, seconds: SECONDS, connections: C, serverPids: cluster.pids(), pgUrl: cluster.databaseUrl }),
+      stop: () => cluster.stop(),
+    };
+  } catch (err) {
     await cluster.stop();
+    throw err;
   }
 }
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const meanOrNull = (xs: (number | null)[]) => (xs.some((x) => x === null) ? null : mean(xs as number[]));
+const spread = (xs: number[]) => (xs.length > 1 ? `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}` : xs[0]!.toFixed(2));
 
 /**
  * CPU µs of the metric updates one create makes in the single-process mode (same instruments and
@@ -169,36 +218,101 @@ function metricsRecordingMicros(): number {
   return (used.user + used.system) / rounds;
 }
 
+const targets: Target[] = [];
 try {
-  const base = await httpBaseline();
   const floor = ONLY.has('floor') ? { create: await inProcess('create'), list: await inProcess('list') } : undefined;
-  const quiet = ONLY.has('off') ? await embedded('silent') : undefined;
-  const info = ONLY.has('info') ? await embedded('info') : undefined;
-  const traced = ONLY.has('tracing') ? await embedded('info', { tracing: true }) : undefined;
-  const traced10 = ONLY.has('tracing10') ? await embedded('info', { tracing: true, sampled: 0.1 }) : undefined;
-  const dist = ONLY.has('distributed') ? await distributed() : undefined;
+  // every target runs from here to the end, each with its own database; they are measured in turn,
+  // round after round (each round starting one later), so drift in the machine's load or in
+  // PostgreSQL's state falls on all of them alike rather than on whichever ran last
+  targets.push(await httpBaseline());
+  const named = new Map<string, Target>();
+  for (const [name, start] of [
+    ['off', () => embedded('silent')],
+    ['info', () => embedded('info')],
+    ['tracing', () => embedded('info', { sampled: 1 })],
+    ['tracing-sampled', () => embedded('info', { sampled: SAMPLED })],
+    ['distributed', distributed],
+  ] as const) {
+    if (!ONLY.has(name)) continue;
+    const t = await start();
+    targets.push(t);
+    named.set(name, t);
+  }
+  for (const t of targets) await t.load('create'); // warm-up, and the rows the lists read
+  const runs = new Map(targets.map((t) => [t, { create: [] as LoadResult[], list: [] as LoadResult[] }]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const op of ['create', 'list'] as const) {
+      for (let i = 0; i < targets.length; i++) {
+        const t = targets[(i + round) % targets.length]!;
+        runs.get(t)![op].push(await t.load(op));
+      }
+    }
+    console.log(`round ${round + 1} of ${ROUNDS} done`);
+  }
+
+  const base = targets[0]!;
+  /** per round: a target's figure over the baseline's of the same round */
+  const perRound = (t: Target, op: Op, f: (r: LoadResult) => number) => runs.get(t)![op].map((r, i) => f(r) / f(runs.get(base)![op][i]!));
   const rows: (string | number)[][] = [];
   for (const op of ['create', 'list'] as const) {
-    for (const { path, r } of [base, floor, quiet, info, traced, traced10, dist].flatMap((m) => (m ? [m[op]] : []))) {
-      const b = base[op].r;
-      const opt = (v: number | null) => (v === null ? '–' : v);
-      rows.push([op === 'create' ? 'POST /api/tasks' : 'GET /api/tasks (50)', path, r.reqPerSec, r.reqPerSec / b.reqPerSec, r.p50, r.p99, r.p99 / b.p99, r.non2xx, opt(r.serverCpuMsPer1k), opt(r.pgCpuMsPer1k), opt(r.statementsPerRequest), r.loadAverage]);
+    const operation = op === 'create' ? 'POST /api/tasks' : 'GET /api/tasks (50)';
+    const opt = (v: number | null) => (v === null ? '–' : v);
+    if (floor) {
+      const r = floor[op];
+      const b = median(runs.get(base)![op].map((x) => x.reqPerSec));
+      rows.push([operation, 'direct pg in this process (no HTTP)', r.reqPerSec, (r.reqPerSec / b).toFixed(2), r.p50, r.p99, '–', r.non2xx, '–', '–', r.statementsPerRequest ?? '–', r.loadAverage]);
+    }
+    for (const t of targets) {
+      const rs = runs.get(t)![op];
+      const ratio = perRound(t, op, (r) => r.reqPerSec);
+      const p99 = perRound(t, op, (r) => r.p99);
+      rows.push([
+        operation,
+        t.path,
+        mean(rs.map((r) => r.reqPerSec)),
+        `${median(ratio).toFixed(2)} (${spread(ratio)})`,
+        median(rs.map((r) => r.p50)),
+        median(rs.map((r) => r.p99)),
+        `${median(p99).toFixed(2)} (${spread(p99)})`,
+        rs.reduce((a, r) => a + r.non2xx, 0),
+        opt(meanOrNull(rs.map((r) => r.serverCpuMsPer1k))),
+        opt(meanOrNull(rs.map((r) => r.pgCpuMsPer1k))),
+        opt(meanOrNull(rs.map((r) => r.statementsPerRequest))),
+        spread(rs.map((r) => r.loadAverage)),
+      ]);
     }
   }
   emitRows(
-    `HTTP load: autocannon, ${C} connections, ${SECONDS} s per row, ${USERS} users with one API key each; ratios against direct pg over HTTP in the same run`,
+    `HTTP load: autocannon, ${C} connections, ${USERS} users with one API key each; ${ROUNDS} interleaved rounds of ${SECONDS} s per row. req/s is the mean over the rounds; ratios are the median over the rounds of (row ÷ baseline in the same round), with their range`,
     ['operation', 'path', 'req/s', '× baseline', 'p50 ms', 'p99 ms', 'p99 × baseline', 'non-2xx', 'server CPU ms / 1k', 'PostgreSQL CPU ms / 1k', 'statements / request', 'load avg'],
     rows,
   );
-  for (const [what, t] of [['all sampled', traced], ['10 % sampled', traced10]] as const) {
-    if (info && t) for (const op of ['create', 'list'] as const) console.log(`tracing on (${what}) / off at info, ${op}: ${(t[op].r.reqPerSec / info[op].r.reqPerSec).toFixed(3)} of the throughput`);
+  // the cost of tracing and metrics, against the row at info of the same round
+  const info = named.get('info');
+  const cost: (string | number)[][] = [];
+  for (const [what, name] of [['tracing on, all traces sampled', 'tracing'], [`tracing on, ${SAMPLED * 100} % of traces sampled`, 'tracing-sampled']] as const) {
+    const t = named.get(name);
+    if (!info || !t) continue;
+    for (const op of ['create', 'list'] as const) {
+      const ratio = runs.get(t)![op].map((r, i) => r.reqPerSec / runs.get(info)![op][i]!.reqPerSec);
+      cost.push([what, op, median(ratio), spread(ratio), spread(runs.get(t)![op].map((r) => r.loadAverage))]);
+    }
   }
-  if (info?.create.r.serverCpuMsPer1k) {
+  const infoCreate = info && meanOrNull(runs.get(info)!.create.map((r) => r.serverCpuMsPer1k));
+  if (infoCreate) {
     // Metrics have no off switch: what a create records is timed on its own instead, as a share of the server CPU per create above.
     const us = metricsRecordingMicros();
-    console.log(`metrics recording per create: ${us.toFixed(2)} µs of CPU, ${((us / info.create.r.serverCpuMsPer1k) * 100).toFixed(2)} % of the server CPU per create at info`);
+    cost.push([`metrics: ${us.toFixed(2)} µs of CPU recorded per create, ${((us / infoCreate) * 100).toFixed(2)} % of the server CPU of a create at info (timed alone: metrics have no off switch)`, 'create', '–', '–', loadavg()[0]!]);
+  }
+  if (cost.length > 0) {
+    emitRows(
+      `Tracing and metrics at info: throughput with them over the throughput without (logging info, same rounds); the median over the ${ROUNDS} rounds and its range`,
+      ['what', 'operation', '× throughput without', 'range over rounds', 'load avg'],
+      cost,
+    );
   }
 } finally {
+  for (const t of targets) await t.stop();
   await pgServer.stop();
   rmSync(dir, { recursive: true, force: true });
 }
