@@ -187,6 +187,19 @@ async function distributed(): Promise<Target> {
   }
 }
 
+/** The machine's busy share of its CPU time over `ms` (from /proc/stat: everything but idle and iowait). */
+async function machineBusy(ms: number): Promise<number> {
+  const read = () => {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const total = f.reduce((a, b) => a + b, 0);
+    return { total, idle: f[3]! + f[4]! };
+  };
+  const a = read();
+  await new Promise((r) => setTimeout(r, ms));
+  const b = read();
+  return 1 - (b.idle - a.idle) / (b.total - a.total);
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -239,6 +252,7 @@ try {
     named.set(name, t);
   }
   for (const t of targets) await t.load('create'); // warm-up, and the rows the lists read
+  const idle = await machineBusy(5_000); // background work every row shares
   const runs = new Map(targets.map((t) => [t, { create: [] as LoadResult[], list: [] as LoadResult[] }]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const op of ['create', 'list'] as const) {
@@ -283,7 +297,7 @@ try {
     }
   }
   emitRows(
-    `HTTP load: autocannon, ${C} connections, ${USERS} users with one API key each; ${ROUNDS} interleaved rounds of ${SECONDS} s per row. req/s is the mean over the rounds; ratios are the median over the rounds of (row ÷ baseline in the same round), with their range`,
+    `HTTP load: autocannon, ${C} connections, ${USERS} users with one API key each; ${ROUNDS} interleaved rounds of ${SECONDS} s per row. req/s is the mean over the rounds; ratios are the median over the rounds of (row ÷ baseline in the same round), with their range. With every system up and none loaded the machine was ${(idle * 100).toFixed(1)} % busy`,
     ['operation', 'path', 'req/s', '× baseline', 'p50 ms', 'p99 ms', 'p99 × baseline', 'non-2xx', 'server CPU ms / 1k', 'PostgreSQL CPU ms / 1k', 'statements / request', 'load avg'],
     rows,
   );
