@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { createLogger, createPool } from '@tasksvc/runtime';
 import { startReceiver, type Receiver } from '../../services/webhook/test/support.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,8 +25,28 @@ interface System {
   serviceOf(name: 'gateway' | 'tasks' | 'webhook'): string;
 }
 
-/** Create a task (as a new user with a webhook) and wait for its delivery; `traceparent`: the caller's, as a client would send it. */
-async function createTask(sys: System, rx: Receiver, traceparent?: string): Promise<string> {
+/**
+ * POST with the body sent `delayMs` after the headers: the server has routed the request by then, so
+ * the body's events reach it from the socket, outside the context the request started in.
+ */
+function postWithLateBody(url: string, headers: Record<string, string>, body: string, delayMs: number): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode, headers: res.headers as Record<string, string> })));
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+    setTimeout(() => req.end(body), delayMs);
+  });
+}
+
+/**
+ * Create a task (as a new user with a webhook) and wait for its delivery; `traceparent`: the
+ * caller's, as a client would send it; `lateBody`: the body follows the headers after a pause.
+ */
+async function createTask(sys: System, rx: Receiver, opts: { traceparent?: string; lateBody?: boolean } = {}): Promise<string> {
   const delivered = rx.requests.length;
   const pool = createPool(sys.databaseUrl, createLogger('tracing-test', 'silent'));
   const { authorization } = await createUserWithApiKey(pool);
@@ -36,11 +57,9 @@ async function createTask(sys: System, rx: Receiver, traceparent?: string): Prom
     body: JSON.stringify({ url: `${rx.url}/hook`, events: ['task.created'] }),
   });
   expect(hook.status, await hook.text()).toBe(201);
-  const created = await fetch(`${sys.url}/api/tasks`, {
-    method: 'POST',
-    headers: { authorization, 'content-type': 'application/json', ...(traceparent ? { traceparent } : {}) },
-    body: JSON.stringify({ title: 'traced' }),
-  });
+  const headers = { authorization, 'content-type': 'application/json', ...(opts.traceparent ? { traceparent: opts.traceparent } : {}) };
+  const body = JSON.stringify({ title: 'traced' });
+  const created = opts.lateBody ? await postWithLateBody(`${sys.url}/api/tasks`, headers, body, 300) : await fetch(`${sys.url}/api/tasks`, { method: 'POST', headers, body });
   expect(created.status, await created.text()).toBe(201);
   // with tracing on, the request id the gateway answers with is the trace id
   const traceId = created.headers.get('x-request-id') ?? '';
@@ -140,6 +159,10 @@ describe('traces in the single-process mode (npm start)', () => {
     await assertOneTrace(sys, otlp, await createTask(sys, rx));
   }, 120_000);
 
+  it('a body arriving after the headers is read inside the request\'s trace (the handler joins it)', async () => {
+    await assertOneTrace(sys, otlp, await createTask(sys, rx, { lateBody: true }));
+  }, 120_000);
+
   it('a trace its caller did not sample leaves no span on any hop, and no hop starts a trace of its own', async () => {
     // Every new trace is sampled here (the default ratio 1), so a hop that lost the caller's "not
     // sampled" decision would start a sampled trace of its own and export it.
@@ -150,7 +173,7 @@ describe('traces in the single-process mode (npm start)', () => {
       delivery: otlp.spans.filter((s) => s.name === 'deliver webhook').length,
     });
     const before = hops();
-    const unsampled = await createTask(sys, rx, '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00');
+    const unsampled = await createTask(sys, rx, { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00' });
     expect(unsampled).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
     // a sampled create after it: once its trace has arrived complete, spans the first one ended earlier have been exported too
     await assertOneTrace(sys, otlp, await createTask(sys, rx));
