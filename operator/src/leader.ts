@@ -55,6 +55,8 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
   let timer: NodeJS.Timeout | undefined;
   let lastRenew = 0;
   let transitions: Promise<void> = Promise.resolve();
+  /** the renewal round in flight (never rejects): stop() waits for it before releasing */
+  let ticking: Promise<void> = Promise.resolve();
   /** after a failed start: no campaigning before this time, so a working standby takes over */
   let cooldownUntil = 0;
   const cooldownMs = opts.cooldownMs ?? duration * 1000;
@@ -161,16 +163,23 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
       log.warn({ lease: `${namespace}/${name}`, identity, reason: lastObstacle }, 'lost leadership');
       transitions = transitions.then(opts.onStoppedLeading).catch((err: unknown) => log.error({ err }, 'onStoppedLeading failed'));
     }
-    if (!stopped) timer = setTimeout(() => void tick(), retry);
+    if (!stopped) {
+      timer = setTimeout(() => {
+        ticking = tick();
+      }, retry);
+    }
   }
 
-  void tick();
+  ticking = tick();
 
   return {
     isLeader: () => leader,
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      // a renewal still in flight would write the Lease between the release's read and its write:
+      // the release would get 409 and the Lease would stay held until it expires
+      await ticking;
       await transitions;
       if (!leader) return;
       leader = false;
