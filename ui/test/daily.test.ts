@@ -135,6 +135,13 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     const page = await newPage(size);
     await signIn(page, suite.url, `editor-keys-${label}@example.test`);
     expect((await page.request.post('/api/tasks', { data: { title: 'Renew passport' } })).status()).toBe(201);
+    // The Tasks page refetches the topics; held here until the menu is open, so they arrive under it.
+    let releaseTopics!: () => void;
+    const topicsHeld = new Promise<void>((resolve) => (releaseTopics = resolve));
+    await page.route('**/api/topics', async (route) => {
+      await topicsHeld;
+      await route.fallback();
+    });
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
     // Edit is in the row's actions menu: open it from the keyboard, choose Edit.
     const menuButton = page.getByRole('button', { name: 'Actions for "Renew passport"' });
@@ -142,6 +149,13 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await page.keyboard.press('Enter');
     await page.getByRole('menuitem', { name: 'Edit' }).waitFor();
     await pressUntilFocused(page, 'ArrowDown', 'Edit');
+    // A topic made elsewhere arrives with the held refetch: the menu's items are rendered anew (it
+    // gains a Topic group) and the focus stays on Edit instead of falling to the page.
+    expect((await page.request.post('/api/topics', { data: { title: 'Errands' } })).status()).toBe(201);
+    releaseTopics();
+    await page.getByRole('menuitem', { name: 'Errands' }).waitFor();
+    expect(await focusedText(page)).toBe('Edit');
+    await page.unroute('**/api/topics');
     await page.keyboard.press('Enter');
     const editor = page.getByTestId('task-editor');
     await editor.waitFor();

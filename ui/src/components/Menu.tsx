@@ -1,4 +1,4 @@
-import { createSignal, createUniqueId, For, onCleanup, Show, type JSX } from 'solid-js';
+import { createEffect, createSignal, createUniqueId, For, on, onCleanup, Show, type JSX } from 'solid-js';
 import { Icon } from './icons.tsx';
 
 export interface MenuItem {
@@ -48,8 +48,21 @@ export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.El
     setOpen(true);
     focusItem(at === 'first' ? 0 : -1);
   };
+  // Data arriving while the menu is open (topics, the task itself) renders its items anew, and the
+  // focused one would take the focus with it to <body>: the item with the same label gets it back.
+  let focusedLabel: string | null = null;
+  createEffect(
+    on(
+      () => props.items,
+      () => {
+        if (open() && focusedLabel !== null && !menu?.contains(document.activeElement)) items().find((el) => el.textContent === focusedLabel)?.focus();
+      },
+      { defer: true },
+    ),
+  );
   const close = (refocus: boolean) => {
     setOpen(false);
+    focusedLabel = null;
     if (refocus) button.focus();
   };
   const outside = (e: PointerEvent) => {
@@ -95,7 +108,7 @@ export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.El
         <Icon name="more" />
       </button>
       <Show when={open()}>
-        <div ref={menu} id={id} class="menu" classList={{ up: place().up }} style={{ 'max-height': `${place().room}px` }} role="menu" aria-label={props.label} onKeyDown={onMenuKey}>
+        <div ref={menu} id={id} class="menu" classList={{ up: place().up }} style={{ 'max-height': `${place().room}px` }} role="menu" aria-label={props.label} onKeyDown={onMenuKey} onFocusIn={(e) => (focusedLabel = (e.target as HTMLElement).textContent)}>
           <For each={grouped(props.items)}>
             {(group) => {
               const buttons = (
