@@ -113,9 +113,9 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
   }
 
   /** Delete owned children not in `keep`; `onlyOtherNamespaces` limits it to what GC cannot reach. */
-  async function prune(ts: TaskService, keep: Set<string>, onlyOtherNamespaces: boolean): Promise<number> {
+  async function prune(ts: TaskService, keep: Set<string>, onlyOtherNamespaces: boolean, owned?: KubeObject[]): Promise<number> {
     let removed = 0;
-    for (const obj of await listOwned(ts)) {
+    for (const obj of owned ?? (await listOwned(ts))) {
       if (keep.has(objectKey(obj))) continue;
       if (onlyOtherNamespaces && obj.metadata.namespace === ts.metadata.namespace) continue;
       await client.delete(obj);
@@ -239,10 +239,22 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     return next;
   }
 
+  /**
+   * Per TaskService, what this replica last applied to each child and the resourceVersion the API
+   * server answered. A child still at that version, with the same manifest desired, is skipped: a
+   * no-op apply is still a full PATCH for the API server, one per child on every resync and every
+   * child event. Any write to the child by anyone (an edit, a controller's status) moves its version
+   * and the next reconcile applies it again; a new leader starts empty and applies everything.
+   */
+  const appliedBy = new Map<string, Map<string, { manifest: string; resourceVersion: string | undefined }>>();
+
   return async function reconcile(key: string): Promise<ReconcileResult> {
     const { namespace, name } = splitKey(key);
     const ts = await client.getTaskService(namespace, name);
-    if (!ts) return; // gone: owner references let the garbage collector remove the children
+    if (!ts) {
+      appliedBy.delete(key);
+      return; // gone: owner references let the garbage collector remove the children
+    }
     if (ts.metadata.deletionTimestamp) {
       await finalize(ts);
       return;
@@ -273,16 +285,29 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     const live: KubeObject[] = [];
     const foreign: string[] = [];
     try {
-      const owned = new Set((await listOwned(ts)).map(objectKey));
+      const ownedList = await listOwned(ts);
+      const owned = new Map(ownedList.map((o) => [objectKey(o), o]));
+      const applied = appliedBy.get(key) ?? new Map<string, { manifest: string; resourceVersion: string | undefined }>();
+      appliedBy.set(key, applied);
       for (const obj of desired) {
+        const childKey = objectKey(obj);
+        const current = owned.get(childKey);
         // Never adopt what the operator did not create: applying would take it over, pruning would delete it.
-        if (!owned.has(objectKey(obj)) && (await client.get(obj))) {
+        if (!current && (await client.get(obj))) {
           foreign.push(`${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`);
           continue;
         }
-        live.push(await client.apply(obj));
+        const manifest = JSON.stringify(obj);
+        const last = applied.get(childKey);
+        if (current && last?.manifest === manifest && last.resourceVersion === current.metadata.resourceVersion) {
+          live.push(current);
+          continue;
+        }
+        const result = await client.apply(obj);
+        applied.set(childKey, { manifest, resourceVersion: result.metadata.resourceVersion });
+        live.push(result);
       }
-      await prune(ts, new Set(desired.map(objectKey)), false);
+      await prune(ts, new Set(desired.map(objectKey)), false, ownedList);
       if (!needsFinalizer(ts) && hasFinalizer) {
         await client.setFinalizers(
           ts,

@@ -34,13 +34,17 @@ export interface ClusterOptions {
 }
 
 
-function get(url: string, token: string): Promise<number> {
+/** GET from a test API server with its bearer token (self-signed certificate): status and body, status 0 when unreachable. */
+export function apiGet(url: string, token: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {
     const req = request(url, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 2000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', () => resolve({ status: 0, body }));
     });
-    req.on('error', () => resolve(0));
+    req.on('error', () => resolve({ status: 0, body: '' }));
     req.on('timeout', () => req.destroy());
     req.end();
   });
@@ -147,7 +151,7 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       '--allow-privileged=true',
       '--disable-admission-plugins=ServiceAccount',
     ]);
-    await waitFor('kube-apiserver', async () => (await get(`${server}/readyz`, token)) === 200, api.p, api.file, 120_000);
+    await waitFor('kube-apiserver', async () => (await apiGet(`${server}/readyz`, token)).status === 200, api.p, api.file, 120_000);
 
     const kubeconfigPath = join(dir, 'kubeconfig');
     writeFileSync(

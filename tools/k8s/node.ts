@@ -34,12 +34,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '@tasksvc/runtime';
 import { apiServerBinaries, helmBinaries, K8S_VERSION } from './bins.ts';
-import { etcdSetup } from './cluster.ts';
+import { apiGet, etcdSetup } from './cluster.ts';
 import { imageName, PAUSE_IMAGE, podman, TARGETS } from './images.ts';
 
 const exec = promisify(execFile);
@@ -111,17 +110,6 @@ const sh = async (cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; 
 };
 const quiet = (p: Promise<unknown>) => p.then(() => undefined, () => undefined);
 
-
-const httpsStatus = (url: string, token: string): Promise<number> =>
-  new Promise((resolve) => {
-    const req = request(url, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 2000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', () => resolve(0));
-    req.on('timeout', () => req.destroy());
-    req.end();
-  });
 
 const tail = (file: string, n = 30) => {
   try {
@@ -467,7 +455,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       '--kubelet-preferred-address-types=InternalIP',
       '--allow-privileged=true',
     ]);
-    await waitFor('kube-apiserver', async () => (await httpsStatus(`${server}/readyz`, token)) === 200, api, 120_000);
+    await waitFor('kube-apiserver', async () => (await apiGet(`${server}/readyz`, token)).status === 200, api, 120_000);
     const kubeconfig = (tok: string) =>
       [
         'apiVersion: v1',
