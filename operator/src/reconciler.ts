@@ -1,7 +1,7 @@
 /**
  * Level-triggered reconcile of one TaskService, keyed `namespace/name`: read the current object,
- * apply every desired child, prune children no longer desired, write status. Idempotent: running it
- * twice in a row changes nothing the second time.
+ * apply every desired child that moved since this replica last applied it, prune children no longer
+ * desired, write status. Idempotent: running it twice in a row changes nothing the second time.
  */
 import type { Logger } from 'pino';
 import {
@@ -41,6 +41,12 @@ export interface ReconcilerOptions {
 }
 
 export type ReconcileResult = { requeueAfterMs: number } | void;
+
+/** A child as this replica last applied it: the manifest sent and the resourceVersion answered. */
+interface AppliedChild {
+  manifest: string;
+  resourceVersion: string | undefined;
+}
 
 /** Every kind the operator creates, for pruning and for cleanup across namespaces. */
 export const childKinds = (cron: CronJobApiVersion): { apiVersion: string; kind: string }[] => [
@@ -246,7 +252,7 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
    * child event. Any write to the child by anyone (an edit, a controller's status) moves its version
    * and the next reconcile applies it again; a new leader starts empty and applies everything.
    */
-  const appliedBy = new Map<string, Map<string, { manifest: string; resourceVersion: string | undefined }>>();
+  const appliedBy = new Map<string, Map<string, AppliedChild>>();
 
   return async function reconcile(key: string): Promise<ReconcileResult> {
     const { namespace, name } = splitKey(key);
@@ -287,7 +293,7 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     try {
       const ownedList = await listOwned(ts);
       const owned = new Map(ownedList.map((o) => [objectKey(o), o]));
-      const applied = appliedBy.get(key) ?? new Map<string, { manifest: string; resourceVersion: string | undefined }>();
+      const applied = appliedBy.get(key) ?? new Map<string, AppliedChild>();
       appliedBy.set(key, applied);
       for (const obj of desired) {
         const childKey = objectKey(obj);
