@@ -50,10 +50,11 @@ export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.El
   };
   // Data arriving while the menu is open (topics, the task itself) renders its items anew, and the
   // focused one would take the focus with it to <body>: the item with the same label gets it back.
+  // Only an open menu reads its items: a list of closed rows builds none of them.
   let focusedLabel: string | null = null;
   createEffect(
     on(
-      () => props.items,
+      () => open() && props.items,
       () => {
         if (open() && focusedLabel !== null && !menu?.contains(document.activeElement)) items().find((el) => el.textContent === focusedLabel)?.focus();
       },
