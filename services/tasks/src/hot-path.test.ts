@@ -6,9 +6,12 @@ import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
 import { localDate } from '@tasksvc/proto/calendar/dates.ts';
 import { tasksService } from './service.ts';
 
-/** Every SQL text the tasks service sends, through the pool or a client it checked out. */
-function countingPool(pool: Pool, sent: string[]): Pool {
-  const record = (text: unknown) => sent.push(typeof text === 'string' ? text : String((text as { text?: string }).text));
+/** Every SQL text the tasks service sends, through the pool or a client it checked out (and the values of the last one that had them). */
+function countingPool(pool: Pool, sent: string[], last: { values?: unknown[] } = {}): Pool {
+  const record = (text: unknown) => {
+    if (typeof text !== 'string') last.values = (text as { values?: unknown[] }).values;
+    sent.push(typeof text === 'string' ? text : String((text as { text?: string }).text));
+  };
   const wrapClient = (c: PoolClient): PoolClient =>
     new Proxy(c, {
       get(target, prop, receiver) {
@@ -31,13 +34,14 @@ describe('the request path of a task create and a list', () => {
   let pool: Pool;
   let tasks: RunningService;
   const sent: string[] = [];
+  const last: { values?: unknown[] } = {};
   const user = (id: string): Identity => ({ id, email: `${id}@example.test`, method: 'api_key', readOnly: false, secondFactorOk: true, isAdmin: false });
   const call = <B>(id: string, body: B, params = {}) => ({ user: user(id), params, query: {}, body });
 
   beforeAll(async () => {
     const config = await testSystemConfig();
     pool = createPool(config.DATABASE_URL, log);
-    tasks = await startService(tasksService, { config, bus, pool: countingPool(pool, sent), log });
+    tasks = await startService(tasksService, { config, bus, pool: countingPool(pool, sent, last), log });
   });
   afterAll(async () => {
     await tasks.stop();
@@ -114,6 +118,39 @@ describe('the request path of a task create and a list', () => {
     sent.length = 0;
     expect(await awake(), 'still snoozed in the new zone').toEqual([]);
     expect(own(), 'one read in the stale zone, one in the right one').toHaveLength(2);
+  });
+
+  it("answers a list's total without counting the user's tasks, and the total stays right through creates and deletes", async () => {
+    const userId = randomUUID();
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await createFor(userId, { title: `t${i}`, priority: i < 4 ? 'HIGH' : 'SOMEDAY' })).task.id);
+    for (const id of ids.slice(0, 2)) await bus.request(tasksApi.remove.rpc, call(userId, undefined, { id }) as never);
+    // a delete of a task that is gone (or another user's) must not count down
+    await expect(bus.request(tasksApi.remove.rpc, call(userId, undefined, { id: ids[0] }) as never)).rejects.toMatchObject({ code: 'TASKS_NOT_FOUND' });
+    await expect(bus.request(tasksApi.remove.rpc, call(randomUUID(), undefined, { id: ids[2] }) as never)).rejects.toMatchObject({ code: 'TASKS_NOT_FOUND' });
+    const list = async (query: Record<string, unknown>) => {
+      sent.length = 0;
+      const r = await bus.request(tasksApi.list.rpc, { ...call(userId, undefined), query: { limit: 50, offset: 0, ...query } } as never);
+      // did PostgreSQL count? The plan of the statement just run, with its values: a count that ran has loops
+      const statement = own().at(-1)!;
+      const plan = await pool.query<{ 'QUERY PLAN': unknown }>({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`, values: last.values });
+      const nodes: { 'Node Type': string; 'Actual Loops': number; Plans?: unknown[] }[] = [];
+      const walk = (n: (typeof nodes)[number]) => (nodes.push(n), (n.Plans ?? []).forEach((c) => walk(c as (typeof nodes)[number])));
+      walk((plan.rows[0]!['QUERY PLAN'] as [{ Plan: (typeof nodes)[number] }])[0].Plan);
+      const counted = nodes.some((n) => n['Node Type'] === 'Aggregate' && n['Actual Loops'] > 0);
+      return { total: r.total, shown: r.tasks.length, counted };
+    };
+    // unfiltered: the profile's task count, a full page or not
+    expect(await list({})).toEqual({ total: 5, shown: 5, counted: false });
+    expect(await list({ limit: 2 })).toEqual({ total: 5, shown: 2, counted: false });
+    expect(await list({ offset: 9 })).toEqual({ total: 5, shown: 0, counted: false });
+    // filtered: a page that is not full ends the list (no count); a full or empty one is counted
+    expect(await list({ priority: 'HIGH' })).toEqual({ total: 2, shown: 2, counted: false });
+    expect(await list({ priority: 'SOMEDAY', offset: 1 })).toEqual({ total: 3, shown: 2, counted: false });
+    expect(await list({ priority: 'SOMEDAY', limit: 2 })).toEqual({ total: 3, shown: 2, counted: true });
+    expect(await list({ priority: 'SOMEDAY', offset: 3 })).toEqual({ total: 3, shown: 0, counted: true });
+    const { rows } = await pool.query<{ kept: number; n: string }>('SELECT task_count AS kept, (SELECT count(*) FROM tasks.tasks WHERE user_id = $1) AS n FROM tasks.profiles WHERE user_id = $1', [userId]);
+    expect({ kept: rows[0]!.kept, n: Number(rows[0]!.n) }).toEqual({ kept: 5, n: 5 });
   });
 
   it('puts a new task after every task of the list, also after a sort order set by hand', async () => {

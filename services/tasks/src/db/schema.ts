@@ -81,6 +81,8 @@ export const profiles = schema.table(
     energyLevel: text({ enum: ENERGY }),
     /** where a new task goes in its list: above every sort order the user's tasks have (no MAX scan on insert) */
     nextSortOrder: integer().notNull().default(0),
+    /** how many tasks the user has: kept by the create and delete statements (db/tasks.ts, the only ones), so an unfiltered list reads its total instead of counting */
+    taskCount: integer().notNull().default(0),
     /** a vacation runs from its first day to vacationEndDate (inclusive; null while open-ended) */
     vacationStartDate: day(),
   },

@@ -93,22 +93,27 @@ const pages = new StatementCache<TaskRow & { total: number; zone: string }>();
 /**
  * A page of the user's tasks with the total, and the profile's timezone read in the same statement
  * (`zone`, null without a profile) so a caller that guessed the zone for `today` can tell. The total
- * is its own count (an index-only scan) rather than a window over the page query, which would read
- * every task of the user to count them; the profile row carries both, so an empty page (or one past
- * the end) still answers the zone and the total.
+ * is never a count over every task of the user when it can be known otherwise (counting visits a
+ * heap page per task): without filters it is the profile's task count; a page that is not full ends
+ * the list, so it is the offset plus the page's rows; only a full or empty filtered page counts (the
+ * count is a subquery PostgreSQL runs only when that CASE branch is taken). The profile row carries
+ * the zone and the total, so an empty page (or one past the end) still answers both.
  */
 export async function listTasks(q: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: TaskRow[]; total: number; zone: string | null }> {
   const { shape, where } = listConditions(f);
   const bind = { userId, today, topicId: f.topicId, type: f.type, priority: f.priority, dueBefore: f.dueBefore, dueAfter: f.dueAfter, limit: f.limit, offset: f.offset };
-  const list = pages.get(shape, () =>
-    statement(
-      sql`SELECT page.*, ${z.timezone} AS zone, (SELECT count(*) FROM ${tasks} t WHERE ${where}) AS total FROM ${profiles} z LEFT JOIN LATERAL (
-            SELECT ${ROW} FROM ${tasks} t WHERE ${where}
-            ORDER BY ${ORDER} LIMIT ${p('limit')} OFFSET ${p('offset')}
-          ) page ON true WHERE ${z.userId} = ${p('userId')}`,
-      page,
-    ),
-  );
+  const list = pages.get(shape, () => {
+    const slice = sql`SELECT ${ROW} FROM ${tasks} t WHERE ${where} ORDER BY ${ORDER} LIMIT ${p('limit')} OFFSET ${p('offset')}`;
+    // filtered: the page's own row count (a window over the sliced rows, so over 50 rows at most, in their order)
+    const [rows, total] =
+      shape === ''
+        ? [slice, sql`${z.taskCount}`]
+        : [
+            sql`SELECT s.*, count(*) OVER () AS on_page FROM (${slice}) s`,
+            sql`CASE WHEN page.on_page < ${p('limit')} THEN ${p('offset')} + page.on_page ELSE (SELECT count(*) FROM ${tasks} t WHERE ${where}) END`,
+          ];
+    return statement(sql`SELECT page.*, ${z.timezone} AS zone, ${total} AS total FROM ${profiles} z LEFT JOIN LATERAL (${rows}) page ON true WHERE ${z.userId} = ${p('userId')}`, page);
+  });
   const { rows } = await list.run(q, bind);
   const first = rows[0];
   if (!first) return { rows: [], total: 0, zone: null };
@@ -126,7 +131,8 @@ function createStatement(outboxSchema: string, keys: ColumnKey[]) {
   return creates.get(`${outboxSchema}:${keys.join(',')}`, () =>
     statement(
       sql`WITH p AS (
-            UPDATE ${profiles} SET ${names(profiles.totalTasksCreated)} = ${profiles.totalTasksCreated} + 1, ${names(profiles.nextSortOrder)} = ${profiles.nextSortOrder} + 1
+            UPDATE ${profiles} SET ${names(profiles.totalTasksCreated)} = ${profiles.totalTasksCreated} + 1, ${names(profiles.nextSortOrder)} = ${profiles.nextSortOrder} + 1,
+              ${names(profiles.taskCount)} = ${profiles.taskCount} + 1
             WHERE ${profiles.userId} = ${p('userId')} AND (${p('zone')}::text IS NULL OR ${profiles.timezone} = ${p('zone')})
               AND (${p('topicId')}::uuid IS NULL OR EXISTS (SELECT 1 FROM ${topics} WHERE ${topics.id} = ${p('topicId')} AND ${topics.userId} = ${p('userId')}))
             RETURNING ${profiles.nextSortOrder} - 1 AS sort_order
@@ -205,7 +211,16 @@ export async function updateTask(q: Queryable, userId: string, id: string, cols:
   return (await update.run(q, { ...values(cols), id, userId, today, guardDue })).rows[0] ?? null;
 }
 
-const remove = statement(sql`DELETE FROM ${tasks} AS t WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')} RETURNING ${selectList(gone)}`, gone) as Statement<TaskRow>;
+/** Delete one task and take it off the profile's task count. */
+const remove = statement(
+  sql`WITH d AS (
+        DELETE FROM ${tasks} AS t WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')} RETURNING ${selectList(gone)}
+      ), c AS (
+        UPDATE ${profiles} SET ${names(profiles.taskCount)} = ${profiles.taskCount} - 1 WHERE ${profiles.userId} = ${p('userId')} AND EXISTS (SELECT 1 FROM d)
+      )
+      SELECT * FROM d`,
+  gone,
+) as Statement<TaskRow>;
 
 export async function deleteTask(q: Queryable, userId: string, id: string): Promise<TaskRow | null> {
   return (await remove.run(q, { id, userId })).rows[0] ?? null;
