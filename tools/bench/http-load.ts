@@ -15,6 +15,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { pidCpuMs } from './lib/cpu.ts';
 
 export interface LoadOptions {
   url: string;
@@ -44,19 +45,6 @@ export interface LoadResult {
   loadAverage: number;
 }
 
-const TICK_MS = 10; // USER_HZ is 100 on Linux
-
-/** utime + stime of a process in ms, or 0 once it is gone. Backends that ended mid-run are lost (short runs keep them alive). */
-function cpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-  } catch {
-    return 0;
-  }
-}
-
 /** A backend's process title: `postgres: [CLUSTER: ]USER DATABASE ADDRESS(PORT) STATE`. */
 const BACKEND_TITLE = /^postgres: (?:\S+: )?\S+ (\S+) (?:\[local\]|\S+\(\d+\))/;
 
@@ -83,11 +71,11 @@ function childrenOf(pid: number, database?: string): number[] {
 
 /** CPU per pid now, so that processes that exit during the run do not subtract. */
 function snapshot(pids: number[]): Map<number, number> {
-  return new Map(pids.map((p) => [p, cpuMs(p)]));
+  return new Map(pids.map((p) => [p, pidCpuMs(p)]));
 }
 function spent(before: Map<number, number>, pids: number[]): number {
   let total = 0;
-  for (const p of pids) total += Math.max(0, cpuMs(p) - (before.get(p) ?? 0));
+  for (const p of pids) total += Math.max(0, pidCpuMs(p) - (before.get(p) ?? 0));
   return total;
 }
 

@@ -30,3 +30,14 @@ export function postgresCpuMs(dataDir: string): number {
   }
   return total;
 }
+
+/** utime + stime (ms) of another process, or 0 once it is gone. */
+export function pidCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10; // USER_HZ is 100
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The webhook bench's receiver, in a process of its own as a real endpoint is (in the bench's process
+ * it took a share of the one core the webhook service runs on): verifies every X-Service-Signature
+ * in constant time and answers 204, or 401 on a bad one. Tells its parent over IPC its port once
+ * listening, then, every 50 ms, the deliveries that arrived since (`${taskId} ${path}` and the
+ * wall-clock arrival in ms, performance.timeOrigin + now(), comparable across processes) and the
+ * count of bad signatures.
+ *
+ *   fork('tools/bench/lib/webhook-receiver.ts', { env: { WEBHOOK_SECRET } })
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceiverReport {
+  port?: number;
+  arrived?: [key: string, at: number][];
+  badSignatures?: number;
+}
+
+const SECRET = process.env.WEBHOOK_SECRET ?? '';
+const send = (m: ReceiverReport) => process.send!(m);
+let arrived: [string, number][] = [];
+let badSignatures = 0;
+
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const raw = Buffer.concat(chunks);
+    const expected = Buffer.from(`sha256=${createHmac('sha256', SECRET).update(raw).digest('hex')}`);
+    const given = Buffer.from(String(req.headers['x-service-signature'] ?? ''));
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      badSignatures++;
+      res.writeHead(401).end();
+      return;
+    }
+    const taskId = (JSON.parse(raw.toString('utf8')) as { task: { id: string } }).task.id;
+    arrived.push([`${taskId} ${req.url}`, performance.timeOrigin + performance.now()]);
+    res.writeHead(204).end();
+  });
+});
+server.listen(0, '127.0.0.1', () => send({ port: (server.address() as AddressInfo).port }));
+setInterval(() => {
+  if (arrived.length === 0) return;
+  send({ arrived, badSignatures });
+  arrived = [];
+}, 50);
+process.on('disconnect', () => process.exit(0));
