@@ -4,7 +4,9 @@
  * (self time, grouped by package or project file) and the heaviest statements from
  * pg_stat_statements. The .cpuprofile is kept for Chromium's DevTools.
  *
- *   node_modules/.bin/node tools/bench/profile.ts [--op create|list] [--seconds 10] [--users 50] [--top 40] [--env K=V,K=V] [--baseline]
+ *   node_modules/.bin/node tools/bench/profile.ts [--op create|list] [--seconds 10] [--warmup 2] [--users 50] [--top 40] [--env K=V,K=V] [--baseline]
+ *
+ * `--warmup`: seconds of creates before the profiled run (also the tasks a list reads: http.ts's lists read 500–1,500 per user).
  *
  * `--baseline` profiles tools/bench/baseline-server.ts (node:http + pg, the minimal SQL) the same way.
  */
@@ -24,6 +26,7 @@ const { values } = parseArgs({
   options: {
     op: { type: 'string', default: 'create' },
     seconds: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
     users: { type: 'string', default: '50' },
     top: { type: 'string', default: '40' },
     env: { type: 'string', default: '' },
@@ -56,7 +59,7 @@ try {
   const pool = createPool(DATABASE_URL, log);
   const keys: string[] = [];
   for (let i = 0; i < Number(values.users); i++) keys.push(values.baseline ? randomUUID() : (await createUserWithApiKey(pool)).apiKey);
-  await httpLoad({ url, keys, op: 'create', seconds: 2, connections: 10 }); // warm-up, rows for the list
+  await httpLoad({ url, keys, op: 'create', seconds: Number(values.warmup), connections: 10 }); // warm-up, rows for the list
   await pool.query('SELECT pg_stat_statements_reset()');
   const r = await httpLoad({ url, keys, op, seconds: Number(values.seconds), connections: 10, serverPids: [child.pid!], pgUrl: DATABASE_URL });
   console.log(`${op}: ${r.reqPerSec.toFixed(0)} req/s, p99 ${r.p99} ms, server CPU ${r.serverCpuMsPer1k?.toFixed(0)} ms/1k, ${r.statementsPerRequest?.toFixed(2)} statements/request, non-2xx ${r.non2xx}`);
