@@ -161,7 +161,7 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
   // half the worker: a hanging receiver holds at most that, and one busy endpoint gets enough requests in
   // flight to be served at loopback speed (at 32, one endpoint's deliveries went out in claims and
   // completions a third as large, and 12 % slower, in tools/bench/webhooks.ts)
-  const perEndpoint = deps.perEndpoint ?? concurrency / 2;
+  const perEndpoint = deps.perEndpoint ?? Math.max(1, Math.floor(concurrency / 2));
   const lease = leaseMs(deps.config);
   const attemptMs = deps.config.WEBHOOK_TIMEOUT_SECONDS * 1000;
   // finished attempts are recorded together: one statement per batch instead of one per delivery
