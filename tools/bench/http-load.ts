@@ -15,7 +15,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { pidCpuMs } from './lib/cpu.ts';
+import { PPID, pidCpuMs, procStat } from './lib/cpu.ts';
 
 export interface LoadOptions {
   url: string;
@@ -57,9 +57,8 @@ function childrenOf(pid: number, database?: string): number[] {
   const out: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
+    if (Number(procStat(Number(name))?.[PPID]) !== pid) continue;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== pid) continue;
       const db = database && BACKEND_TITLE.exec(readFileSync(`/proc/${name}/cmdline`, 'utf8'))?.[1];
       if (!db || db === database) out.push(Number(name));
     } catch {

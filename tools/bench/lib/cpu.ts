@@ -1,6 +1,15 @@
-/** CPU time of the bench's own process and of its local PostgreSQL, for per-operation CPU figures (steadier than rates on a shared machine). */
+/** CPU time of the bench's own process, of other processes and of its local PostgreSQL, for per-operation CPU figures (steadier than rates on a shared machine). */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
+/** USER_HZ is 100 on Linux */
+const TICK_MS = 10;
+/** indexes into procStat's fields (stat(5) fields 4, 14–17) */
+export const PPID = 1;
+const UTIME = 11;
+const STIME = 12;
+const CUTIME = 13;
+const CSTIME = 14;
 
 /** utime + stime (ms) of this process. */
 export function processCpuMs(): number {
@@ -18,26 +27,26 @@ export function postgresCpuMs(dataDir: string): number {
   let total = 0;
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // USER_HZ is 100; fields 14–17 of stat: utime, stime, cutime, cstime
-      if (Number(name) === postmaster) total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
-      else if (Number(f[1]) === postmaster) total += (Number(f[11]) + Number(f[12])) * 10;
-    } catch {
-      // exited while we looked
-    }
+    const f = procStat(Number(name));
+    if (!f) continue; // exited while we looked
+    if (Number(name) === postmaster) total += (Number(f[UTIME]) + Number(f[STIME]) + Number(f[CUTIME]) + Number(f[CSTIME])) * TICK_MS;
+    else if (Number(f[PPID]) === postmaster) total += (Number(f[UTIME]) + Number(f[STIME])) * TICK_MS;
   }
   return total;
 }
 
 /** utime + stime (ms) of another process, or 0 once it is gone. */
 export function pidCpuMs(pid: number): number {
+  const f = procStat(pid);
+  return f ? (Number(f[UTIME]) + Number(f[STIME])) * TICK_MS : 0;
+}
+
+/** /proc/PID/stat's fields after the command name (which may hold spaces), or undefined once the process is gone. */
+export function procStat(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10; // USER_HZ is 100
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return 0;
+    return undefined;
   }
 }

@@ -8,9 +8,9 @@
  *
  *   fork('tools/bench/lib/webhook-receiver.ts', { env: { WEBHOOK_SECRET } })
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { verifySignature } from '@tasksvc/runtime/crypto.ts';
 
 export interface ReceiverReport {
   port?: number;
@@ -28,9 +28,7 @@ const server = createServer((req, res) => {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const raw = Buffer.concat(chunks);
-    const expected = Buffer.from(`sha256=${createHmac('sha256', SECRET).update(raw).digest('hex')}`);
-    const given = Buffer.from(String(req.headers['x-service-signature'] ?? ''));
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    if (!verifySignature(SECRET, raw, req.headers['x-service-signature'] as string | undefined)) {
       badSignatures++;
       res.writeHead(401).end();
       return;
