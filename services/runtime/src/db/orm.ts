@@ -3,6 +3,7 @@ import { toSnakeCase } from 'drizzle-orm/casing';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
+import { poolTypes } from './types.ts';
 
 /**
  * The data layer's entry (docs/architecture.md, Data layer). Each service declares its tables once
@@ -43,7 +44,7 @@ const dialect = new PgDialect({ casing: CASING });
  */
 const RAW = new Set<number>([pg.types.builtins.DATE, 1182 /* date[] */]);
 const rawDates = {
-  getTypeParser: ((id: number, format?: 'text' | 'binary') => (RAW.has(id) ? (v: string) => v : pg.types.getTypeParser(id, format))) as typeof pg.types.getTypeParser,
+  getTypeParser: ((id: number, format?: 'text' | 'binary') => (RAW.has(id) ? (v: string) => v : poolTypes.getTypeParser(id, format))) as typeof pg.types.getTypeParser,
 };
 
 /** What a statement selects: a column (mapped as its schema says) or an SQL expression (typed with `sql<T>`, mapped by its `mapWith`). */

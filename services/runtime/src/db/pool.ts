@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Logger } from '../logger.ts';
 import { gauge } from '../metrics.ts';
 import { inSampledTrace, openSpan, tracingOn } from '../tracing.ts';
+import { poolTypes } from './types.ts';
 
 /** Open pools by application name, for the usage gauges (read from pg-pool's counters on scrape, no query). */
 const pools = new Set<{ name: string; pool: pg.Pool }>();
@@ -130,6 +131,7 @@ export function createPool(
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
     application_name: application,
+    types: poolTypes,
     Client: client(opts.prepare !== false, url),
   });
   pool.on('error', (err) => log.warn({ err: err.message }, 'idle database connection lost'));
