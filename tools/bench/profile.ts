@@ -1,7 +1,7 @@
 /**
  * Where a request's time goes in the single-process mode: starts `tools/start.ts` with V8's CPU
  * profiler on, drives task creates or lists with http-load.ts, then prints the heaviest functions
- * (self time, grouped by package or project file) and the heaviest statements from
+ * (self time during the profiled run, grouped by package or project file) and the heaviest statements from
  * pg_stat_statements. The .cpuprofile is kept for Chromium's DevTools.
  *
  *   node_modules/.bin/node tools/bench/profile.ts [--op create|list] [--seconds 10] [--warmup 2] [--users 50] [--top 40] [--env K=V,K=V] [--baseline]
@@ -52,6 +52,7 @@ const env = values.baseline
   ? { PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), POOL_MAX: '10', ...extra }
   : { PATH: process.env.PATH ?? '', DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false', ...extra };
 const program = join(root, 'tools', values.baseline ? 'bench/baseline-server.ts' : 'start.ts');
+let measuredFrom: number;
 const child = spawn(join(root, 'node_modules', '.bin', 'node'), ['--cpu-prof', `--cpu-prof-dir=${profDir}`, program], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
 const url = `http://127.0.0.1:${port}`;
 try {
@@ -61,6 +62,7 @@ try {
   for (let i = 0; i < Number(values.users); i++) keys.push(values.baseline ? randomUUID() : (await createUserWithApiKey(pool)).apiKey);
   await httpLoad({ url, keys, op: 'create', seconds: Number(values.warmup), connections: 10 }); // warm-up, rows for the list
   await pool.query('SELECT pg_stat_statements_reset()');
+  measuredFrom = performance.now();
   const r = await httpLoad({ url, keys, op, seconds: Number(values.seconds), connections: 10, serverPids: [child.pid!], pgUrl: DATABASE_URL });
   console.log(`${op}: ${r.reqPerSec.toFixed(0)} req/s, p99 ${r.p99} ms, server CPU ${r.serverCpuMsPer1k?.toFixed(0)} ms/1k, ${r.statementsPerRequest?.toFixed(2)} statements/request, non-2xx ${r.non2xx}`);
   const { rows } = await pool.query<{ calls: string; ms: number; query: string }>(
@@ -73,6 +75,8 @@ try {
   child.kill(values.baseline ? 'SIGTERM' : 'SIGINT'); // both exit on their own then, so V8 writes the profile
   await new Promise((r) => child.once('exit', r));
 }
+// the profiled run and the shutdown after it: the last this many µs of the profile (not the start-up or the warm-up's creates)
+const measuredUs = (performance.now() - measuredFrom) * 1000;
 
 interface ProfileNode {
   id: number;
@@ -81,10 +85,14 @@ interface ProfileNode {
 }
 const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
 if (file) {
-  const prof = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as { nodes: ProfileNode[]; samples: number[] };
+  const prof = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number };
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  for (const s of prof.samples) self.set(s, (self.get(s) ?? 0) + 1);
+  let at = prof.startTime;
+  prof.samples.forEach((s, i) => {
+    at += prof.timeDeltas[i]!;
+    if (at >= prof.endTime - measuredUs) self.set(s, (self.get(s) ?? 0) + 1);
+  });
   const where = (u: string) => {
     const m = /node_modules\/\.pnpm\/([^/]+)\//.exec(u) ?? /node_modules\/([^/]+)\//.exec(u);
     if (m) return m[1]!.replace(/@[\d.]+.*$/, '');

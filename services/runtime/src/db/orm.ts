@@ -3,7 +3,7 @@ import { toSnakeCase } from 'drizzle-orm/casing';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { poolTypes } from './types.ts';
+import { isoString, poolTypes } from './timestamps.ts';
 
 /**
  * The data layer's entry (docs/architecture.md, Data layer). Each service declares its tables once
@@ -181,7 +181,7 @@ export function jsonView<T extends object>(row: T): JsonView<T> {
   const out = { ...row } as Record<string, unknown>;
   for (const k in out) {
     const v = out[k];
-    if (v instanceof Date) out[k] = v.toISOString();
+    if (v instanceof Date) out[k] = isoString(v);
   }
   return out as JsonView<T>;
 }

@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Logger } from '../logger.ts';
 import { gauge } from '../metrics.ts';
 import { inSampledTrace, openSpan, tracingOn } from '../tracing.ts';
-import { poolTypes } from './types.ts';
+import { poolTypes } from './timestamps.ts';
 
 /** Open pools by application name, for the usage gauges (read from pg-pool's counters on scrape, no query). */
 const pools = new Set<{ name: string; pool: pg.Pool }>();

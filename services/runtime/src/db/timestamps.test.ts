@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { parseTimestamptz, poolTypes } from './types.ts';
+import { isoString, parseTimestamptz, poolTypes } from './timestamps.ts';
 
 const pgParse = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (s: string) => Date | number;
 const pad = (n: number, w: number) => String(n).padStart(w, '0');
@@ -37,5 +37,21 @@ describe('parseTimestamptz', () => {
   it('is the timestamptz parser of the pools, text format only', () => {
     expect(poolTypes.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text')).toBe(parseTimestamptz);
     expect(poolTypes.getTypeParser(pg.types.builtins.INT4, 'text')).toBe(pg.types.getTypeParser(pg.types.builtins.INT4, 'text'));
+  });
+});
+
+describe('isoString', () => {
+  it('is toISOString for every instant, also outside the years it builds itself', () => {
+    let seed = 7;
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const span = Date.UTC(10000, 0, 1) - Date.UTC(1000, 0, 1);
+    for (let i = 0; i < 20_000; i++) {
+      const d = new Date(Date.UTC(1000, 0, 1) + Math.floor((rand(2 ** 30) / 2 ** 30) * span) + rand(1000));
+      expect(isoString(d)).toBe(d.toISOString());
+    }
+    for (const t of [Date.UTC(999, 11, 31, 23, 59, 59, 999), Date.UTC(1000, 0, 1), Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(10000, 0, 1), Date.UTC(-1, 5, 1), 0]) {
+      expect(isoString(new Date(t))).toBe(new Date(t).toISOString());
+    }
+    expect(() => isoString(new Date(NaN))).toThrow(RangeError);
   });
 });

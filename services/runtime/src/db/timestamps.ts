@@ -45,3 +45,16 @@ export const poolTypes = {
   getTypeParser: ((id: number, format?: 'text' | 'binary') =>
     id === TIMESTAMPTZ && format !== 'binary' ? parseTimestamptz : pg.types.getTypeParser(id, format)) as typeof pg.types.getTypeParser,
 };
+
+const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);
+
+/**
+ * `d.toISOString()`, built from its UTC fields: V8's own takes ~1 µs, a third of a row's mapping when
+ * a page of tasks is turned into JSON. Years outside 1000–9999 (and invalid dates) take the original.
+ */
+export function isoString(d: Date): string {
+  const year = d.getUTCFullYear();
+  if (!(year >= 1000 && year <= 9999)) return d.toISOString();
+  return `${year}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}T${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}.${pad3(d.getUTCMilliseconds())}Z`;
+}
