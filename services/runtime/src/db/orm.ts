@@ -116,8 +116,11 @@ export class Statement<R = Record<string, unknown>> {
   /** each parameter: the placeholder it takes its value from (and how to encode it), or a value fixed in the template */
   private readonly slots: ({ name: string; encode?: (v: unknown) => unknown } | { value: unknown })[];
   private readonly map: (raw: Record<string, unknown>) => R;
+  /** false: sent unnamed, so PostgreSQL plans it for the table as it is now at every run (see pool.ts) */
+  private readonly prepare: boolean;
 
-  constructor(query: SQL, fields?: Fields) {
+  constructor(query: SQL, fields?: Fields, opts: { prepare?: boolean } = {}) {
+    this.prepare = opts.prepare ?? true;
     const q = dialect.sqlToQuery(query);
     this.text = q.sql;
     // what drizzle's fillPlaceholders finds out per run, found out once
@@ -143,7 +146,9 @@ export class Statement<R = Record<string, unknown>> {
 
   /** Run it on `q` with the placeholders' values; the mapped rows and how many rows it touched. */
   async run(q: Queryable, values: Record<string, unknown> = {}): Promise<{ rows: R[]; rowCount: number }> {
-    const res = await q.query<Record<string, unknown>>({ text: this.text, values: this.bind(values), types: rawDates });
+    const config: pg.QueryConfig & { prepare?: false } = { text: this.text, values: this.bind(values), types: rawDates };
+    if (!this.prepare) config.prepare = false;
+    const res = await q.query<Record<string, unknown>>(config);
     return { rows: res.rows.map(this.map), rowCount: res.rowCount ?? 0 };
   }
 }

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { quietLogger, testSystemConfig } from '../../../../tools/testenv/index.ts';
 import { startLocalPostgres } from './local-postgres.ts';
+import { sql } from 'drizzle-orm';
+import { Statement } from './orm.ts';
 import { createPool } from './pool.ts';
 
 describe('database pool', () => {
@@ -32,6 +34,22 @@ describe('database pool', () => {
       await pool.query('SELECT 42');
       const { rows } = await pool.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements');
       expect(rows.map((r) => r.statement)).toEqual(['SELECT $1::int + 1 AS n']);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('sends a statement made with prepare: false unnamed (planned for the tables as they are at every run)', async () => {
+    const pool = createPool((await testSystemConfig()).DATABASE_URL, quietLogger(), { max: 1 });
+    try {
+      const unprepared = new Statement<{ d: number }>(sql`SELECT ${sql.placeholder('n')}::int * 2 AS d`, undefined, { prepare: false });
+      const prepared = new Statement<{ d: number }>(sql`SELECT ${sql.placeholder('n')}::int * 3 AS d`);
+      for (const n of [1, 2, 3, 4, 5, 6, 7]) {
+        expect((await unprepared.run(pool, { n })).rows).toEqual([{ d: n * 2 }]);
+        expect((await prepared.run(pool, { n })).rows).toEqual([{ d: n * 3 }]);
+      }
+      const { rows } = await pool.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements');
+      expect(rows.map((r) => r.statement)).toEqual([prepared.text]);
     } finally {
       await pool.end();
     }

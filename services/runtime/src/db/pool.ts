@@ -47,6 +47,10 @@ function statementName(text: string): string | undefined {
  * time there). Statements without parameters (BEGIN, DDL) keep the simple protocol. Both forms are
  * covered: a text with values, and a query config (`{ text, values?, rowMode, types }`, what drizzle
  * and the runtime's statements pass) without a name of its own.
+ *
+ * A config with `prepare: false` goes unnamed. After five runs a prepared statement keeps a generic
+ * plan, made for the table sizes of then: a join planned while a table was nearly empty stays a
+ * sequential scan of it as it grows, until an ANALYZE (autovacuum's comes a minute or more later).
  */
 class PreparingClient extends pg.Client {
   // pg's overloads cannot be restated here; the arguments pass through unchanged.
@@ -57,7 +61,7 @@ class PreparingClient extends pg.Client {
         const name = statementName(config);
         if (name) return super.query({ text: config, values, name }, callback);
       }
-    } else if (typeof config?.text === 'string' && !config.name && typeof config.submit !== 'function') {
+    } else if (typeof config?.text === 'string' && !config.name && config.prepare !== false && typeof config.submit !== 'function') {
       const params: unknown = Array.isArray(values) ? values : config.values;
       if (Array.isArray(params) && params.length > 0) {
         const name = statementName(config.text);
