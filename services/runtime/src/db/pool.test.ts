@@ -1,10 +1,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { quietLogger, testSystemConfig } from '../../../../tools/testenv/index.ts';
 import { startLocalPostgres } from './local-postgres.ts';
-import { sql } from 'drizzle-orm';
 import { Statement } from './orm.ts';
 import { createPool } from './pool.ts';
 

@@ -14,7 +14,7 @@ const COLON = 58;
 /**
  * A `timestamptz` as PostgreSQL prints it with DateStyle ISO (`2026-11-27 14:53:19.123456+00`,
  * `…+05:30`), read by position: pg's own parser runs a regular expression per value, and a page of
- * tasks holds a hundred of them (3 % of a list's CPU). Anything else (years before 100 or after
+ * tasks holds a hundred of them (3 % of a list's CPU). Anything else (years before 1000 or after
  * 9999, BC, infinity, offsets with seconds, another DateStyle) goes to pg's parser, so the result is
  * always the same Date.
  */
