@@ -80,7 +80,7 @@ describe('the request path of a task create and a list', () => {
     await pool.query(`UPDATE tasks.profiles SET timezone = 'Pacific/Pago_Pago' WHERE user_id = $1`, [userId]);
     sent.length = 0;
     expect((await createFor(userId, daily)).task.nextDueDate).toBe(localDate(new Date(), 'Pacific/Pago_Pago'));
-    expect(own(), 'one statement refused on the stale zone, one retried with the right one').toHaveLength(2);
+    expect(own(), "one statement refused on the stale zone, the profile's zone read, one retried with the right one").toHaveLength(3);
     const { rows } = await pool.query<{ n: string; created: number }>(
       'SELECT (SELECT count(*) FROM tasks.tasks WHERE user_id = $1) AS n, total_tasks_created AS created FROM tasks.profiles WHERE user_id = $1',
       [userId],

@@ -335,6 +335,7 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('tasks A
     const x = await createTask(gina, { title: 'x', topicId: t2.id });
     const y = await createTask(gina, { title: 'y', topicId: t2.id });
     const z = await createTask(gina, { title: 'z', topicId: t2.id });
+    expect([x.blocked, y.blocked, z.blocked], 'the create answers with blocked computed').toEqual([false, true, true]);
     let tasks = (await api('GET', `/api/topics/${t2.id}`, { as: gina })).body.tasks;
     expect(tasks.map((t: { title: string; blocked: boolean }) => [t.title, t.blocked])).toEqual([['x', false], ['y', true], ['z', true]]);
     expect((await api('PUT', `/api/topics/${t2.id}/reorder`, { as: gina, body: { taskIds: [z.id, x.id, y.id] } })).body).toEqual({ success: true });

@@ -122,29 +122,35 @@ export async function listTasks(q: Queryable, userId: string, f: TaskFilters, to
   return { rows: first.id ? rows : [], total: first.total, zone: first.zone };
 }
 
-const creates = new StatementCache<TaskRow & { zone: string | null }>();
-/** The created row as the CTE `t` returned it (its columns, and `blocked` computed there), with the profile's zone. */
-const created = { ...getTableColumns(t), blocked: sql<boolean>`t.blocked`, zone: z.timezone };
+const creates = new StatementCache<TaskRow & { zone: string }>();
+/** The created row as the CTE `t` returned it (its columns, and `blocked` computed there), with the profile's zone from `p`. */
+const created = { ...getTableColumns(t), blocked: sql<boolean>`t.blocked`, zone: sql<string>`p.zone` };
+const zoneOf = statement(sql`SELECT ${z.timezone} AS zone FROM ${profiles} z WHERE ${z.userId} = ${p('userId')}`, { zone: z.timezone });
 
-/** The create statement for one set of columns (see insertTask). */
+/**
+ * The create statement for one set of columns (see insertTask). Without a topic (the usual create)
+ * it leaves out the topic check and the `blocked` subquery (a task outside a topic is never
+ * blocked): PostgreSQL builds every node of a plan at each run, taken or not.
+ */
 function createStatement(outboxSchema: string, keys: ColumnKey[]) {
+  const inTopic = keys.includes('topicId');
   return creates.get(`${outboxSchema}:${keys.join(',')}`, () =>
     statement(
       sql`WITH p AS (
             UPDATE ${profiles} SET ${names(profiles.totalTasksCreated)} = ${profiles.totalTasksCreated} + 1, ${names(profiles.nextSortOrder)} = ${profiles.nextSortOrder} + 1,
               ${names(profiles.taskCount)} = ${profiles.taskCount} + 1
             WHERE ${profiles.userId} = ${p('userId')} AND (${p('zone')}::text IS NULL OR ${profiles.timezone} = ${p('zone')})
-              AND (${p('topicId')}::uuid IS NULL OR EXISTS (SELECT 1 FROM ${topics} WHERE ${topics.id} = ${p('topicId')} AND ${topics.userId} = ${p('userId')}))
-            RETURNING ${profiles.nextSortOrder} - 1 AS sort_order
+              ${inTopic ? sql`AND (${p('topicId')}::uuid IS NULL OR EXISTS (SELECT 1 FROM ${topics} WHERE ${topics.id} = ${p('topicId')} AND ${topics.userId} = ${p('userId')}))` : sql``}
+            RETURNING ${profiles.nextSortOrder} - 1 AS sort_order, ${profiles.timezone} AS zone
           ), t AS (
             INSERT INTO ${tasks} AS t (${names(tasks.userId, tasks.createdAt, tasks.updatedAt, tasks.sortOrder, ...keys.map((k) => COLUMNS[k]))})
             SELECT ${p('userId')}, ${p('createdAt')}, ${p('createdAt')}, p.sort_order, ${sql.join(keys.map(value), sql`, `)} FROM p
-            RETURNING t.*, ${blocked} AS blocked
+            RETURNING t.*, ${inTopic ? blocked : sql`false`} AS blocked
           ), o AS (
             INSERT INTO ${sql.identifier(outboxSchema)}.outbox (id, subject, payload, traceparent)
             SELECT ${p('outboxId')}, ${p('subject')}, ${p('payload')}, ${p('traceparent')} FROM t
           )
-          SELECT ${selectList(created)} FROM ${profiles} z LEFT JOIN t ON true WHERE ${z.userId} = ${p('userId')}`,
+          SELECT ${selectList(created)} FROM t, p`,
       created,
     ),
   );
@@ -162,7 +168,8 @@ export interface InsertOutcome {
  * profile and take the next list position there, insert it, and insert its event's outbox row.
  * Nothing is written unless the profile exists, its timezone is `zone` (the one the caller computed
  * "today" and the schedule in; null: the request named its own zone) and the topic, if any, is the
- * user's. Then `row` is null and `zone` tells the caller which of those failed.
+ * user's. Then `row` is null and `zone` (read by a second statement, off the usual path) tells the
+ * caller which of those failed.
  */
 export async function insertTask(
   q: Queryable,
@@ -187,9 +194,9 @@ export async function insertTask(
     traceparent: outbox.row.traceparent,
   });
   const r = rows[0];
-  if (!r) return { row: null, zone: null };
-  const { zone: found, ...created } = r;
-  return { row: created.id === null ? null : created, zone: found };
+  if (!r) return { row: null, zone: (await zoneOf.run(q, { userId })).rows[0]?.zone ?? null };
+  const { zone: found, ...row } = r;
+  return { row, zone: found };
 }
 
 /** A condition an update holds to (re-checked on the latest row version, so of two racing completions exactly one wins). */
