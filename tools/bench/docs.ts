@@ -47,7 +47,7 @@ given; PostgreSQL backends are the postmaster's children, other databases' backe
 
 | bench | what | baseline |
 |---|---|---|
-| \`http.ts\` | task create and list under autocannon load: single process (logging off, at info, and at info with tracing on: every trace and 5 % of them sampled) and distributed (6 processes, NATS); every system runs throughout and they are measured in turn over interleaved rounds | node:http + \`pg\` with the minimal SQL under the same load (\`baseline-server.ts\`: one statement inserting the task and its outbox row; list: the page query); also shown: the same SQL in-process with no HTTP |
+| \`http.ts\` | task create and list under autocannon load: single process (logging off, at info, and at info with tracing on: every trace and 5 % of them sampled) and distributed (6 processes, NATS); every system runs throughout and they are measured in turn over interleaved rounds; every database is vacuumed and analysed between a round's creates and its lists, so the lists run on current statistics | node:http + \`pg\` with the minimal SQL under the same load (\`baseline-server.ts\`: one statement inserting the task and its outbox row; list: the page query); also shown: the same SQL in-process with no HTTP |
 | \`bus.ts\` | request/reply round trip with zod checks on both ends | in-process transport |
 | \`api.ts\` | task create and list through the whole HTTP path, one request at a time and a few in parallel | the same SQL done directly with \`pg\` |
 | \`webhooks.ts\` | signed deliveries per second to a local receiver (its own process, as a real endpoint) that verifies each signature, after an unmeasured warm-up round, and event-commit-to-delivery latency | (throughput and latency figures) |

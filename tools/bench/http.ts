@@ -77,6 +77,8 @@ type Op = 'create' | 'list';
 /** A running system under test: measured with the same load, round after round, beside the others. */
 interface Target {
   path: string;
+  /** its database, vacuumed between the rounds' creates and lists */
+  databaseUrl: string;
   load(op: Op): Promise<LoadResult>;
   stop(): Promise<void>;
 }
@@ -111,6 +113,7 @@ async function httpBaseline(): Promise<Target> {
   const keys = Array.from({ length: USERS }, () => randomUUID());
   return {
     path: 'direct pg over HTTP (baseline: node:http + pg)',
+    databaseUrl: DATABASE_URL,
     load: (op) => httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL }),
     stop: () => server.stop(),
   };
@@ -150,6 +153,7 @@ async function embedded(logLevel: string, opts: { /** fraction of traces sampled
     await pool.end();
     const sampled = opts.sampled === 1 ? 'all' : `${(opts.sampled ?? 0) * 100} % of traces`;
     return {
+      databaseUrl: DATABASE_URL,
       path: `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${sampled} sampled)` : ''}`,
       load: async (op) => {
         const r = await httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL });
@@ -178,12 +182,22 @@ async function distributed(): Promise<Target> {
     await pool.end();
     return {
       path: 'HTTP, distributed (6 processes, NATS)',
+      databaseUrl: cluster.databaseUrl,
       load: (op) => httpLoad({ url: cluster.url, keys, op, seconds: SECONDS, connections: C, serverPids: cluster.pids(), pgUrl: cluster.databaseUrl }),
       stop: () => cluster.stop(),
     };
   } catch (err) {
     await cluster.stop();
     throw err;
+  }
+}
+
+async function vacuum(url: string): Promise<void> {
+  const pool = createPool(url, log);
+  try {
+    await pool.query('VACUUM (ANALYZE)');
+  } finally {
+    await pool.end();
   }
 }
 
@@ -256,6 +270,11 @@ try {
   const runs = new Map(targets.map((t) => [t, { create: [] as LoadResult[], list: [] as LoadResult[] }]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const op of ['create', 'list'] as const) {
+      // the creates just left every database with tens of thousands of new rows: vacuumed and
+      // analysed now, the lists read tables with current statistics, as autovacuum keeps them in
+      // production (and as the plans are then chosen), and autovacuum catching up on every database
+      // at once does not run beside whichever list comes next
+      if (op === 'list') await Promise.all(targets.map((t) => vacuum(t.databaseUrl)));
       for (let i = 0; i < targets.length; i++) {
         const t = targets[(i + round) % targets.length]!;
         runs.get(t)![op].push(await t.load(op));

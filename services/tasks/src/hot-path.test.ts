@@ -4,6 +4,7 @@ import { createMemoryBus, createPool, startService, type Pool, type PoolClient, 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
 import { localDate } from '@tasksvc/proto/calendar/dates.ts';
+import { listTasks } from './db/tasks.ts';
 import { tasksService } from './service.ts';
 
 /** Every SQL text the tasks service sends, through the pool or a client it checked out (and the values of the last one that had them). */
@@ -38,8 +39,11 @@ describe('the request path of a task create and a list', () => {
   const user = (id: string): Identity => ({ id, email: `${id}@example.test`, method: 'api_key', readOnly: false, secondFactorOk: true, isAdmin: false });
   const call = <B>(id: string, body: B, params = {}) => ({ user: user(id), params, query: {}, body });
 
+  let databaseUrl: string;
+
   beforeAll(async () => {
     const config = await testSystemConfig();
+    databaseUrl = config.DATABASE_URL;
     pool = createPool(config.DATABASE_URL, log);
     tasks = await startService(tasksService, { config, bus, pool: countingPool(pool, sent, last), log });
   });
@@ -162,5 +166,31 @@ describe('the request path of a task create and a list', () => {
     await bus.request(tasksApi.update.rpc, call(userId, { sortOrder: 500 }, { id: a.id }) as never);
     const c = await create('c');
     expect(c.sortOrder).toBeGreaterThan(500);
+  });
+
+  it("keeps one plan for a user's list however many tasks the user has (no planning at every run)", async () => {
+    const userId = randomUUID();
+    await bus.request(tasksApi.create.rpc, call(userId, { title: 'first', type: 'ONE_TIME', priority: 'NORMAL', coinValue: 1 } as never)); // the profile
+    await pool.query(
+      `INSERT INTO tasks.tasks (user_id, title, type, priority, sort_order) SELECT $1, 'task ' || i, 'ONE_TIME', 'NORMAL', i FROM generate_series(1, 5000) i`,
+      [userId],
+    );
+    await pool.query('ANALYZE tasks.tasks');
+    // a connection of its own: its prepared statements count only this test's runs
+    const own = createPool(databaseUrl, log, { max: 1 });
+    try {
+      for (let i = 0; i < 12; i++) {
+        const page = await listTasks(own, userId, { limit: 50, offset: 0 }, localDate(new Date(), 'UTC'));
+        expect(page.rows).toHaveLength(50);
+      }
+      const { rows } = await own.query<{ generic_plans: string; custom_plans: string }>(
+        `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%LEFT JOIN LATERAL%'`,
+      );
+      expect(rows, 'the unfiltered list is one prepared statement').toHaveLength(1);
+      // PostgreSQL plans the first five runs for their values; from then on the generic plan, unless it looks dearer
+      expect({ custom: Number(rows[0]!.custom_plans), generic: Number(rows[0]!.generic_plans) }).toEqual({ custom: 5, generic: 7 });
+    } finally {
+      await own.end();
+    }
   });
 });
