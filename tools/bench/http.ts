@@ -38,7 +38,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '10' },
-    users: { type: 'string', default: '50' },
+    users: { type: 'string', default: '500' },
     sampled: { type: 'string', default: '0.05' },
     only: { type: 'string', default: 'floor,off,info,tracing,tracing-sampled,distributed' },
   },

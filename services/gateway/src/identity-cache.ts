@@ -1,8 +1,11 @@
 import { IDENTITY_CHANGED_SUBJECT, identityChanged, type Identity } from '@tasksvc/proto';
 import type { Bus } from '@tasksvc/runtime';
 
-/** How long an API key's identity is reused without asking the auth service (bounds staleness if a revocation broadcast is missed). */
-export const IDENTITY_TTL_MS = 10_000;
+/**
+ * How long an API key's identity is reused without asking the auth service. Changes arrive by
+ * broadcast and a lost connection empties the cache, so this only bounds a broadcast lost otherwise.
+ */
+export const IDENTITY_TTL_MS = 60_000;
 const MAX_ENTRIES = 10_000;
 
 interface Entry {
@@ -12,26 +15,40 @@ interface Entry {
 
 export interface IdentityCache {
   get(key: string): Identity | undefined;
-  set(key: string, user: Identity): void;
+  /** taken before asking the auth service, and handed to `set` */
+  stamp(): number;
+  /** Remember an answer, unless anything was invalidated since `stamp` (the answer may predate it). */
+  set(key: string, user: Identity, stamp: number): void;
 }
 
 const caches = new WeakMap<Bus, IdentityCache>();
 
 /**
- * API-key identities for a few seconds, keyed by a hash of the Authorization header, so a burst of
+ * API-key identities for up to a minute, keyed by a hash of the Authorization header, so a burst of
  * API requests costs the auth service (and PostgreSQL) one lookup. The auth service broadcasts
  * every account change (a revoked key, a new second factor) and every replica drops that user's
- * entries at once; the TTL only covers a broadcast lost while disconnected.
+ * entries at once. Broadcasts are not stored for an absent subscriber, so when the connection to NATS
+ * drops or comes back the whole cache goes (the next request of each key asks again).
  */
 export function identityCache(bus: Bus): IdentityCache {
   let cache = caches.get(bus);
   if (cache) return cache;
   const entries = new Map<string, Entry>();
-  bus.onBroadcast(IDENTITY_CHANGED_SUBJECT, (raw) => {
-    const msg = identityChanged.safeParse(raw);
-    if (!msg.success) return;
-    for (const [key, e] of entries) if (e.user.id === msg.data.userId) entries.delete(key);
-  });
+  // counts invalidations: a lookup that was in flight across one must not store its older answer
+  let invalidations = 0;
+  bus.onBroadcast(
+    IDENTITY_CHANGED_SUBJECT,
+    (raw) => {
+      const msg = identityChanged.safeParse(raw);
+      if (!msg.success) return;
+      invalidations++;
+      for (const [key, e] of entries) if (e.user.id === msg.data.userId) entries.delete(key);
+    },
+    () => {
+      invalidations++;
+      entries.clear();
+    },
+  );
   cache = {
     get(key) {
       const e = entries.get(key);
@@ -40,7 +57,9 @@ export function identityCache(bus: Bus): IdentityCache {
       entries.delete(key);
       return undefined;
     },
-    set(key, user) {
+    stamp: () => invalidations,
+    set(key, user, stamp) {
+      if (stamp !== invalidations) return;
       if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
       entries.set(key, { user, until: Date.now() + IDENTITY_TTL_MS });
     },

@@ -20,9 +20,10 @@ export async function resolveIdentity(req: FastifyRequest, bus: Bus, config: Con
   const cache = authorization?.startsWith('Bearer ') && !opts.fresh ? identityCache(bus) : undefined;
   const key = cache && createHash('sha256').update(authorization!).digest('base64');
   const cached = key ? cache.get(key) : undefined;
+  const stamp = cache?.stamp() ?? 0;
   const user = cached ?? (await bus.request(resolveIdentityRpc, { cookie, authorization }, { requestId: String(req.id), timeoutMs: 5_000 }));
   if (!user) return null;
-  if (key && !cached) cache.set(key, user);
+  if (key && !cached) cache.set(key, user, stamp);
   return { ...user, isAdmin: config.ADMIN_USER_IDS.includes(user.id.toLowerCase()) };
 }
 

@@ -59,7 +59,7 @@ export function instrumentBus(bus: Bus): Bus {
       );
     },
     broadcast: (subject, payload) => bus.broadcast(subject, payload),
-    onBroadcast: (subject, handler) => bus.onBroadcast(subject, handler),
+    onBroadcast: (subject, handler, missed) => bus.onBroadcast(subject, handler, missed),
     flush: () => bus.flush(),
     close: () => bus.close(),
   };

@@ -66,9 +66,14 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
     await nc.close();
     throw new Error(`refusing to start: ${refused}`);
   }
+  // broadcast subscribers told when theirs may have been lost (core NATS keeps nothing for an absent subscriber)
+  const gapListeners = new Set<() => void>();
   void (async () => {
     for await (const s of nc.status()) {
-      if (s.type === 'disconnect' || s.type === 'reconnect') log.warn({ nats: s.type }, `nats ${s.type}`);
+      if (s.type === 'disconnect' || s.type === 'reconnect') {
+        log.warn({ nats: s.type }, `nats ${s.type}`);
+        for (const missed of gapListeners) missed();
+      }
     }
   })();
 
@@ -245,16 +250,20 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
       nc.publish(subject, encode(payload));
     },
 
-    onBroadcast(subject: string, handler: (payload: unknown) => void): Subscription {
+    onBroadcast(subject: string, handler: (payload: unknown) => void, missed?: () => void): Subscription {
       const sub = nc.subscribe(subject, {
         callback: (err, msg) => {
           if (!err) handler(decode(msg.data));
         },
       });
       subs.add(sub);
+      // a wrapper of its own, so two subscriptions with the same callback stop apart
+      const onGap = missed && (() => missed());
+      if (onGap) gapListeners.add(onGap);
       return {
         async stop() {
           subs.delete(sub);
+          if (onGap) gapListeners.delete(onGap);
           sub.unsubscribe();
         },
       };

@@ -59,7 +59,11 @@ export interface Bus {
   consume<T>(event: EventDef<T>, handler: (payload: T, meta: EventMeta) => Promise<void>, opts: ConsumeOptions): Promise<Subscription>;
   /** Fire-and-forget signal to every live subscriber (not durable). */
   broadcast(subject: string, payload: unknown): void;
-  onBroadcast(subject: string, handler: (payload: unknown) => void): Subscription;
+  /**
+   * `missed`, when given, runs whenever broadcasts may have been lost (NATS: the connection dropped or
+   * came back); a subscriber that keeps state from broadcasts drops it then. The in-process bus loses none.
+   */
+  onBroadcast(subject: string, handler: (payload: unknown) => void, missed?: () => void): Subscription;
   /** Resolves once every subscription made so far is active at the server (NATS); call before reporting ready. */
   flush(): Promise<void>;
   close(): Promise<void>;

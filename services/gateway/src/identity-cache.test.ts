@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { IDENTITY_CHANGED_SUBJECT, type Identity } from '@tasksvc/proto';
+import { createMemoryBus, createNatsBus } from '@tasksvc/runtime';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quietLogger, startNats, until, type LocalNats } from '../../../tools/testenv/index.ts';
+import { identityCache } from './identity-cache.ts';
+
+const log = quietLogger();
+const someone = (): Identity => ({ id: randomUUID(), email: 'a@example.com', method: 'api_key', readOnly: false, secondFactorOk: true, isAdmin: false });
+
+describe('the gateway identity cache', () => {
+  it('keeps an answer, drops the user on a broadcast, and never stores an answer asked for before one', async () => {
+    const bus = createMemoryBus(log);
+    const cache = identityCache(bus);
+    const alice = someone();
+    const bob = someone();
+    cache.set('a', alice, cache.stamp());
+    cache.set('b', bob, cache.stamp());
+    expect(cache.get('a')).toEqual(alice);
+
+    // a lookup of alice's key is in flight when her key is revoked: its answer may predate the revocation
+    const askedAt = cache.stamp();
+    bus.broadcast(IDENTITY_CHANGED_SUBJECT, { userId: alice.id });
+    await until(() => cache.get('a') === undefined, "alice's entry dropped");
+    cache.set('a', alice, askedAt);
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.get('b')).toEqual(bob);
+    // asked after the broadcast: kept
+    cache.set('a', alice, cache.stamp());
+    expect(cache.get('a')).toEqual(alice);
+    await bus.close();
+  });
+
+  describe('over NATS', () => {
+    let nats: LocalNats;
+    beforeAll(async () => {
+      nats = await startNats();
+    });
+    afterAll(async () => {
+      await nats?.stop();
+    });
+
+    it('empties itself when the connection drops, since broadcasts sent meanwhile are lost', async () => {
+      const bus = await createNatsBus({ servers: nats.url, name: 'gateway-cache-test', log });
+      try {
+        const cache = identityCache(bus);
+        const alice = someone();
+        cache.set('a', alice, cache.stamp());
+        expect(cache.get('a')).toEqual(alice);
+        const before = cache.stamp();
+        await nats.restart();
+        await until(() => cache.get('a') === undefined, 'the cache emptied by the disconnect');
+        // emptied again on the reconnect; then answers are kept again
+        await until(() => cache.stamp() >= before + 2, 'the reconnect seen');
+        await bus.flush();
+        cache.set('a', alice, cache.stamp());
+        expect(cache.get('a')).toEqual(alice);
+      } finally {
+        await bus.close();
+      }
+    });
+  });
+});
