@@ -10,7 +10,7 @@
  * each. Every system runs for the whole bench and they are measured in interleaved rounds, so each
  * ratio compares figures taken minutes apart at most, under the same conditions.
  *
- *   node_modules/.bin/node tools/bench/http.ts [--seconds 8] [--rounds 3] [--connections 10] [--users 50]
+ *   node_modules/.bin/node tools/bench/http.ts [--seconds 8] [--rounds 3] [--connections 10] [--users 500]
  *     [--sampled 0.05] [--only floor,off,info,tracing,tracing-sampled,distributed]
  *
  * `--only` runs just those rows (the baseline always runs: the ratios are against it); `--sampled`
