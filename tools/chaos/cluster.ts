@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDatabase, createLogger, freePort, startLocalPostgres, type LocalPostgres } from '@tasksvc/runtime';
-import type { ServiceName } from '@tasksvc/proto';
+import { createDatabase, createLogger, createNatsBus, freePort, startLocalPostgres, type Bus, type LocalPostgres } from '@tasksvc/runtime';
+import { AppError, pingRpc, type ServiceName } from '@tasksvc/proto';
 import { startNats, type LocalNats } from '../testenv/nats.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -25,6 +25,7 @@ export interface Cluster {
   databaseUrl: string;
   natsUrl: string;
   env: Record<string, string>;
+  /** SIGKILL a service's process; resolves once nats-server no longer routes requests to it */
   kill(name: ServiceName): Promise<void>;
   start(name: ServiceName): Promise<void>;
   restartNats(): Promise<void>;
@@ -79,12 +80,35 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     procs.set(name, proc);
   };
 
-  const kill = async (name: ServiceName) => {
+  // a bus of the test's own, to see what the NATS server routes
+  let observer: Promise<Bus> | undefined;
+  /**
+   * The kernel closes a SIGKILLed process's socket at once, but nats-server notices and drops its
+   * subscriptions a moment later; until then requests are still routed there and time out. A kill is
+   * complete when nats-server answers "no responders" for the service.
+   */
+  const untilUnrouted = async (name: ServiceName) => {
+    observer ??= createNatsBus({ servers: nats.url, name: 'cluster-observer', log });
+    const bus = await observer;
+    const end = Date.now() + 15_000;
+    for (;;) {
+      try {
+        await bus.request(pingRpc(name), {}, { timeoutMs: 500 });
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE') return;
+      }
+      if (Date.now() > end) throw new Error(`nats-server still routes ${name}'s requests 15 s after its process was killed`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  const kill = async (name: ServiceName, opts: { awaitUnrouted?: boolean } = {}) => {
     const p = procs.get(name);
     if (!p || p.child.exitCode !== null || p.child.signalCode) return;
     const exited = new Promise((r) => p.child.once('exit', r));
     p.child.kill('SIGKILL');
     await exited;
+    if (opts.awaitUnrouted !== false) await untilUnrouted(name);
   };
 
   const url = `http://127.0.0.1:${port}`;
@@ -113,7 +137,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     databaseUrl,
     natsUrl: nats.url,
     env,
-    kill,
+    kill: (name) => kill(name),
     start,
     ready,
     restartNats: () => nats.restart(),
@@ -125,7 +149,8 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     pids: () => [...procs.values()].map((p) => p.child.pid!).filter(Boolean),
     metricsUrl: (name) => `http://127.0.0.1:${metricsPorts.get(name)}/metrics`,
     async stop() {
-      for (const name of procs.keys()) await kill(name);
+      for (const name of procs.keys()) await kill(name, { awaitUnrouted: false });
+      await (await observer)?.close();
       await nats.stop();
       await pg.stop();
     },
