@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createDatabase, createLogger, createNatsBus, freePort, startLocalPostgres, type Bus, type LocalPostgres } from '@tasksvc/runtime';
 import { AppError, pingRpc, type ServiceName } from '@tasksvc/proto';
 import { startNats, type LocalNats } from '../testenv/nats.ts';
+import { until } from '../testenv/wait.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 const node = join(root, 'node_modules', '.bin', 'node');
@@ -80,6 +81,14 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     procs.set(name, proc);
   };
 
+  const sigkill = async (name: ServiceName) => {
+    const p = procs.get(name);
+    if (!p || p.child.exitCode !== null || p.child.signalCode) return;
+    const exited = new Promise((r) => p.child.once('exit', r));
+    p.child.kill('SIGKILL');
+    await exited;
+  };
+
   // a bus of the test's own, to see what the NATS server routes
   let observer: Promise<Bus> | undefined;
   /**
@@ -87,28 +96,16 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
    * subscriptions a moment later; until then requests are still routed there and time out. A kill is
    * complete when nats-server answers "no responders" for the service.
    */
-  const untilUnrouted = async (name: ServiceName) => {
+  const kill = async (name: ServiceName) => {
+    await sigkill(name);
     observer ??= createNatsBus({ servers: nats.url, name: 'cluster-observer', log });
     const bus = await observer;
-    const end = Date.now() + 15_000;
-    for (;;) {
-      try {
-        await bus.request(pingRpc(name), {}, { timeoutMs: 500 });
-      } catch (err) {
-        if (err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE') return;
-      }
-      if (Date.now() > end) throw new Error(`nats-server still routes ${name}'s requests 15 s after its process was killed`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
-
-  const kill = async (name: ServiceName, opts: { awaitUnrouted?: boolean } = {}) => {
-    const p = procs.get(name);
-    if (!p || p.child.exitCode !== null || p.child.signalCode) return;
-    const exited = new Promise((r) => p.child.once('exit', r));
-    p.child.kill('SIGKILL');
-    await exited;
-    if (opts.awaitUnrouted !== false) await untilUnrouted(name);
+    const unrouted = () =>
+      bus.request(pingRpc(name), {}, { timeoutMs: 500 }).then(
+        () => false,
+        (err: unknown) => err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE',
+      );
+    await until(unrouted, `nats-server to stop routing ${name}'s requests after its process was killed`, 15_000);
   };
 
   const url = `http://127.0.0.1:${port}`;
@@ -137,7 +134,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     databaseUrl,
     natsUrl: nats.url,
     env,
-    kill: (name) => kill(name),
+    kill,
     start,
     ready,
     restartNats: () => nats.restart(),
@@ -149,7 +146,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     pids: () => [...procs.values()].map((p) => p.child.pid!).filter(Boolean),
     metricsUrl: (name) => `http://127.0.0.1:${metricsPorts.get(name)}/metrics`,
     async stop() {
-      for (const name of procs.keys()) await kill(name, { awaitUnrouted: false });
+      for (const name of procs.keys()) await sigkill(name);
       await (await observer)?.close();
       await nats.stop();
       await pg.stop();
