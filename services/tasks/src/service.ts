@@ -1,6 +1,7 @@
 import { taskEvents, tasksApi } from '@tasksvc/proto';
 import { startOutboxRelay, type ServiceDefinition, type Subscription } from '@tasksvc/runtime';
 import type { Ctx } from './handlers/common.ts';
+import { CreateBatcher } from './db/create-batcher.ts';
 import { ZoneCache } from './zone-cache.ts';
 import * as settings from './handlers/settings.ts';
 import * as tasks from './handlers/tasks.ts';
@@ -14,7 +15,7 @@ export const tasksService: ServiceDefinition = {
   migrations: { schema: 'tasks', dir: new URL('../migrations', import.meta.url).pathname, outboxes: ['tasks', GAME_OUTBOX_SCHEMA] },
   async start({ bus, pool, log, config }) {
     const relay = startOutboxRelay({ pool, bus, schema: 'tasks', events: Object.values(taskEvents), log });
-    const ctx: Ctx = { pool, relay, config, log, zones: new ZoneCache() };
+    const ctx: Ctx = { pool, relay, config, log, zones: new ZoneCache(), creates: new CreateBatcher(pool) };
     const api = tasksApi;
     // Each route's contract is served by exactly one handler.
     const subs: Subscription[] = [

@@ -1,4 +1,4 @@
-import { names, orm, selectList, statement, StatementCache, type OutboxRowValues, type Queryable, type Statement } from '@tasksvc/runtime';
+import { columnName, names, orm, selectList, statement, StatementCache, type OutboxRowValues, type Queryable, type Statement } from '@tasksvc/runtime';
 import { and, count, desc, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { profiles, taskCompletions, tasks, topics } from './schema.ts';
@@ -167,6 +167,23 @@ export interface InsertOutcome {
   zone: string | null;
 }
 
+/** One task create: the user, the columns it sets, "today" (the zone's), its event's outbox row, and the zone to hold the profile to (null: the request named its own). */
+export interface CreateArgs {
+  userId: string;
+  cols: TaskColumns & Pick<TaskRow, 'id' | 'title' | 'type' | 'createdAt'>;
+  today: string;
+  outbox: { schema: string; row: OutboxRowValues };
+  zone: string | null;
+}
+
+/** The columns a create names besides the ones every create sets (user, timestamps, list position): its statement's shape. */
+function keysOf(cols: CreateArgs['cols']): ColumnKey[] {
+  return Object.keys(cols).filter((k): k is ColumnKey => k === 'id' || (isWritable(k) && k !== 'sortOrder'));
+}
+
+/** Creates of one shape can share a statement (insertTasks); null: this one cannot share. */
+export const createShape = (a: CreateArgs): string | null => (batchable(a) ? `${a.outbox.schema}:${keysOf(a.cols).join(',')}` : null);
+
 /**
  * Create a task in one statement (atomic by itself, no explicit transaction): count it on the
  * profile and take the next list position there, insert it, and insert its event's outbox row.
@@ -175,32 +192,114 @@ export interface InsertOutcome {
  * user's. Then `row` is null and `zone` (read by a second statement, off the usual path) tells the
  * caller which of those failed.
  */
-export async function insertTask(
-  q: Queryable,
-  userId: string,
-  cols: TaskColumns & Pick<TaskRow, 'id' | 'title' | 'type' | 'createdAt'>,
-  today: string,
-  outbox: { schema: string; row: OutboxRowValues },
-  zone: string | null,
-): Promise<InsertOutcome> {
-  const { createdAt, ...rest } = cols;
-  const keys = Object.keys(rest).filter((k): k is ColumnKey => k === 'id' || (isWritable(k) && k !== 'sortOrder'));
-  const { rows } = await createStatement(outbox.schema, keys).run(q, {
+export async function insertTask(q: Queryable, a: CreateArgs): Promise<InsertOutcome> {
+  const { createdAt, ...rest } = a.cols;
+  const { rows } = await createStatement(a.outbox.schema, keysOf(a.cols)).run(q, {
     ...values(rest),
-    userId,
+    userId: a.userId,
     createdAt,
-    today,
-    zone,
-    topicId: cols.topicId ?? null,
-    outboxId: outbox.row.id,
-    subject: outbox.row.subject,
-    payload: outbox.row.payload,
-    traceparent: outbox.row.traceparent,
+    today: a.today,
+    zone: a.zone,
+    topicId: a.cols.topicId ?? null,
+    outboxId: a.outbox.row.id,
+    subject: a.outbox.row.subject,
+    payload: a.outbox.row.payload,
+    traceparent: a.outbox.row.traceparent,
   });
   const r = rows[0];
-  if (!r) return { row: null, zone: (await zoneOf.run(q, { userId })).rows[0]?.zone ?? null };
+  if (!r) return { row: null, zone: (await zoneOf.run(q, { userId: a.userId })).rows[0]?.zone ?? null };
   const { zone: found, ...row } = r;
   return { row, zone: found };
+}
+
+const batches = new StatementCache<TaskRow & { zone: string }>();
+
+/** What a batched create carries besides its task's columns, each as an array of its type. */
+const BATCH_EXTRAS = [
+  ['user_id', 'uuid'],
+  ['created_at', 'timestamptz'],
+  ['zone', 'text'],
+  ['outbox_id', 'uuid'],
+  ['subject', 'text'],
+  ['payload', 'jsonb'],
+  ['traceparent', 'text'],
+] as const;
+
+/**
+ * createStatement's writes for several creates of one shape, none in a topic, each of another user:
+ * each column comes as one array (element n is the n-th create's), so one statement and one commit
+ * serve them all. A user appears once, so each profile row is updated once and hands out one list
+ * position.
+ */
+function batchStatement(outboxSchema: string, keys: ColumnKey[]) {
+  return batches.get(`${outboxSchema}:${keys.join(',')}`, () => {
+    const set = keys.map((k) => COLUMNS[k]);
+    // an array column's values come as the text of each array (unnest would flatten an array of arrays)
+    const arrays = [...BATCH_EXTRAS.map(([name, type]) => sql`${p(name)}::${sql.raw(type)}[]`), ...set.map((c) => sql`${p(`set.${c.name}`)}::${sql.raw(isArray(c) ? 'text' : c.getSQLType())}[]`)];
+    const named = sql.raw([...BATCH_EXTRAS.map(([name]) => name), ...set.map(columnName)].map((n) => `"${n}"`).join(', '));
+    const fromInput = sql.join(
+      set.map((c) => sql`i.${sql.identifier(columnName(c))}${isArray(c) ? sql.raw(`::${c.getSQLType()}`) : sql``}`),
+      sql`, `,
+    );
+    return statement(
+      sql`WITH i AS (
+            SELECT * FROM unnest(${sql.join(arrays, sql`, `)}) AS i(${named})
+          ), p AS (
+            UPDATE ${profiles} SET ${names(profiles.totalTasksCreated)} = ${profiles.totalTasksCreated} + 1, ${names(profiles.nextSortOrder)} = ${profiles.nextSortOrder} + 1,
+              ${names(profiles.taskCount)} = ${profiles.taskCount} + 1
+            FROM i WHERE ${profiles.userId} = i.user_id AND (i.zone IS NULL OR ${profiles.timezone} = i.zone)
+              -- as a join alone this is planned for the hundred rows unnest is guessed to return: a scan of every
+              -- profile; the keys as an array of their own make it the primary key's index scan
+              AND ${profiles.userId} = ANY(${p('user_id')}::uuid[])
+            RETURNING ${profiles.userId} AS user_id, ${profiles.nextSortOrder} - 1 AS sort_order, ${profiles.timezone} AS zone
+          ), t AS (
+            INSERT INTO ${tasks} AS t (${names(tasks.userId, tasks.createdAt, tasks.updatedAt, tasks.sortOrder, ...set)})
+            SELECT i.user_id, i.created_at, i.created_at, p.sort_order, ${fromInput} FROM i JOIN p ON p.user_id = i.user_id
+            RETURNING t.*, false AS blocked
+          ), o AS (
+            INSERT INTO ${sql.identifier(outboxSchema)}.outbox (id, subject, payload, traceparent)
+            SELECT i.outbox_id, i.subject, i.payload, i.traceparent FROM t JOIN i ON i.id = t.id
+          )
+          SELECT ${selectList(created)} FROM t JOIN p ON p.user_id = t.user_id`,
+      created,
+    );
+  });
+}
+
+const isArray = (c: (typeof COLUMNS)[ColumnKey]) => c.getSQLType().endsWith('[]');
+const isNumbers = (v: unknown) => Array.isArray(v) && v.every((n) => Number.isFinite(n));
+/** An array column's value as the text of a PostgreSQL array (only numbers are batched). */
+const arrayText = (v: unknown) => (v === null || v === undefined ? null : `{${(v as number[]).join(',')}}`);
+
+/** A create in a topic needs the topic checked and `blocked` computed (createStatement's); arrays other than of numbers are not batched. */
+const batchable = (a: CreateArgs) => !a.cols.topicId && keysOf(a.cols).every((k) => !isArray(COLUMNS[k]) || a.cols[k as keyof CreateArgs['cols']] == null || isNumbers(a.cols[k as keyof CreateArgs['cols']]));
+
+/**
+ * insertTask for several creates of one shape (createShape), none in a topic, each of another user,
+ * in one statement. Each create's task, in their order; null where nothing was written for it (no
+ * profile, or another zone: insertTask on its own tells which). Atomic: if the statement fails,
+ * nothing of it was written.
+ */
+export async function insertTasks(q: Queryable, creates: CreateArgs[]): Promise<((TaskRow & { zone: string }) | null)[]> {
+  const first = creates[0];
+  if (!first) return [];
+  const keys = keysOf(first.cols);
+  const bind: Record<string, unknown[]> = {
+    user_id: creates.map((a) => a.userId),
+    created_at: creates.map((a) => a.cols.createdAt),
+    zone: creates.map((a) => a.zone),
+    outbox_id: creates.map((a) => a.outbox.row.id),
+    subject: creates.map((a) => a.outbox.row.subject),
+    payload: creates.map((a) => a.outbox.row.payload),
+    traceparent: creates.map((a) => a.outbox.row.traceparent),
+  };
+  for (const k of keys) {
+    const c = COLUMNS[k];
+    bind[`set.${c.name}`] = creates.map((a) => (isArray(c) ? arrayText(a.cols[k as keyof CreateArgs['cols']]) : (a.cols[k as keyof CreateArgs['cols']] ?? null)));
+  }
+  const { rows } = await batchStatement(first.outbox.schema, keys).run(q, bind);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return creates.map((a) => byId.get(a.cols.id) ?? null);
 }
 
 /** A condition an update holds to (re-checked on the latest row version, so of two racing completions exactly one wins). */

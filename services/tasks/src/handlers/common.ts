@@ -4,6 +4,7 @@ import type { RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
 import type { ProfileRow } from '../db/profiles.ts';
 import type { TaskRow } from '../db/tasks.ts';
 import type { TopicRow } from '../db/topics.ts';
+import type { CreateBatcher } from '../db/create-batcher.ts';
 import type { ZoneCache } from '../zone-cache.ts';
 
 export const SCHEMA = 'tasks';
@@ -14,6 +15,7 @@ export interface Ctx {
   config: Config;
   log: Logger;
   zones: ZoneCache;
+  creates: CreateBatcher;
 }
 
 /** Run a change in one transaction, then nudge the outbox relay so its events leave right away. */

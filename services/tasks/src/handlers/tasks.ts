@@ -9,7 +9,6 @@ import {
   deleteTask,
   getTask,
   insertCompletion,
-  insertTask,
   listTasks,
   popLatestCompletion,
   tasksByIds,
@@ -73,7 +72,7 @@ export async function list(ctx: Ctx, call: HttpCall<unknown, ListTasksQuery, unk
  */
 async function inUserZone<R extends { zone: string | null }>(
   ctx: Ctx,
-  c: PoolClient,
+  c: Queryable,
   userId: string,
   sent: string | undefined,
   run: (today: string, now: Date, check: string | null) => Promise<R>,
@@ -112,24 +111,20 @@ export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTa
   const b = call.body;
   const userId = userOf(call).id;
   const sent = sentZone(call);
-  const client = await ctx.pool.connect();
-  try {
-    const { result, zone } = await inUserZone(ctx, client, userId, sent, (today, now, check) => {
-      const schedule = scheduleOrThrow(ruleInput(b.type, b), b.dueDate ?? today);
-      const cols = { ...writableColumns(b), ...schedule, id: randomUUID(), createdAt: now, title: b.title, type: b.type };
-      const event = taskEventRow('task.created', { topicId: null, dueDate: null, ...cols, userId, priority: b.priority });
-      return insertTask(client, userId, cols, today, { schema: SCHEMA, row: event }, check);
-    });
-    if (result.row) {
-      ctx.relay.kick();
-      return { task: toTask(result.row) };
-    }
-    // nothing written: with the profile's zone right, the topic is not the user's; else the zone changed twice meanwhile
-    if (result.zone !== null && (sent || result.zone === zone)) throw topicNotFound();
-    throw new AppError('CONFLICT', 'the profile changed while the task was being created; try again');
-  } finally {
-    client.release();
+  // no connection held here: the insert waits for its batch's (CreateBatcher)
+  const { result, zone } = await inUserZone(ctx, ctx.pool, userId, sent, (today, now, check) => {
+    const schedule = scheduleOrThrow(ruleInput(b.type, b), b.dueDate ?? today);
+    const cols = { ...writableColumns(b), ...schedule, id: randomUUID(), createdAt: now, title: b.title, type: b.type };
+    const event = taskEventRow('task.created', { topicId: null, dueDate: null, ...cols, userId, priority: b.priority });
+    return ctx.creates.insert({ userId, cols, today, outbox: { schema: SCHEMA, row: event }, zone: check });
+  });
+  if (result.row) {
+    ctx.relay.kick();
+    return { task: toTask(result.row) };
   }
+  // nothing written: with the profile's zone right, the topic is not the user's; else the zone changed twice meanwhile
+  if (result.zone !== null && (sent || result.zone === zone)) throw topicNotFound();
+  throw new AppError('CONFLICT', 'the profile changed while the task was being created; try again');
 }
 
 /** The body fields a recurrence rule is made of (RecurrenceInput's, and the task row's, names). */

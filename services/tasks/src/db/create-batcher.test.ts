@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { createPool, migrate, type Pool } from '@tasksvc/runtime';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quietLogger, testDatabase } from '../../../../tools/testenv/index.ts';
+import { tasksService } from '../service.ts';
+import { CreateBatcher } from './create-batcher.ts';
+import { ensureProfile } from './profiles.ts';
+import type { CreateArgs } from './tasks.ts';
+
+/** Creates written together by one statement (CreateBatcher → insertTasks), on a real PostgreSQL. */
+describe('CreateBatcher', () => {
+  const log = quietLogger();
+  let pool: Pool;
+  beforeAll(async () => {
+    pool = createPool(await testDatabase(), log);
+    await migrate(pool, { ...tasksService.migrations!, log });
+  });
+  afterAll(() => pool.end());
+
+  /** Statements the pool ran whose text starts with `prefix`, counted while `fn` runs. */
+  async function counting<T>(prefix: string, fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
+    let statements = 0;
+    const original = pool.query.bind(pool);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    (pool as any).query = (config: any, ...rest: any[]) => {
+      if (String(config?.text ?? config).trimStart().startsWith(prefix)) statements++;
+      return original(config, ...rest);
+    };
+    try {
+      return { result: await fn(), statements };
+    } finally {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      (pool as any).query = original;
+    }
+  }
+
+  function create(userId: string, over: Partial<CreateArgs['cols']> = {}, zone: string | null = 'UTC'): CreateArgs {
+    const id = randomUUID();
+    return {
+      userId,
+      today: '2026-11-28',
+      zone,
+      cols: { id, title: `task ${id.slice(0, 4)}`, type: 'ONE_TIME', createdAt: new Date(), recurrenceWeekdays: null, ...over },
+      outbox: { schema: 'tasks', row: { id: randomUUID(), subject: 'events.task.created', payload: JSON.stringify({ id }), traceparent: null } },
+    };
+  }
+
+  async function users(n: number): Promise<string[]> {
+    const ids = Array.from({ length: n }, () => randomUUID());
+    for (const id of ids) await ensureProfile(pool, id);
+    return ids;
+  }
+
+  const profileOf = async (userId: string) =>
+    (await pool.query<{ next_sort_order: number; task_count: number; total_tasks_created: number }>('SELECT next_sort_order, task_count, total_tasks_created FROM tasks.profiles WHERE user_id = $1', [userId])).rows[0]!;
+  const outboxIds = async (ids: string[]) => (await pool.query<{ id: string }>('SELECT id FROM tasks.outbox WHERE id = ANY($1)', [ids])).rows.map((r) => r.id).sort();
+
+  it('writes creates that arrive together with one statement: each task, its list position, its count and its outbox row', async () => {
+    const batcher = new CreateBatcher(pool, { maxInFlight: 1 });
+    const ids = await users(6);
+    const creates = ids.map((u, i) => create(u, { priority: i % 2 ? 'HIGH' : 'NORMAL', dueDate: '2026-12-0' + (i + 1) }));
+    const { result, statements } = await counting('WITH i AS', () => Promise.all(creates.map((c) => batcher.insert(c))));
+    expect(statements).toBe(1);
+    for (const [i, r] of result.entries()) {
+      expect(r.zone).toBe('UTC');
+      expect(r.row).toMatchObject({ id: creates[i]!.cols.id, userId: ids[i], title: creates[i]!.cols.title, sortOrder: 0, dueDate: `2026-12-0${i + 1}`, priority: i % 2 ? 'HIGH' : 'NORMAL', blocked: false });
+    }
+    for (const u of ids) expect(await profileOf(u)).toEqual({ next_sort_order: 1, task_count: 1, total_tasks_created: 1 });
+    expect(await outboxIds(creates.map((c) => c.outbox.row.id))).toEqual(creates.map((c) => c.outbox.row.id).sort());
+  });
+
+  it('gives two creates of one user distinct list positions (one per statement)', async () => {
+    const batcher = new CreateBatcher(pool, { maxInFlight: 1 });
+    const [u] = await users(1);
+    const results = await Promise.all([1, 2, 3].map(() => batcher.insert(create(u!))));
+    expect(results.map((r) => r.row!.sortOrder).sort()).toEqual([0, 1, 2]);
+    expect(await profileOf(u!)).toEqual({ next_sort_order: 3, task_count: 3, total_tasks_created: 3 });
+  });
+
+  it('fails only the create that fails: the others of its batch are written', async () => {
+    const batcher = new CreateBatcher(pool, { maxInFlight: 1 });
+    const ids = await users(4);
+    // a type the request schema would refuse, breaking the table's CHECK: the batch's statement fails as a whole
+    const creates = ids.map((u, i) => create(u, i === 2 ? { type: 'BOGUS' as 'ONE_TIME' } : {}));
+    const settled = await Promise.allSettled(creates.map((c) => batcher.insert(c)));
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(String((settled[2] as PromiseRejectedResult).reason)).toMatch(/tasks_type_check/);
+    const written = (await pool.query<{ id: string }>('SELECT id FROM tasks.tasks WHERE user_id = ANY($1)', [ids])).rows.map((r) => r.id).sort();
+    expect(written).toEqual([0, 1, 3].map((i) => creates[i]!.cols.id).sort());
+    expect(await profileOf(ids[2]!)).toEqual({ next_sort_order: 0, task_count: 0, total_tasks_created: 0 });
+    expect(await outboxIds([creates[2]!.outbox.row.id])).toEqual([]);
+  });
+
+  it("writes nothing for a create whose zone is not the profile's, or without a profile, and says which", async () => {
+    const batcher = new CreateBatcher(pool, { maxInFlight: 1 });
+    const [a, b] = await users(2);
+    const stranger = randomUUID(); // no profile
+    const [ok, moved, none] = await Promise.all([batcher.insert(create(a!)), batcher.insert(create(b!, {}, 'Europe/Berlin')), batcher.insert(create(stranger))]);
+    expect(ok.row?.userId).toBe(a);
+    expect(moved).toEqual({ row: null, zone: 'UTC' });
+    expect(none).toEqual({ row: null, zone: null });
+    expect(await profileOf(b!)).toEqual({ next_sort_order: 0, task_count: 0, total_tasks_created: 0 });
+  });
+
+  it('batches recurring creates with weekdays, and leaves creates in a topic to their own statement', async () => {
+    const batcher = new CreateBatcher(pool, { maxInFlight: 1 });
+    const ids = await users(3);
+    const topicId = randomUUID();
+    await pool.query(`INSERT INTO tasks.topics (id, user_id, title) VALUES ($1, $2, 'T')`, [topicId, ids[2]]);
+    const weekly = (u: string) =>
+      create(u, { type: 'RECURRING', recurrenceType: 'WEEKDAY', recurrenceWeekdays: [0, 4], recurrenceInterval: 1, recurrenceAnchor: '2026-11-30', nextDueDate: '2026-11-30', dueDate: '2026-11-30' });
+    const { result, statements } = await counting('WITH', () => Promise.all([batcher.insert(weekly(ids[0]!)), batcher.insert(weekly(ids[1]!)), batcher.insert(create(ids[2]!, { topicId }))]));
+    expect(statements).toBe(2); // the two weekly ones together, the topic's alone
+    expect(result.map((r) => r.row?.recurrenceWeekdays ?? r.row?.topicId)).toEqual([[0, 4], [0, 4], topicId]);
+  });
+
+  it('answers every one of many concurrent creates, each user counting each of its tasks once', async () => {
+    const batcher = new CreateBatcher(pool);
+    const ids = await users(20);
+    const creates = Array.from({ length: 400 }, (_, i) => create(ids[i % ids.length]!));
+    const { result, statements } = await counting('WITH i AS', () => Promise.all(creates.map((c) => batcher.insert(c))));
+    expect(result.every((r) => r.row !== null)).toBe(true);
+    expect(statements).toBeLessThan(40); // 400 creates of 20 users: 20 per user, up to 20 per statement
+    for (const u of ids) {
+      const orders = result.filter((r) => r.row!.userId === u).map((r) => r.row!.sortOrder);
+      expect(orders.sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      expect(await profileOf(u)).toEqual({ next_sort_order: 20, task_count: 20, total_tasks_created: 20 });
+    }
+  });
+});
