@@ -16,14 +16,18 @@ interface Waiting {
  * wait and go with the next. A create alone, or one in a topic, takes insertTask's own statement. Each
  * caller is answered after the commit that holds its task, as before.
  *
- * A batch holds each user once (one profile row, one list position each) and creates of one shape; the
- * rest wait for the next. A batch that fails wrote nothing, and each of its creates runs on its own, so
- * one bad row fails only its own request.
+ * A batch holds each user once (one profile row, one list position each), no user of a batch still
+ * running, and creates of one shape; the rest wait for the next. So two batches of this process never
+ * lock the same profile rows (in whatever order their plans take them: they could deadlock). A batch
+ * that fails wrote nothing, and each of its creates runs on its own, so one bad row fails only its own
+ * request.
  */
 export class CreateBatcher {
   private waiting: Waiting[] = [];
   private inFlight = 0;
   private scheduled = false;
+  /** users with a batch running: a batch holds a user only if no running one does (see take) */
+  private readonly busy = new Set<string>();
 
   private readonly q: Queryable;
   private readonly maxInFlight: number;
@@ -50,9 +54,13 @@ export class CreateBatcher {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+      while (this.inFlight < this.maxInFlight) {
+        const batch = this.take();
+        if (batch.length === 0) return; // what waits is of users whose batch is running: it goes after
         this.inFlight++;
-        void this.write(this.take()).finally(() => {
+        for (const w of batch) this.busy.add(w.args.userId);
+        void this.write(batch).finally(() => {
+          for (const w of batch) this.busy.delete(w.args.userId);
           this.inFlight--;
           this.schedule();
         });
@@ -60,14 +68,15 @@ export class CreateBatcher {
     });
   }
 
-  /** The oldest waiting create and those after it that may share its statement. */
+  /** The oldest waiting create whose user has no batch running, and those after it that may share its statement. */
   private take(): Waiting[] {
-    const { shape } = this.waiting[0]!;
-    const users = new Set<string>();
+    const first = this.waiting.find((w) => !this.busy.has(w.args.userId));
+    if (!first) return [];
+    const users = new Set<string>(this.busy);
     const batch: Waiting[] = [];
     const rest: Waiting[] = [];
     for (const w of this.waiting) {
-      if (batch.length < this.maxBatch && w.shape === shape && !users.has(w.args.userId)) {
+      if (batch.length < this.maxBatch && w.shape === first.shape && !users.has(w.args.userId)) {
         batch.push(w);
         users.add(w.args.userId);
       } else rest.push(w);

@@ -248,9 +248,6 @@ function batchStatement(outboxSchema: string, keys: ColumnKey[]) {
             UPDATE ${profiles} SET ${names(profiles.totalTasksCreated)} = ${profiles.totalTasksCreated} + 1, ${names(profiles.nextSortOrder)} = ${profiles.nextSortOrder} + 1,
               ${names(profiles.taskCount)} = ${profiles.taskCount} + 1
             FROM i WHERE ${profiles.userId} = i.user_id AND (i.zone IS NULL OR ${profiles.timezone} = i.zone)
-              -- as a join alone this is planned for the hundred rows unnest is guessed to return: a scan of every
-              -- profile; the keys as an array of their own make it the primary key's index scan
-              AND ${profiles.userId} = ANY(${p('user_id')}::uuid[])
             RETURNING ${profiles.userId} AS user_id, ${profiles.nextSortOrder} - 1 AS sort_order, ${profiles.timezone} AS zone
           ), t AS (
             INSERT INTO ${tasks} AS t (${names(tasks.userId, tasks.createdAt, tasks.updatedAt, tasks.sortOrder, ...set)})
