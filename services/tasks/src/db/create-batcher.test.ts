@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { createPool, migrate, type Pool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,6 +68,30 @@ describe('CreateBatcher', () => {
     }
     for (const u of ids) expect(await profileOf(u)).toEqual({ next_sort_order: 1, task_count: 1, total_tasks_created: 1 });
     expect(await outboxIds(creates.map((c) => c.outbox.row.id))).toEqual(creates.map((c) => c.outbox.row.id).sort());
+  });
+
+  it("runs a batch's statement in the async context (the trace) of its first create", async () => {
+    const batcher = new CreateBatcher(pool, { maxInFlight: 1 });
+    const ids = await users(4);
+    const request = new AsyncLocalStorage<string>();
+    const seen: (string | undefined)[] = [];
+    const original = pool.query.bind(pool);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    (pool as any).query = (config: any, ...rest: any[]) => {
+      if (String(config?.text).startsWith('WITH')) seen.push(request.getStore());
+      return original(config, ...rest);
+    };
+    try {
+      // two batches: the second starts from the first's completion, in no request's context of its own
+      const first = ids.slice(0, 2).map((u, i) => request.run(`a${i}`, () => batcher.insert(create(u))));
+      await new Promise((r) => setImmediate(r));
+      const second = ids.slice(2).map((u, i) => request.run(`b${i}`, () => batcher.insert(create(u))));
+      await Promise.all([...first, ...second]);
+    } finally {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      (pool as any).query = original;
+    }
+    expect(seen).toEqual(['a0', 'b0']);
   });
 
   it('gives two creates of one user distinct list positions (one per statement)', async () => {

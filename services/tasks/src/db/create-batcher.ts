@@ -1,9 +1,12 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Queryable } from '@tasksvc/runtime';
 import { createShape, insertTask, insertTasks, type CreateArgs, type InsertOutcome } from './tasks.ts';
 
 interface Waiting {
   args: CreateArgs;
   shape: string;
+  /** runs a function in the async context of the request that made this create (its trace) */
+  inContext: <R>(fn: () => R) => R;
   resolve(outcome: InsertOutcome): void;
   reject(err: unknown): void;
 }
@@ -43,7 +46,7 @@ export class CreateBatcher {
     const shape = createShape(args);
     if (shape === null) return insertTask(this.q, args);
     return new Promise((resolve, reject) => {
-      this.waiting.push({ args, shape, resolve, reject });
+      this.waiting.push({ args, shape, inContext: AsyncLocalStorage.snapshot(), resolve, reject });
       this.schedule();
     });
   }
@@ -59,7 +62,9 @@ export class CreateBatcher {
         if (batch.length === 0) return; // what waits is of users whose batch is running: it goes after
         this.inFlight++;
         for (const w of batch) this.busy.add(w.args.userId);
-        void this.write(batch).finally(() => {
+        // the statement's span goes to the trace of the batch's first create (not to whichever request's
+        // context this callback happens to run in)
+        void batch[0]!.inContext(() => this.write(batch)).finally(() => {
           for (const w of batch) this.busy.delete(w.args.userId);
           this.inFlight--;
           this.schedule();
