@@ -18,14 +18,21 @@ describe('CreateBatcher', () => {
   });
   afterAll(() => pool.end());
 
-  /** Statements the pool ran whose text starts with `prefix`, counted while `fn` runs. */
-  async function counting<T>(prefix: string, fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
+  /**
+   * While `fn` runs, each statement of the pool whose text starts with `prefix` is shown to `watch`
+   * (its parameters, and a promise of its end) before it runs; resolves with `fn`'s result and their number.
+   */
+  async function watching<T>(prefix: string, fn: () => Promise<T>, watch: (values: unknown[], done: Promise<unknown>) => void = () => {}): Promise<{ result: T; statements: number }> {
     let statements = 0;
     const original = pool.query.bind(pool);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     (pool as any).query = (config: any, ...rest: any[]) => {
-      if (String(config?.text ?? config).trimStart().startsWith(prefix)) statements++;
-      return original(config, ...rest);
+      const run = original(config, ...rest);
+      if (String(config?.text).startsWith(prefix)) {
+        statements++;
+        watch(config.values, Promise.resolve(run).catch(() => undefined));
+      }
+      return run;
     };
     try {
       return { result: await fn(), statements };
@@ -60,7 +67,7 @@ describe('CreateBatcher', () => {
     const batcher = new CreateBatcher(pool, { maxInFlight: 1 });
     const ids = await users(6);
     const creates = ids.map((u, i) => create(u, { priority: i % 2 ? 'HIGH' : 'NORMAL', dueDate: '2026-12-0' + (i + 1) }));
-    const { result, statements } = await counting('WITH i AS', () => Promise.all(creates.map((c) => batcher.insert(c))));
+    const { result, statements } = await watching('WITH i AS', () => Promise.all(creates.map((c) => batcher.insert(c))));
     expect(statements).toBe(1);
     for (const [i, r] of result.entries()) {
       expect(r.zone).toBe('UTC');
@@ -75,22 +82,17 @@ describe('CreateBatcher', () => {
     const ids = await users(4);
     const request = new AsyncLocalStorage<string>();
     const seen: (string | undefined)[] = [];
-    const original = pool.query.bind(pool);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    (pool as any).query = (config: any, ...rest: any[]) => {
-      if (String(config?.text).startsWith('WITH')) seen.push(request.getStore());
-      return original(config, ...rest);
-    };
-    try {
-      // two batches: the second starts from the first's completion, in no request's context of its own
-      const first = ids.slice(0, 2).map((u, i) => request.run(`a${i}`, () => batcher.insert(create(u))));
-      await new Promise((r) => setImmediate(r));
-      const second = ids.slice(2).map((u, i) => request.run(`b${i}`, () => batcher.insert(create(u))));
-      await Promise.all([...first, ...second]);
-    } finally {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      (pool as any).query = original;
-    }
+    await watching(
+      'WITH',
+      async () => {
+        // two batches: the second starts from the first's completion, in no request's context of its own
+        const first = ids.slice(0, 2).map((u, i) => request.run(`a${i}`, () => batcher.insert(create(u))));
+        await new Promise((r) => setImmediate(r));
+        const second = ids.slice(2).map((u, i) => request.run(`b${i}`, () => batcher.insert(create(u))));
+        await Promise.all([...first, ...second]);
+      },
+      () => seen.push(request.getStore()),
+    );
     expect(seen).toEqual(['a0', 'b0']);
   });
 
@@ -134,7 +136,7 @@ describe('CreateBatcher', () => {
     await pool.query(`INSERT INTO tasks.topics (id, user_id, title) VALUES ($1, $2, 'T')`, [topicId, ids[2]]);
     const weekly = (u: string) =>
       create(u, { type: 'RECURRING', recurrenceType: 'WEEKDAY', recurrenceWeekdays: [0, 4], recurrenceInterval: 1, recurrenceAnchor: '2026-11-30', nextDueDate: '2026-11-30', dueDate: '2026-11-30' });
-    const { result, statements } = await counting('WITH', () => Promise.all([batcher.insert(weekly(ids[0]!)), batcher.insert(weekly(ids[1]!)), batcher.insert(create(ids[2]!, { topicId }))]));
+    const { result, statements } = await watching('WITH', () => Promise.all([batcher.insert(weekly(ids[0]!)), batcher.insert(weekly(ids[1]!)), batcher.insert(create(ids[2]!, { topicId }))]));
     expect(statements).toBe(2); // the two weekly ones together, the topic's alone
     expect(result.map((r) => r.row?.recurrenceWeekdays ?? r.row?.topicId)).toEqual([[0, 4], [0, 4], topicId]);
   });
@@ -145,24 +147,17 @@ describe('CreateBatcher', () => {
     // the users of the batch statements running at each moment: two holding one user could deadlock
     const running = new Set<string[]>();
     let shared = 0;
-    const original = pool.query.bind(pool);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    (pool as any).query = async (config: any, ...rest: any[]) => {
-      if (!String(config?.text).startsWith('WITH i AS')) return original(config, ...rest);
-      const mine = config.values[0] as string[];
-      for (const other of running) if (other.some((u) => mine.includes(u))) shared++;
-      running.add(mine);
-      try {
-        return await original(config, ...rest);
-      } finally {
-        running.delete(mine);
-      }
-    };
     const creates = Array.from({ length: 400 }, (_, i) => create(ids[i % ids.length]!));
-    const { result, statements } = await counting('WITH i AS', () => Promise.all(creates.map((c) => batcher.insert(c)))).finally(() => {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      (pool as any).query = original;
-    });
+    const { result, statements } = await watching(
+      'WITH i AS',
+      () => Promise.all(creates.map((c) => batcher.insert(c))),
+      (values, done) => {
+        const mine = values[0] as string[];
+        for (const other of running) if (other.some((u) => mine.includes(u))) shared++;
+        running.add(mine);
+        void done.then(() => running.delete(mine));
+      },
+    );
     expect(result.every((r) => r.row !== null)).toBe(true);
     expect(statements).toBeGreaterThanOrEqual(50); // 400 creates, up to 8 per statement
     expect(statements).toBeLessThan(100);
