@@ -138,7 +138,7 @@ const zoneOf = statement(sql`SELECT ${z.timezone} AS zone FROM ${profiles} z WHE
  */
 function createStatement(outboxSchema: string, keys: ColumnKey[]) {
   const inTopic = keys.includes('topicId');
-  return creates.get(`${outboxSchema}:${keys.join(',')}`, () =>
+  return creates.get(shapeOf(outboxSchema, keys), () =>
     statement(
       sql`WITH p AS (
             UPDATE ${profiles} SET ${names(profiles.totalTasksCreated)} = ${profiles.totalTasksCreated} + 1, ${names(profiles.nextSortOrder)} = ${profiles.nextSortOrder} + 1,
@@ -181,8 +181,14 @@ function keysOf(cols: CreateArgs['cols']): ColumnKey[] {
   return Object.keys(cols).filter((k): k is ColumnKey => k === 'id' || (isWritable(k) && k !== 'sortOrder'));
 }
 
+/** The key of a create statement's text: its outbox and the columns it sets. */
+const shapeOf = (outboxSchema: string, keys: ColumnKey[]) => `${outboxSchema}:${keys.join(',')}`;
+
 /** Creates of one shape can share a statement (insertTasks); null: this one cannot share. */
-export const createShape = (a: CreateArgs): string | null => (batchable(a) ? `${a.outbox.schema}:${keysOf(a.cols).join(',')}` : null);
+export function createShape(a: CreateArgs): string | null {
+  const keys = keysOf(a.cols);
+  return batchable(a, keys) ? shapeOf(a.outbox.schema, keys) : null;
+}
 
 /**
  * Create a task in one statement (atomic by itself, no explicit transaction): count it on the
@@ -232,7 +238,7 @@ const BATCH_EXTRAS = [
  * position.
  */
 function batchStatement(outboxSchema: string, keys: ColumnKey[]) {
-  return batches.get(`${outboxSchema}:${keys.join(',')}`, () => {
+  return batches.get(shapeOf(outboxSchema, keys), () => {
     const set = keys.map((k) => COLUMNS[k]);
     // an array column's values come as the text of each array (unnest would flatten an array of arrays)
     const arrays = [...BATCH_EXTRAS.map(([name, type]) => sql`${p(name)}::${sql.raw(type)}[]`), ...set.map((c) => sql`${p(`set.${c.name}`)}::${sql.raw(isArray(c) ? 'text' : c.getSQLType())}[]`)];
@@ -269,7 +275,7 @@ const isNumbers = (v: unknown) => Array.isArray(v) && v.every((n) => Number.isFi
 const arrayText = (v: unknown) => (v === null || v === undefined ? null : `{${(v as number[]).join(',')}}`);
 
 /** A create in a topic needs the topic checked and `blocked` computed (createStatement's); arrays other than of numbers are not batched. */
-const batchable = (a: CreateArgs) => !a.cols.topicId && keysOf(a.cols).every((k) => !isArray(COLUMNS[k]) || a.cols[k as keyof CreateArgs['cols']] == null || isNumbers(a.cols[k as keyof CreateArgs['cols']]));
+const batchable = (a: CreateArgs, keys: ColumnKey[]) => !a.cols.topicId && keys.every((k) => !isArray(COLUMNS[k]) || a.cols[k as keyof CreateArgs['cols']] == null || isNumbers(a.cols[k as keyof CreateArgs['cols']]));
 
 /**
  * insertTask for several creates of one shape (createShape), none in a topic, each of another user,
