@@ -141,6 +141,42 @@ describe('CreateBatcher', () => {
     expect(result.map((r) => r.row?.recurrenceWeekdays ?? r.row?.topicId)).toEqual([[0, 4], [0, 4], topicId]);
   });
 
+  it("finds a batch's profiles by their key, not by reading every profile (the generic plan, on an analysed table of hundreds)", async () => {
+    const batcher = new CreateBatcher(pool, { maxInFlight: 1 });
+    await pool.query(`INSERT INTO tasks.profiles (user_id) SELECT gen_random_uuid() FROM generate_series(1, 500)`);
+    await pool.query('ANALYZE tasks.profiles');
+    const ids = await users(4);
+    let seen: { text: string; values: unknown[] } | undefined;
+    const original = pool.query.bind(pool);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    (pool as any).query = (config: any, ...rest: any[]) => {
+      if (String(config?.text).startsWith('WITH i AS')) seen = { text: config.text, values: config.values };
+      return original(config, ...rest);
+    };
+    try {
+      await Promise.all(ids.map((u) => batcher.insert(create(u))));
+    } finally {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      (pool as any).query = original;
+    }
+    const client = await pool.connect();
+    try {
+      // the plan a prepared statement keeps after its first five runs: the parameters unknown, the unnest guessed at 10 rows
+      await client.query('BEGIN');
+      await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      await client.query(`PREPARE batch_plan AS ${seen!.text}`);
+      // EXPLAIN EXECUTE takes no parameters: the values as literals, quoted by PostgreSQL
+      const args = (await client.query<{ args: string }>(`SELECT concat_ws(', ', ${seen!.values.map((_, i) => `quote_nullable($${i + 1}::text)`).join(', ')}) AS args`, seen!.values)).rows[0]!.args;
+      const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE batch_plan(${args})`);
+      const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+      expect(plan).toMatch(/Update on profiles/);
+      expect(plan).not.toMatch(/Seq Scan on profiles/);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  });
+
   it('answers every one of many concurrent creates, each user counting each of its tasks once, no user in two running batches', async () => {
     const batcher = new CreateBatcher(pool, { maxInFlight: 4, maxBatch: 8 });
     const ids = await users(20);
