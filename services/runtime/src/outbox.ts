@@ -123,7 +123,7 @@ export function outboxRow<T>(event: EventDef<T>, payload: T): OutboxRowValues {
 }
 
 export interface OutboxRelay {
-  /** publish now rather than at the next poll (call after a commit) */
+  /** publish soon rather than at the next poll (call after a commit): at once, unless a round is running or began less than `minRoundGapMs` ago, then right after */
   kick(): void;
   /** publish everything pending; resolves with how many rows were published */
   flush(): Promise<number>;
@@ -145,6 +145,8 @@ export function startOutboxRelay(opts: {
   log: Logger;
   pollMs?: number;
   batch?: number;
+  /** a kicked round starts no sooner than this after the previous one started (default 10 ms) */
+  minRoundGapMs?: number;
 }): OutboxRelay {
   const { pool, bus, schema, log } = opts;
   const bySubject = new Map(opts.events.map((e) => [e.subject, e]));
@@ -221,6 +223,9 @@ export function startOutboxRelay(opts: {
       again = true;
       return running;
     }
+    clearTimeout(deferred);
+    deferred = undefined;
+    lastRound = performance.now();
     // a round is nobody's request: without this, the rounds a request kicked (and every poll timer
     // scheduled from them) would stay in that request's trace
     running = detached(drain)
@@ -232,10 +237,28 @@ export function startOutboxRelay(opts: {
         running = undefined;
         if (again && !stopped) {
           again = false;
-          void run();
+          soon();
         }
       });
     return running;
+  };
+
+  // A round costs four statements however few rows it carries. Under a steady stream of commits,
+  // rounds back to back carried a handful of rows each and were most of the statements per event;
+  // started at most every `minRoundGapMs`, each takes what came in meanwhile. An event after a quiet
+  // moment still goes at once.
+  const minRoundGapMs = opts.minRoundGapMs ?? 10;
+  let lastRound = -Infinity;
+  let deferred: NodeJS.Timeout | undefined;
+  const soon = () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    if (deferred) return;
+    const wait = lastRound + minRoundGapMs - performance.now();
+    if (wait <= 0) void run();
+    else deferred = setTimeout(() => void run(), wait);
   };
 
   // In batches, so a backlog of months never holds one long delete; replicas pruning at once only wait for each other.
@@ -265,7 +288,7 @@ export function startOutboxRelay(opts: {
 
   return {
     kick() {
-      if (!stopped) void run();
+      if (!stopped) soon();
     },
     async flush() {
       if (running) await running;
@@ -276,6 +299,7 @@ export function startOutboxRelay(opts: {
       stopped = true;
       if (relayed.get(schema) === pool) relayed.delete(schema);
       clearTimeout(timer);
+      clearTimeout(deferred);
       clearInterval(pruner);
       if (running) await running;
     },

@@ -145,8 +145,10 @@ describe.each([
 
   describe('with the transactional outbox', () => {
     let pool: pg.Pool;
+    let databaseUrl: string;
     beforeAll(async () => {
-      pool = createPool(await testDatabase(), log);
+      databaseUrl = await testDatabase();
+      pool = createPool(databaseUrl, log);
       await pool.query(outboxTableSql('box'));
     });
     afterAll(async () => {
@@ -198,6 +200,37 @@ describe.each([
       } finally {
         await relay.stop();
         await pool.query('DELETE FROM box.outbox WHERE subject = $1', [ev.subject]);
+      }
+    });
+
+    it('publishes a kick after a quiet moment at once, and kicks that come while rounds are recent in one later round', async () => {
+      const ev = makeEvent();
+      const handled: number[] = [];
+      const sub = await server.consume(ev, async (p) => void handled.push(p.n), { durable: `g${uid()}` });
+      // the relay's own pool, so its rounds can be counted: each round takes one connection
+      const relayPool = createPool(databaseUrl, log);
+      let rounds = 0;
+      const connect = relayPool.connect.bind(relayPool);
+      relayPool.connect = (() => (rounds++, connect())) as typeof relayPool.connect;
+      // no poll, and a gap no test waits out: a round that starts is one a kick (or flush) started
+      const relay = startOutboxRelay({ pool: relayPool, bus: client, schema: 'box', events: [ev], log, pollMs: 600_000, minRoundGapMs: 600_000 });
+      try {
+        await enqueueEvent(pool, 'box', ev, { n: 0 });
+        relay.kick();
+        await until(() => handled.length === 1, 'the first event, published at once', 30_000);
+        await relay.flush(); // the first round is over; this one (flush starts at once) finds nothing
+        rounds = 0;
+        for (let n = 1; n <= 10; n++) {
+          await enqueueEvent(pool, 'box', ev, { n });
+          relay.kick(); // a round began moments ago: wait
+        }
+        expect(await relay.flush()).toBe(10);
+        expect(rounds, 'the ten kicks started no round of their own').toBe(1);
+        expect(handled.sort((a, b) => a - b)).toEqual(Array.from({ length: 11 }, (_, i) => i));
+      } finally {
+        await relay.stop();
+        await relayPool.end();
+        await sub.stop();
       }
     });
 
