@@ -38,7 +38,7 @@ export class CreateBatcher {
 
   constructor(q: Queryable, opts: { maxInFlight?: number; maxBatch?: number } = {}) {
     this.q = q;
-    this.maxInFlight = opts.maxInFlight ?? 2;
+    this.maxInFlight = opts.maxInFlight ?? 3;
     this.maxBatch = opts.maxBatch ?? 64;
   }
 
