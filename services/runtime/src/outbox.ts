@@ -155,6 +155,13 @@ export function startOutboxRelay(opts: {
   let running: Promise<number> | undefined;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
+  // A round costs four statements however few rows it carries. Under a steady stream of commits,
+  // rounds back to back carried a handful of rows each and were most of the statements per event;
+  // started at most every `minRoundGapMs`, each takes what came in meanwhile. An event after a quiet
+  // moment still goes at once.
+  const minRoundGapMs = opts.minRoundGapMs ?? 10;
+  let lastRound = -Infinity;
+  let deferred: NodeJS.Timeout | undefined;
 
   relayed.set(schema, pool);
   const lockKey = `outbox:${schema}`;
@@ -243,13 +250,7 @@ export function startOutboxRelay(opts: {
     return running;
   };
 
-  // A round costs four statements however few rows it carries. Under a steady stream of commits,
-  // rounds back to back carried a handful of rows each and were most of the statements per event;
-  // started at most every `minRoundGapMs`, each takes what came in meanwhile. An event after a quiet
-  // moment still goes at once.
-  const minRoundGapMs = opts.minRoundGapMs ?? 10;
-  let lastRound = -Infinity;
-  let deferred: NodeJS.Timeout | undefined;
+  /** a round now, or when the gap since the last one allows (see minRoundGapMs) */
   const soon = () => {
     if (running) {
       again = true;
