@@ -20,9 +20,9 @@ describe('CreateBatcher', () => {
 
   /**
    * While `fn` runs, each statement of the pool whose text starts with `prefix` is shown to `watch`
-   * (its parameters, and a promise of its end) before it runs; resolves with `fn`'s result and their number.
+   * (its parameters, a promise of its end, and its text) before it runs; resolves with `fn`'s result and their number.
    */
-  async function watching<T>(prefix: string, fn: () => Promise<T>, watch: (values: unknown[], done: Promise<unknown>) => void = () => {}): Promise<{ result: T; statements: number }> {
+  async function watching<T>(prefix: string, fn: () => Promise<T>, watch: (values: unknown[], done: Promise<unknown>, text: string) => void = () => {}): Promise<{ result: T; statements: number }> {
     let statements = 0;
     const original = pool.query.bind(pool);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -30,7 +30,7 @@ describe('CreateBatcher', () => {
       const run = original(config, ...rest);
       if (String(config?.text).startsWith(prefix)) {
         statements++;
-        watch(config.values, Promise.resolve(run).catch(() => undefined));
+        watch(config.values, Promise.resolve(run).catch(() => undefined), config.text);
       }
       return run;
     };
@@ -147,18 +147,11 @@ describe('CreateBatcher', () => {
     await pool.query('ANALYZE tasks.profiles');
     const ids = await users(4);
     let seen: { text: string; values: unknown[] } | undefined;
-    const original = pool.query.bind(pool);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    (pool as any).query = (config: any, ...rest: any[]) => {
-      if (String(config?.text).startsWith('WITH i AS')) seen = { text: config.text, values: config.values };
-      return original(config, ...rest);
-    };
-    try {
-      await Promise.all(ids.map((u) => batcher.insert(create(u))));
-    } finally {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      (pool as any).query = original;
-    }
+    await watching(
+      'WITH i AS',
+      () => Promise.all(ids.map((u) => batcher.insert(create(u)))),
+      (values, _done, text) => (seen = { text, values }),
+    );
     const client = await pool.connect();
     try {
       // the plan a prepared statement keeps after its first five runs: the parameters unknown, the unnest guessed at 10 rows
