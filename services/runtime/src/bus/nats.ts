@@ -6,6 +6,7 @@ import { AppError, EVENT_STREAM, EVENT_SUBJECTS, parseMessage, REQUEST_ID_HEADER
 import type { Logger } from '../logger.ts';
 import { currentTraceparent } from '../tracing.ts';
 import { handleRequest, unwrapReply, requestContext } from './envelope.ts';
+import { BATCH_HEADER, decodeBatch, encodeBatch, groupForSending, type BatchedEvent, type OutgoingEvent } from './event-batch.ts';
 import { instrumentBus } from './instrument.ts';
 import type { Bus, ConsumeOptions, EventMeta, RequestOptions, ServeOptions, Subscription } from './types.ts';
 
@@ -21,6 +22,31 @@ const TRACEPARENT = 'traceparent';
 const DUPLICATE_WINDOW_MS = 15 * 60_000;
 /** Events older than this leave the stream; consumers are expected to keep up far sooner. */
 const EVENT_MAX_AGE_MS = 14 * 24 * 3_600_000;
+
+interface Pending extends OutgoingEvent {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Runs `fn` over the items, at most `limit` at once; one at a time, `between` runs before each item
+ * after the first (JetStream's "still working": a message of many events handled one by one can take
+ * longer than its ack wait).
+ */
+async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>, between: () => void): Promise<void> {
+  if (limit <= 1) {
+    for (const [i, item] of items.entries()) {
+      if (i > 0) between();
+      await fn(item);
+    }
+    return;
+  }
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
 
 function redeliveryDelayMs(deliveryCount: number): number {
   return Math.min(30_000, 500 * 2 ** Math.min(deliveryCount - 1, 6));
@@ -110,6 +136,41 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
     return streamReady;
   };
 
+  // Events published in one turn of the event loop (an outbox round) leave together, as few
+  // JetStream messages as their subjects allow (event-batch.ts); each publish resolves on its message's PubAck.
+  let outgoing: Pending[] = [];
+  const sendOutgoing = async () => {
+    const round = outgoing;
+    outgoing = [];
+    try {
+      await ensureStream();
+    } catch (err) {
+      for (const e of round) e.reject(new AppError('SERVICE_UNAVAILABLE', `event not stored: ${(err as Error).message}`));
+      return;
+    }
+    for (const group of groupForSending(round)) {
+      let stored: Promise<unknown>;
+      if (group.length === 1) {
+        const [e] = group as [Pending];
+        let headers;
+        if (e.traceparent) {
+          headers = natsHeaders();
+          headers.set(TRACEPARENT, e.traceparent);
+        }
+        stored = js.publish(e.subject, enc.encode(e.json), { msgID: e.id, timeout: 5_000, ...(headers ? { headers } : {}) });
+      } else {
+        const { body, msgId } = encodeBatch(group);
+        const headers = natsHeaders();
+        headers.set(BATCH_HEADER, String(group.length));
+        stored = js.publish(group[0]!.subject, enc.encode(body), { msgID: msgId, timeout: 5_000, headers });
+      }
+      stored.then(
+        () => group.forEach((e) => e.resolve()),
+        (err: unknown) => group.forEach((e) => e.reject(new AppError('SERVICE_UNAVAILABLE', `event not stored: ${(err as Error).message}`))),
+      );
+    }
+  };
+
   const subs = new Set<NatsSub>();
   const stoppers = new Set<() => Promise<void>>();
 
@@ -170,18 +231,11 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
 
     async publish<T>(event: EventDef<T>, payload: T, msgId: string): Promise<void> {
       const data = parseMessage(event.schema, payload, `event ${event.subject}`);
-      await ensureStream();
-      const traceparent = currentTraceparent();
-      let headers;
-      if (traceparent) {
-        headers = natsHeaders();
-        headers.set(TRACEPARENT, traceparent);
-      }
-      try {
-        await js.publish(event.subject, encode(data), { msgID: msgId, timeout: 5_000, ...(headers ? { headers } : {}) });
-      } catch (err) {
-        throw new AppError('SERVICE_UNAVAILABLE', `event not stored: ${(err as Error).message}`);
-      }
+      // no await before the push: every publish of this turn joins the same round
+      return new Promise<void>((resolve, reject) => {
+        outgoing.push({ subject: event.subject, id: msgId, json: JSON.stringify(data ?? null), traceparent: currentTraceparent() ?? undefined, resolve, reject });
+        if (outgoing.length === 1) setImmediate(() => void sendOutgoing());
+      });
     },
 
     async consume<T>(event: EventDef<T>, handler: (payload: T, meta: EventMeta) => Promise<void>, co: ConsumeOptions): Promise<Subscription> {
@@ -209,25 +263,36 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
             const messages = await consumer.consume({ max_messages: 64 });
             current = messages;
             for await (const m of messages) {
-              const meta: EventMeta = {
-                msgId: m.headers?.get('Nats-Msg-Id') || `${m.seq}`,
-                subject: m.subject,
-                deliveryCount: m.info.deliveryCount,
-                traceparent: m.headers?.get(TRACEPARENT) || undefined,
-              };
+              const batched = m.headers?.get(BATCH_HEADER);
+              let events: BatchedEvent[];
               try {
-                const payload = parseMessage(event.schema, decode(m.data), `event ${m.subject}`);
-                await handler(payload, meta);
-                m.ack();
+                events = batched ? decodeBatch(dec.decode(m.data)) : [{ id: m.headers?.get('Nats-Msg-Id') || `${m.seq}`, data: decode(m.data), traceparent: m.headers?.get(TRACEPARENT) || undefined }];
               } catch (err) {
-                if (err instanceof AppError && err.code === 'VALIDATION_FAILED') {
-                  log.error({ err, subject: m.subject, msgId: meta.msgId }, 'event fails its schema; terminating it');
-                  m.term();
-                } else {
-                  log.warn({ err, subject: m.subject, msgId: meta.msgId, deliveryCount: meta.deliveryCount }, 'event handler failed; will redeliver');
-                  m.nak(redeliveryDelayMs(meta.deliveryCount));
-                }
+                log.error({ err, subject: m.subject, seq: m.seq }, 'event message is not readable; terminating it');
+                m.term();
+                continue;
               }
+              let invalid = 0;
+              let failed: unknown;
+              const handleOne = async (e: BatchedEvent) => {
+                const meta: EventMeta = { msgId: e.id, subject: m.subject, deliveryCount: m.info.deliveryCount, traceparent: e.traceparent };
+                try {
+                  await handler(parseMessage(event.schema, e.data, `event ${m.subject}`), meta);
+                } catch (err) {
+                  if (err instanceof AppError && err.code === 'VALIDATION_FAILED') {
+                    invalid++;
+                    log.error({ err, subject: m.subject, msgId: e.id }, 'event fails its schema; dropping it');
+                  } else {
+                    failed ??= err;
+                    log.warn({ err, subject: m.subject, msgId: e.id, deliveryCount: meta.deliveryCount }, 'event handler failed; will redeliver');
+                  }
+                }
+              };
+              await forEachLimited(events, co.concurrency ?? 1, handleOne, () => m.working());
+              // a handler that failed gets its event again (with the rest of the message: handlers are idempotent)
+              if (failed !== undefined) m.nak(redeliveryDelayMs(m.info.deliveryCount));
+              else if (invalid === events.length) m.term();
+              else m.ack();
             }
           } catch (err) {
             if (!stopped) {

@@ -33,6 +33,11 @@ export interface ConsumeOptions {
   filter?: string;
   /** how long a delivery may take before it is redelivered */
   ackWaitMs?: number;
+  /**
+   * Events of one message handled at once (NATS carries an outbox round's events in few messages,
+   * event-batch.ts): 1 (the default) hands them over one after another, in order.
+   */
+  concurrency?: number;
 }
 
 /** A durable consumer a service will register, declared before anything publishes (see createMemoryBus). */

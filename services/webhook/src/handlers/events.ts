@@ -11,8 +11,9 @@ export const WEBHOOK_CONSUMER = 'webhook-deliveries';
  * keyed by (message id, endpoint). The message is acknowledged only after that commit, so a crash
  * before it redelivers the event and nothing is lost; the delivery worker does the sending.
  *
- * The pull loops hand their events to one batcher: the events arriving while a statement runs are
- * stored together by the next one (a statement round trip per event was most of ingestion's cost).
+ * The pull loops hand their events to one batcher, all events of a message at once: the events
+ * arriving while a statement runs are stored together by the next one (a statement round trip per
+ * event was most of ingestion's cost).
  */
 export async function consumeTaskEvents(deps: { bus: Bus; pool: Pool; onIngested: () => void }): Promise<Subscription> {
   const batcher = createBatcher((events: IngestedEvent[]) => ingestEvents(deps.pool, events), INGEST_BATCH);
@@ -26,7 +27,7 @@ export async function consumeTaskEvents(deps: { bus: Bus; pool: Pool; onIngested
           // the worker's rounds this wakes are its own, not this event's (each attempt joins its event's trace itself)
           if (added > 0) detached(deps.onIngested);
         },
-        { durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER, ackWaitMs: 30_000 },
+        { durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER, ackWaitMs: 30_000, concurrency: INGEST_BATCH },
       ),
     ),
   );
