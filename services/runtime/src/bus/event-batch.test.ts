@@ -119,6 +119,17 @@ describe('event batches over NATS', () => {
     await sub.stop();
   });
 
+  it('asks again for a message it cannot read (a newer form, perhaps) rather than drop it', async () => {
+    const ev = makeEvent();
+    const durable = `d${uid()}`;
+    const sub = await consumer.consume(ev, async () => undefined, { durable });
+    const h = natsHeaders();
+    h.set(BATCH_HEADER, '2');
+    await jetstream(nc).publish(ev.subject, new TextEncoder().encode('not an event batch'), { headers: h });
+    await until(async () => (await jsm.consumers.info(EVENT_STREAM, durable)).num_redelivered >= 1, 'the unreadable message delivered again', 15_000);
+    await sub.stop();
+  });
+
   it('hands a message\'s events to the handler one at a time by default, and several at once when asked', async () => {
     const overlap = async (concurrency?: number): Promise<number> => {
       const ev = makeEvent();

@@ -268,12 +268,13 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
               try {
                 events = batched ? decodeBatch(dec.decode(m.data)) : [{ id: m.headers?.get('Nats-Msg-Id') || `${m.seq}`, data: decode(m.data), traceparent: m.headers?.get(TRACEPARENT) || undefined }];
               } catch (err) {
-                log.error({ err, subject: m.subject, seq: m.seq }, 'event message is not readable; terminating it');
-                m.term();
+                // as a consumer of an older release does with a batch: perhaps a newer form; never dropped
+                log.warn({ err, subject: m.subject, seq: m.seq }, 'event message is not readable; will redeliver');
+                m.nak(redeliveryDelayMs(m.info.deliveryCount));
                 continue;
               }
               let invalid = 0;
-              let failed: unknown;
+              let failed = false;
               const handleOne = async (e: BatchedEvent) => {
                 const meta: EventMeta = { msgId: e.id, subject: m.subject, deliveryCount: m.info.deliveryCount, traceparent: e.traceparent };
                 try {
@@ -283,14 +284,14 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
                     invalid++;
                     log.error({ err, subject: m.subject, msgId: e.id }, 'event fails its schema; dropping it');
                   } else {
-                    failed ??= err;
+                    failed = true;
                     log.warn({ err, subject: m.subject, msgId: e.id, deliveryCount: meta.deliveryCount }, 'event handler failed; will redeliver');
                   }
                 }
               };
               await forEachLimited(events, co.concurrency ?? 1, handleOne, () => m.working());
               // a handler that failed gets its event again (with the rest of the message: handlers are idempotent)
-              if (failed !== undefined) m.nak(redeliveryDelayMs(m.info.deliveryCount));
+              if (failed) m.nak(redeliveryDelayMs(m.info.deliveryCount));
               else if (invalid === events.length) m.term();
               else m.ack();
             }
