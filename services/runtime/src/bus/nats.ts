@@ -8,6 +8,7 @@ import { currentTraceparent } from '../tracing.ts';
 import { handleRequest, unwrapReply, requestContext } from './envelope.ts';
 import { BATCH_HEADER, decodeBatch, encodeBatch, groupForSending, type BatchedEvent, type OutgoingEvent } from './event-batch.ts';
 import { instrumentBus } from './instrument.ts';
+import { createReplyInbox } from './reply-inbox.ts';
 import type { Bus, ConsumeOptions, EventMeta, RequestOptions, ServeOptions, Subscription } from './types.ts';
 
 const enc = new TextEncoder();
@@ -52,16 +53,6 @@ function redeliveryDelayMs(deliveryCount: number): number {
   return Math.min(30_000, 500 * 2 ** Math.min(deliveryCount - 1, 6));
 }
 
-function translateRequestError(err: unknown, subject: string, timeoutMs: number): unknown {
-  const e = err as { name?: string; message?: string; cause?: { name?: string }; isNoResponders?: () => boolean };
-  if (e?.name === 'NoRespondersError' || e?.cause?.name === 'NoRespondersError' || e?.isNoResponders?.()) {
-    return new AppError('SERVICE_UNAVAILABLE', `no service answers ${subject}`);
-  }
-  if (e?.name === 'TimeoutError' || e?.cause?.name === 'TimeoutError') return new AppError('TIMEOUT', `no reply on ${subject} within ${timeoutMs} ms`);
-  if (e?.name === 'ClosedConnectionError' || e?.name === 'DrainingConnectionError') return new AppError('SERVICE_UNAVAILABLE', 'message bus unavailable');
-  return err;
-}
-
 export interface NatsBusOptions {
   servers: string;
   name: string;
@@ -103,6 +94,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
     }
   })();
 
+  const replies = createReplyInbox(nc, opts.connect?.inboxPrefix);
   const js = jetstream(nc);
   let jsm: JetStreamManager | undefined;
   let streamReady: Promise<void> | undefined;
@@ -183,13 +175,8 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
       h.set(REQUEST_ID_HEADER, ro.requestId ?? randomUUID());
       const traceparent = currentTraceparent();
       if (traceparent) h.set(TRACEPARENT, traceparent);
-      const timeout = ro.timeoutMs ?? 10_000;
-      try {
-        const msg = await nc.request(rpc.subject, encode(checked), { timeout, headers: h });
-        return unwrapReply(rpc, decode(msg.data));
-      } catch (err) {
-        throw translateRequestError(err, rpc.subject, timeout);
-      }
+      const msg = await replies.request(rpc.subject, encode(checked), { timeoutMs: ro.timeoutMs ?? 10_000, headers: h });
+      return unwrapReply(rpc, decode(msg.data));
     },
 
     serve<Req, Res>(rpc: Rpc<Req, Res>, handler: (payload: Req, ctx: { requestId: string; log: Logger }) => Promise<Res>, so: ServeOptions = {}): Subscription {
