@@ -1,7 +1,7 @@
 import { AppError, resolveIdentityRpc, type Identity, type RouteAuth } from '@tasksvc/proto';
 import type { Bus, Config } from '@tasksvc/runtime';
 import type { FastifyRequest } from 'fastify';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { identityCache } from './identity-cache.ts';
 
 /** `authjs.session-token` or `__Secure-authjs.session-token` among the request's cookies. */
@@ -18,7 +18,7 @@ export async function resolveIdentity(req: FastifyRequest, bus: Bus, config: Con
   if (!cookie && !authorization) return null;
   // An API key alone is answered from the cache (the cookie, when there is one, is ignored then too).
   const cache = authorization?.startsWith('Bearer ') && !opts.fresh ? identityCache(bus) : undefined;
-  const key = cache && createHash('sha256').update(authorization!).digest('base64');
+  const key = cache && hash('sha256', authorization!, 'base64');
   const cached = key ? cache.get(key) : undefined;
   const stamp = cache?.stamp() ?? 0;
   const user = cached ?? (await bus.request(resolveIdentityRpc, { cookie, authorization }, { requestId: String(req.id), timeoutMs: 5_000 }));

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Compare two secrets without leaking where they differ (or, via hashing first, their length). */
 export function safeEqual(a: string, b: string): boolean {
@@ -8,7 +8,7 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 /** `sha256=<lowercase hex HMAC-SHA256 of the exact body bytes>`: the spec's X-Service-Signature value. */
