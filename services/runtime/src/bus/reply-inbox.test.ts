@@ -64,7 +64,7 @@ describe('NATS requests over one reply inbox', () => {
     await expect(next).resolves.toEqual({ sum: 42 });
   });
 
-  it('fails a request still waiting when the connection closes, at once rather than at its timeout', async () => {
+  it('fails a request still waiting when the connection closes, at once rather than at its timeout, and any request after', async () => {
     const rpc = makeRpc();
     let started!: () => void;
     const handlerStarted = new Promise<void>((r) => (started = r));
@@ -78,5 +78,6 @@ describe('NATS requests over one reply inbox', () => {
     await handlerStarted;
     await closing.close();
     await expect(waiting).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await expect(closing.request(rpc, { a: 1, b: 2 })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
   });
 });

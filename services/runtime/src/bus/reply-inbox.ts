@@ -51,18 +51,20 @@ export function createReplyInbox(nc: NatsConnection, inboxPrefix?: string): Repl
 
   return {
     request(subject, data, { timeoutMs, headers }) {
-      listen();
-      const token = String(next++);
       return new Promise<Msg>((resolve, reject) => {
-        const timer = setTimeout(() => settle(token)?.reject(new AppError('TIMEOUT', `no reply on ${subject} within ${timeoutMs} ms`)), timeoutMs);
-        waiting.set(token, { subject, resolve, reject, timer });
+        const token = String(next++);
         try {
+          listen();
           nc.publish(subject, data, { reply: `${inbox}.${token}`, headers });
         } catch (err) {
-          settle(token);
+          // a closed or draining connection refuses the subscription and the publish
           const closing = ['ClosedConnectionError', 'DrainingConnectionError'].includes((err as Error).name);
           reject(closing ? new AppError('SERVICE_UNAVAILABLE', 'message bus unavailable') : (err as Error));
+          return;
         }
+        // a reply cannot come before this: it arrives with a later read of the socket
+        const timer = setTimeout(() => settle(token)?.reject(new AppError('TIMEOUT', `no reply on ${subject} within ${timeoutMs} ms`)), timeoutMs);
+        waiting.set(token, { subject, resolve, reject, timer });
       });
     },
   };
