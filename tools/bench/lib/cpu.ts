@@ -37,8 +37,14 @@ export function postgresCpuMs(dataDir: string): number {
 
 /** utime + stime (ms) of another process, or 0 once it is gone. */
 export function pidCpuMs(pid: number): number {
+  const { user, system } = pidCpuSplitMs(pid);
+  return user + system;
+}
+
+/** utime and stime (ms) of another process apart, or zeros once it is gone. */
+export function pidCpuSplitMs(pid: number): { user: number; system: number } {
   const f = procStat(pid);
-  return f ? (Number(f[UTIME]) + Number(f[STIME])) * TICK_MS : 0;
+  return f ? { user: Number(f[UTIME]) * TICK_MS, system: Number(f[STIME]) * TICK_MS } : { user: 0, system: 0 };
 }
 
 /** /proc/PID/stat's fields after the command name (which may hold spaces), or undefined once the process is gone. */
