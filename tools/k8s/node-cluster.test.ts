@@ -6,9 +6,9 @@
  * uninstall` removing everything, and the host left exactly as it was.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createPool, type Pool } from '@tasksvc/runtime';
 import { sharedNatsUrl, testDatabase, until } from '../testenv/index.ts';
@@ -24,6 +24,16 @@ const log = (l: string) => console.log(`[node-cluster] ${l}`);
 const ROLLOUT_IMAGE = imageName('gateway').replace(/:[^:]+$/, ':rollout');
 // Ports of a listener in the node's namespace: one in the NodePort range (open to every source), one not.
 const NODEPORT_RANGE_PORT = 31999;
+const STALE_POD_LOG = '/var/log/pods/tasks_task-service-gateway-0-stale_00000000-0000-4000-8000-000000000000';
+const STALE_CONTAINER_LOG = '/var/log/containers/task-service-gateway-0-stale_tasks_gateway-0.log';
+const lstatExists = (p: string) => {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
 const OTHER_PORT = 9123;
 
 /**
@@ -54,6 +64,8 @@ describe.skipIf(skip)('one-node cluster', () => {
   let authorization = '';
   let taskId = '';
   let listener: ChildProcess | undefined;
+  /** The log directories the test made itself to plant an earlier run's leftovers in: removed at the end. */
+  let plantedLogDirs: string[] = [];
   /** The test's listener lives in the node's namespace: it must be gone before stop() deletes that. */
   const stopListener = async () => {
     if (!listener || listener.exitCode !== null || listener.signalCode !== null) return;
@@ -71,6 +83,12 @@ describe.skipIf(skip)('one-node cluster', () => {
   beforeAll(async () => {
     const t0 = Date.now();
     await podman('tag', imageName('gateway'), ROLLOUT_IMAGE);
+    plantedLogDirs = [dirname(STALE_POD_LOG), dirname(STALE_CONTAINER_LOG)].filter((d) => !existsSync(d));
+    // What a run killed before its stop() leaves: a pod's log directory and its /var/log/containers link.
+    mkdirSync(STALE_POD_LOG, { recursive: true });
+    writeFileSync(join(STALE_POD_LOG, '0.log'), 'from a run that died\n');
+    mkdirSync(dirname(STALE_CONTAINER_LOG), { recursive: true });
+    symlinkSync(join(STALE_POD_LOG, '0.log'), STALE_CONTAINER_LOG);
     cluster = await startNodeCluster({ log, images: [...TARGETS.map(imageName), PAUSE_IMAGE, ROLLOUT_IMAGE] });
     log(`cluster up in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     // The pods reach the run's PostgreSQL and NATS through forwarders on the host's end of the node's veth.
@@ -101,7 +119,13 @@ describe.skipIf(skip)('one-node cluster', () => {
     await podman('untag', ROLLOUT_IMAGE, ROLLOUT_IMAGE).catch(() => undefined);
     const problems = await cluster?.stop();
     if (problems?.length) console.error(`[node-cluster] host not restored:\n${problems.join('\n')}`);
+    for (const d of plantedLogDirs) rmSync(d, { recursive: true, force: true });
   }, 180_000);
+
+  it('a start clears the pod logs an earlier run left, before its snapshot (the kubelet would remove them later)', () => {
+    expect(existsSync(STALE_POD_LOG)).toBe(false);
+    expect(lstatExists(STALE_CONTAINER_LOG)).toBe(false);
+  });
 
   it('a TaskService with the built images serves GET /api/health through the gateway Service', async () => {
     const c = cluster as NodeCluster;

@@ -27,7 +27,8 @@
  * cgroups) and the network namespace, veth and host routes. stop() removes each of those (the routes and
  * the namespace's own iptables, nftables and sysctls vanish with it), compares the host with a snapshot
  * taken before (sysctls, iptables, nftables, links, routes, namespaces, those directories) and reports
- * what differs; processes are stopped by pid.
+ * what differs; processes are stopped by pid. What a run that died without stop() left, the next run
+ * removes before its snapshot (clearEarlierRuns).
  *
  * Run as a script (`npm run cluster:up`) it starts the cluster, prints a KUBECONFIG and stays up until Ctrl-C.
  */
@@ -223,6 +224,58 @@ async function takeHostLock(log: (line: string) => void, limitMs = 10 * 60_000):
   await removeNodeNetwork();
 }
 
+/** Every run's own directory starts with this; a process or mount naming it belongs to a run. */
+const RUN_DIR_PREFIX = '/var/tmp/tasksvc-node-';
+
+/**
+ * What a run that died without its stop() (killed with its test runner, a session cut off) left behind,
+ * removed before this run takes its snapshot: its processes and mounts, its directory, its pods' network
+ * namespaces and cgroups, and the pod log files in /var/log/pods and /var/log/containers. Those log files
+ * would go anyway: a kubelet garbage-collects the log directories of every pod it does not run, so a
+ * snapshot taken with them in it would later report them as changed. Called with the host lock held, so
+ * no live run of ours owns any of it; a kubelet of someone else's on this host is refused, not touched.
+ */
+async function clearEarlierRuns(log: (line: string) => void): Promise<void> {
+  const foreignKubelet = readdirSync('/proc').find((e) => {
+    if (!/^\d+$/.test(e)) return false;
+    try {
+      return readFileSync(`/proc/${e}/comm`, 'utf8').trim() === 'kubelet' && !readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(RUN_DIR_PREFIX);
+    } catch {
+      return false;
+    }
+  });
+  if (foreignKubelet) throw new Error(`a kubelet that is not this cluster's runs on this host (pid ${foreignKubelet}); two kubelets would share /var/log/pods and the kubepods cgroups`);
+  const removed: string[] = [];
+  const orphans = pidsMentioning(RUN_DIR_PREFIX);
+  for (const pid of orphans) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone already */
+    }
+  }
+  if (orphans.length) removed.push(`${orphans.length} processes`);
+  const end = Date.now() + 10_000;
+  while (orphans.some(alive) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+  const runDirs = readdirSync('/var/tmp').map((e) => `/var/tmp/${e}`).filter((d) => d.startsWith(RUN_DIR_PREFIX));
+  if (runDirs.length || orphans.length) {
+    // its pods' namespaces and containerd's mounts are told apart from others' only by a run having been here
+    for (const m of mountsUnder(RUN_DIR_PREFIX, new Set()).reverse()) await quiet(sh('umount', ['-l', m]));
+    const podNetns = existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith('cni-')) : [];
+    for (const ns of podNetns) await quiet(sh('ip', ['netns', 'delete', ns]));
+    if (podNetns.length) removed.push(`${podNetns.length} pod network namespaces`);
+    removeCgroups();
+  }
+  for (const d of runDirs) rmSync(d, { recursive: true, force: true });
+  removed.push(...runDirs);
+  for (const d of ['/var/log/pods', '/var/log/containers']) {
+    const stale = existsSync(d) ? readdirSync(d) : [];
+    for (const e of stale) rmSync(join(d, e), { recursive: true, force: true });
+    if (stale.length) removed.push(`${stale.length} entries of ${d}`);
+  }
+  if (removed.length) log(`removed what an earlier run left behind: ${removed.join(', ')}`);
+}
+
 /** The node's namespace (its veth end, bridge, iptables and nftables go with it), the host's veth end and routes. */
 async function removeNodeNetwork(): Promise<void> {
   if (existsSync(`/run/netns/${NODE_NETNS}`)) await quiet(sh('ip', ['netns', 'delete', NODE_NETNS]));
@@ -244,12 +297,13 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
   if (missing.length) throw new Error(`cannot start the one-node cluster, missing: ${missing.join(', ')}`);
   const log = opts.log ?? (() => undefined);
   await takeHostLock(log);
+  await clearEarlierRuns(log);
   const t0 = Date.now();
   const before = await hostSnapshot();
   const sysctlsBefore = Object.fromEntries(SYSCTLS.map((s) => [s, before[`sysctl ${s}`] as string]));
   const netnsBefore = new Set(before.netns?.split(' ').filter(Boolean));
   const foreignBefore = new Map(FOREIGN_DIRS.map((d) => [d, existsSync(d) ? new Set(readdirSync(d)) : undefined]));
-  const dir = mkdtempSync('/var/tmp/tasksvc-node-');
+  const dir = mkdtempSync(RUN_DIR_PREFIX);
   let etcdDataDir: string | undefined;
   const bin = (name: string) => (name === 'etcd' ? (apiServerBinaries().found.etcd as string) : join(k8sCache, 'bin', name));
   const procs: { name: string; p: ChildProcess }[] = [];
@@ -321,7 +375,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
         /* gone already */
       }
     }
-    for (const m of mountsUnder(dir, netnsBefore).reverse()) await quiet(sh('umount', ['-l', m]));
+    for (const m of mountsUnder(`${dir}/`, netnsBefore).reverse()) await quiet(sh('umount', ['-l', m]));
     const problems: string[] = [];
     // 4. Network: pod namespaces, the node's namespace with everything in it (bridge, kube-proxy's
     //    chains, the firewall's table), the veth and the host routes through it; sysctls.
@@ -562,12 +616,12 @@ function pidsMentioning(dir: string): number[] {
   return out;
 }
 
-/** Mounts ours: under our directory, our pods' network namespaces, containerd's /run/containerd. */
-function mountsUnder(dir: string, netnsBefore: Set<string>): string[] {
+/** Mounts ours: under our directory (`prefix`), our pods' network namespaces, containerd's /run/containerd. */
+function mountsUnder(prefix: string, netnsBefore: Set<string>): string[] {
   return readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .map((l) => l.split(' ')[4] ?? '')
-    .filter((m) => m.startsWith(`${dir}/`) || m.startsWith('/run/containerd/') || (m.startsWith('/run/netns/cni-') && !netnsBefore.has(m.slice('/run/netns/'.length))));
+    .filter((m) => m.startsWith(prefix) || m.startsWith('/run/containerd/') || (m.startsWith('/run/netns/cni-') && !netnsBefore.has(m.slice('/run/netns/'.length))));
 }
 
 /** The kubelet's and containerd's cgroups (kubepods, k8s.io) in every hierarchy, deepest first. */
