@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { prettyLogs } from './logger.ts';
+import { Writable } from 'node:stream';
+import { createLogger, prettyLogs } from './logger.ts';
 
 const node = new URL('../../../node_modules/.bin/node', import.meta.url).pathname;
 
@@ -10,6 +11,38 @@ describe('logger', () => {
     expect(prettyLogs({ RUNTIME_ENV: 'development' }, { isTTY: false })).toBe(false);
     expect(prettyLogs({ RUNTIME_ENV: 'development' }, {})).toBe(false);
     expect(prettyLogs({ RUNTIME_ENV: 'production' }, { isTTY: true })).toBe(false);
+  });
+
+  it('censors secrets one level down in a line (a child logger\'s too), without touching the logged objects', () => {
+    const lines: Record<string, unknown>[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+    const log = createLogger('gateway', 'info', { destination });
+    const headers = { authorization: 'Bearer ts_live_abc', cookie: 'sid=s3cr3t', accept: 'text/html' };
+    const body = { title: 'pay rent', password: 'hunter2' };
+    const err = Object.assign(new Error('refused', { cause: new Error('inner') }), { secret: 'whsec_x', status: 401 });
+    log.child({ requestId: 'r1' }).warn({ headers, body, err, count: 3 }, 'a line');
+    log.info({ req: { method: 'GET', url: '/api/tasks' } }, 'a plain line');
+    const [line, plain] = lines;
+    expect(line).toMatchObject({
+      msg: 'a line',
+      count: 3,
+      requestId: 'r1',
+      headers: { authorization: '[redacted]', cookie: '[redacted]', accept: 'text/html' },
+      body: { title: 'pay rent', password: '[redacted]' },
+      err: { type: 'Error', message: 'refused: inner', secret: '[redacted]', status: 401 },
+    });
+    expect(String((line!.err as { stack: string }).stack)).toContain('refused');
+    expect(JSON.stringify(lines)).not.toMatch(/ts_live_abc|s3cr3t|hunter2|whsec_x/);
+    expect(plain).toMatchObject({ msg: 'a plain line', req: { method: 'GET', url: '/api/tasks' } });
+    // what the caller logged is unchanged
+    expect(headers.authorization).toBe('Bearer ts_live_abc');
+    expect(body.password).toBe('hunter2');
+    expect(err.secret).toBe('whsec_x');
   });
 
   it('prints readable lines through pino-pretty (a request as one line), JSON otherwise', () => {

@@ -30,6 +30,32 @@ const PRETTY_OPTIONS = {
   messageFormat: '[{service}] {if req.method}{req.method} {req.url} → {res.statusCode} in {responseTime} ms {end}{msg}',
 };
 
+/** Fields that are secrets wherever they stand one level down in a logged object (`headers.authorization`, `body.password`). */
+const SECRET_FIELDS = ['authorization', 'cookie', 'password', 'secret', 'token'];
+const CENSOR = '[redacted]';
+
+/**
+ * The logged object with every SECRET_FIELDS value one level down replaced by
+ * `[redacted]`, on a copy; the object itself when there is none (the usual line: no copy). pino's own
+ * `redact` option did the same through a wildcard path at ~9 µs a line, most of a request line's cost.
+ * A copied value keeps its prototype and own properties, so an error still serializes as an error.
+ */
+export function censorSecrets<T extends object>(obj: T): T {
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(obj)) {
+    const v = (obj as Record<string, unknown>)[key];
+    if (!v || typeof v !== 'object' || Array.isArray(v)) continue;
+    const found = SECRET_FIELDS.filter((f) => (v as Record<string, unknown>)[f] !== undefined);
+    if (found.length === 0) continue;
+    const copy = Object.create(Object.getPrototypeOf(v), Object.getOwnPropertyDescriptors(v)) as Record<string, unknown>;
+    // V8's `stack` is an accessor reading the original error's own slot: copied, it reads nothing
+    if (v instanceof Error) Object.defineProperty(copy, 'stack', { value: v.stack, writable: true, configurable: true });
+    for (const f of found) Object.defineProperty(copy, f, { value: CENSOR, enumerable: true, writable: true, configurable: true });
+    (out ??= { ...(obj as Record<string, unknown>) })[key] = copy;
+  }
+  return (out ?? obj) as T;
+}
+
 /**
  * JSON logs, one line per event, every line naming its service (and request id, via child loggers);
  * pretty-printed when asked to (a terminal outside production, see `prettyLogs`). With tracing on
@@ -42,7 +68,8 @@ export function createLogger(service: string, level: string = 'info', opts: Logg
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
     serializers: redactingSerializers,
-    redact: { paths: ['*.authorization', '*.cookie', '*.password', '*.secret', '*.token'], censor: '[redacted]' },
+    // child bindings are not passed through it: they are the logger's own (service, request id), never secrets
+    formatters: { log: censorSecrets },
     ...(tracingOn() ? { mixin: () => activeTraceIds() ?? {} } : {}),
   };
   if (opts.pretty && prettyAvailable()) return pino({ ...options, transport: { target: 'pino-pretty', options: PRETTY_OPTIONS } });
