@@ -61,13 +61,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   const trustedHost = (host: string) => allowedHosts.has(host) || (loopbackConfigured && isLoopbackHost(host));
 
   registerSecurityHeaders(app);
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     if (tracing) nameRequestSpan(req.raw, req.method, routeLabel(req));
     if (!config.AUTH_TRUST_HOST && !HOST_CHECK_EXEMPT.has(req.url.split('?')[0]!)) {
       const host = String(req.headers.host ?? '').toLowerCase();
-      if (!trustedHost(host)) throw new AppError('UNTRUSTED_HOST', `untrusted host "${host}": set AUTH_TRUST_HOST=true behind a proxy, or use ${[...allowedHosts].join(' or ')}`);
+      if (!trustedHost(host)) return done(new AppError('UNTRUSTED_HOST', `untrusted host "${host}": set AUTH_TRUST_HOST=true behind a proxy, or use ${[...allowedHosts].join(' or ')}`));
     }
+    done();
   });
 
   registerSameOrigin(app, deps);

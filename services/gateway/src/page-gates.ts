@@ -94,15 +94,17 @@ export async function registerPageGates(app: FastifyInstance, deps: GatewayDeps)
     return sendShell(reply);
   });
 
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return;
-    const path = normalisePagePath(pathOf(req));
-    if (!isPagePath(path)) return;
+  const gate = async (req: FastifyRequest, reply: FastifyReply, path: string) => {
     // one admin gate, on the normalised path, whatever route or fallback would answer the raw one
     if (isAdminPath(path)) return admin(req, reply);
-    if (OPEN_PAGES.has(path)) return;
-    if (!req.headers.cookie) return;
     const user = await identityOf(req).catch(() => null);
     if (user) await pendingRedirect(req, reply, user);
+  };
+  // callback style: an API request (most of them) passes without a promise and a microtask per hook
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return done();
+    const path = normalisePagePath(pathOf(req));
+    if (!isPagePath(path) || (!isAdminPath(path) && (OPEN_PAGES.has(path) || !req.headers.cookie))) return done();
+    gate(req, reply, path).then(() => done(), done);
   });
 }

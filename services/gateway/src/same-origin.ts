@@ -39,8 +39,8 @@ const isOwnOrigin = (req: FastifyRequest, configured: string[]) => (origin: stri
 /** One gateway hook: refuse cross-origin state-changing requests carrying the session cookie. */
 export function registerSameOrigin(app: FastifyInstance, deps: GatewayDeps): void {
   const configured = [deps.config.PUBLIC_APP_URL, deps.config.AUTH_CALLBACK_URL].map((u) => new URL(u).origin.toLowerCase());
-  app.addHook('onRequest', async (req) => {
+  app.addHook('onRequest', (req, _reply, done) => {
     const refused = crossOriginVerdict(req, isOwnOrigin(req, configured));
-    if (refused) throw new AppError('FORBIDDEN', `cross-origin request refused: ${refused}`);
+    done(refused ? new AppError('FORBIDDEN', `cross-origin request refused: ${refused}`) : undefined);
   });
 }

@@ -36,7 +36,8 @@ const HEADERS: Record<string, string> = {
 
 /** Security headers on every response, set before anything can answer. */
 export function registerSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onRequest', async (_req, reply) => {
-    void reply.headers(HEADERS);
+  app.addHook('onRequest', (_req, reply, done) => {
+    reply.headers(HEADERS);
+    done();
   });
 }

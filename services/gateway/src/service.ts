@@ -44,8 +44,9 @@ export const gatewayService: ServiceDefinition = {
     // Stopping on Kubernetes: the endpoint removal reaches kube-proxy a moment after SIGTERM, so keep
     // answering for SHUTDOWN_DELAY_SECONDS and tell each client to reconnect (to a pod that stays).
     let draining = false;
-    app.addHook('onSend', async (_req, reply) => {
+    app.addHook('onSend', (_req, reply, payload, done) => {
       if (draining) reply.header('connection', 'close');
+      done(null, payload);
     });
     const stopGracefully = gracefulClose(app.server);
     // Prometheus metrics on their own port, never on the public one (in the single-process mode: every service's).
