@@ -9,6 +9,7 @@ import { handleRequest, unwrapReply, requestContext } from './envelope.ts';
 import { BATCH_HEADER, decodeBatch, encodeBatch, groupForSending, type BatchedEvent, type OutgoingEvent } from './event-batch.ts';
 import { instrumentBus } from './instrument.ts';
 import { createReplyInbox } from './reply-inbox.ts';
+import { createSendQueue } from './send-queue.ts';
 import type { Bus, ConsumeOptions, EventMeta, RequestOptions, ServeOptions, Subscription } from './types.ts';
 
 const enc = new TextEncoder();
@@ -94,7 +95,9 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
     }
   })();
 
-  const replies = createReplyInbox(nc, opts.connect?.inboxPrefix);
+  // requests and replies of one turn of the event loop leave in one write (send-queue.ts)
+  const sends = createSendQueue();
+  const replies = createReplyInbox(nc, sends, opts.connect?.inboxPrefix);
   const js = jetstream(nc);
   let jsm: JetStreamManager | undefined;
   let streamReady: Promise<void> | undefined;
@@ -193,14 +196,15 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
           const requestId = msg.headers?.get(REQUEST_ID_HEADER) || randomUUID();
           const answering = (async () => {
             let raw: unknown;
+            let envelope: unknown;
             try {
               raw = decode(msg.data);
             } catch {
-              msg.respond(encode({ ok: false, error: { code: 'BAD_REQUEST', message: 'request is not JSON' } }));
-              return;
+              envelope = { ok: false, error: { code: 'BAD_REQUEST', message: 'request is not JSON' } };
             }
-            const envelope = await handleRequest(rpc, raw, handler, requestContext(requestId, log), { traceparent: msg.headers?.get(TRACEPARENT), transport: 'nats' });
-            msg.respond(encode(envelope));
+            envelope ??= await handleRequest(rpc, raw, handler, requestContext(requestId, log), { traceparent: msg.headers?.get(TRACEPARENT), transport: 'nats' });
+            // resolved once sent, so stop() (which waits for this) never closes the connection before it
+            await sends.send(() => msg.respond(encode(envelope))).catch((err: unknown) => log.warn({ err, subject: rpc.subject, requestId }, 'reply not sent: the connection is closing'));
           })();
           inFlight.add(answering);
           void answering.finally(() => inFlight.delete(answering));
@@ -328,6 +332,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
 
     async close() {
       for (const stop of stoppers) await stop();
+      sends.flush();
       await nc.drain().catch(() => nc.close());
     },
   });

@@ -1,10 +1,11 @@
 import { createInbox, type MsgHdrs, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { AppError } from '@tasksvc/proto';
+import type { SendQueue } from './send-queue.ts';
 
 interface Waiter {
   subject: string;
   resolve(msg: Msg): void;
-  reject(err: AppError): void;
+  reject(err: Error): void;
   timer: NodeJS.Timeout;
 }
 
@@ -19,8 +20,9 @@ export interface ReplyInbox {
  * it, which builds a `RequestError` with its stack trace that nobody reads: ~6 % of the gateway's
  * CPU under load. Failures are AppErrors: no responders (nats-server's 503 status reply) is
  * SERVICE_UNAVAILABLE, no reply in time is TIMEOUT, a closed connection fails what is waiting at once.
+ * Requests go out through `sends`, with the others of their turn of the event loop.
  */
-export function createReplyInbox(nc: NatsConnection, inboxPrefix?: string): ReplyInbox {
+export function createReplyInbox(nc: NatsConnection, sends: SendQueue, inboxPrefix?: string): ReplyInbox {
   const inbox = createInbox(inboxPrefix);
   const waiting = new Map<string, Waiter>();
   let next = 0;
@@ -53,18 +55,18 @@ export function createReplyInbox(nc: NatsConnection, inboxPrefix?: string): Repl
     request(subject, data, { timeoutMs, headers }) {
       return new Promise<Msg>((resolve, reject) => {
         const token = String(next++);
-        try {
-          listen();
-          nc.publish(subject, data, { reply: `${inbox}.${token}`, headers });
-        } catch (err) {
-          // a closed or draining connection refuses the subscription and the publish
-          const closing = ['ClosedConnectionError', 'DrainingConnectionError'].includes((err as Error).name);
-          reject(closing ? new AppError('SERVICE_UNAVAILABLE', 'message bus unavailable') : (err as Error));
-          return;
-        }
-        // a reply cannot come before this: it arrives with a later read of the socket
         const timer = setTimeout(() => settle(token)?.reject(new AppError('TIMEOUT', `no reply on ${subject} within ${timeoutMs} ms`)), timeoutMs);
         waiting.set(token, { subject, resolve, reject, timer });
+        sends
+          .send(() => {
+            listen();
+            nc.publish(subject, data, { reply: `${inbox}.${token}`, headers });
+          })
+          .catch((err: unknown) => {
+            // a closed or draining connection refuses the subscription and the publish
+            const closing = ['ClosedConnectionError', 'DrainingConnectionError'].includes((err as Error).name);
+            settle(token)?.reject(closing ? new AppError('SERVICE_UNAVAILABLE', 'message bus unavailable') : (err as Error));
+          });
       });
     },
   };
