@@ -24,6 +24,8 @@ const log = (l: string) => console.log(`[node-cluster] ${l}`);
 const ROLLOUT_IMAGE = imageName('gateway').replace(/:[^:]+$/, ':rollout');
 // Ports of a listener in the node's namespace: one in the NodePort range (open to every source), one not.
 const NODEPORT_RANGE_PORT = 31999;
+const OTHER_PORT = 9123;
+// What a run killed before its stop() leaves behind (planted before the start, see beforeAll).
 const STALE_POD_LOG = '/var/log/pods/tasks_task-service-gateway-0-stale_00000000-0000-4000-8000-000000000000';
 const STALE_CONTAINER_LOG = '/var/log/containers/task-service-gateway-0-stale_tasks_gateway-0.log';
 const lstatExists = (p: string) => {
@@ -34,7 +36,6 @@ const lstatExists = (p: string) => {
     return false;
   }
 };
-const OTHER_PORT = 9123;
 
 /**
  * How a TCP connect from the host address `from` to the node's `port` ends: open, refused (nothing listens),

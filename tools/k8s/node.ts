@@ -247,13 +247,7 @@ async function clearEarlierRuns(log: (line: string) => void): Promise<void> {
   if (foreignKubelet) throw new Error(`a kubelet that is not this cluster's runs on this host (pid ${foreignKubelet}); two kubelets would share /var/log/pods and the kubepods cgroups`);
   const removed: string[] = [];
   const orphans = pidsMentioning(RUN_DIR_PREFIX);
-  for (const pid of orphans) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* gone already */
-    }
-  }
+  killAll(orphans);
   if (orphans.length) removed.push(`${orphans.length} processes`);
   const end = Date.now() + 10_000;
   while (orphans.some(alive) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
@@ -368,13 +362,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     // 2. Processes, newest first (kubelet before containerd, apiserver before etcd).
     for (const { p } of [...procs].reverse()) await kill(p);
     // 3. Whatever containerd left: shims and containers under our directory, found by pid.
-    for (const pid of pidsMentioning(dir)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone already */
-      }
-    }
+    killAll(pidsMentioning(dir));
     for (const m of mountsUnder(`${dir}/`, netnsBefore).reverse()) await quiet(sh('umount', ['-l', m]));
     const problems: string[] = [];
     // 4. Network: pod namespaces, the node's namespace with everything in it (bridge, kube-proxy's
@@ -614,6 +602,17 @@ function pidsMentioning(dir: string): number[] {
     }
   }
   return out;
+}
+
+/** SIGKILL to each of `pids` that is still there. */
+function killAll(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone already */
+    }
+  }
 }
 
 /** Mounts ours: under our directory (`prefix`), our pods' network namespaces, containerd's /run/containerd. */

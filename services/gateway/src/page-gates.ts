@@ -94,9 +94,7 @@ export async function registerPageGates(app: FastifyInstance, deps: GatewayDeps)
     return sendShell(reply);
   });
 
-  const gate = async (req: FastifyRequest, reply: FastifyReply, path: string) => {
-    // one admin gate, on the normalised path, whatever route or fallback would answer the raw one
-    if (isAdminPath(path)) return admin(req, reply);
+  const redirectIfPending = async (req: FastifyRequest, reply: FastifyReply) => {
     const user = await identityOf(req).catch(() => null);
     if (user) await pendingRedirect(req, reply, user);
   };
@@ -104,7 +102,10 @@ export async function registerPageGates(app: FastifyInstance, deps: GatewayDeps)
   app.addHook('onRequest', (req, reply, done) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return done();
     const path = normalisePagePath(pathOf(req));
-    if (!isPagePath(path) || (!isAdminPath(path) && (OPEN_PAGES.has(path) || !req.headers.cookie))) return done();
-    gate(req, reply, path).then(() => done(), done);
+    if (!isPagePath(path)) return done();
+    // one admin gate, on the normalised path, whatever route or fallback would answer the raw one
+    if (isAdminPath(path)) return void admin(req, reply).then(() => done(), done);
+    if (OPEN_PAGES.has(path) || !req.headers.cookie) return done();
+    redirectIfPending(req, reply).then(() => done(), done);
   });
 }
