@@ -4,6 +4,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorize, resolveIdentity } from './identity.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 
+/** What fastify sends a JSON reply as. */
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 /** Deeper input than any route needs; refusing it keeps recursive code downstream safe. */
 const MAX_DEPTH = 32;
 
@@ -54,13 +57,18 @@ export function registerForwardedRoutes(app: FastifyInstance, routes: AnyRoute[]
           ip: req.ip,
           userAgent: req.headers['user-agent'],
         };
-        const result = await deps.bus.request(route.rpc, call, { requestId: String(req.id), timeoutMs: 30_000 });
+        const ro = { requestId: String(req.id), timeoutMs: 30_000 };
         if (route.kind === 'raw') {
-          const raw = result as RawResponse;
+          const raw = (await deps.bus.request(route.rpc, call, ro)) as RawResponse;
           return reply.code(raw.status).headers(raw.headers).type(raw.contentType).send(raw.body);
         }
-        if (route.status === 204) return reply.code(204).send();
-        return reply.code(route.status).send(result);
+        if (route.status === 204) {
+          await deps.bus.request(route.rpc, call, ro);
+          return reply.code(204).send();
+        }
+        // the owning service has checked its reply against the route's schema: its JSON is the answer
+        // (parsing, checking and writing it out again here was a third of the gateway's CPU for a list)
+        return reply.code(route.status).type(JSON_TYPE).send(await deps.bus.requestJson(route.rpc, call, ro));
       },
     });
   }

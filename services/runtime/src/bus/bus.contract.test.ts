@@ -84,6 +84,24 @@ describe.each([
     await expect(client.request(rpc, { a: 3, b: 0 })).rejects.toMatchObject({ code: 'INTERNAL' });
   });
 
+  it('hands a reply on as JSON text (requestJson): the data the handler’s schema made, errors as AppErrors', async () => {
+    // the reply schema strips what the contract does not name: the text is of the checked reply
+    const rpc = defineRpc(`test${uid()}.page`, z.object({ a: z.number() }), z.object({ items: z.array(z.object({ id: z.string(), at: z.string() })), total: z.number() }));
+    server.serve(rpc, async ({ a }) => {
+      if (a === 1) throw new AppError('TASKS_NOT_FOUND', 'no such page');
+      if (a === 2) return { items: [{ id: 7 }], total: 1 } as never;
+      return { items: [{ id: 'x"y', at: '2026-12-01T00:00:00.000Z', secret: 's' }], total: 1, internal: true } as never;
+    });
+    await Promise.all([server.flush(), client.flush()]);
+    const text = await client.requestJson(rpc, { a: 0 });
+    expect(text).toBe('{"items":[{"id":"x\\"y","at":"2026-12-01T00:00:00.000Z"}],"total":1}');
+    expect(JSON.parse(text)).toEqual(await client.request(rpc, { a: 0 }));
+    await expect(client.requestJson(rpc, { a: 1 })).rejects.toMatchObject({ code: 'TASKS_NOT_FOUND', message: 'no such page' });
+    // a reply that breaks its schema is the server's bug: INTERNAL, as for request()
+    await expect(client.requestJson(rpc, { a: 2 })).rejects.toMatchObject({ code: 'INTERNAL' });
+    await expect(client.requestJson(rpc, { a: 'x' } as never)).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+  });
+
   it('reports a missing service as SERVICE_UNAVAILABLE and a slow one as TIMEOUT', async () => {
     await expect(client.request(makeRpc(), { a: 1, b: 1 }, { timeoutMs: 2_000 })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     const slow = makeRpc();

@@ -2,7 +2,9 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../ports.ts';
 import { createLogger } from '../logger.ts';
-import { toErrorBody } from './envelope.ts';
+import { defineRpc } from '@tasksvc/proto';
+import { z } from 'zod';
+import { envelopeJson, replyDataJson, toErrorBody } from './envelope.ts';
 
 const log = createLogger('test', 'silent');
 
@@ -25,5 +27,26 @@ describe('error bodies', () => {
     expect(toErrorBody(Object.assign(new Error('invalid input syntax'), { code: '22P02' }), log, 's').code).toBe('VALIDATION_FAILED');
     expect(toErrorBody(Object.assign(new Error('duplicate'), { code: '23505' }), log, 's').code).toBe('CONFLICT');
     expect(toErrorBody(new Error('boom'), log, 's').code).toBe('INTERNAL');
+  });
+});
+
+describe('reply envelopes as JSON text', () => {
+  const rpc = defineRpc('test.envelope', z.object({}), z.object({ n: z.number() }));
+
+  it('takes an ok reply’s data as written, whatever it holds', () => {
+    for (const data of [{ n: 1 }, { n: 2, s: '}{"ok":true,"data":' }, [], null, 'text', 0]) {
+      const text = envelopeJson({ ok: true, data });
+      expect(JSON.parse(text)).toEqual({ ok: true, data });
+      expect(replyDataJson(rpc, text)).toBe(JSON.stringify(data));
+    }
+  });
+
+  it('throws an error reply’s AppError, and refuses what is no envelope', () => {
+    expect(() => replyDataJson(rpc, envelopeJson({ ok: false, error: { code: 'NOT_FOUND', message: 'gone' } }))).toThrow(expect.objectContaining({ code: 'NOT_FOUND', message: 'gone' }));
+    expect(() => replyDataJson(rpc, 'not json')).toThrow(expect.objectContaining({ code: 'INTERNAL' }));
+    expect(() => replyDataJson(rpc, '')).toThrow(expect.objectContaining({ code: 'INTERNAL' }));
+    // an envelope written otherwise (another writer) is parsed and checked against the schema
+    expect(replyDataJson(rpc, '{"data":{"n":3,"x":1},"ok":true}')).toBe('{"n":3}');
+    expect(() => replyDataJson(rpc, '{"data":{"n":"3"},"ok":true}')).toThrow(/reply of test\.envelope/);
   });
 });

@@ -103,6 +103,33 @@ export function unwrapReply<Res>(rpc: Rpc<unknown, Res>, envelope: unknown, opts
   throw new AppError(code, env.error?.message ?? 'error', env.error?.issues);
 }
 
+/**
+ * How an ok envelope starts on the wire: `envelopeJson` writes it so, whatever the data, and a caller
+ * that only passes the data on (the gateway, `requestJson`) takes it from there without parsing it.
+ */
+const OK_PREFIX = '{"ok":true,"data":';
+
+/** A reply envelope as JSON text (what a NATS reply carries). */
+export function envelopeJson(envelope: ReplyEnvelope<unknown>): string {
+  return envelope.ok && envelope.data !== undefined ? `${OK_PREFIX}${JSON.stringify(envelope.data)}}` : JSON.stringify(envelope);
+}
+
+/**
+ * The data of a reply envelope as JSON text, as the serving side wrote it. That side has checked it
+ * against the reply schema (handleRequest), so it is passed on unparsed; an error envelope throws its
+ * AppError as unwrapReply does, and anything else is parsed and checked here.
+ */
+export function replyDataJson(rpc: Rpc<unknown, unknown>, text: string): string {
+  if (text.startsWith(OK_PREFIX) && text.endsWith('}')) return text.slice(OK_PREFIX.length, -1);
+  let envelope: unknown;
+  try {
+    envelope = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    throw new AppError('INTERNAL', `malformed reply on ${rpc.subject}`);
+  }
+  return JSON.stringify(unwrapReply(rpc, envelope) ?? null);
+}
+
 /** `*` matches one token, `>` the rest (NATS semantics). */
 export function subjectMatches(filter: string, subject: string): boolean {
   const f = filter.split('.');

@@ -12,21 +12,24 @@ const eventSubjects = new BoundedLabel(64);
  * traceparent (a NATS header; in-process the context itself), so handlers and consumers join the trace.
  */
 export function instrumentBus(bus: Bus): Bus {
+  /** A request (either kind) in its client span, its latency and outcome recorded. */
+  const requesting = <R>(subject: string, send: () => Promise<R>): Promise<R> => {
+    const t0 = performance.now();
+    return inSpan(`request ${subject}`, 'client', { 'messaging.system': bus.kind, 'messaging.destination.name': subject }, send).then(
+      (res) => {
+        busMetrics.requests.observe({ subject, outcome: 'ok' }, (performance.now() - t0) / 1000);
+        return res;
+      },
+      (err: unknown) => {
+        busMetrics.requests.observe({ subject, outcome: outcomeOfError(err) }, (performance.now() - t0) / 1000);
+        throw err;
+      },
+    );
+  };
   return {
     kind: bus.kind,
-    request(rpc, payload, opts) {
-      const t0 = performance.now();
-      return inSpan(`request ${rpc.subject}`, 'client', { 'messaging.system': bus.kind, 'messaging.destination.name': rpc.subject }, () => bus.request(rpc, payload, opts)).then(
-        (res) => {
-          busMetrics.requests.observe({ subject: rpc.subject, outcome: 'ok' }, (performance.now() - t0) / 1000);
-          return res;
-        },
-        (err: unknown) => {
-          busMetrics.requests.observe({ subject: rpc.subject, outcome: outcomeOfError(err) }, (performance.now() - t0) / 1000);
-          throw err;
-        },
-      );
-    },
+    request: (rpc, payload, opts) => requesting(rpc.subject, () => bus.request(rpc, payload, opts)),
+    requestJson: (rpc, payload, opts) => requesting(rpc.subject, () => bus.requestJson(rpc, payload, opts)),
     serve: (rpc, handler, opts) => bus.serve(rpc, handler, opts),
     publish(event, payload, msgId) {
       const attributes = { 'messaging.system': bus.kind, 'messaging.destination.name': event.subject, 'messaging.message.id': msgId };

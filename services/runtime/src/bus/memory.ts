@@ -70,29 +70,36 @@ export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclarati
 
   const wire = <T>(v: T): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
+  async function request<Req, Res>(rpc: Rpc<Req, Res>, payload: Req, opts: RequestOptions = {}): Promise<Res> {
+    if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'bus closed');
+    const checked = parseMessage(rpc.request, payload, `request for ${rpc.subject}`);
+    const entry = handlers.get(rpc.subject);
+    if (!entry || entry.list.length === 0) throw new AppError('SERVICE_UNAVAILABLE', `no service answers ${rpc.subject}`);
+    const handler = entry.list[entry.next++ % entry.list.length]!;
+    const requestId = opts.requestId ?? randomUUID();
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new AppError('TIMEOUT', `no reply on ${rpc.subject} within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      // one schema check per side, as over NATS, except where both sides hold the same schema
+      const ctx = requestContext(requestId, log);
+      const envelope = await Promise.race([handler.run(checked, ctx, handler.rpc.request === rpc.request), timeout]);
+      return unwrapReply(rpc, envelope, { checked: handler.rpc.reply === rpc.reply });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   return instrumentBus({
     kind: 'memory',
 
-    async request<Req, Res>(rpc: Rpc<Req, Res>, payload: Req, opts: RequestOptions = {}): Promise<Res> {
-      if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'bus closed');
-      const checked = parseMessage(rpc.request, payload, `request for ${rpc.subject}`);
-      const entry = handlers.get(rpc.subject);
-      if (!entry || entry.list.length === 0) throw new AppError('SERVICE_UNAVAILABLE', `no service answers ${rpc.subject}`);
-      const handler = entry.list[entry.next++ % entry.list.length]!;
-      const requestId = opts.requestId ?? randomUUID();
-      const timeoutMs = opts.timeoutMs ?? 10_000;
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new AppError('TIMEOUT', `no reply on ${rpc.subject} within ${timeoutMs} ms`)), timeoutMs);
-      });
-      try {
-        // one schema check per side, as over NATS, except where both sides hold the same schema
-        const ctx = requestContext(requestId, log);
-        const envelope = await Promise.race([handler.run(checked, ctx, handler.rpc.request === rpc.request), timeout]);
-        return unwrapReply(rpc, envelope, { checked: handler.rpc.reply === rpc.reply });
-      } finally {
-        clearTimeout(timer);
-      }
+    request,
+
+    async requestJson<Req>(rpc: Rpc<Req, unknown>, payload: Req, opts?: RequestOptions): Promise<string> {
+      // the handler's reply is checked and shared, not copied: written out once, as an HTTP answer would be
+      return JSON.stringify((await request(rpc, payload, opts)) ?? null);
     },
 
     serve<Req, Res>(rpc: Rpc<Req, Res>, handler: (payload: Req, ctx: RequestContext) => Promise<Res>, _opts?: ServeOptions): Subscription {

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, nanos, type ConnectionOptions, type NatsConnection, type Subscription as NatsSub } from '@nats-io/transport-node';
 import { anonymousServerProblem } from '../nats-auth.ts';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from '@nats-io/jetstream';
-import { AppError, EVENT_STREAM, EVENT_SUBJECTS, parseMessage, REQUEST_ID_HEADER, type EventDef, type Rpc } from '@tasksvc/proto';
+import { AppError, EVENT_STREAM, EVENT_SUBJECTS, parseMessage, REQUEST_ID_HEADER, type EventDef, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { currentTraceparent } from '../tracing.ts';
-import { handleRequest, unwrapReply, requestContext } from './envelope.ts';
+import { envelopeJson, handleRequest, replyDataJson, requestContext, unwrapReply } from './envelope.ts';
 import { BATCH_HEADER, decodeBatch, encodeBatch, groupForSending, type BatchedEvent, type OutgoingEvent } from './event-batch.ts';
 import { instrumentBus } from './instrument.ts';
 import { createReplyInbox } from './reply-inbox.ts';
@@ -169,17 +169,25 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
   const subs = new Set<NatsSub>();
   const stoppers = new Set<() => Promise<void>>();
 
+  /** Send a checked request; resolves with the reply's bytes (an envelope). */
+  const ask = async <Req>(rpc: Rpc<Req, unknown>, payload: Req, ro: RequestOptions): Promise<Uint8Array> => {
+    const checked = parseMessage(rpc.request, payload, `request for ${rpc.subject}`);
+    const h = natsHeaders();
+    h.set(REQUEST_ID_HEADER, ro.requestId ?? randomUUID());
+    const traceparent = currentTraceparent();
+    if (traceparent) h.set(TRACEPARENT, traceparent);
+    return (await replies.request(rpc.subject, encode(checked), { timeoutMs: ro.timeoutMs ?? 10_000, headers: h })).data;
+  };
+
   return instrumentBus({
     kind: 'nats',
 
     async request<Req, Res>(rpc: Rpc<Req, Res>, payload: Req, ro: RequestOptions = {}): Promise<Res> {
-      const checked = parseMessage(rpc.request, payload, `request for ${rpc.subject}`);
-      const h = natsHeaders();
-      h.set(REQUEST_ID_HEADER, ro.requestId ?? randomUUID());
-      const traceparent = currentTraceparent();
-      if (traceparent) h.set(TRACEPARENT, traceparent);
-      const msg = await replies.request(rpc.subject, encode(checked), { timeoutMs: ro.timeoutMs ?? 10_000, headers: h });
-      return unwrapReply(rpc, decode(msg.data));
+      return unwrapReply(rpc, decode(await ask(rpc, payload, ro)));
+    },
+
+    async requestJson<Req>(rpc: Rpc<Req, unknown>, payload: Req, ro: RequestOptions = {}): Promise<string> {
+      return replyDataJson(rpc, dec.decode(await ask(rpc, payload, ro)));
     },
 
     serve<Req, Res>(rpc: Rpc<Req, Res>, handler: (payload: Req, ctx: { requestId: string; log: Logger }) => Promise<Res>, so: ServeOptions = {}): Subscription {
@@ -196,15 +204,16 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
           const requestId = msg.headers?.get(REQUEST_ID_HEADER) || randomUUID();
           const answering = (async () => {
             let raw: unknown;
-            let envelope: unknown;
+            let envelope: ReplyEnvelope<unknown> | undefined;
             try {
               raw = decode(msg.data);
             } catch {
               envelope = { ok: false, error: { code: 'BAD_REQUEST', message: 'request is not JSON' } };
             }
             envelope ??= await handleRequest(rpc, raw, handler, requestContext(requestId, log), { traceparent: msg.headers?.get(TRACEPARENT), transport: 'nats' });
+            const reply = enc.encode(envelopeJson(envelope));
             // resolved once sent, so stop() (which waits for this) never closes the connection before it
-            await sends.send(() => msg.respond(encode(envelope))).catch((err: unknown) => log.warn({ err, subject: rpc.subject, requestId }, 'reply not sent: the connection is closing'));
+            await sends.send(() => msg.respond(reply)).catch((err: unknown) => log.warn({ err, subject: rpc.subject, requestId }, 'reply not sent: the connection is closing'));
           })();
           inFlight.add(answering);
           void answering.finally(() => inFlight.delete(answering));
