@@ -116,9 +116,14 @@ async function run(s: Scenario, opts: { quiet?: boolean } = {}): Promise<(string
   const expected = s.events * s.endpoints;
   const keys = [...committed.keys()].flatMap((t) => paths.map((p) => `${t} ${p}`));
   const deadline = Date.now() + 300_000;
-  while (keys.some((k) => !arrived.has(k))) {
-    if (Date.now() > deadline) throw new Error(`${s.name}: not all deliveries arrived`);
-    await new Promise((r) => setTimeout(r, 20));
+  // each key is looked up until it has arrived, never again: rescanning the arrived ones every 20 ms
+  // cost this process (the measured one) ~5 % of a core at 15,000 deliveries
+  for (let next = 0; next < keys.length; ) {
+    if (arrived.has(keys[next]!)) next++;
+    else {
+      if (Date.now() > deadline) throw new Error(`${s.name}: not all deliveries arrived`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
   const latencies = keys.map((k) => arrived.get(k)! - committed.get(k.split(' ')[0]!)!).sort((a, b) => a - b);
   const last = Math.max(...keys.map((k) => arrived.get(k)!));
