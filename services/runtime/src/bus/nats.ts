@@ -204,16 +204,15 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
           const requestId = msg.headers?.get(REQUEST_ID_HEADER) || randomUUID();
           const answering = (async () => {
             let raw: unknown;
-            let envelope: ReplyEnvelope<unknown> | undefined;
+            let refused: ReplyEnvelope<unknown> | undefined;
             try {
               raw = decode(msg.data);
             } catch {
-              envelope = { ok: false, error: { code: 'BAD_REQUEST', message: 'request is not JSON' } };
+              refused = { ok: false, error: { code: 'BAD_REQUEST', message: 'request is not JSON' } };
             }
-            envelope ??= await handleRequest(rpc, raw, handler, requestContext(requestId, log), { traceparent: msg.headers?.get(TRACEPARENT), transport: 'nats' });
-            const reply = enc.encode(envelopeJson(envelope));
+            const envelope = refused ?? (await handleRequest(rpc, raw, handler, requestContext(requestId, log), { traceparent: msg.headers?.get(TRACEPARENT), transport: 'nats' }));
             // resolved once sent, so stop() (which waits for this) never closes the connection before it
-            await sends.send(() => msg.respond(reply)).catch((err: unknown) => log.warn({ err, subject: rpc.subject, requestId }, 'reply not sent: the connection is closing'));
+            await sends.send(() => msg.respond(enc.encode(envelopeJson(envelope)))).catch((err: unknown) => log.warn({ err, subject: rpc.subject, requestId }, 'reply not sent: the connection is closing'));
           })();
           inFlight.add(answering);
           void answering.finally(() => inFlight.delete(answering));
