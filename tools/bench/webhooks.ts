@@ -155,7 +155,7 @@ const rows: (string | number)[][] = [];
 for (const s of scenarios) if (ONLY.has(s.id)) rows.push(await run(s));
 
 console.log(
-  'Webhook deliveries: JetStream → webhook service (durable consumer, Postgres delivery rows, leased worker, up to 128 claimed and 64 per endpoint in flight, batched ingest and completion) → signed POST to a local receiver (its own process) that verifies each signature.',
+  'Webhook deliveries: JetStream → webhook service (durable consumer, Postgres delivery rows, leased worker, up to 512 claimed and 64 per endpoint in flight, batched ingest and completion) → signed POST to a local receiver (its own process) that verifies each signature.',
 );
 console.log('Latency: from the publish of the event (its commit) to the receiver\'s 2xx.\n');
 console.log(table(['scenario', 'events', 'endpoints', 'deliveries', 'seconds', 'deliveries/s', 'p50 ms', 'p99 ms', 'node CPU ms/delivery', 'receiver CPU ms/delivery', 'pg CPU ms/delivery', 'statements/delivery'], rows));

@@ -59,9 +59,11 @@ export type Resolver = (host: string) => Promise<{ address: string; family: numb
 
 const defaultResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true });
 
+/** Keep-alive sockets to one host and port at most; further requests to it wait in the agent, their timeouts running. */
+export const MAX_SOCKETS_PER_HOST = 64;
 const agents = {
-  http: new http.Agent({ keepAlive: true, maxSockets: 64, keepAliveMsecs: 5_000 }),
-  https: new https.Agent({ keepAlive: true, maxSockets: 64, keepAliveMsecs: 5_000 }),
+  http: new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS_PER_HOST, keepAliveMsecs: 5_000 }),
+  https: new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS_PER_HOST, keepAliveMsecs: 5_000 }),
 };
 
 export function createOutbound(opts: { allowList: readonly string[]; resolver?: Resolver; userAgent?: string }): Outbound {
