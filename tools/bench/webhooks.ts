@@ -6,7 +6,7 @@
  * publish call) to the receiver's 2xx, p50/p99, and the CPU this process (webhook service, bus
  * client, the events' publisher), the receiver and PostgreSQL spent per delivery (ratios of those
  * survive a noisy machine better than rates do). Run with
- * `node_modules/.bin/node tools/bench/webhooks.ts [--events N] [--only burst1,burst5,burst10,steady100,steady500] [--statements]`
+ * `node_modules/.bin/node tools/bench/webhooks.ts [--events N] [--only burst1,burst5,burst10,burst10host,steady100,steady500] [--statements]`
  * (`--statements`: the statements that took the most time in each scenario).
  */
 import { fork } from 'node:child_process';
@@ -24,11 +24,13 @@ import type { ReceiverReport } from './lib/webhook-receiver.ts';
 import { percentile, table } from './lib/stats.ts';
 
 const { values } = parseArgs({
-  options: { events: { type: 'string', default: '2000' }, only: { type: 'string', default: 'burst1,burst5,burst10,steady100,steady500' }, statements: { type: 'boolean', default: false } },
+  options: { events: { type: 'string', default: '2000' }, only: { type: 'string', default: 'burst1,burst5,burst10,burst10host,steady100,steady500' }, statements: { type: 'boolean', default: false } },
 });
 const ONLY = new Set(values.only.split(',').map((s) => s.trim()));
 const EVENTS = Number(values.events);
 const SECRET = 'bench-signing-secret-0123456789';
+/** receiving hosts (ports of the receiver): as many as the largest scenario has endpoints */
+const RECEIVERS = 10;
 const KEY = 'ab'.repeat(32);
 
 const log = createLogger('bench', 'error');
@@ -39,11 +41,12 @@ const nats = await startNats({ storeDir: join(dir, 'nats') });
 // the receiver: its own process, as a real endpoint is; it reports each (task, endpoint) arrival (wall-clock ms)
 const arrived = new Map<string, number>();
 let badSignatures = 0;
-const receiver = fork(new URL('./lib/webhook-receiver.ts', import.meta.url).pathname, { env: { PATH: process.env.PATH ?? '', WEBHOOK_SECRET: SECRET } });
-const rx = await new Promise<string>((resolve, reject) => {
+const receiver = fork(new URL('./lib/webhook-receiver.ts', import.meta.url).pathname, { env: { PATH: process.env.PATH ?? '', WEBHOOK_SECRET: SECRET, WEBHOOK_RECEIVERS: String(RECEIVERS) } });
+/** the receiver's base URLs, one per port: each a receiving host of its own */
+const receivers = await new Promise<string[]>((resolve, reject) => {
   receiver.once('exit', (code) => reject(new Error(`the receiver exited (${code}) before it listened`)));
   receiver.on('message', (m: ReceiverReport) => {
-    if (m.port) resolve(`http://127.0.0.1:${m.port}`);
+    if (m.ports) resolve(m.ports.map((port) => `http://127.0.0.1:${port}`));
     for (const [key, at] of m.arrived ?? []) if (!arrived.has(key)) arrived.set(key, at);
     if (m.badSignatures !== undefined) badSignatures = m.badSignatures;
   });
@@ -78,6 +81,8 @@ interface Scenario {
   endpoints: number;
   /** events per second; 0 = as fast as the bus takes them */
   rate: number;
+  /** every endpoint on one receiving host (the worker's per-host bound then holds them all); else each on its own */
+  oneHost?: boolean;
 }
 
 async function run(s: Scenario, opts: { quiet?: boolean } = {}): Promise<(string | number)[]> {
@@ -86,7 +91,8 @@ async function run(s: Scenario, opts: { quiet?: boolean } = {}): Promise<(string
   for (let i = 0; i < s.endpoints; i++) {
     const path = `/${s.name.replace(/\W+/g, '-')}-${i}`;
     paths.push(path);
-    await pool.query('INSERT INTO webhook.endpoints (id, user_id, url, secret_enc) VALUES ($1, $2, $3, $4)', [randomUUID(), userId, `${rx}${path}`, encryptSecret(KEY, SECRET)]);
+    const base = receivers[s.oneHost ? 0 : i % receivers.length]!;
+    await pool.query('INSERT INTO webhook.endpoints (id, user_id, url, secret_enc) VALUES ($1, $2, $3, $4)', [randomUUID(), userId, `${base}${path}`, encryptSecret(KEY, SECRET)]);
   }
   const committed = new Map<string, number>();
   const publishing: Promise<void>[] = [];
@@ -145,6 +151,7 @@ const scenarios: Scenario[] = [
   { id: 'burst1', name: 'burst, 1 endpoint', events: EVENTS, endpoints: 1, rate: 0 },
   { id: 'burst5', name: 'burst, 5 endpoints', events: Math.round(EVENTS / 2), endpoints: 5, rate: 0 },
   { id: 'burst10', name: 'burst, 10 endpoints', events: Math.round(EVENTS / 2), endpoints: 10, rate: 0 },
+  { id: 'burst10host', name: 'burst, 10 endpoints on one host', events: Math.round(EVENTS / 2), endpoints: 10, rate: 0, oneHost: true },
   { id: 'steady100', name: 'steady 100 events/s, 1 endpoint', events: Math.min(EVENTS, 500), endpoints: 1, rate: 100 },
   // the issue's latency target: commit → delivery p99 at a steady 500 events/s
   { id: 'steady500', name: 'steady 500 events/s, 1 endpoint', events: Math.min(EVENTS, 2500), endpoints: 1, rate: 500 },
@@ -155,7 +162,7 @@ const rows: (string | number)[][] = [];
 for (const s of scenarios) if (ONLY.has(s.id)) rows.push(await run(s));
 
 console.log(
-  'Webhook deliveries: JetStream → webhook service (durable consumer, Postgres delivery rows, leased worker, up to 512 claimed and 64 per endpoint in flight, batched ingest and completion) → signed POST to a local receiver (its own process) that verifies each signature.',
+  'Webhook deliveries: JetStream → webhook service (durable consumer, Postgres delivery rows, leased worker, up to 512 claimed and 64 per receiving host in flight, batched ingest and completion) → signed POST to a local receiver (its own process, listening on 10 ports: each endpoint of a scenario on a host and port of its own unless "on one host") that verifies each signature.',
 );
 console.log('Latency: from the publish of the event (its commit) to the receiver\'s 2xx.\n');
 console.log(table(['scenario', 'events', 'endpoints', 'deliveries', 'seconds', 'deliveries/s', 'p50 ms', 'p99 ms', 'node CPU ms/delivery', 'receiver CPU ms/delivery', 'pg CPU ms/delivery', 'statements/delivery'], rows));

@@ -150,13 +150,14 @@ export interface DeliveryWorker {
 /**
  * The delivery loop: keeps up to `concurrency` claimed deliveries, claiming due rows from the
  * database in batches (so replicas share the work and a killed worker's rows are reclaimed after
- * the lease). At most `perEndpoint` requests run against one endpoint at a time, so a slow or
- * hanging receiver holds a bounded share of the worker (and of the keep-alive sockets to it); a slot is
- * free again as soon as the receiver has answered, while the outcome is still being recorded: a claim
- * takes at most that many rows per endpoint and none for endpoints already at the bound; the few
- * rows of a partly busy endpoint that go over it wait here for a free slot.
+ * the lease). At most `perHost` requests run against one receiving host at a time, whatever the
+ * number of endpoints there (a self-hosted automation server may take every user's), so a slow or
+ * hanging receiver holds a bounded share of the worker and of the keep-alive sockets to it; a slot
+ * is free again as soon as the receiver has answered, while the outcome is still being recorded: a
+ * claim takes at most that many rows per host and none for hosts already at the bound; the few
+ * rows of a partly busy host that go over it wait here for a free slot.
  */
-export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; perEndpoint?: number; pollMs?: number }): DeliveryWorker {
+export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; perHost?: number; pollMs?: number }): DeliveryWorker {
   // claims and completions grow with the window: at 512 a burst to 10 endpoints went out in a third of
   // the statements of 128, and 15-25 % faster, in tools/bench/webhooks.ts
   const concurrency = deps.concurrency ?? 512;
@@ -164,39 +165,39 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
   // and at most half the worker: a hanging receiver holds a bounded share, and one busy endpoint gets
   // enough requests in flight to be served at loopback speed (at 32, its deliveries went out in claims
   // and completions a third as large, and 12 % slower)
-  const perEndpoint = deps.perEndpoint ?? Math.max(1, Math.min(MAX_SOCKETS_PER_HOST, Math.floor(concurrency / 2)));
+  const perHost = deps.perHost ?? Math.max(1, Math.min(MAX_SOCKETS_PER_HOST, Math.floor(concurrency / 2)));
   const lease = leaseMs(deps.config);
   const attemptMs = deps.config.WEBHOOK_TIMEOUT_SECONDS * 1000;
   // finished attempts are recorded together: one statement per batch instead of one per delivery
   const batcher = createBatcher((cs: Completion[]) => completeMany(deps.pool, cs), concurrency);
   const attemptDeps: WorkerDeps = { ...deps, record: (c) => batcher.add(c) };
   const inFlight = new Set<Promise<void>>();
-  /** per endpoint: attempts running, and claimed rows waiting for one of its slots */
-  const endpoints = new Map<string, { running: number; waiting: { row: ClaimedDelivery; claimedAt: number }[] }>();
+  /** per receiving host (ClaimedDelivery.host): attempts running, and claimed rows waiting for one of its slots */
+  const hosts = new Map<string, { running: number; waiting: { row: ClaimedDelivery; claimedAt: number }[] }>();
   let held = 0;
   let stopped = false;
   let pumping = false;
   let again = false;
   let lastPrune = 0;
 
-  /** Start the endpoint's waiting rows while it has free slots; forget it once idle. */
-  const drain = (endpointId: string): void => {
-    const ep = endpoints.get(endpointId)!;
-    while (ep.running < perEndpoint && ep.waiting.length > 0) {
-      const { row, claimedAt } = ep.waiting.shift()!;
+  /** Start the host's waiting rows while it has free slots; forget it once idle. */
+  const drain = (hostKey: string): void => {
+    const host = hosts.get(hostKey)!;
+    while (host.running < perHost && host.waiting.length > 0) {
+      const { row, claimedAt } = host.waiting.shift()!;
       // a row that waited so long its lease could run out mid-attempt goes back instead (no duplicate send)
       if (stopped || Date.now() + attemptMs > claimedAt + lease) {
         held--;
         void release(deps.pool, [row]).catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'could not release a delivery; it is retried when its lease expires'));
         continue;
       }
-      ep.running++;
+      host.running++;
       let slotHeld = true;
       const freeSlot = () => {
         if (!slotHeld) return;
         slotHeld = false;
-        ep.running--;
-        drain(endpointId);
+        host.running--;
+        drain(hostKey);
       };
       // tracing on: each attempt is a span in the trace of the event it delivers
       const attempt = () => inSpan('deliver webhook', 'client', { 'webhook.delivery.id': row.id, 'webhook.attempt': row.attempts, 'webhook.event': row.event }, () => attemptDelivery(attemptDeps, row, freeSlot));
@@ -210,7 +211,7 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
         });
       inFlight.add(p);
     }
-    if (ep.running === 0 && ep.waiting.length === 0) endpoints.delete(endpointId);
+    if (host.running === 0 && host.waiting.length === 0) hosts.delete(hostKey);
   };
 
   const pump = async (): Promise<void> => {
@@ -225,17 +226,17 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
         again = false;
         // refill in batches (one claim query per half-window of work, not one per delivery)
         while (!stopped && held <= concurrency / 2) {
-          const saturated = [...endpoints].filter(([, ep]) => ep.running + ep.waiting.length >= perEndpoint).map(([id]) => id);
+          const saturated = [...hosts].filter(([, h]) => h.running + h.waiting.length >= perHost).map(([key]) => key);
           const claimedAt = Date.now();
-          const rows = await claimDue(deps.pool, concurrency - held, lease, { perEndpoint, skipEndpoints: saturated });
+          const rows = await claimDue(deps.pool, concurrency - held, lease, { perHost, skipHosts: saturated });
           if (rows.length === 0) break;
           held += rows.length;
           for (const row of rows) {
-            let ep = endpoints.get(row.endpointId);
-            if (!ep) endpoints.set(row.endpointId, (ep = { running: 0, waiting: [] }));
-            ep.waiting.push({ row, claimedAt });
+            let host = hosts.get(row.host);
+            if (!host) hosts.set(row.host, (host = { running: 0, waiting: [] }));
+            host.waiting.push({ row, claimedAt });
           }
-          for (const id of new Set(rows.map((r) => r.endpointId))) drain(id);
+          for (const key of new Set(rows.map((r) => r.host))) drain(key);
         }
       } while (again && !stopped);
       if (Date.now() - lastPrune > 3_600_000) {
@@ -259,7 +260,7 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
       stopped = true;
       clearInterval(timer);
       // rows still waiting for a slot go back now rather than when their lease runs out
-      const waiting = [...endpoints.values()].flatMap((ep) => ep.waiting.splice(0).map((w) => w.row));
+      const waiting = [...hosts.values()].flatMap((h) => h.waiting.splice(0).map((w) => w.row));
       held -= waiting.length;
       if (waiting.length) await release(deps.pool, waiting).catch((err: unknown) => deps.log.warn({ err }, 'could not release waiting deliveries; they are retried when their leases expire'));
       await Promise.allSettled([...inFlight]);

@@ -1,19 +1,20 @@
 /**
  * The webhook bench's receiver, in a process of its own as a real endpoint is (in the bench's process
  * it took a share of the one core the webhook service runs on): verifies every X-Service-Signature
- * in constant time and answers 204, or 401 on a bad one. Tells its parent over IPC its port once
- * listening, then, every 50 ms, the deliveries that arrived since (`${taskId} ${path}` and the
+ * in constant time and answers 204, or 401 on a bad one. Listens on WEBHOOK_RECEIVERS ports (default
+ * 1) of 127.0.0.1, each a receiving host of its own to the sender (which bounds its requests per
+ * host and port). Tells its parent over IPC the ports once listening, then, every 50 ms, the deliveries that arrived since (`${taskId} ${path}` and the
  * wall-clock arrival in ms, performance.timeOrigin + now(), comparable across processes) and the
  * count of bad signatures.
  *
- *   fork('tools/bench/lib/webhook-receiver.ts', { env: { WEBHOOK_SECRET } })
+ *   fork('tools/bench/lib/webhook-receiver.ts', { env: { WEBHOOK_SECRET, WEBHOOK_RECEIVERS } })
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifySignature } from '@tasksvc/runtime/crypto.ts';
 
 export interface ReceiverReport {
-  port?: number;
+  ports?: number[];
   arrived?: [key: string, at: number][];
   badSignatures?: number;
 }
@@ -23,7 +24,7 @@ const send = (m: ReceiverReport) => process.send!(m);
 let arrived: [string, number][] = [];
 let badSignatures = 0;
 
-const server = createServer((req, res) => {
+const receive: Parameters<typeof createServer>[1] = (req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
@@ -37,8 +38,14 @@ const server = createServer((req, res) => {
     arrived.push([`${taskId} ${req.url}`, performance.timeOrigin + performance.now()]);
     res.writeHead(204).end();
   });
-});
-server.listen(0, '127.0.0.1', () => send({ port: (server.address() as AddressInfo).port }));
+};
+const ports = await Promise.all(
+  Array.from({ length: Number(process.env.WEBHOOK_RECEIVERS ?? 1) }, () => {
+    const server = createServer(receive);
+    return new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  }),
+);
+send({ ports });
 setInterval(() => {
   if (arrived.length === 0) return;
   send({ arrived, badSignatures });

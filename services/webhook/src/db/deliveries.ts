@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type WebhookDelivery } from '@tasksvc/proto';
 import { inTransaction, names, orm, selectList, statement, Statement, type Pool, type PoolClient, type Queryable, type RowOf } from '@tasksvc/runtime';
-import { and, desc, eq, lt, ne, notExists, sql } from 'drizzle-orm';
+import { and, desc, eq, lt, ne, notExists, sql, type SQLWrapper } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { attempts, deliveries, endpoints, events } from './schema.ts';
 
@@ -92,6 +92,13 @@ export async function ingestEvent(q: Queryable, e: IngestedEvent): Promise<numbe
   return (await ingestEvents(q, [e]))[0]!;
 }
 
+/**
+ * The receiving host of an endpoint URL (its authority, host and port: URLs with credentials are
+ * refused), lower-cased. Endpoints of many users on one receiver share its bound; split_part, not a
+ * regular expression: the claim computes it for every row of its window.
+ */
+const hostOf = (url: SQLWrapper) => sql`lower(split_part(${url}, '/', 3))`;
+
 /** A leased delivery with everything needed to send it (`claimed`: the CTE of the rows just leased, with the deliveries' columns). */
 const claimFields = {
   id: c.id,
@@ -103,6 +110,8 @@ const claimFields = {
   userId: c.userId,
   event: c.event,
   url: ep.url,
+  /** the receiving host (see hostOf): the worker bounds the requests in flight per host */
+  host: sql<string>`${hostOf(ep.url)}`,
   secretEnc: ep.secretEnc,
   body: ev.body,
   /** trace context of the consumer that ingested the event (null with tracing off): the attempt joins that trace */
@@ -119,17 +128,17 @@ const claimStatement = statement(
               ${names(deliveries.attempts)} = ${d.attempts} + 1
         WHERE ${d.id} IN (
           SELECT w.id FROM (
-            SELECT c.id, c.next_attempt_at, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS n FROM (
-              SELECT ${d2.id} AS id, ${d2.endpointId} AS endpoint_id, ${d2.nextAttemptAt} AS next_attempt_at FROM ${deliveries} d2 JOIN ${endpoints} e ON ${e.id} = ${d2.endpointId}
+            SELECT c.id, c.next_attempt_at, row_number() OVER (PARTITION BY c.host ORDER BY c.next_attempt_at) AS n FROM (
+              SELECT ${d2.id} AS id, ${hostOf(e.url)} AS host, ${d2.nextAttemptAt} AS next_attempt_at FROM ${deliveries} d2 JOIN ${endpoints} e ON ${e.id} = ${d2.endpointId}
                WHERE ${d2.status} = 'pending' AND ${d2.nextAttemptAt} <= clock_timestamp()
                  AND (${d2.lockedUntil} IS NULL OR ${d2.lockedUntil} < clock_timestamp())
                  AND (${e.enabled} OR ${d2.manual})
-                 AND ${d2.endpointId} <> ALL (${p('skip')}::uuid[])
+                 AND ${hostOf(e.url)} <> ALL (${p('skip')}::text[])
                ORDER BY ${d2.nextAttemptAt}
                LIMIT ${p('limit')} * 4
                FOR UPDATE OF d2 SKIP LOCKED) c
           ) w
-          WHERE w.n <= ${p('perEndpoint')}
+          WHERE w.n <= ${p('perHost')}
           ORDER BY w.next_attempt_at
           LIMIT ${p('limit')})
         RETURNING d.*)
@@ -138,20 +147,20 @@ const claimStatement = statement(
 );
 
 /**
- * Lease up to `limit` due deliveries, at most `perEndpoint` of them for one endpoint and none for
- * the endpoints in `skipEndpoints` (SKIP LOCKED: replicas never claim the same row). A lease that
+ * Lease up to `limit` due deliveries, at most `perHost` of them for one receiving host and none for
+ * the hosts in `skipHosts` (SKIP LOCKED: replicas never claim the same row). A lease that
  * expires (its worker died) makes the row due again. Each claim counts as an attempt.
  */
-export async function claimDue(pool: Pool, limit: number, leaseMs: number, opts: { perEndpoint?: number; skipEndpoints?: readonly string[] } = {}): Promise<ClaimedDelivery[]> {
-  // The due rows are locked in a window a few times the limit (the oldest first); the per-endpoint
-  // cap is applied to that window, so one endpoint's backlog cannot fill a claim by itself.
+export async function claimDue(pool: Pool, limit: number, leaseMs: number, opts: { perHost?: number; skipHosts?: readonly string[] } = {}): Promise<ClaimedDelivery[]> {
+  // The due rows are locked in a window a few times the limit (the oldest first); the per-host
+  // cap is applied to that window, so one receiver's backlog cannot fill a claim by itself.
   // That window must be read in due order from deliveries_due and stop at its limit. With sorting
   // allowed, the planner trusts statistics taken while little was pending (a fresh table, or a quiet
   // hour before a burst) and reads, joins and sorts every pending row instead: 20 ms per claim at
   // 11k pending in the bench, growing with the backlog, against 4 ms.
   return inTransaction(pool, async (c) => {
     await c.query('SET LOCAL enable_sort = off');
-    return (await claimStatement.run(c, { limit, leaseMs, skip: opts.skipEndpoints ?? [], perEndpoint: opts.perEndpoint ?? limit })).rows;
+    return (await claimStatement.run(c, { limit, leaseMs, skip: opts.skipHosts ?? [], perHost: opts.perHost ?? limit })).rows;
   });
 }
 
