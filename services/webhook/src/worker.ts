@@ -179,6 +179,8 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
   let pumping = false;
   let again = false;
   let lastPrune = 0;
+  /** receiving hosts in the last claim that found rows (none yet: as many as there may be) */
+  let lastHosts = Infinity;
 
   /** Start the host's waiting rows while it has free slots; forget it once idle. */
   const drain = (hostKey: string): void => {
@@ -228,8 +230,12 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
         while (!stopped && held <= concurrency / 2) {
           const saturated = [...hosts].filter(([, h]) => h.running + h.waiting.length >= perHost).map(([key]) => key);
           const claimedAt = Date.now();
-          const rows = await claimDue(deps.pool, concurrency - held, lease, { perHost, skipHosts: saturated });
+          // no more than the hosts of the last claim (and one more) can take: a claim locks a window a few
+          // times its limit, and with one busy host most of a full-sized window was locked for nothing
+          const limit = Math.min(concurrency - held, perHost * (lastHosts + 1));
+          const rows = await claimDue(deps.pool, limit, lease, { perHost, skipHosts: saturated });
           if (rows.length === 0) break;
+          lastHosts = new Set(rows.map((r) => r.host)).size;
           held += rows.length;
           for (const row of rows) {
             let host = hosts.get(row.host);
