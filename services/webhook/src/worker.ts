@@ -235,14 +235,15 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
           const limit = Math.min(concurrency - held, perHost * (lastHosts + 1));
           const rows = await claimDue(deps.pool, limit, lease, { perHost, skipHosts: saturated });
           if (rows.length === 0) break;
-          lastHosts = new Set(rows.map((r) => r.host)).size;
+          const claimedHosts = new Set(rows.map((r) => r.host));
+          lastHosts = claimedHosts.size;
           held += rows.length;
           for (const row of rows) {
             let host = hosts.get(row.host);
             if (!host) hosts.set(row.host, (host = { running: 0, waiting: [] }));
             host.waiting.push({ row, claimedAt });
           }
-          for (const key of new Set(rows.map((r) => r.host))) drain(key);
+          for (const key of claimedHosts) drain(key);
         }
       } while (again && !stopped);
       if (Date.now() - lastPrune > 3_600_000) {

@@ -3,9 +3,9 @@
  * it took a share of the one core the webhook service runs on): verifies every X-Service-Signature
  * in constant time and answers 204, or 401 on a bad one. Listens on WEBHOOK_RECEIVERS ports (default
  * 1) of 127.0.0.1, each a receiving host of its own to the sender (which bounds its requests per
- * host and port). Tells its parent over IPC the ports once listening, then, every 50 ms, the deliveries that arrived since (`${taskId} ${path}` and the
- * wall-clock arrival in ms, performance.timeOrigin + now(), comparable across processes) and the
- * count of bad signatures.
+ * host and port). Tells its parent over IPC the ports once listening, then, every 50 ms, the
+ * deliveries that arrived since (`${taskId} ${path}` and the wall-clock arrival in ms,
+ * performance.timeOrigin + now(), comparable across processes) and the count of bad signatures.
  *
  *   fork('tools/bench/lib/webhook-receiver.ts', { env: { WEBHOOK_SECRET, WEBHOOK_RECEIVERS } })
  */

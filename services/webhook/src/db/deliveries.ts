@@ -97,7 +97,7 @@ export async function ingestEvent(q: Queryable, e: IngestedEvent): Promise<numbe
  * refused), lower-cased. Endpoints of many users on one receiver share its bound; split_part, not a
  * regular expression: the claim computes it for every row of its window.
  */
-const hostOf = (url: SQLWrapper) => sql`lower(split_part(${url}, '/', 3))`;
+const hostOf = (url: SQLWrapper) => sql<string>`lower(split_part(${url}, '/', 3))`;
 
 /** A leased delivery with everything needed to send it (`claimed`: the CTE of the rows just leased, with the deliveries' columns). */
 const claimFields = {
@@ -111,7 +111,7 @@ const claimFields = {
   event: c.event,
   url: ep.url,
   /** the receiving host (see hostOf): the worker bounds the requests in flight per host */
-  host: sql<string>`${hostOf(ep.url)}`,
+  host: hostOf(ep.url),
   secretEnc: ep.secretEnc,
   body: ev.body,
   /** trace context of the consumer that ingested the event (null with tracing off): the attempt joins that trace */
