@@ -2,7 +2,8 @@
  * Where a request's time goes in the single-process mode: starts `tools/start.ts` with V8's CPU
  * profiler on, drives task creates or lists with http-load.ts, then prints the heaviest functions
  * (self time during the profiled run, grouped by package or project file) and the heaviest statements from
- * pg_stat_statements. The .cpuprofile is kept for Chromium's DevTools.
+ * pg_stat_statements, and the single process's event loop delay during the run (how late a 10 ms
+ * timer fired: stalls that hold every request up). The .cpuprofile is kept for Chromium's DevTools.
  *
  *   node_modules/.bin/node tools/bench/profile.ts [--op create|list] [--seconds 10] [--warmup 2] [--users 50] [--top 40] [--env K=V,K=V] [--baseline]
  *
@@ -52,6 +53,8 @@ interface Profiled {
   /** pg_stat_statements is loaded */
   statements: boolean;
   processes: Map<number, string>;
+  /** its metrics listener (the single process only): the event loop delay during the run */
+  metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -67,9 +70,10 @@ async function singleProcess(): Promise<Profiled> {
   if (values.baseline) await migrate(pool, { ...tasksService.migrations!, log });
   await pool.end();
   const port = await freePort();
+  const metricsPort = await freePort();
   const env = values.baseline
     ? { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, PORT: String(port), POOL_MAX: '10', ...extra }
-    : { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false', ...extra };
+    : { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false', METRICS_PORT: String(metricsPort), ...extra };
   const program = join(root, 'tools', values.baseline ? 'bench/baseline-server.ts' : 'start.ts');
   const child = spawn(join(root, 'node_modules', '.bin', 'node'), [...cpuProf, program], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
@@ -84,7 +88,8 @@ async function singleProcess(): Promise<Profiled> {
     await stop();
     throw err;
   }
-  return { url, databaseUrl, statements: true, processes: new Map([[child.pid!, values.baseline ? 'baseline' : 'single process']]), stop };
+  const metricsUrl = values.baseline ? {} : { metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
+  return { url, databaseUrl, statements: true, processes: new Map([[child.pid!, values.baseline ? 'baseline' : 'single process']]), ...metricsUrl, stop };
 }
 
 async function distributed(): Promise<Profiled> {
@@ -106,6 +111,16 @@ async function distributed(): Promise<Profiled> {
   return { url: cluster.url, databaseUrl: cluster.databaseUrl, statements: false, processes, stop };
 }
 
+/** prom-client samples the event loop with a timer of this period (its default precision); each sample is the whole period. */
+const DELAY_SAMPLE_MS = 10;
+/** The event loop delay of the profiled process since the previous scrape (prom-client's default gauges), in ms beyond the sampling period. */
+async function eventLoopDelay(): Promise<Record<'p50' | 'p99' | 'max', string> | undefined> {
+  if (!target.metricsUrl) return undefined;
+  const text = await (await fetch(target.metricsUrl)).text();
+  const read = (name: string) => (Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000 - DELAY_SAMPLE_MS).toFixed(1);
+  return { p50: read('p50'), p99: read('p99'), max: read('max') };
+}
+
 const target = values.distributed ? await distributed() : await singleProcess();
 let measuredFrom: number;
 try {
@@ -115,6 +130,7 @@ try {
   const { url } = target;
   await httpLoad({ url, keys, op: 'create', seconds: Number(values.warmup), connections: 10 }); // warm-up, rows for the list
   if (target.statements) await pool.query('SELECT pg_stat_statements_reset()');
+  await eventLoopDelay(); // a scrape resets prom-client's delay histogram: what the next one reads is the run's
   measuredFrom = performance.now();
   const pids = [...target.processes.keys()];
   const cpu0 = pids.map(pidCpuSplitMs);
@@ -122,6 +138,8 @@ try {
   const cpu1 = pids.map(pidCpuSplitMs);
   const statements = r.statementsPerRequest === null ? '' : `, ${r.statementsPerRequest.toFixed(2)} statements/request`;
   console.log(`${op}: ${r.reqPerSec.toFixed(0)} req/s, p99 ${r.p99} ms, server CPU ${r.serverCpuMsPer1k?.toFixed(0)} ms/1k${statements}, non-2xx ${r.non2xx}`);
+  const delay = await eventLoopDelay();
+  if (delay) console.log(`event loop delay during the run (ms late, a timer every ${DELAY_SAMPLE_MS} ms): p50 ${delay.p50}, p99 ${delay.p99}, max ${delay.max}`);
   console.log('\nCPU per request (µs, user + system):');
   pids.forEach((pid, i) => {
     const [user, system] = [cpu1[i]!.user - cpu0[i]!.user, cpu1[i]!.system - cpu0[i]!.system].map((ms) => ((ms * 1000) / r.requests).toFixed(0));

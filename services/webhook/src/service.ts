@@ -16,7 +16,7 @@ export const webhookService: ServiceDefinition = {
     const deps: WorkerDeps = { pool, outbound, config, log, onNotify: () => relay.kick() };
     const worker = startDeliveryWorker(deps);
     const api = serveWebhookApi({ ...deps, bus });
-    const consumer = await consumeTaskEvents({ bus, pool, onIngested: () => worker.kick() });
+    const consumer = await consumeTaskEvents({ bus, pool, onIngested: (hosts) => worker.kick(hosts) });
     return {
       figures: async () => ({ webhooks: await webhookMetrics.figures() }),
       async stop() {

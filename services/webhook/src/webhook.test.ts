@@ -164,7 +164,7 @@ describe('task-event deliveries', () => {
     const { ingestEvent } = await import('./db/deliveries.ts');
     const client = await h.pool.connect();
     try {
-      expect(await ingestEvent(client, { msgId, userId: erin, event: p.event, body: JSON.stringify(p) })).toBe(0);
+      expect(await ingestEvent(client, { msgId, userId: erin, event: p.event, body: JSON.stringify(p) })).toEqual({ added: 0, hosts: [] });
     } finally {
       client.release();
     }
@@ -181,9 +181,12 @@ describe('task-event deliveries', () => {
     const ev = (msgId: string, userId: string, p: TaskEventPayload) => ({ msgId, userId, event: p.event, body: JSON.stringify(p) });
     const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     const batch = [ev(ids[0]!, gail, created), ev(ids[1]!, gail, updated), ev(ids[2]!, hank, deleted), ev(ids[3]!, nobody, created), ev(ids[0]!, gail, created)];
-    expect(await ingestEvents(h.pool, batch)).toEqual([2, 1, 1, 0, 0]);
+    // with the receiving host of what was added (both of gail's endpoints are on one)
+    const host = new URL(rx.url).host;
+    const none = { added: 0, hosts: [] };
+    expect(await ingestEvents(h.pool, batch)).toEqual([{ added: 2, hosts: [host] }, { added: 1, hosts: [host] }, { added: 1, hosts: [host] }, none, none]);
     // the same batch again (a redelivery) adds nothing
-    expect(await ingestEvents(h.pool, batch)).toEqual([0, 0, 0, 0, 0]);
+    expect(await ingestEvents(h.pool, batch)).toEqual([none, none, none, none, none]);
     const { rows } = await h.pool.query<{ msg_id: string; n: number }>(
       'SELECT ev.msg_id, count(d.id)::int AS n FROM webhook.events ev LEFT JOIN webhook.deliveries d ON d.event_msg_id = ev.msg_id WHERE ev.msg_id = ANY($1) GROUP BY ev.msg_id',
       [ids],
@@ -223,8 +226,8 @@ describe('task-event deliveries', () => {
     await h.call('POST', '/api/settings/webhooks', picky, { url: `${rx.url}/picky`, events: ['task.completed'] });
     const p = payload('task.created');
     const ids = [randomUUID(), randomUUID()];
-    expect(await ingestEvent(h.pool, { msgId: ids[0]!, userId: nobody, event: p.event, body: JSON.stringify(p) })).toBe(0);
-    expect(await ingestEvent(h.pool, { msgId: ids[1]!, userId: picky, event: p.event, body: JSON.stringify(p) })).toBe(0);
+    expect(await ingestEvent(h.pool, { msgId: ids[0]!, userId: nobody, event: p.event, body: JSON.stringify(p) })).toEqual({ added: 0, hosts: [] });
+    expect(await ingestEvent(h.pool, { msgId: ids[1]!, userId: picky, event: p.event, body: JSON.stringify(p) })).toEqual({ added: 0, hosts: [] });
     const { rows } = await h.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook.events WHERE msg_id = ANY($1)', [ids]);
     expect(rows[0]!.n).toBe(0);
   });

@@ -93,7 +93,54 @@ async function checkHostBound(slowPaths: string[], eventsEach: number): Promise<
   await Promise.all([slow.close(), fast.close()]);
 }
 
+/** h.pool, counting the connections taken from it: a claim (claimDue's transaction) takes one as it starts, and a delivered attempt none. */
+function countingPool() {
+  const counted = { connects: 0 };
+  const pool = new Proxy(h.pool, {
+    get(target, key) {
+      if (key === 'connect') return (...args: Parameters<typeof target.connect>) => (counted.connects++, target.connect(...args));
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { pool, counted };
+}
+
 describe('delivery worker', () => {
+  // The claim after the busy host reached its bound skips it and finds nothing; claiming again while
+  // only rows of that host arrive would walk its whole backlog for nothing each time. Rows for
+  // another host are claimed at once. No poll: only kicks and finished attempts drive claims here.
+  it('does not repeat a claim that found nothing while only rows for hosts at their bound come in', async () => {
+    const slow = await holdingReceiver();
+    const fast = await holdingReceiver();
+    fast.r.holding = false;
+    const [slowUser, fastUser] = [randomUUID(), randomUUID()];
+    await queue(slowUser, `${slow.r.url}/slow`, 6);
+    const { pool, counted } = countingPool();
+    const worker = startDeliveryWorker({ pool, outbound: createOutbound({ allowList: ['127.0.0.1'] }), config: h.config, log: createLogger('worker-test', 'silent'), concurrency: 8, perHost: 3, pollMs: 3_600_000 });
+    try {
+      await until(async () => slow.r.arrived === 3, 'slow receiver at its bound');
+      // the first claim took the slow host's 3; the second, skipping it, found nothing
+      await until(async () => counted.connects === 2, 'the empty claim');
+      const slowHost = new URL(slow.r.url).host;
+      worker.kick([slowHost]);
+      worker.kick([slowHost]);
+      expect(counted.connects).toBe(2); // a claim takes its connection as it starts: none started
+      await queue(fastUser, `${fast.r.url}/fast`, 2);
+      worker.kick([new URL(fast.r.url).host]);
+      expect(counted.connects).toBe(3);
+      await until(async () => (await statusOf(fastUser)).every((d) => d.status === 'delivered'), 'the other host served');
+      // a free slot of the slow host: claimed again without a kick
+      slow.r.release();
+      await until(async () => slow.r.arrived === 6, 'the slow host next rows');
+    } finally {
+      slow.r.holding = false;
+      slow.r.release();
+      await worker.stop();
+      await Promise.all([slow.close(), fast.close()]);
+    }
+  });
+
   it('bounds attempts per receiver: a hanging receiver holds its share, others are still served; stop gives unstarted rows back', () => checkHostBound(['/slow'], 12));
 
   // two users' endpoints on the same host and port (as on a self-hosted automation server), told apart by path only:

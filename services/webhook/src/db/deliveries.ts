@@ -42,12 +42,19 @@ const e = alias(endpoints, 'e');
 const ep = alias(endpoints, 'ep');
 const ev = alias(events, 'ev');
 
-const ingestStatement = statement<{ msg_id: string; n: number }>(
+/**
+ * The receiving host of an endpoint URL (its authority, host and port: URLs with credentials are
+ * refused), lower-cased. Endpoints of many users on one receiver share its bound; split_part, not a
+ * regular expression: the claim computes it for every row of its window.
+ */
+const hostOf = (url: SQLWrapper) => sql<string>`lower(split_part(${url}, '/', 3))`;
+
+const ingestStatement = statement<{ msg_id: string; n: number; hosts: string[] }>(
   sql`WITH e AS (
        SELECT DISTINCT ON (msg_id) * FROM unnest(${p('msgIds')}::text[], ${p('userIds')}::uuid[], ${p('events')}::text[], ${p('bodies')}::text[], ${p('traceparents')}::text[])
          AS e(msg_id, user_id, event, body, traceparent)
      ), eps AS (
-       SELECT e.msg_id, e.event, ${ep.id} AS endpoint_id, ${ep.userId} AS user_id FROM e JOIN ${endpoints} ep
+       SELECT e.msg_id, e.event, ${ep.id} AS endpoint_id, ${ep.userId} AS user_id, ${hostOf(ep.url)} AS host FROM e JOIN ${endpoints} ep
            ON ${ep.userId} = e.user_id AND ${ep.enabled} AND (cardinality(${ep.events}) = 0 OR e.event = ANY (${ep.events}))
      ), stored AS (
        INSERT INTO ${events} (${names(events.msgId, events.userId, events.event, events.body, events.traceparent)})
@@ -57,19 +64,27 @@ const ingestStatement = statement<{ msg_id: string; n: number }>(
        INSERT INTO ${deliveries} (${names(deliveries.id, deliveries.eventMsgId, deliveries.endpointId, deliveries.userId, deliveries.event)})
        SELECT gen_random_uuid(), msg_id, endpoint_id, user_id, event FROM eps
        ON CONFLICT (${names(deliveries.eventMsgId, deliveries.endpointId)}) DO NOTHING
-       RETURNING ${deliveries.eventMsgId} AS msg_id
+       RETURNING ${deliveries.eventMsgId} AS msg_id, ${deliveries.endpointId} AS endpoint_id
      )
-     SELECT msg_id, count(*)::int AS n FROM added GROUP BY msg_id`,
+     SELECT msg_id, count(*)::int AS n, array_agg(DISTINCT eps.host) AS hosts FROM added JOIN eps USING (msg_id, endpoint_id) GROUP BY msg_id`,
 );
+
+/** What ingesting one event added. */
+export interface Ingested {
+  /** deliveries */
+  added: number;
+  /** their receiving hosts (see hostOf), for the worker's wake-up */
+  hosts: string[];
+}
 
 /**
  * Record task events and one delivery per matching enabled endpoint of each event's owner, in one
  * statement (atomic by itself) whatever the number of events. Idempotent: a redelivered event (same
  * message id) adds nothing, so each (event, endpoint) pair exists once. An event no endpoint wants
- * is not stored at all. Returns the deliveries added per event, in the order given. Each event keeps
- * its trace context, for its delivery attempts.
+ * is not stored at all. Returns what each event added, in the order given. Each event keeps its
+ * trace context, for its delivery attempts.
  */
-export async function ingestEvents(q: Queryable, batch: readonly IngestedEvent[]): Promise<number[]> {
+export async function ingestEvents(q: Queryable, batch: readonly IngestedEvent[]): Promise<Ingested[]> {
   const { rows } = await ingestStatement.run(q, {
     msgIds: batch.map((e) => e.msgId),
     userIds: batch.map((e) => e.userId),
@@ -77,27 +92,20 @@ export async function ingestEvents(q: Queryable, batch: readonly IngestedEvent[]
     bodies: batch.map((e) => e.body),
     traceparents: batch.map((e) => e.traceparent ?? null),
   });
-  const added = new Map(rows.map((r) => [r.msg_id, r.n]));
+  const byId = new Map(rows.map((r) => [r.msg_id, { added: r.n, hosts: r.hosts }]));
   // a message id given twice counts once (the first), as a second ingest of it would
   const seen = new Set<string>();
   return batch.map((e) => {
-    if (seen.has(e.msgId)) return 0;
+    const first = !seen.has(e.msgId);
     seen.add(e.msgId);
-    return added.get(e.msgId) ?? 0;
+    return (first && byId.get(e.msgId)) || { added: 0, hosts: [] };
   });
 }
 
 /** One event: see ingestEvents. */
-export async function ingestEvent(q: Queryable, e: IngestedEvent): Promise<number> {
+export async function ingestEvent(q: Queryable, e: IngestedEvent): Promise<Ingested> {
   return (await ingestEvents(q, [e]))[0]!;
 }
-
-/**
- * The receiving host of an endpoint URL (its authority, host and port: URLs with credentials are
- * refused), lower-cased. Endpoints of many users on one receiver share its bound; split_part, not a
- * regular expression: the claim computes it for every row of its window.
- */
-const hostOf = (url: SQLWrapper) => sql<string>`lower(split_part(${url}, '/', 3))`;
 
 /** A leased delivery with everything needed to send it (`claimed`: the CTE of the rows just leased, with the deliveries' columns). */
 const claimFields = {
@@ -135,7 +143,7 @@ const claimStatement = statement(
                  AND (${e.enabled} OR ${d2.manual})
                  AND ${hostOf(e.url)} <> ALL (${p('skip')}::text[])
                ORDER BY ${d2.nextAttemptAt}
-               LIMIT ${p('limit')} * 4
+               LIMIT ${p('limit')} * 2
                FOR UPDATE OF d2 SKIP LOCKED) c
           ) w
           WHERE w.n <= ${p('perHost')}
@@ -152,7 +160,7 @@ const claimStatement = statement(
  * expires (its worker died) makes the row due again. Each claim counts as an attempt.
  */
 export async function claimDue(pool: Pool, limit: number, leaseMs: number, opts: { perHost?: number; skipHosts?: readonly string[] } = {}): Promise<ClaimedDelivery[]> {
-  // The due rows are locked in a window a few times the limit (the oldest first); the per-host
+  // The due rows are locked in a window twice the limit (the oldest first); the per-host
   // cap is applied to that window, so one receiver's backlog cannot fill a claim by itself.
   // That window must be read in due order from deliveries_due and stop at its limit. With sorting
   // allowed, the planner trusts statistics taken while little was pending (a fresh table, or a quiet

@@ -15,7 +15,7 @@ export const WEBHOOK_CONSUMER = 'webhook-deliveries';
  * arriving while a statement runs are stored together by the next one (a statement round trip per
  * event was most of ingestion's cost).
  */
-export async function consumeTaskEvents(deps: { bus: Bus; pool: Pool; onIngested: () => void }): Promise<Subscription> {
+export async function consumeTaskEvents(deps: { bus: Bus; pool: Pool; /** deliveries were added, for these receiving hosts */ onIngested: (hosts: readonly string[]) => void }): Promise<Subscription> {
   const batcher = createBatcher((events: IngestedEvent[]) => ingestEvents(deps.pool, events), INGEST_BATCH);
   const subs = await Promise.all(
     Array.from({ length: INGEST_PARALLELISM }, () =>
@@ -23,9 +23,9 @@ export async function consumeTaskEvents(deps: { bus: Bus; pool: Pool; onIngested
         taskEvents['task.created'],
         async (msg, meta) => {
           // the event keeps this consumer's trace context, for its delivery attempts
-          const added = await batcher.add({ msgId: meta.msgId, userId: msg.userId, event: msg.payload.event, body: JSON.stringify(msg.payload), traceparent: currentTraceparent() });
+          const { added, hosts } = await batcher.add({ msgId: meta.msgId, userId: msg.userId, event: msg.payload.event, body: JSON.stringify(msg.payload), traceparent: currentTraceparent() });
           // the worker's rounds this wakes are its own, not this event's (each attempt joins its event's trace itself)
-          if (added > 0) detached(deps.onIngested);
+          if (added > 0) detached(() => deps.onIngested(hosts));
         },
         { durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER, ackWaitMs: 30_000, concurrency: INGEST_BATCH },
       ),
