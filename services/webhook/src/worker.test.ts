@@ -109,7 +109,9 @@ function countingPool() {
 describe('delivery worker', () => {
   // The claim after the busy host reached its bound skips it and finds nothing; claiming again while
   // only rows of that host arrive would walk its whole backlog for nothing each time. Rows for
-  // another host are claimed at once. No poll: only kicks and finished attempts drive claims here.
+  // another host are claimed at once, and a claim that took all there was (fewer than it asked, no
+  // host cut at the bound) is not followed by an empty one. No poll: only kicks and finished attempts
+  // drive claims here.
   it('does not repeat a claim that found nothing while only rows for hosts at their bound come in', async () => {
     const slow = await holdingReceiver();
     const fast = await holdingReceiver();
@@ -130,6 +132,7 @@ describe('delivery worker', () => {
       worker.kick([new URL(fast.r.url).host]);
       expect(counted.connects).toBe(3);
       await until(async () => (await statusOf(fastUser)).every((d) => d.status === 'delivered'), 'the other host served');
+      expect(counted.connects).toBe(3); // its 2 rows were all there was: no claim after it
       // a free slot of the slow host: claimed again without a kick
       slow.r.release();
       await until(async () => slow.r.arrived === 6, 'the slow host next rows');

@@ -185,13 +185,14 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
   /** bumped whenever rows a claim could take may have come due: a kick or the poll */
   let dueGeneration = 0;
   /**
-   * The hosts the last claim skipped when it found no row, in the generation it ran in. Until rows may
-   * have come due, a claim skipping all of them again finds none either, and such a claim is the
-   * dearest there is: it walks the whole due backlog of the skipped hosts. With one busy receiver,
-   * every attempt it finished ran one (a third of the claims, most of their time, in the bench); new
-   * rows for those hosts alone change nothing while they stay at their bound.
+   * The hosts skipped by the last claim that took every row it could (fewer than it asked for, and
+   * none of its hosts cut at the bound), in the generation it ran in. Until rows may have come due, a
+   * claim skipping all of them again finds nothing, and such a claim is the dearest there is: it walks
+   * the whole due backlog of the skipped hosts. With one busy receiver every finished attempt ran one
+   * (a third of the claims, most of their time, in the bench), and at a trickle every claim was
+   * followed by one. New rows for those hosts alone change nothing while they stay at their bound.
    */
-  let foundNone: { skipped: Set<string>; generation: number } | undefined;
+  let drained: { skipped: Set<string>; generation: number } | undefined;
 
   /** Start the host's waiting rows while it has free slots; forget it once idle. */
   const drain = (hostKey: string): void => {
@@ -240,19 +241,19 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
         // refill in batches (one claim query per half-window of work, not one per delivery)
         while (!stopped && held <= concurrency / 2) {
           const saturated = [...hosts].filter(([, h]) => h.running + h.waiting.length >= perHost).map(([key]) => key);
-          if (foundNone?.generation === dueGeneration && [...foundNone.skipped].every((h) => saturated.includes(h))) break;
+          if (drained?.generation === dueGeneration && [...drained.skipped].every((h) => saturated.includes(h))) break;
           const generation = dueGeneration;
           const claimedAt = Date.now();
           // no more than the hosts of the last claim (and one more) can take: a claim locks a window a few
           // times its limit, and with one busy host most of a full-sized window was locked for nothing
           const limit = Math.min(concurrency - held, perHost * (lastHosts + 1));
           const rows = await claimDue(deps.pool, limit, lease, { perHost, skipHosts: saturated });
-          if (rows.length === 0) {
-            foundNone = { skipped: new Set(saturated), generation };
-            break;
-          }
-          const claimedHosts = new Set(rows.map((r) => r.host));
-          lastHosts = claimedHosts.size;
+          const perClaimedHost = new Map<string, number>();
+          for (const row of rows) perClaimedHost.set(row.host, (perClaimedHost.get(row.host) ?? 0) + 1);
+          if (rows.length < limit && [...perClaimedHost.values()].every((n) => n < perHost)) drained = { skipped: new Set(saturated), generation };
+          if (rows.length === 0) break;
+          const claimedHosts = [...perClaimedHost.keys()];
+          lastHosts = claimedHosts.length;
           held += rows.length;
           for (const row of rows) {
             let host = hosts.get(row.host);
@@ -274,7 +275,7 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
   };
 
   const comeDue = (hosts?: readonly string[]) => {
-    if (!hosts || !hosts.every((h) => foundNone?.skipped.has(h))) dueGeneration++;
+    if (!hosts || !hosts.every((h) => drained?.skipped.has(h))) dueGeneration++;
     void pump();
   };
   const timer = setInterval(comeDue, deps.pollMs ?? 250);
