@@ -244,8 +244,8 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
           if (drained?.generation === dueGeneration && [...drained.skipped].every((h) => saturated.includes(h))) break;
           const generation = dueGeneration;
           const claimedAt = Date.now();
-          // no more than the hosts of the last claim (and one more) can take: a claim locks a window a few
-          // times its limit, and with one busy host most of a full-sized window was locked for nothing
+          // no more than the hosts of the last claim (and one more) can take: a claim locks a window twice
+          // its limit, and with one busy host most of a full-sized window was locked for nothing
           const limit = Math.min(concurrency - held, perHost * (lastHosts + 1));
           const rows = await claimDue(deps.pool, limit, lease, { perHost, skipHosts: saturated });
           const perClaimedHost = new Map<string, number>();
