@@ -49,12 +49,15 @@ const ev = alias(events, 'ev');
  */
 const hostOf = (url: SQLWrapper) => sql<string>`lower(split_part(${url}, '/', 3))`;
 
+// The hosts come from the endpoints table, not from joining `added` to `eps`: PostgreSQL guesses one
+// row for each CTE and compares every pair (60 events to 10 endpoints: 360,000 pairs, 90 ms of a
+// statement that takes 23 ms with the pkey lookups, so the statement quadrupled with the batch).
 const ingestStatement = statement<{ msg_id: string; n: number; hosts: string[] }>(
   sql`WITH e AS (
        SELECT DISTINCT ON (msg_id) * FROM unnest(${p('msgIds')}::text[], ${p('userIds')}::uuid[], ${p('events')}::text[], ${p('bodies')}::text[], ${p('traceparents')}::text[])
          AS e(msg_id, user_id, event, body, traceparent)
      ), eps AS (
-       SELECT e.msg_id, e.event, ${ep.id} AS endpoint_id, ${ep.userId} AS user_id, ${hostOf(ep.url)} AS host FROM e JOIN ${endpoints} ep
+       SELECT e.msg_id, e.event, ${ep.id} AS endpoint_id, ${ep.userId} AS user_id FROM e JOIN ${endpoints} ep
            ON ${ep.userId} = e.user_id AND ${ep.enabled} AND (cardinality(${ep.events}) = 0 OR e.event = ANY (${ep.events}))
      ), stored AS (
        INSERT INTO ${events} (${names(events.msgId, events.userId, events.event, events.body, events.traceparent)})
@@ -66,7 +69,7 @@ const ingestStatement = statement<{ msg_id: string; n: number; hosts: string[] }
        ON CONFLICT (${names(deliveries.eventMsgId, deliveries.endpointId)}) DO NOTHING
        RETURNING ${deliveries.eventMsgId} AS msg_id, ${deliveries.endpointId} AS endpoint_id
      )
-     SELECT msg_id, count(*)::int AS n, array_agg(DISTINCT eps.host) AS hosts FROM added JOIN eps USING (msg_id, endpoint_id) GROUP BY msg_id`,
+     SELECT msg_id, count(*)::int AS n, array_agg(DISTINCT ${hostOf(ep.url)}) AS hosts FROM added JOIN ${endpoints} ep ON ${ep.id} = added.endpoint_id GROUP BY msg_id`,
 );
 
 /** What ingesting one event added. */
