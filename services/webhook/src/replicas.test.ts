@@ -3,6 +3,7 @@ import { taskEvents, type TaskEventPayload } from '@tasksvc/proto';
 import { createNatsBus, createPool, startService, type Bus, type Pool, type RunningService } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { attemptLog } from './db/deliveries.ts';
 import { webhookService } from './service.ts';
 import { startReceiver, until, type Receiver } from '../test/support.ts';
 
@@ -65,7 +66,10 @@ describe('webhook replicas', () => {
     expect(seen.size).toBe(EVENTS * 2);
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
     expect(rx.requests).toHaveLength(EVENTS * 2);
-    const attempts = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook.attempts');
-    expect(attempts.rows[0]!.n).toBe(EVENTS * 2);
+    // each delivery was attempted once, and that attempt delivered
+    const deliveries = await pool.query<{ id: string }>('SELECT id FROM webhook.deliveries');
+    expect(deliveries.rows).toHaveLength(EVENTS * 2);
+    const logs = await Promise.all(deliveries.rows.map((d) => attemptLog(pool, d.id)));
+    expect(logs.filter((l) => l.length !== 1 || l[0]!.attempt !== 1 || l[0]!.outcome !== 'delivered')).toEqual([]);
   });
 });

@@ -195,7 +195,7 @@ describe('task-event deliveries', () => {
   });
 
   it('records a batch of completions in one statement, except one whose lease was lost', async () => {
-    const { completeMany } = await import('./db/deliveries.ts');
+    const { attemptLog, completeMany } = await import('./db/deliveries.ts');
     const ivy = randomUUID();
     const ep = await h.call('POST', '/api/settings/webhooks', ivy, { url: `${rx.url}/ivy` });
     const p = payload('task.created');
@@ -210,13 +210,12 @@ describe('task-event deliveries', () => {
     expect(rows).toHaveLength(2);
     const done = (id: string, lease: string) => ({ id, lease, status: 'delivered' as const, outcome: 'delivered', responseStatus: 204, error: null, durationMs: 3, startedAt: new Date(), nextAttemptAt: null, healthyEndpoint: ep.json.id });
     expect(await completeMany(h.pool, [done(rows[0]!.id, rows[0]!.lease), done(rows[1]!.id, randomUUID())])).toEqual([true, false]);
-    const after = await h.pool.query<{ id: string; status: string; lease: string | null; attempts: number }>(
-      'SELECT d.id, d.status, d.lease, count(a.*)::int AS attempts FROM webhook.deliveries d LEFT JOIN webhook.attempts a ON a.delivery_id = d.id WHERE d.id = ANY($1) GROUP BY d.id',
-      [rows.map((r) => r.id)],
-    );
+    const after = await h.pool.query<{ id: string; status: string; lease: string | null }>('SELECT id, status, lease FROM webhook.deliveries WHERE id = ANY($1)', [rows.map((r) => r.id)]);
     const byId = new Map(after.rows.map((r) => [r.id, r]));
-    expect(byId.get(rows[0]!.id)).toMatchObject({ status: 'delivered', lease: null, attempts: 1 });
-    expect(byId.get(rows[1]!.id)).toMatchObject({ status: 'pending', lease: rows[1]!.lease, attempts: 0 });
+    expect(byId.get(rows[0]!.id)).toMatchObject({ status: 'delivered', lease: null });
+    expect(byId.get(rows[1]!.id)).toMatchObject({ status: 'pending', lease: rows[1]!.lease });
+    expect(await attemptLog(h.pool, rows[0]!.id)).toMatchObject([{ attempt: 1, outcome: 'delivered', responseStatus: 204, durationMs: 3 }]);
+    expect(await attemptLog(h.pool, rows[1]!.id)).toEqual([]);
   });
 
   it('stores nothing for an event no endpoint wants (a user without webhooks, or an endpoint filtering it out)', async () => {
@@ -252,11 +251,11 @@ describe('task-event deliveries', () => {
     expect(rx.requests.some((r) => r.path === '/elsewhere')).toBe(false);
     // the success ended the endpoint's failure streak
     expect((await h.call('GET', `/api/settings/webhooks/${ep.json.id}`, frank)).json).toMatchObject({ enabled: true, failingSince: null });
-    const attempts = await h.pool.query('SELECT outcome, response_status FROM webhook.attempts WHERE delivery_id = $1 ORDER BY attempt', [d.id]);
-    expect(attempts.rows).toEqual([
-      { outcome: 'retry', response_status: 308 },
-      { outcome: 'retry', response_status: 503 },
-      { outcome: 'delivered', response_status: 204 },
+    const { attemptLog } = await import('./db/deliveries.ts');
+    expect((await attemptLog(h.pool, d.id)).map(({ attempt, outcome, responseStatus }) => ({ attempt, outcome, responseStatus }))).toEqual([
+      { attempt: 1, outcome: 'retry', responseStatus: 308 },
+      { attempt: 2, outcome: 'retry', responseStatus: 503 },
+      { attempt: 3, outcome: 'delivered', responseStatus: 204 },
     ]);
   });
 
@@ -337,6 +336,12 @@ describe('task-event deliveries', () => {
     expect(ivyReqs).toHaveLength(2);
     expect(ivyReqs[0]!.raw.equals(ivyReqs[1]!.raw)).toBe(true);
     expect(ivyReqs[1]!.headers['x-service-delivery']).toBe(test.json.id);
+    // the first delivering attempt stays in the log when the row takes the second
+    const { attemptLog } = await import('./db/deliveries.ts');
+    expect((await attemptLog(h.pool, test.json.id)).map(({ attempt, outcome, responseStatus }) => ({ attempt, outcome, responseStatus }))).toEqual([
+      { attempt: 1, outcome: 'delivered', responseStatus: 200 },
+      { attempt: 2, outcome: 'delivered', responseStatus: 200 },
+    ]);
     expect((await h.call('POST', `/api/settings/webhooks/${ep.json.id}/deliveries/${randomUUID()}/redeliver`, ivy)).status).toBe(404);
     expect((await h.call('POST', `/api/settings/webhooks/${ep.json.id}/deliveries/${test.json.id}/redeliver`, bob)).status).toBe(404);
   });

@@ -41,6 +41,7 @@ const c = alias(deliveries, 'c');
 const e = alias(endpoints, 'e');
 const ep = alias(endpoints, 'ep');
 const ev = alias(events, 'ev');
+const was = alias(deliveries, 'was');
 
 /**
  * The receiving host of an endpoint URL (its authority, host and port: URLs with credentials are
@@ -224,10 +225,11 @@ const completeStatement = new Statement<{ id: string }>(
      ), h AS (
        UPDATE ${endpoints} SET ${names(endpoints.failingSince)} = NULL
         WHERE ${endpoints.id} IN (SELECT healthy_endpoint FROM u WHERE healthy_endpoint IS NOT NULL) AND ${endpoints.failingSince} IS NOT NULL
+     ), logged AS (
+       INSERT INTO ${attempts} (${names(attempts.deliveryId, attempts.attempt, attempts.startedAt, attempts.outcome, attempts.responseStatus, attempts.error, attempts.durationMs)})
+       SELECT id, attempts, started_at, outcome, response_status, error, duration_ms FROM u WHERE outcome <> 'delivered'
      )
-     INSERT INTO ${attempts} (${names(attempts.deliveryId, attempts.attempt, attempts.startedAt, attempts.outcome, attempts.responseStatus, attempts.error, attempts.durationMs)})
-     SELECT id, attempts, started_at, outcome, response_status, error, duration_ms FROM u
-     RETURNING ${attempts.deliveryId} AS id`,
+     SELECT id FROM u`,
   undefined,
   { prepare: false },
 );
@@ -235,8 +237,9 @@ const completeStatement = new Statement<{ id: string }>(
 /**
  * Finish attempts, each only while its lease is still held (a worker whose lease expired and was
  * reclaimed records nothing). One statement for any number of attempts: the outcome, the attempt
- * log and, for successes, the endpoint's health. Returns, per completion, whether it was recorded
- * (false when the lease was lost).
+ * log (see attemptLog: an attempt that delivered is the delivery row itself) and, for successes,
+ * the endpoint's health. Returns, per completion, whether it was recorded (false when the lease
+ * was lost).
  */
 export async function completeMany(q: Queryable, cs: readonly Completion[]): Promise<boolean[]> {
   const { rows } = await completeStatement.run(q, {
@@ -253,6 +256,36 @@ export async function completeMany(q: Queryable, cs: readonly Completion[]): Pro
   });
   const recorded = new Set(rows.map((r) => r.id));
   return cs.map((x) => recorded.has(x.id));
+}
+
+const loggedFields = {
+  attempt: attempts.attempt,
+  startedAt: attempts.startedAt,
+  outcome: attempts.outcome,
+  responseStatus: attempts.responseStatus,
+  error: attempts.error,
+  durationMs: attempts.durationMs,
+};
+export type LoggedAttempt = RowOf<typeof loggedFields>;
+
+// the second branch lists the same columns in the same order (a UNION names them after the first)
+const attemptLogStatement = statement(
+  sql`SELECT ${selectList(loggedFields)} FROM ${attempts} WHERE ${attempts.deliveryId} = ${p('id')}
+      UNION ALL
+      SELECT ${d.attempts}, ${d.lastAttemptAt}, 'delivered', ${d.responseStatus}, ${d.error}, COALESCE(${d.durationMs}, 0)
+        FROM ${deliveries} d WHERE ${d.id} = ${p('id')} AND ${d.status} = 'delivered' AND ${d.lastAttemptAt} IS NOT NULL
+      ORDER BY ${sql.identifier('attempt')}`,
+  loggedFields,
+);
+
+/**
+ * Every recorded attempt of a delivery, oldest first. `webhook.attempts` holds the ones that did not
+ * deliver; the one that delivered is the delivery row itself (its attempt count, last attempt time,
+ * status and duration), so the usual delivery (delivered at its first attempt) writes no log row:
+ * that insert and its foreign-key check were a third of a completion's cost.
+ */
+export async function attemptLog(q: Queryable, deliveryId: string): Promise<LoggedAttempt[]> {
+  return (await attemptLogStatement.run(q, { id: deliveryId })).rows;
 }
 
 /** Start (or continue) the endpoint's failure streak; returns it with the owner and URL. */
@@ -299,7 +332,14 @@ const requeueStatement = statement(
               ${names(deliveries.attempts)} = ${d.attempts} + 1, ${names(deliveries.lease)} = gen_random_uuid(),
               ${names(deliveries.lockedUntil)} = clock_timestamp() + ${p('leaseMs')} * interval '1 millisecond'
         WHERE ${d.id} = ${p('id')} AND ${d.endpointId} = ${p('endpointId')} AND ${d.userId} = ${p('userId')} AND (${d.lockedUntil} IS NULL OR ${d.lockedUntil} < clock_timestamp())
-        RETURNING d.*)
+        RETURNING d.*
+     ), archived AS (
+       -- the attempt that delivered was the row itself (attemptLog): it goes to the log before the row is reused
+       INSERT INTO ${attempts} (${names(attempts.deliveryId, attempts.attempt, attempts.startedAt, attempts.outcome, attempts.responseStatus, attempts.durationMs)})
+       SELECT ${was.id}, ${was.attempts}, ${was.lastAttemptAt}, 'delivered', ${was.responseStatus}, COALESCE(${was.durationMs}, 0)
+         FROM claimed JOIN ${deliveries} was ON ${was.id} = claimed.id
+        WHERE ${was.status} = 'delivered' AND ${was.lastAttemptAt} IS NOT NULL
+     )
      ${claimReturning}`,
   claimFields,
 );
@@ -307,6 +347,8 @@ const requeueStatement = statement(
 /**
  * Send a logged delivery once more, now: same body, same delivery id, one more attempt. Returns it
  * leased to the caller (so the background worker cannot take it first), or null when it is in flight.
+ * A delivered one's attempt moves to the attempt log (every CTE reads the row as it was before the
+ * statement).
  */
 export async function requeue(q: Queryable, userId: string, endpointId: string, id: string, leaseMs: number): Promise<ClaimedDelivery | null> {
   const { rows } = await requeueStatement.run(q, { id, endpointId, userId, leaseMs });
