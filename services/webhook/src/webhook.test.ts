@@ -318,6 +318,25 @@ describe('task-event deliveries', () => {
     await sub.stop();
   });
 
+  it('a delivering attempt logged as a row (as before the log moved to the delivery row) counts once, and the delivery can be sent again', async () => {
+    const { attemptLog } = await import('./db/deliveries.ts');
+    const kim = randomUUID();
+    const ep = await h.call('POST', '/api/settings/webhooks', kim, { url: `${rx.url}/kim` });
+    const test = await h.call('POST', `/api/settings/webhooks/${ep.json.id}/test`, kim);
+    expect(test.json).toMatchObject({ status: 'delivered', attempts: 1 });
+    await h.pool.query(
+      "INSERT INTO webhook.attempts (delivery_id, attempt, started_at, outcome, response_status, duration_ms) SELECT id, attempts, last_attempt_at, 'delivered', response_status, 1 FROM webhook.deliveries WHERE id = $1",
+      [test.json.id],
+    );
+    expect(await attemptLog(h.pool, test.json.id)).toMatchObject([{ attempt: 1, outcome: 'delivered' }]);
+    const again = await h.call('POST', `/api/settings/webhooks/${ep.json.id}/deliveries/${test.json.id}/redeliver`, kim);
+    expect(again).toMatchObject({ status: 200, json: { status: 'delivered', attempts: 2 } });
+    expect((await attemptLog(h.pool, test.json.id)).map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, 'delivered'],
+      [2, 'delivered'],
+    ]);
+  });
+
   it('test sends a synthetic task.test now; redeliver sends a logged delivery again with the same id', async () => {
     const ivy = randomUUID();
     const secret = 'ivy-secret-123456';

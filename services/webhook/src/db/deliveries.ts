@@ -274,6 +274,7 @@ const attemptLogStatement = statement(
       UNION ALL
       SELECT ${d.attempts}, ${d.lastAttemptAt}, 'delivered', ${d.responseStatus}, ${d.error}, COALESCE(${d.durationMs}, 0)
         FROM ${deliveries} d WHERE ${d.id} = ${p('id')} AND ${d.status} = 'delivered' AND ${d.lastAttemptAt} IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM ${attempts} WHERE ${attempts.deliveryId} = ${d.id} AND ${attempts.attempt} = ${d.attempts})
       ORDER BY ${sql.identifier('attempt')}`,
   loggedFields,
 );
@@ -282,7 +283,8 @@ const attemptLogStatement = statement(
  * Every recorded attempt of a delivery, oldest first. `webhook.attempts` holds the ones that did not
  * deliver; the one that delivered is the delivery row itself (its attempt count, last attempt time,
  * status and duration), so the usual delivery (delivered at its first attempt) writes no log row:
- * that insert and its foreign-key check were a third of a completion's cost.
+ * that insert and its foreign-key check were a third of a completion's cost. Rows written before
+ * (or by an older replica during an upgrade) also log delivering attempts; each counts once.
  */
 export async function attemptLog(q: Queryable, deliveryId: string): Promise<LoggedAttempt[]> {
   return (await attemptLogStatement.run(q, { id: deliveryId })).rows;
@@ -339,6 +341,7 @@ const requeueStatement = statement(
        SELECT ${was.id}, ${was.attempts}, ${was.lastAttemptAt}, 'delivered', ${was.responseStatus}, COALESCE(${was.durationMs}, 0)
          FROM claimed JOIN ${deliveries} was ON ${was.id} = claimed.id
         WHERE ${was.status} = 'delivered' AND ${was.lastAttemptAt} IS NOT NULL
+       ON CONFLICT DO NOTHING
      )
      ${claimReturning}`,
   claimFields,
