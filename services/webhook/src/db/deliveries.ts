@@ -268,12 +268,21 @@ const loggedFields = {
 };
 export type LoggedAttempt = RowOf<typeof loggedFields>;
 
+/**
+ * The attempt that delivered, as the delivery row (aliased `r`) holds it (see attemptLog): the
+ * values of loggedFields, in their order, and when the row holds one.
+ */
+const deliveredAttempt = (r: typeof d | typeof was) => ({
+  values: sql`${r.attempts}, ${r.lastAttemptAt}, 'delivered', ${r.responseStatus}, ${r.error}, COALESCE(${r.durationMs}, 0)`,
+  held: sql`${r.status} = 'delivered' AND ${r.lastAttemptAt} IS NOT NULL`,
+});
+
 // the second branch lists the same columns in the same order (a UNION names them after the first)
 const attemptLogStatement = statement(
   sql`SELECT ${selectList(loggedFields)} FROM ${attempts} WHERE ${attempts.deliveryId} = ${p('id')}
       UNION ALL
-      SELECT ${d.attempts}, ${d.lastAttemptAt}, 'delivered', ${d.responseStatus}, ${d.error}, COALESCE(${d.durationMs}, 0)
-        FROM ${deliveries} d WHERE ${d.id} = ${p('id')} AND ${d.status} = 'delivered' AND ${d.lastAttemptAt} IS NOT NULL
+      SELECT ${deliveredAttempt(d).values}
+        FROM ${deliveries} d WHERE ${d.id} = ${p('id')} AND ${deliveredAttempt(d).held}
          AND NOT EXISTS (SELECT 1 FROM ${attempts} WHERE ${attempts.deliveryId} = ${d.id} AND ${attempts.attempt} = ${d.attempts})
       ORDER BY ${sql.identifier('attempt')}`,
   loggedFields,
@@ -337,10 +346,10 @@ const requeueStatement = statement(
         RETURNING d.*
      ), archived AS (
        -- the attempt that delivered was the row itself (attemptLog): it goes to the log before the row is reused
-       INSERT INTO ${attempts} (${names(attempts.deliveryId, attempts.attempt, attempts.startedAt, attempts.outcome, attempts.responseStatus, attempts.durationMs)})
-       SELECT ${was.id}, ${was.attempts}, ${was.lastAttemptAt}, 'delivered', ${was.responseStatus}, COALESCE(${was.durationMs}, 0)
+       INSERT INTO ${attempts} (${names(attempts.deliveryId, attempts.attempt, attempts.startedAt, attempts.outcome, attempts.responseStatus, attempts.error, attempts.durationMs)})
+       SELECT ${was.id}, ${deliveredAttempt(was).values}
          FROM claimed JOIN ${deliveries} was ON ${was.id} = claimed.id
-        WHERE ${was.status} = 'delivered' AND ${was.lastAttemptAt} IS NOT NULL
+        WHERE ${deliveredAttempt(was).held}
        ON CONFLICT DO NOTHING
      )
      ${claimReturning}`,
