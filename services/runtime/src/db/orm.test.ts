@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { alias, date, integer, pgSchema, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quietLogger, testSystemConfig } from '../../../../tools/testenv/index.ts';
-import { jsonView, orm, selectList, statement } from './orm.ts';
+import { jsonStatement, jsonView, orm, selectList, statement } from './orm.ts';
 import { createPool, inTransaction, type Pool } from './pool.ts';
 
 const s = pgSchema('orm_test');
@@ -57,5 +57,27 @@ describe('the data layer over the pool', () => {
     const prepared = (await pool.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows.map((r) => r.statement);
     expect(prepared.filter((p) => p === page.text)).toHaveLength(1);
     expect(prepared.filter((p) => /^select "id" from "orm_test"\."items" where "orm_test"\."items"\."id" = \$1$/.test(p))).toHaveLength(1);
+  });
+
+  it('gives a jsonStatement its rows as the JSON view: instants as ISO strings in any session zone, dates as text', async () => {
+    const t = alias(items, 't');
+    const fields = { id: t.id, dueDate: t.dueDate, createdAt: t.createdAt, sortOrder: t.sortOrder };
+    const query = sql`SELECT ${selectList(fields)} FROM ${items} AS t WHERE ${t.id} = ${sql.placeholder('id')}`;
+    const asJson = jsonStatement(query, fields);
+    const asRow = statement(query, fields);
+    const [row] = await orm(pool).insert(items).values({ dueDate: '2026-02-28', sortOrder: 3, createdAt: new Date('2026-03-29T01:30:00.123Z') }).returning();
+    const client = await pool.connect();
+    try {
+      // UTC: rearranged text; Kolkata (+05:30) and Kathmandu (+05:45): read through a Date
+      for (const zone of ['UTC', 'Asia/Kolkata', 'Asia/Kathmandu', 'America/St_Johns']) {
+        await client.query(`SET TimeZone = '${zone}'`);
+        const { rows } = await asJson.run(client, { id: row!.id });
+        expect(rows, zone).toEqual([{ id: row!.id, dueDate: '2026-02-28', createdAt: '2026-03-29T01:30:00.123Z', sortOrder: 3 }]);
+        expect((await asRow.run(client, { id: row!.id })).rows, zone).toEqual([{ ...rows[0], createdAt: row!.createdAt }]);
+      }
+    } finally {
+      await client.query('RESET TimeZone');
+      client.release();
+    }
   });
 });

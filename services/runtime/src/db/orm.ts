@@ -3,7 +3,7 @@ import { toSnakeCase } from 'drizzle-orm/casing';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { isoString, poolTypes } from './timestamps.ts';
+import { isoString, poolTypes, timestamptzIso } from './timestamps.ts';
 
 /**
  * The data layer's entry (docs/architecture.md, Data layer). Each service declares its tables once
@@ -46,6 +46,13 @@ const RAW = new Set<number>([pg.types.builtins.DATE, 1182 /* date[] */]);
 const rawDates = {
   getTypeParser: ((id: number, format?: 'text' | 'binary') => (RAW.has(id) ? (v: string) => v : poolTypes.getTypeParser(id, format))) as typeof pg.types.getTypeParser,
 };
+const TIMESTAMPTZ: number = pg.types.builtins.TIMESTAMPTZ;
+/** rawDates, and each `timestamptz` as its ISO string (a jsonStatement's rows) */
+const isoInstants = {
+  getTypeParser: ((id: number, format?: 'text' | 'binary') => (id === TIMESTAMPTZ && format !== 'binary' ? timestamptzIso : rawDates.getTypeParser(id, format))) as typeof pg.types.getTypeParser,
+};
+/** A column that pg hands a jsonStatement as the ISO string its JSON view holds: no mapping to a Date. */
+const isInstant = (c: Column) => c.dataType === 'date' && c.getSQLType() === 'timestamp with time zone';
 
 /** What a statement selects: a column (mapped as its schema says) or an SQL expression (typed with `sql<T>`, mapped by its `mapWith`). */
 export type Field = Column | SQL | SQL.Aliased;
@@ -83,10 +90,11 @@ export function selectList(fields: Fields): SQL {
  * expression's with a `mapWith` decoder. Text, uuids, enums, calendar dates and booleans pass as
  * they are. (A list of 50 tasks is mapped in a few microseconds, not a new object per row.)
  */
-function rowMapper<R>(fields: Fields | undefined): (raw: Record<string, unknown>) => R {
+function rowMapper<R>(fields: Fields | undefined, instants: 'date' | 'iso'): (raw: Record<string, unknown>) => R {
   const decoders: [string, (v: unknown) => unknown][] = [];
   for (const [key, f] of Object.entries(fields ?? {})) {
     if (is(f, Column)) {
+      if (instants === 'iso' && isInstant(f)) continue;
       if (f.dataType === 'custom') decoders.push([key, (v) => f.mapFromDriverValue(v)]);
       else if (f.dataType !== 'string' && f.dataType !== 'boolean') decoders.push([key, (v) => (typeof v === 'string' ? f.mapFromDriverValue(v) : v)]);
     } else {
@@ -118,9 +126,12 @@ export class Statement<R = Record<string, unknown>> {
   private readonly map: (raw: Record<string, unknown>) => R;
   /** false: sent unnamed, so PostgreSQL plans it for the table as it is now at every run (see pool.ts) */
   private readonly prepare: boolean;
+  private readonly types: typeof rawDates;
 
-  constructor(query: SQL, fields?: Fields, opts: { prepare?: boolean } = {}) {
+  /** `instants: 'iso'`: each `timestamptz` comes as its ISO string (see jsonStatement), not a Date */
+  constructor(query: SQL, fields?: Fields, opts: { prepare?: boolean; instants?: 'date' | 'iso' } = {}) {
     this.prepare = opts.prepare ?? true;
+    this.types = opts.instants === 'iso' ? isoInstants : rawDates;
     const q = dialect.sqlToQuery(query);
     this.text = q.sql;
     // what drizzle's fillPlaceholders finds out per run, found out once
@@ -132,7 +143,7 @@ export class Statement<R = Record<string, unknown>> {
       }
       return { value: p };
     });
-    this.map = rowMapper<R>(fields);
+    this.map = rowMapper<R>(fields, opts.instants ?? 'date');
   }
 
   /** The parameter values of one run. */
@@ -146,7 +157,7 @@ export class Statement<R = Record<string, unknown>> {
 
   /** Run it on `q` with the placeholders' values; the mapped rows and how many rows it touched. */
   async run(q: Queryable, values: Record<string, unknown> = {}): Promise<{ rows: R[]; rowCount: number }> {
-    const config: pg.QueryConfig & { prepare?: false } = { text: this.text, values: this.bind(values), types: rawDates };
+    const config: pg.QueryConfig & { prepare?: false } = { text: this.text, values: this.bind(values), types: this.types };
     if (!this.prepare) config.prepare = false;
     const res = await q.query<Record<string, unknown>>(config);
     return { rows: res.rows.map(this.map), rowCount: res.rowCount ?? 0 };
@@ -159,6 +170,15 @@ export function statement<F extends Fields>(query: SQL, fields: F): Statement<Ro
 export function statement<R = Record<string, unknown>>(query: SQL): Statement<R>;
 export function statement(query: SQL, fields?: Fields): Statement<unknown> {
   return new Statement(query, fields);
+}
+
+/**
+ * A statement whose rows are already as JSON carries them (`jsonView` of the row, each instant as
+ * its ISO string read straight from PostgreSQL's text): for rows that only go out in a reply, such
+ * as a page of tasks, with no Date made and printed again per value.
+ */
+export function jsonStatement<F extends Fields>(query: SQL, fields: F): Statement<JsonView<RowOf<F>>> {
+  return new Statement(query, fields, { instants: 'iso' });
 }
 
 /**

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { isoString, parseTimestamptz, poolTypes } from './timestamps.ts';
+import { isoString, parseTimestamptz, poolTypes, timestamptzIso } from './timestamps.ts';
 
 const pgParse = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (s: string) => Date | number;
 const pad = (n: number, w: number) => String(n).padStart(w, '0');
@@ -53,5 +53,27 @@ describe('isoString', () => {
       expect(isoString(new Date(t))).toBe(new Date(t).toISOString());
     }
     expect(() => isoString(new Date(NaN))).toThrow(RangeError);
+  });
+});
+
+describe('timestamptzIso', () => {
+  it('is isoString of the instant PostgreSQL printed, for UTC text and every other form', () => {
+    expect(timestamptzIso('2026-11-27 14:53:19.123456+00')).toBe('2026-11-27T14:53:19.123Z');
+    expect(timestamptzIso('2026-11-27 14:53:19+00')).toBe('2026-11-27T14:53:19.000Z');
+    expect(timestamptzIso('2026-11-27 14:53:19.5+00')).toBe('2026-11-27T14:53:19.500Z');
+    expect(timestamptzIso('2026-11-27 14:53:19.1+05:30')).toBe('2026-11-27T09:23:19.100Z');
+    let seed = 11;
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    for (let i = 0; i < 20_000; i++) {
+      const frac = rand(7);
+      const digits = pad(rand(1_000_000), 6).slice(0, frac);
+      // half of them in UTC, the form a UTC session prints
+      const offset = rand(2) ? '+00' : `${rand(2) ? '+' : '-'}${pad(rand(15), 2)}${rand(3) === 0 ? `:${pad(rand(4) * 15, 2)}` : ''}`;
+      const s = `${pad(1000 + rand(9000), 4)}-${pad(1 + rand(12), 2)}-${pad(1 + rand(28), 2)} ${pad(rand(24), 2)}:${pad(rand(60), 2)}:${pad(rand(60), 2)}${frac ? `.${digits}` : ''}${offset}`;
+      expect(timestamptzIso(s), s).toBe(isoString(parseTimestamptz(s)));
+    }
+    for (const s of ['0044-03-15 12:00:00+00 BC', '0099-01-01 00:00:00+00', '12345-01-01 00:00:00+00', '1880-01-01 00:00:00+00:53:28', '2026-11-27 14:53:19-00:00']) {
+      expect(timestamptzIso(s), s).toBe((pgParse(s) as Date).toISOString());
+    }
   });
 });

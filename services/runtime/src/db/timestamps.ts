@@ -58,3 +58,30 @@ export function isoString(d: Date): string {
   if (!(year >= 1000 && year <= 9999)) return d.toISOString();
   return `${year}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}T${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}.${pad3(d.getUTCMilliseconds())}Z`;
 }
+
+const ZERO = 48;
+
+/**
+ * A `timestamptz` as PostgreSQL prints it, straight to `isoString`'s form: printed in UTC (`+00`, a
+ * session in that zone) the ISO text is the same characters rearranged, no Date in between (a list
+ * page turned 100 texts into Dates only to print them again). Any other offset or form goes through
+ * parseTimestamptz, so the result is always `isoString` of the instant.
+ */
+export function timestamptzIso(s: string): string {
+  const n = s.length;
+  if (
+    n >= 22 &&
+    s.charCodeAt(n - 3) === PLUS &&
+    s.charCodeAt(n - 2) === ZERO &&
+    s.charCodeAt(n - 1) === ZERO &&
+    s.charCodeAt(4) === DASH &&
+    s.charCodeAt(10) === SPACE &&
+    s.charCodeAt(0) !== ZERO /* year ≥ 1000 */ &&
+    (n === 22 || (s.charCodeAt(19) === DOT && n <= 29))
+  ) {
+    // milliseconds truncated, as parseTimestamptz keeps them
+    const ms = n === 22 ? '000' : `${s.slice(20, n - 3)}00`.slice(0, 3);
+    return `${s.slice(0, 10)}T${s.slice(11, 19)}.${ms}Z`;
+  }
+  return isoString(parseTimestamptz(s));
+}

@@ -1,4 +1,4 @@
-import { columnName, names, orm, selectList, statement, StatementCache, type OutboxRowValues, type Queryable, type Statement } from '@tasksvc/runtime';
+import { columnName, jsonStatement, names, orm, selectList, statement, StatementCache, type JsonView, type OutboxRowValues, type Queryable, type Statement } from '@tasksvc/runtime';
 import { and, count, desc, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { profiles, taskCompletions, tasks, topics } from './schema.ts';
@@ -88,7 +88,7 @@ function listConditions(f: TaskFilters): { shape: string; where: SQL } {
 }
 
 const page = { ...row, total: sql<number>``.mapWith(Number), zone: sql<string>`` };
-const pages = new StatementCache<TaskRow & { total: number; zone: string }>();
+const pages = new StatementCache<JsonView<TaskRow> & { total: number; zone: string }>();
 
 /**
  * A page of the user's tasks with the total, and the profile's timezone read in the same statement
@@ -97,9 +97,10 @@ const pages = new StatementCache<TaskRow & { total: number; zone: string }>();
  * heap page per task): without filters it is the profile's task count; a page that is not full ends
  * the list, so it is the offset plus the page's rows; only a full or empty filtered page counts (the
  * count is a subquery PostgreSQL runs only when that CASE branch is taken). The profile row carries
- * the zone and the total, so an empty page (or one past the end) still answers both.
+ * the zone and the total, so an empty page (or one past the end) still answers both. The rows are
+ * as the API shows a task (instants as ISO strings): a page only goes out in a reply.
  */
-export async function listTasks(q: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: TaskRow[]; total: number; zone: string | null }> {
+export async function listTasks(q: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: JsonView<TaskRow>[]; total: number; zone: string | null }> {
   const { shape, where } = listConditions(f);
   const bind = { userId, today, topicId: f.topicId, type: f.type, priority: f.priority, dueBefore: f.dueBefore, dueAfter: f.dueAfter, limit: f.limit, offset: f.offset };
   const list = pages.get(shape, () => {
@@ -116,7 +117,7 @@ export async function listTasks(q: Queryable, userId: string, f: TaskFilters, to
             sql`SELECT s.*, count(*) OVER () AS on_page FROM (${slice}) s`,
             sql`CASE WHEN page.on_page < ${p('limit')} THEN ${p('offset')} + page.on_page ELSE (SELECT count(*) FROM ${tasks} t WHERE ${where}) END`,
           ];
-    return statement(sql`SELECT page.*, ${z.timezone} AS zone, ${total} AS total FROM ${profiles} z LEFT JOIN LATERAL (${rows}) page ON true WHERE ${z.userId} = ${p('userId')}`, page);
+    return jsonStatement(sql`SELECT page.*, ${z.timezone} AS zone, ${total} AS total FROM ${profiles} z LEFT JOIN LATERAL (${rows}) page ON true WHERE ${z.userId} = ${p('userId')}`, page);
   });
   const { rows } = await list.run(q, bind);
   const first = rows[0];

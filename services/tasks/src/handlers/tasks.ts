@@ -57,7 +57,7 @@ export async function list(ctx: Ctx, call: HttpCall<unknown, ListTasksQuery, unk
   const client = await ctx.pool.connect();
   try {
     const { rows, total } = (await inUserZone(ctx, client, userId, undefined, (today) => listTasks(client, userId, q, today))).result;
-    return { tasks: rows.map(toTask), total, limit: q.limit, offset: q.offset };
+    return { tasks: rows, total, limit: q.limit, offset: q.offset };
   } finally {
     client.release();
   }

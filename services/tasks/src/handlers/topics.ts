@@ -3,7 +3,7 @@ import { localDate } from '@tasksvc/proto/calendar/dates.ts';
 import { ensureProfile } from '../db/profiles.ts';
 import { detachTopic, listTasks, setTaskOrder, tasksByIds } from '../db/tasks.ts';
 import { countOwnTopics, deleteTopic, getTopic, insertTopic, listTopics, setTopicOrder, updateTopic } from '../db/topics.ts';
-import { emitTaskEvent, taskNotFound, toTask, toTopic, topicNotFound, transact, userOf, type Ctx } from './common.ts';
+import { emitTaskEvent, taskNotFound, toTopic, topicNotFound, transact, userOf, type Ctx } from './common.ts';
 
 type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
 
@@ -22,7 +22,7 @@ export async function get(ctx: Ctx, call: IdCall) {
     if (!topic) throw topicNotFound();
     const profile = await ensureProfile(client, userId);
     const { rows } = await listTasks(client, userId, { topicId: topic.id, limit: MAX_TOPIC_TASKS, offset: 0 }, localDate(new Date(), profile.timezone));
-    return { topic: toTopic(topic), tasks: rows.map(toTask) };
+    return { topic: toTopic(topic), tasks: rows };
   } finally {
     client.release();
   }
