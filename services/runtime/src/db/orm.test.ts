@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
-import { alias, date, integer, pgSchema, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { alias, bigint, date, integer, pgSchema, smallint, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quietLogger, testSystemConfig } from '../../../../tools/testenv/index.ts';
 import { jsonStatement, jsonView, orm, selectList, statement } from './orm.ts';
@@ -11,13 +11,15 @@ const items = s.table('items', {
   dueDate: date({ mode: 'string' }),
   sortOrder: integer().notNull().default(0),
   createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  big: bigint({ mode: 'number' }),
+  days: smallint().array(),
 });
 
 describe('the data layer over the pool', () => {
   let pool: Pool;
   beforeAll(async () => {
     pool = createPool((await testSystemConfig()).DATABASE_URL, quietLogger(), { max: 1 });
-    await pool.query(`CREATE SCHEMA orm_test; CREATE TABLE orm_test.items (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), due_date date, sort_order int NOT NULL DEFAULT 0, created_at timestamptz NOT NULL DEFAULT now())`);
+    await pool.query(`CREATE SCHEMA orm_test; CREATE TABLE orm_test.items (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), due_date date, sort_order int NOT NULL DEFAULT 0, created_at timestamptz NOT NULL DEFAULT now(), big bigint, days smallint[])`);
   });
   afterAll(async () => {
     await pool.end();
@@ -79,5 +81,13 @@ describe('the data layer over the pool', () => {
       await client.query('RESET TimeZone');
       client.release();
     }
+  });
+
+  it('maps what pg leaves as text (a bigint, an expression with mapWith) and passes what pg parsed itself', async () => {
+    const t = alias(items, 't');
+    const fields = { big: t.big, days: t.days, sortOrder: t.sortOrder, count: sql<number>`count(*) OVER ()`.mapWith(Number), createdAt: t.createdAt };
+    const [row] = await orm(pool).insert(items).values({ sortOrder: 5, big: 2 ** 40, days: [0, 6] }).returning();
+    const { rows } = await statement(sql`SELECT ${selectList(fields)} FROM ${items} AS t WHERE ${t.id} = ${sql.placeholder('id')}`, fields).run(pool, { id: row!.id });
+    expect(rows).toEqual([{ big: 2 ** 40, days: [0, 6], sortOrder: 5, count: 1, createdAt: row!.createdAt }]);
   });
 });

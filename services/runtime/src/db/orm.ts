@@ -53,6 +53,8 @@ const isoInstants = {
 };
 /** A column that pg hands a jsonStatement as the ISO string its JSON view holds: no mapping to a Date. */
 const isInstant = (c: Column) => c.dataType === 'date' && c.getSQLType() === 'timestamp with time zone';
+/** Types pg itself turns into the value the column's mapping would make (a number, an array, an object, a Date). */
+const PARSED_BY_PG = new Set(['integer', 'smallint', 'real', 'double precision', 'json', 'jsonb', 'timestamp with time zone', 'integer[]', 'smallint[]']);
 
 /** What a statement selects: a column (mapped as its schema says) or an SQL expression (typed with `sql<T>`, mapped by its `mapWith`). */
 export type Field = Column | SQL | SQL.Aliased;
@@ -90,19 +92,21 @@ export function selectList(fields: Fields): SQL {
  * expression's with a `mapWith` decoder. Text, uuids, enums, calendar dates and booleans pass as
  * they are. (A list of 50 tasks is mapped in a few microseconds, not a new object per row.)
  */
-function rowMapper<R>(fields: Fields | undefined, instants: 'date' | 'iso'): (raw: Record<string, unknown>) => R {
+function rowMapper<R>(fields: Fields | undefined, instants: 'date' | 'iso'): ((raw: Record<string, unknown>) => R) | null {
   const decoders: [string, (v: unknown) => unknown][] = [];
   for (const [key, f] of Object.entries(fields ?? {})) {
     if (is(f, Column)) {
       if (instants === 'iso' && isInstant(f)) continue;
       if (f.dataType === 'custom') decoders.push([key, (v) => f.mapFromDriverValue(v)]);
-      else if (f.dataType !== 'string' && f.dataType !== 'boolean') decoders.push([key, (v) => (typeof v === 'string' ? f.mapFromDriverValue(v) : v)]);
+      else if (f.dataType !== 'string' && f.dataType !== 'boolean' && !PARSED_BY_PG.has(f.getSQLType()))
+        decoders.push([key, (v) => (typeof v === 'string' ? f.mapFromDriverValue(v) : v)]);
     } else {
       // an expression's decoder is what `.mapWith()` gave it (drizzle keeps it off the public type)
       const decoder = (is(f, SQL) ? f : f.sql) as unknown as { decoder: typeof noopDecoder };
       if (decoder.decoder !== noopDecoder) decoders.push([key, (v) => decoder.decoder.mapFromDriverValue(v)]);
     }
   }
+  if (decoders.length === 0) return null;
   return (raw) => {
     for (const [key, decode] of decoders) {
       const v = raw[key];
@@ -123,7 +127,8 @@ export class Statement<R = Record<string, unknown>> {
   readonly text: string;
   /** each parameter: the placeholder it takes its value from (and how to encode it), or a value fixed in the template */
   private readonly slots: ({ name: string; encode?: (v: unknown) => unknown } | { value: unknown })[];
-  private readonly map: (raw: Record<string, unknown>) => R;
+  /** null: pg's rows are already the statement's (no column or expression needs mapping) */
+  private readonly map: ((raw: Record<string, unknown>) => R) | null;
   /** false: sent unnamed, so PostgreSQL plans it for the table as it is now at every run (see pool.ts) */
   private readonly prepare: boolean;
   private readonly types: typeof rawDates;
@@ -160,7 +165,7 @@ export class Statement<R = Record<string, unknown>> {
     const config: pg.QueryConfig & { prepare?: false } = { text: this.text, values: this.bind(values), types: this.types };
     if (!this.prepare) config.prepare = false;
     const res = await q.query<Record<string, unknown>>(config);
-    return { rows: res.rows.map(this.map), rowCount: res.rowCount ?? 0 };
+    return { rows: this.map ? res.rows.map(this.map) : (res.rows as R[]), rowCount: res.rowCount ?? 0 };
   }
 }
 

@@ -73,21 +73,37 @@ export interface TaskFilters {
   offset: number;
 }
 
-/** The conditions a list's filters make, and the shape they have (which filters are set, never their values). */
-function listConditions(f: TaskFilters): { shape: string; where: SQL } {
-  const conds: [string, SQL][] = [['', sql`${t.userId} = ${p('userId')}`]];
-  if (f.topicId === 'none') conds.push(['n', sql`${t.topicId} IS NULL`]);
-  else if (f.topicId) conds.push(['t', sql`${t.topicId} = ${p('topicId')}`]);
-  if (f.type) conds.push(['y', sql`${t.type} = ${p('type')}`]);
-  if (f.priority) conds.push(['p', sql`${t.priority} = ${p('priority')}`]);
-  if (f.completed !== undefined) conds.push(f.completed ? ['c', sql`${t.completedAt} IS NOT NULL`] : ['o', sql`${t.completedAt} IS NULL`]);
-  if (f.snoozed === false) conds.push(['s', sql`(${t.snoozedUntil} IS NULL OR ${t.snoozedUntil} <= ${p('today')}::date)`]);
-  if (f.dueBefore) conds.push(['b', sql`COALESCE(${t.nextDueDate}, ${t.dueDate}) <= ${p('dueBefore')}::date`]);
-  if (f.dueAfter) conds.push(['a', sql`COALESCE(${t.nextDueDate}, ${t.dueDate}) >= ${p('dueAfter')}::date`]);
-  return { shape: conds.map(([k]) => k).join(''), where: sql.join(conds.map(([, c]) => c), sql` AND `) };
+/** Each filter's condition, by the letter it adds to a list's shape. */
+const FILTER_CONDITIONS: Record<string, SQL> = {
+  n: sql`${t.topicId} IS NULL`,
+  t: sql`${t.topicId} = ${p('topicId')}`,
+  y: sql`${t.type} = ${p('type')}`,
+  p: sql`${t.priority} = ${p('priority')}`,
+  c: sql`${t.completedAt} IS NOT NULL`,
+  o: sql`${t.completedAt} IS NULL`,
+  s: sql`(${t.snoozedUntil} IS NULL OR ${t.snoozedUntil} <= ${p('today')}::date)`,
+  b: sql`COALESCE(${t.nextDueDate}, ${t.dueDate}) <= ${p('dueBefore')}::date`,
+  a: sql`COALESCE(${t.nextDueDate}, ${t.dueDate}) >= ${p('dueAfter')}::date`,
+};
+
+/** Which filters a list sets (never their values): a letter each, in a fixed order. */
+function listShape(f: TaskFilters): string {
+  let shape = '';
+  if (f.topicId === 'none') shape += 'n';
+  else if (f.topicId) shape += 't';
+  if (f.type) shape += 'y';
+  if (f.priority) shape += 'p';
+  if (f.completed !== undefined) shape += f.completed ? 'c' : 'o';
+  if (f.snoozed === false) shape += 's';
+  if (f.dueBefore) shape += 'b';
+  if (f.dueAfter) shape += 'a';
+  return shape;
 }
 
-const page = { ...row, total: sql<number>``.mapWith(Number), zone: sql<string>`` };
+/** The conditions of a list of that shape: the user's tasks, and each filter's. */
+const listWhere = (shape: string): SQL => sql.join([sql`${t.userId} = ${p('userId')}`, ...[...shape].map((k) => FILTER_CONDITIONS[k]!)], sql` AND `);
+
+const page = { ...row, total: sql<number>``, zone: sql<string>`` };
 const pages = new StatementCache<JsonView<TaskRow> & { total: number; zone: string }>();
 
 /**
@@ -101,9 +117,10 @@ const pages = new StatementCache<JsonView<TaskRow> & { total: number; zone: stri
  * as the API shows a task (instants as ISO strings): a page only goes out in a reply.
  */
 export async function listTasks(q: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: JsonView<TaskRow>[]; total: number; zone: string | null }> {
-  const { shape, where } = listConditions(f);
+  const shape = listShape(f);
   const bind = { userId, today, topicId: f.topicId, type: f.type, priority: f.priority, dueBefore: f.dueBefore, dueAfter: f.dueAfter, limit: f.limit, offset: f.offset };
   const list = pages.get(shape, () => {
+    const where = listWhere(shape);
     // LIMIT and OFFSET as subqueries: a bare parameter there is estimated at a tenth of the user's
     // tasks in the generic plan but at its value in a custom one, so with a few thousand tasks the
     // generic plan looks dearer and PostgreSQL plans the statement afresh at every run (more than
@@ -117,7 +134,7 @@ export async function listTasks(q: Queryable, userId: string, f: TaskFilters, to
             sql`SELECT s.*, count(*) OVER () AS on_page FROM (${slice}) s`,
             sql`CASE WHEN page.on_page < ${p('limit')} THEN ${p('offset')} + page.on_page ELSE (SELECT count(*) FROM ${tasks} t WHERE ${where}) END`,
           ];
-    return jsonStatement(sql`SELECT page.*, ${z.timezone} AS zone, ${total} AS total FROM ${profiles} z LEFT JOIN LATERAL (${rows}) page ON true WHERE ${z.userId} = ${p('userId')}`, page);
+    return jsonStatement(sql`SELECT page.*, ${z.timezone} AS zone, (${total})::int AS total FROM ${profiles} z LEFT JOIN LATERAL (${rows}) page ON true WHERE ${z.userId} = ${p('userId')}`, page);
   });
   const { rows } = await list.run(q, bind);
   const first = rows[0];
