@@ -112,13 +112,31 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     });
     await cdp.send('ServiceWorker.enable');
     await eventually(() => registrations.length).toBeGreaterThan(0);
-    await cdp.send('ServiceWorker.deliverPushMessage', {
-      origin: url,
-      registrationId: registrations[0]!,
-      data: JSON.stringify({ title: "Today's quest", body: 'Water the plants', url: '/dashboard', tag: 'daily-quest' }),
-    });
-    await eventually(() => alice.evaluate(async () => (await (await navigator.serviceWorker.getRegistration('/'))!.getNotifications()).map((n) => `${n.title}|${n.body}|${n.tag}`)))
-      .toContain("Today's quest|Water the plants|daily-quest");
+    const registrationId = registrations[0]!;
+    const expected = "Today's quest|Water the plants|daily-quest";
+    const shown = () => alice.evaluate(async () => (await (await navigator.serviceWorker.getRegistration('/'))!.getNotifications()).map((n) => `${n.title}|${n.body}|${n.tag}`));
+    const deliver = () =>
+      cdp.send('ServiceWorker.deliverPushMessage', {
+        origin: url,
+        registrationId,
+        data: JSON.stringify({ title: "Today's quest", body: 'Water the plants', url: '/dashboard', tag: 'daily-quest' }),
+      });
+    // CDP returns once the browser has taken the message, not once the worker has shown it, and in one
+    // CI run a single message showed nothing in 20 s with the permission, the active worker and the
+    // registration all in place. So it goes again while none is shown: a notification of the same tag
+    // replaces the last, so repeats cannot add one (checked below).
+    await deliver();
+    await expect
+      .poll(
+        async () => {
+          const now = await shown();
+          if (!now.includes(expected)) await deliver();
+          return now;
+        },
+        { timeout: 20_000, interval: 2_000, message: 'the push message shows its notification' },
+      )
+      .toContain(expected);
+    expect(await shown(), 'one notification per tag').toEqual([expected]);
     await cdp.detach();
   });
 
