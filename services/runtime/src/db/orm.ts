@@ -51,9 +51,7 @@ const TIMESTAMPTZ: number = pg.types.builtins.TIMESTAMPTZ;
 const isoInstants = {
   getTypeParser: ((id: number, format?: 'text' | 'binary') => (id === TIMESTAMPTZ && format !== 'binary' ? timestamptzIso : rawDates.getTypeParser(id, format))) as typeof pg.types.getTypeParser,
 };
-/** A column that pg hands a jsonStatement as the ISO string its JSON view holds: no mapping to a Date. */
-const isInstant = (c: Column) => c.dataType === 'date' && c.getSQLType() === 'timestamp with time zone';
-/** Types pg itself turns into the value the column's mapping would make (a number, an array, an object, a Date). */
+/** Types pg itself turns into the value the column's mapping would make (a number, an array, an object, a Date; a jsonStatement's ISO string). */
 const PARSED_BY_PG = new Set(['integer', 'smallint', 'real', 'double precision', 'json', 'jsonb', 'timestamp with time zone', 'integer[]', 'smallint[]']);
 
 /** What a statement selects: a column (mapped as its schema says) or an SQL expression (typed with `sql<T>`, mapped by its `mapWith`). */
@@ -93,11 +91,10 @@ export function selectList(fields: Fields): SQL {
  * parsed itself (integers, arrays, timestamps) pass as they are; with nothing to map there is no
  * mapper (a page of tasks comes back as pg built it).
  */
-function rowMapper<R>(fields: Fields | undefined, instants: 'date' | 'iso'): ((raw: Record<string, unknown>) => R) | null {
+function rowMapper<R>(fields: Fields | undefined): ((raw: Record<string, unknown>) => R) | null {
   const decoders: [string, (v: unknown) => unknown][] = [];
   for (const [key, f] of Object.entries(fields ?? {})) {
     if (is(f, Column)) {
-      if (instants === 'iso' && isInstant(f)) continue;
       if (f.dataType === 'custom') decoders.push([key, (v) => f.mapFromDriverValue(v)]);
       else if (f.dataType !== 'string' && f.dataType !== 'boolean' && !PARSED_BY_PG.has(f.getSQLType()))
         decoders.push([key, (v) => (typeof v === 'string' ? f.mapFromDriverValue(v) : v)]);
@@ -149,7 +146,7 @@ export class Statement<R = Record<string, unknown>> {
       }
       return { value: p };
     });
-    this.map = rowMapper<R>(fields, opts.instants ?? 'date');
+    this.map = rowMapper<R>(fields);
   }
 
   /** The parameter values of one run. */
