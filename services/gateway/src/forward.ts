@@ -57,7 +57,8 @@ export function registerForwardedRoutes(app: FastifyInstance, routes: AnyRoute[]
           ip: req.ip,
           userAgent: req.headers['user-agent'],
         };
-        const ro = { requestId: String(req.id), timeoutMs: 30_000 };
+        // every part is the route's own parse, and the user the auth service's checked answer
+        const ro = { requestId: String(req.id), timeoutMs: 30_000, checked: true };
         if (route.kind === 'raw') {
           const raw = (await deps.bus.request(route.rpc, call, ro)) as RawResponse;
           return reply.code(raw.status).headers(raw.headers).type(raw.contentType).send(raw.body);

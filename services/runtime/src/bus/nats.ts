@@ -171,7 +171,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
 
   /** Send a checked request; resolves with the reply's bytes (an envelope). */
   const ask = async <Req>(rpc: Rpc<Req, unknown>, payload: Req, ro: RequestOptions): Promise<Uint8Array> => {
-    const checked = parseMessage(rpc.request, payload, `request for ${rpc.subject}`);
+    const checked = ro.checked ? payload : parseMessage(rpc.request, payload, `request for ${rpc.subject}`);
     const h = natsHeaders();
     h.set(REQUEST_ID_HEADER, ro.requestId ?? randomUUID());
     const traceparent = currentTraceparent();

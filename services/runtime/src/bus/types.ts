@@ -9,6 +9,12 @@ export interface RequestContext {
 export interface RequestOptions {
   timeoutMs?: number;
   requestId?: string;
+  /**
+   * The payload is made of values already checked against this request schema's parts (the gateway's
+   * call: each part parsed by the route's schema), so the caller's side does not check it again. The
+   * serving side still checks whatever reaches it over the wire.
+   */
+  checked?: boolean;
 }
 
 export interface EventMeta {

@@ -66,19 +66,24 @@ describe('CreateBatcher', () => {
   it('writes creates that arrive together with one statement: each task, its list position, its count and its outbox row', async () => {
     const batcher = new CreateBatcher(pool, { maxInFlight: 1 });
     const ids = await users(6);
-    const creates = ids.map((u, i) => create(u, { priority: i % 2 ? 'HIGH' : 'NORMAL', dueDate: '2026-12-0' + (i + 1) }));
+    // text as users type it: quotes, backslashes, braces, commas, emoji, a newline (the records go as one JSON text)
+    const notes = (i: number) => (i === 0 ? null : `say "hi" \\ {a,b} 😀\n${i}`);
+    const creates = ids.map((u, i) => create(u, { priority: i % 2 ? 'HIGH' : 'NORMAL', dueDate: '2026-12-0' + (i + 1), notes: notes(i) }));
     const { result, statements } = await watching('WITH i AS', () => Promise.all(creates.map((c) => batcher.insert(c))));
     expect(statements).toBe(1);
     for (const [i, r] of result.entries()) {
       expect(r.zone).toBe('UTC');
-      expect(r.row).toMatchObject({ id: creates[i]!.cols.id, userId: ids[i], title: creates[i]!.cols.title, sortOrder: 0, dueDate: `2026-12-0${i + 1}`, priority: i % 2 ? 'HIGH' : 'NORMAL', blocked: false });
+      expect(r.row).toMatchObject({ id: creates[i]!.cols.id, userId: ids[i], title: creates[i]!.cols.title, notes: notes(i), sortOrder: 0, dueDate: `2026-12-0${i + 1}`, priority: i % 2 ? 'HIGH' : 'NORMAL', blocked: false });
+      expect(r.row!.createdAt.getTime()).toBe(creates[i]!.cols.createdAt.getTime());
     }
+    const payloads = await pool.query<{ id: string; payload: unknown }>('SELECT id, payload FROM tasks.outbox WHERE id = ANY($1)', [creates.map((c) => c.outbox.row.id)]);
+    for (const row of payloads.rows) expect(JSON.stringify(row.payload)).toBe(creates.find((c) => c.outbox.row.id === row.id)!.outbox.row.payload);
     for (const u of ids) expect(await profileOf(u)).toEqual({ next_sort_order: 1, task_count: 1, total_tasks_created: 1 });
     expect(await outboxIds(creates.map((c) => c.outbox.row.id))).toEqual(creates.map((c) => c.outbox.row.id).sort());
   });
 
   it("runs a batch's statement in the async context (the trace) of its first create", async () => {
-    const batcher = new CreateBatcher(pool, { maxInFlight: 1 });
+    const batcher = new CreateBatcher(pool, { maxInFlight: 1, keepContext: true });
     const ids = await users(4);
     const request = new AsyncLocalStorage<string>();
     const seen: (string | undefined)[] = [];
@@ -181,7 +186,7 @@ describe('CreateBatcher', () => {
       'WITH i AS',
       () => Promise.all(creates.map((c) => batcher.insert(c))),
       (values, done) => {
-        const mine = values[0] as string[];
+        const mine = values.find(Array.isArray) as string[]; // the batch's users
         for (const other of running) if (other.some((u) => mine.includes(u))) shared++;
         running.add(mine);
         void done.then(() => running.delete(mine));
