@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { createLogger, prettyLogs } from './logger.ts';
@@ -60,5 +60,25 @@ describe('logger', () => {
     expect(lines[1]).toMatch(/WARN.*\[gateway\] TOTP_ENCRYPTION_KEY is unset$/);
     const json = run(false);
     expect(json.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['request completed', 'TOTP_ENCRYPTION_KEY is unset']);
+  });
+
+  it('writes stdout in chunks, yet a lone line of a process that goes on arrives, and nothing is lost at process.exit', async () => {
+    const logger = JSON.stringify(new URL('./logger.ts', import.meta.url).pathname);
+    // a lone line, then the process idles (until killed): the line must come without an exit
+    const idle = spawn(node, ['--input-type=module', '-e', `const { createLogger } = await import(${logger}); createLogger('tasks').info('alone'); setInterval(() => {}, 1000);`]);
+    try {
+      const first = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        idle.stdout.on('data', (d: Buffer) => (out += d.toString()).includes('\n') && resolve(out));
+        idle.once('exit', (code) => reject(new Error(`exited (${code}) before writing: ${out}`)));
+      });
+      expect((JSON.parse(first) as { msg: string }).msg).toBe('alone');
+    } finally {
+      idle.kill();
+    }
+    // a burst of several chunks, then process.exit at once: every line, in order
+    const burst = spawnSync(node, ['--input-type=module', '-e', `const { createLogger } = await import(${logger}); const log = createLogger('tasks'); for (let i = 0; i < 500; i++) log.info({ i }, 'line'); process.exit(3);`], { encoding: 'utf8' });
+    expect(burst.status, burst.stderr).toBe(3);
+    expect(burst.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 500 }, (_, i) => i));
   });
 });

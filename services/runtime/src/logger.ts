@@ -56,6 +56,33 @@ export function censorSecrets<T extends object>(obj: T): T {
   return (out ?? obj) as T;
 }
 
+let lastMs = -1;
+let lastTime = '';
+/** pino's isoTime, formatted once per millisecond: under load several lines share one. */
+function isoTime(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastTime = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return lastTime;
+}
+
+/** A line waits at most this long for the lines after it. */
+const LOG_FLUSH_MS = 200;
+const LOG_CHUNK_BYTES = 4096;
+/** What a stdout that takes nothing (a stuck pipe) may hold before lines are dropped rather than memory grow. */
+const LOG_BUFFER_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * Standard output written in chunks of a few kilobytes, at least every LOG_FLUSH_MS: written a line at
+ * a time (pino's default, a thread-pool write each), request lines were the largest cost of logging at
+ * info. pino writes what is left when the process exits, so only a kill -9 loses the last moment's lines.
+ */
+function stdoutInChunks(): DestinationStream {
+  return pino.destination({ dest: 1, minLength: LOG_CHUNK_BYTES, periodicFlush: LOG_FLUSH_MS, maxLength: LOG_BUFFER_LIMIT });
+}
+
 /**
  * JSON logs, one line per event, every line naming its service (and request id, via child loggers);
  * pretty-printed when asked to (a terminal outside production, see `prettyLogs`). With tracing on
@@ -66,14 +93,14 @@ export function createLogger(service: string, level: string = 'info', opts: Logg
   const options: LoggerOptions = {
     level,
     base: { service },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTime,
     serializers: redactingSerializers,
     // child bindings are not passed through it: they are the logger's own (service, request id), never secrets
     formatters: { log: censorSecrets },
     ...(tracingOn() ? { mixin: () => activeTraceIds() ?? {} } : {}),
   };
   if (opts.pretty && prettyAvailable()) return pino({ ...options, transport: { target: 'pino-pretty', options: PRETTY_OPTIONS } });
-  return opts.destination ? pino(options, opts.destination) : pino(options);
+  return pino(options, opts.destination ?? stdoutInChunks());
 }
 
 /** Pretty output only for a person at a terminal; production and pipes get JSON. */

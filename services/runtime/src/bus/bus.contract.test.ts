@@ -161,6 +161,18 @@ describe.each([
     await expect(client.publish(ev, { n: 'x' } as never, randomUUID())).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
   });
 
+  it('rejects an event that breaks its schema while a consumer waits for it, which never sees it', async () => {
+    const ev = makeEvent();
+    const seen: unknown[] = [];
+    const sub = await server.consume(ev, async (msg) => void seen.push(msg), { durable: `bad-${randomUUID().slice(0, 8)}` });
+    await server.flush();
+    await expect(client.publish(ev, { n: 'x' } as never, randomUUID())).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    await client.publish(ev, { n: 1 }, randomUUID());
+    await until(() => seen.length > 0, 'the good event');
+    expect(seen).toEqual([{ n: 1 }]);
+    await sub.stop();
+  });
+
   describe('with the transactional outbox', () => {
     let pool: pg.Pool;
     let databaseUrl: string;

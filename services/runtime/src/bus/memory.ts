@@ -117,18 +117,22 @@ export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclarati
 
     async publish<T>(event: EventDef<T>, payload: T, msgId: string): Promise<void> {
       if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'bus closed');
-      const data = parseMessage(event.schema, payload, `event ${event.subject}`);
       // carried like the NATS header (a consumer's span continues the publisher's trace)
       const traceparent = currentTraceparent() ?? undefined;
       // Every matching durable must have handled it before the publish counts as stored; a failure
       // rejects, so the publisher (the outbox relay) retries, and durables that already handled it skip it.
+      // Each member checks the event against the schema as it takes it (see consume), so the publish
+      // checks it itself only when no member does.
+      let checked = false;
       for (const [name, d] of durables) {
         if (!subjectMatches(d.filter, event.subject) || d.seen.has(msgId)) continue;
         const member = await memberOf(name, d);
-        await member(data, { msgId, subject: event.subject, deliveryCount: 1, traceparent });
+        await member(payload, { msgId, subject: event.subject, deliveryCount: 1, traceparent });
+        checked = true;
         d.seen.add(msgId);
         if (d.seen.size > SEEN_LIMIT) d.seen.delete(d.seen.values().next().value as string);
       }
+      if (!checked) parseMessage(event.schema, payload, `event ${event.subject}`);
     },
 
     async consume<T>(event: EventDef<T>, handler: (payload: T, meta: EventMeta) => Promise<void>, opts: ConsumeOptions): Promise<Subscription> {

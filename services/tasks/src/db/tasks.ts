@@ -19,6 +19,8 @@ export type TaskRow = typeof tasks.$inferSelect & {
 export type TaskColumns = Partial<Omit<typeof tasks.$inferInsert, 'id' | 'userId' | 'createdAt' | 'updatedAt' | 'isDailyQuest' | 'dailyQuestDate'>>;
 const COLUMNS = getTableColumns(tasks);
 type ColumnKey = keyof typeof COLUMNS;
+/** each column's name in the database, by its key (found once: drizzle converts the case at every call) */
+const COLUMN_NAMES = Object.fromEntries(Object.entries(COLUMNS).map(([k, c]) => [k, columnName(c)])) as Record<ColumnKey, string>;
 const NOT_WRITABLE = new Set<string>(['id', 'userId', 'createdAt', 'updatedAt', 'isDailyQuest', 'dailyQuestDate']);
 const isWritable = (k: string): k is keyof TaskColumns & ColumnKey => k in COLUMNS && !NOT_WRITABLE.has(k);
 
@@ -299,7 +301,7 @@ export async function insertTasks(q: Queryable, creates: CreateArgs[]): Promise<
   const first = creates[0];
   if (!first) return [];
   const keys = keysOf(first.cols);
-  const set = keys.map((k) => [columnName(COLUMNS[k]), k] as const);
+  const set = keys.map((k) => [COLUMN_NAMES[k], k] as const);
   const records = creates.map((a) => {
     const o = a.outbox.row;
     const r: Record<string, unknown> = { user_id: a.userId, created_at: a.cols.createdAt, zone: a.zone, outbox_id: o.id, subject: o.subject, payload: o.payload, traceparent: o.traceparent };
