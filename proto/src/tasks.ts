@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, rawResponse, type AnyRoute } from './http.ts';
+import { defineRoute, rawResponse, storedId, type AnyRoute } from './http.ts';
 import { RECURRENCE_TYPES } from './calendar/recurrence.ts';
 import { calendarDate, isoDate, taskPriority, taskType } from './task-events.ts';
 
@@ -25,9 +25,9 @@ const timezoneOnly = z.object({ timezone: clientTimezone }).strict().optional();
 const weekdays = z.array(z.number().int().min(0).max(6)).max(7);
 
 export const task = z.object({
-  id: z.uuid(),
-  userId: z.uuid(),
-  topicId: z.uuid().nullable(),
+  id: storedId,
+  userId: storedId,
+  topicId: storedId.nullable(),
   title: z.string(),
   notes: z.string().nullable(),
   type: taskType,
