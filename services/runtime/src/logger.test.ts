@@ -1,11 +1,18 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
-import { createLogger, prettyLogs } from './logger.ts';
+import { createLogger, isoMillis, prettyLogs } from './logger.ts';
 
 const node = new URL('../../../node_modules/.bin/node', import.meta.url).pathname;
 
 describe('logger', () => {
+  it('writes each line\'s time as toISOString does, across seconds, minutes and years', () => {
+    const starts = [Date.UTC(2026, 11, 31, 23, 59, 58), Date.UTC(2024, 1, 29, 12, 0, 0), 0, Date.now()];
+    for (const start of starts) for (let t = start; t < start + 3000; t += 7) expect(isoMillis(t)).toBe(new Date(t).toISOString());
+    // going back in time (a clock step) too
+    for (const t of [Date.UTC(2030, 0, 1), Date.UTC(2020, 5, 5, 5, 5, 5, 5), Date.UTC(2030, 0, 1, 0, 0, 0, 999)]) expect(isoMillis(t)).toBe(new Date(t).toISOString());
+  });
+
   it('is pretty only for a terminal outside production', () => {
     expect(prettyLogs({ RUNTIME_ENV: 'development' }, { isTTY: true })).toBe(true);
     expect(prettyLogs({ RUNTIME_ENV: 'development' }, { isTTY: false })).toBe(false);

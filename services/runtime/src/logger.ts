@@ -56,17 +56,23 @@ export function censorSecrets<T extends object>(obj: T): T {
   return (out ?? obj) as T;
 }
 
-let lastMs = -1;
-let lastTime = '';
-/** pino's isoTime, formatted once per millisecond: under load several lines share one. */
-function isoTime(): string {
-  const now = Date.now();
-  if (now !== lastMs) {
-    lastMs = now;
-    lastTime = `,"time":"${new Date(now).toISOString()}"`;
+let second = NaN;
+let secondText = '';
+/**
+ * `now` (ms since the epoch) as toISOString writes it, the date and time of its second formatted once
+ * per second (toISOString at every log line was a fifth of a request line's cost).
+ */
+export function isoMillis(now: number): string {
+  const s = Math.floor(now / 1000);
+  if (s !== second) {
+    second = s;
+    secondText = new Date(s * 1000).toISOString().slice(0, -4); // up to the seconds' dot
   }
-  return lastTime;
+  const ms = now - s * 1000;
+  return `${secondText}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
 }
+
+const isoTime = () => `,"time":"${isoMillis(Date.now())}"`;
 
 /** A line waits at most this long for the lines after it. */
 const LOG_FLUSH_MS = 200;

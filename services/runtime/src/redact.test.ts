@@ -12,5 +12,10 @@ describe('redactUrl', () => {
     expect(redactUrl('/api/auth/callback/oidc?code=abc123&state=xyz&iss=http%3A%2F%2F127.0.0.1')).toBe('/api/auth/callback/oidc?code=[redacted]&state=[redacted]&iss=http%3A%2F%2F127.0.0.1');
     expect(redactUrl('/x?TOKEN=a&api%5Fkey=b&page=2&flag')).toBe('/x?TOKEN=[redacted]&api%5Fkey=[redacted]&page=2&flag');
     expect(redactUrl('/api/tasks?status=open')).toBe('/api/tasks?status=open');
+    expect(redactUrl('/api/tasks?limit=50&offset=0&q=a%20b+c')).toBe('/api/tasks?limit=50&offset=0&q=a%20b+c');
+    expect(redactUrl('/x?a=1&%74oken=t&b=2')).toBe('/x?a=1&%74oken=[redacted]&b=2');
+    expect(redactUrl('/x?a=1&to+ken=t&state=s')).toBe('/x?a=1&to+ken=t&state=[redacted]');
+    expect(redactUrl('/x?mytoken=1&token_x=2&sig')).toBe('/x?mytoken=1&token_x=2&sig');
+    expect(redactUrl('/api/calendar/abc.ics?page=1')).toBe('/api/calendar/[redacted].ics?page=1');
   });
 });

@@ -11,7 +11,10 @@ const SECRET_PATHS: ReadonlyArray<[RegExp, string]> = [[/^(\/api\/calendar\/)[^/
 const SECRET_PATH_PREFIX = /^\/api\/calendar\//i;
 
 /** Query parameters that carry credentials or one-time codes (OAuth `code`/`state`, tokens, keys). */
-const SECRET_PARAMS = /^(token|access_token|id_token|refresh_token|code|state|key|api_key|apikey|secret|password|signature|sig|otp|nonce)$/i;
+const SECRET_NAMES = 'token|access_token|id_token|refresh_token|code|state|key|api_key|apikey|secret|password|signature|sig|otp|nonce';
+const SECRET_PARAMS = new RegExp(`^(${SECRET_NAMES})$`, 'i');
+/** A query none of whose parameters is named as a secret, nor has an encoded name (that could decode to one), matches not. */
+const MAYBE_SECRET_PARAM = new RegExp(`(?:^|&)(?:${SECRET_NAMES}|[^=&]*[%+][^=&]*)=`, 'i');
 
 /** The URL (path and query, as in `req.url`) with every secret replaced by `[redacted]`. */
 export function redactUrl(url: string): string {
@@ -20,6 +23,7 @@ export function redactUrl(url: string): string {
   let path = q === -1 ? url : url.slice(0, q);
   for (const [re, replacement] of SECRET_PATHS) path = path.replace(re, replacement);
   if (q === -1) return path;
+  if (!MAYBE_SECRET_PARAM.test(url.slice(q + 1))) return path === url.slice(0, q) ? url : `${path}${url.slice(q)}`; // `?limit=50`: logged for every list
   const query = url
     .slice(q + 1)
     .split('&')
