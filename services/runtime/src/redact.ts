@@ -23,9 +23,9 @@ export function redactUrl(url: string): string {
   let path = q === -1 ? url : url.slice(0, q);
   for (const [re, replacement] of SECRET_PATHS) path = path.replace(re, replacement);
   if (q === -1) return path;
-  if (!MAYBE_SECRET_PARAM.test(url.slice(q + 1))) return path === url.slice(0, q) ? url : `${path}${url.slice(q)}`; // `?limit=50`: logged for every list
-  const query = url
-    .slice(q + 1)
+  const query = url.slice(q + 1);
+  if (!MAYBE_SECRET_PARAM.test(query)) return `${path}?${query}`; // `?limit=50`: logged for every list
+  const redacted = query
     .split('&')
     .map((pair) => {
       const eq = pair.indexOf('=');
@@ -39,7 +39,7 @@ export function redactUrl(url: string): string {
       return SECRET_PARAMS.test(name) ? `${pair.slice(0, eq)}=${CENSOR}` : pair;
     })
     .join('&');
-  return `${path}?${query}`;
+  return `${path}?${redacted}`;
 }
 
 interface LoggedRequest {

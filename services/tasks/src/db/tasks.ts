@@ -262,7 +262,8 @@ const BATCH_EXTRAS = [
 function batchStatement(outboxSchema: string, keys: ColumnKey[]) {
   return batches.get(shapeOf(outboxSchema, keys), () => {
     const set = keys.map((k) => COLUMNS[k]);
-    const fields = sql.raw([...BATCH_EXTRAS, ...set.map((c) => [columnName(c), c.getSQLType()])].map(([name, type]) => `"${name}" ${type}`).join(', '));
+    // each record's fields are named as insertTasks writes them (COLUMN_NAMES)
+    const fields = sql.raw([...BATCH_EXTRAS, ...keys.map((k) => [COLUMN_NAMES[k], COLUMNS[k].getSQLType()])].map(([name, type]) => `"${name}" ${type}`).join(', '));
     return statement(
       sql`WITH i AS (
             SELECT * FROM json_to_recordset(${p('creates')}::json) AS i(${fields})
@@ -274,7 +275,7 @@ function batchStatement(outboxSchema: string, keys: ColumnKey[]) {
           ), t AS (
             INSERT INTO ${tasks} AS t (${names(tasks.userId, tasks.createdAt, tasks.updatedAt, tasks.sortOrder, ...set)})
             SELECT i.user_id, i.created_at, i.created_at, p.sort_order, ${sql.join(
-              set.map((c) => sql`i.${sql.identifier(columnName(c))}`),
+              keys.map((k) => sql`i.${sql.identifier(COLUMN_NAMES[k])}`),
               sql`, `,
             )} FROM i JOIN p ON p.user_id = i.user_id
             RETURNING t.*, false AS blocked
