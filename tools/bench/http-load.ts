@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { PPID, pidCpuMs, procStat } from './lib/cpu.ts';
+import { percentile } from './lib/stats.ts';
 
 export interface LoadOptions {
   url: string;
@@ -108,17 +109,31 @@ export async function httpLoad(o: LoadOptions): Promise<LoadResult> {
     const calls0 = await statementCalls(pgClient);
     const server0 = snapshot(serverPids);
     const pg0 = snapshot(pgPids);
-    const result = await autocannon({
-      url: o.url,
-      connections: o.connections,
-      duration: o.seconds,
-      requests: [
+    // autocannon's own histogram keeps whole milliseconds, a fifth of a 5 ms p99: the percentiles
+    // come from every 2xx answer's time as measured (sub-millisecond), the same way for every system
+    const latencies: number[] = [];
+    let run!: autocannon.Instance;
+    const done = new Promise<autocannon.Result>((resolve, reject) => {
+      run = autocannon(
         {
-          ...request,
-          setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${o.keys[next++ % o.keys.length]}` } }),
+          url: o.url,
+          connections: o.connections,
+          duration: o.seconds,
+          requests: [
+            {
+              ...request,
+              setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${o.keys[next++ % o.keys.length]}` } }),
+            },
+          ],
         },
-      ],
+        (err: Error | null, result) => (err ? reject(err) : resolve(result)),
+      );
     });
+    run.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      if (status >= 200 && status < 300) latencies.push(ms);
+    });
+    const result = await done;
+    latencies.sort((a, b) => a - b);
     const serverCpu = spent(server0, serverPids);
     // backends that started during the run count from zero
     const pgCpu = spent(pg0, o.pgPid ? [...new Set([...pgPids, ...childrenOf(o.pgPid, database)])] : []);
@@ -129,8 +144,8 @@ export async function httpLoad(o: LoadOptions): Promise<LoadResult> {
       op: o.op,
       requests: n,
       reqPerSec: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
       non2xx: result.non2xx,
       errors: result.errors + result.timeouts,
       serverCpuMsPer1k: serverPids.length ? per1k(serverCpu) : null,
