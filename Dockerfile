@@ -64,22 +64,22 @@ EXPOSE 3000
 # Start period: migrations run before the server listens. The port follows PORT (default 3000).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/api/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--single-threaded-gc", "services/gateway/src/main.ts"]
+CMD ["node", "services/gateway/src/main.ts"]
 
 FROM runtime AS auth
-CMD ["node", "--single-threaded-gc", "services/auth/src/main.ts"]
+CMD ["node", "services/auth/src/main.ts"]
 
 FROM runtime AS tasks
-CMD ["node", "--single-threaded-gc", "services/tasks/src/main.ts"]
+CMD ["node", "services/tasks/src/main.ts"]
 
 FROM runtime AS notifier
-CMD ["node", "--single-threaded-gc", "services/notifier/src/main.ts"]
+CMD ["node", "services/notifier/src/main.ts"]
 
 FROM runtime AS webhook
-CMD ["node", "--single-threaded-gc", "services/webhook/src/main.ts"]
+CMD ["node", "services/webhook/src/main.ts"]
 
 FROM runtime AS scheduler
-CMD ["node", "--single-threaded-gc", "services/scheduler/src/main.ts"]
+CMD ["node", "services/scheduler/src/main.ts"]
 
 # The core needs root and CAP_NET_ADMIN at run time (the operator's DaemonSet runs it privileged as
 # uid 0); the image default stays unprivileged, which suits the web component.

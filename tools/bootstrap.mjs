@@ -45,13 +45,11 @@ function ensureUiBuilt() {
 }
 
 const node24 = at('node_modules', '.bin', 'node');
-// the V8 flags every service process runs with (the Dockerfile's CMDs carry the same; README, "Node flags")
-const serviceFlags = JSON.parse(readFileSync(at('tools', 'node-flags.json'), 'utf8'));
 
 ensureInstalled();
 if (command === 'start') {
   ensureUiBuilt();
-  process.exit(run(node24, [...serviceFlags, at('tools', 'start.ts'), ...rest]));
+  process.exit(run(node24, [at('tools', 'start.ts'), ...rest]));
 } else if (command === 'test') {
   ensureUiBuilt();
   mkdirSync(at('.cache'), { recursive: true });

@@ -8,13 +8,10 @@
  * second reference row runs the same SQL in this process with no HTTP at all (the floor of the
  * database alone). Same private PostgreSQL per mode, fsync off for all, many users with one API key
  * each. Every system runs for the whole bench and they are measured in interleaved rounds, so each
- * ratio compares figures taken minutes apart at most, under the same conditions. Every server process
- * runs with the V8 flags the services run with (tools/node-flags.json); the `default-gc` and
- * `baseline-default-gc` rows run the single process and the baseline with Node's defaults instead, so
- * the bench shows what the flags are worth.
+ * ratio compares figures taken minutes apart at most, under the same conditions.
  *
  *   node_modules/.bin/node tools/bench/http.ts [--seconds 8] [--rounds 3] [--connections 10] [--users 500]
- *     [--sampled 0.05] [--only floor,off,default-gc,baseline-default-gc,info,tracing,tracing-sampled,distributed]
+ *     [--sampled 0.05] [--only floor,off,info,tracing,tracing-sampled,distributed]
  *
  * `--only` runs just those rows (the baseline always runs: the ratios are against it); `--sampled`
  * is the fraction of traces the `tracing-sampled` row records (OTEL_TRACES_SAMPLER_ARG).
@@ -28,7 +25,6 @@ import { parseArgs } from 'node:util';
 import { busMetrics, createDatabase, createLogger, createPool, freePort, histogram, migrate, startLocalPostgres, type Pool } from '@tasksvc/runtime';
 import { tasksService } from '@tasksvc/tasks';
 import { startCluster } from '../chaos/cluster.ts';
-import SERVICE_NODE_FLAGS from '../node-flags.json' with { type: 'json' };
 import { startOtlpReceiver } from '../testenv/otlp.ts';
 import { until } from '../testenv/wait.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
@@ -44,7 +40,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     users: { type: 'string', default: '500' },
     sampled: { type: 'string', default: '0.05' },
-    only: { type: 'string', default: 'floor,off,default-gc,baseline-default-gc,info,tracing,tracing-sampled,distributed' },
+    only: { type: 'string', default: 'floor,off,info,tracing,tracing-sampled,distributed' },
   },
 });
 const ONLY = new Set(values.only.split(',').map((s) => s.trim()));
@@ -87,9 +83,9 @@ interface Target {
   stop(): Promise<void>;
 }
 
-/** A process started for a target, with the V8 flags the services run with (or none: Node's defaults); stopped with SIGTERM and awaited. */
-function serverProcess(program: string, env: Record<string, string>, nodeFlags: string[] = SERVICE_NODE_FLAGS): { pid: number; stop(): Promise<void> } {
-  const child = spawn(join(root, 'node_modules', '.bin', 'node'), [...nodeFlags, join(root, 'tools', program)], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+/** A process started for a target; stopped with SIGTERM and awaited. */
+function serverProcess(program: string, env: Record<string, string>): { pid: number; stop(): Promise<void> } {
+  const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(root, 'tools', program)], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   return {
     pid: child.pid!,
     async stop() {
@@ -105,18 +101,18 @@ async function serving(url: string, what: string, ms: number): Promise<void> {
 }
 
 /** The baseline: node:http + pg, minimal SQL, in its own process, under the same HTTP load. */
-async function httpBaseline(nodeFlags?: string[]): Promise<Target> {
+async function httpBaseline(): Promise<Target> {
   const DATABASE_URL = await benchDatabase();
   const pool = createPool(DATABASE_URL, log);
   await migrate(pool, { ...tasksService.migrations!, log });
   await pool.end();
   const port = await freePort();
-  const server = serverProcess('bench/baseline-server.ts', { DATABASE_URL, PORT: String(port), POOL_MAX: String(C) }, nodeFlags);
+  const server = serverProcess('bench/baseline-server.ts', { DATABASE_URL, PORT: String(port), POOL_MAX: String(C) });
   const url = `http://127.0.0.1:${port}`;
   await serving(url, 'the baseline server', 30_000);
   const keys = Array.from({ length: USERS }, () => randomUUID());
   return {
-    path: `direct pg over HTTP (${nodeFlags ? "node:http + pg, Node's default GC" : 'baseline: node:http + pg'})`,
+    path: 'direct pg over HTTP (baseline: node:http + pg)',
     databaseUrl: DATABASE_URL,
     load: (op) => httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL }),
     stop: () => server.stop(),
@@ -141,17 +137,14 @@ async function inProcess(op: Op): Promise<Measured> {
   }
 }
 
-async function embedded(
-  logLevel: string,
-  opts: { /** fraction of traces sampled (OTEL_TRACES_SAMPLER_ARG); tracing off when absent */ sampled?: number; /** V8 flags instead of the services' */ nodeFlags?: string[] } = {},
-): Promise<Target> {
+async function embedded(logLevel: string, opts: { /** fraction of traces sampled (OTEL_TRACES_SAMPLER_ARG); tracing off when absent */ sampled?: number } = {}): Promise<Target> {
   const DATABASE_URL = await benchDatabase();
   const port = await freePort();
   // tracing: a real OTLP/HTTP receiver (JSON) that counts and drops the spans, so the server pays the whole export
   const otlp = opts.sampled !== undefined ? await startOtlpReceiver({ keep: false }) : undefined;
   const tracing: Record<string, string> = otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER_ARG: String(opts.sampled) } : {};
   // RATE_LIMIT_WRITES off: measure the path, not the per-user write limit (429s)
-  const server = serverProcess('start.ts', { ...tracing, DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false' }, opts.nodeFlags);
+  const server = serverProcess('start.ts', { ...tracing, DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false' });
   const url = `http://127.0.0.1:${port}`;
   try {
     await serving(url, 'the single-process mode', 120_000);
@@ -161,7 +154,7 @@ async function embedded(
     const sampled = opts.sampled === 1 ? 'all' : `${(opts.sampled ?? 0) * 100} % of traces`;
     return {
       databaseUrl: DATABASE_URL,
-      path: `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${sampled} sampled)` : ''}${opts.nodeFlags ? ", Node's default GC" : ''}`,
+      path: `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${sampled} sampled)` : ''}`,
       load: async (op) => {
         const r = await httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL });
         // the spans did leave the process (else the row would measure tracing that exports nothing)
@@ -262,8 +255,6 @@ try {
   const named = new Map<string, Target>();
   for (const [name, start] of [
     ['off', () => embedded('silent')],
-    ['default-gc', () => embedded('silent', { nodeFlags: [] })],
-    ['baseline-default-gc', () => httpBaseline([])],
     ['info', () => embedded('info')],
     ['tracing', () => embedded('info', { sampled: 1 })],
     ['tracing-sampled', () => embedded('info', { sampled: SAMPLED })],

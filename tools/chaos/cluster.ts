@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, createLogger, createNatsBus, freePort, startLocalPostgres, type Bus, type LocalPostgres } from '@tasksvc/runtime';
 import { AppError, pingRpc, type ServiceName } from '@tasksvc/proto';
-import SERVICE_NODE_FLAGS from '../node-flags.json' with { type: 'json' };
 import { startNats, type LocalNats } from '../testenv/nats.ts';
 import { until } from '../testenv/wait.ts';
 
@@ -72,7 +71,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
 
   const start = async (name: ServiceName) => {
     const own = { [name === 'gateway' ? 'METRICS_PORT' : 'HEALTH_PORT']: String(metricsPorts.get(name)) };
-    const child = spawn(node, [...SERVICE_NODE_FLAGS, join(root, 'services', name, 'src', 'main.ts')], { cwd: root, env: { ...env, ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, [join(root, 'services', name, 'src', 'main.ts')], { cwd: root, env: { ...env, ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
     const proc: Proc = { child, output: procs.get(name)?.output ?? '' };
     const append = (d: Buffer) => {
       proc.output = (proc.output + d.toString()).slice(-20_000);

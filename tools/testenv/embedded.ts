@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { freePort } from '@tasksvc/runtime';
 import { until } from './wait.ts';
-import SERVICE_NODE_FLAGS from '../node-flags.json' with { type: 'json' };
 
 const root = new URL('../..', import.meta.url).pathname;
 const node = join(root, 'node_modules', '.bin', 'node');
@@ -23,7 +22,7 @@ export async function startEmbedded(env: Record<string, string>): Promise<Embedd
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   let output = '';
-  const child: ChildProcess = spawn(node, [...SERVICE_NODE_FLAGS, join(root, 'tools', 'start.ts')], {
+  const child: ChildProcess = spawn(node, [join(root, 'tools', 'start.ts')], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
