@@ -8,7 +8,8 @@
  * second reference row runs the same SQL in this process with no HTTP at all (the floor of the
  * database alone). Same private PostgreSQL per mode, fsync off for all, many users with one API key
  * each. Every system runs for the whole bench and they are measured in interleaved rounds, so each
- * ratio compares figures taken minutes apart at most, under the same conditions.
+ * ratio compares figures taken minutes apart at most, under the same conditions; while one is
+ * measured the others are paused (SIGSTOP), so their idle wake-ups do not land in its latencies.
  *
  *   node_modules/.bin/node tools/bench/http.ts [--seconds 8] [--rounds 3] [--connections 10] [--users 500]
  *     [--sampled 0.05] [--only floor,off,info,tracing,tracing-sampled,distributed]
@@ -77,10 +78,52 @@ type Op = 'create' | 'list';
 /** A running system under test: measured with the same load, round after round, beside the others. */
 interface Target {
   path: string;
+  url: string;
   /** its database, vacuumed between the rounds' creates and lists */
   databaseUrl: string;
+  /** its processes, paused (SIGSTOP) while another target is measured */
+  pids(): number[];
+  /** whether what its last load left to do has been done (the events in its outbox published), so it is paused quiet */
+  settled?(): Promise<boolean>;
   load(op: Op): Promise<LoadResult>;
   stop(): Promise<void>;
+}
+
+/** Pause or resume every process of a target (a process that has exited is skipped). */
+function signal(t: Target, sig: 'SIGSTOP' | 'SIGCONT'): void {
+  for (const pid of t.pids()) {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** True once no event of the tasks service waits in the outbox of that database. */
+async function outboxEmpty(url: string): Promise<boolean> {
+  const pool = createPool(url, log);
+  try {
+    const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM tasks.outbox WHERE published_at IS NULL');
+    return rows[0]!.n === 0;
+  } finally {
+    await pool.end();
+  }
+}
+
+/**
+ * One target's load, measured with every other target paused: idle systems still wake for their
+ * timers (outbox polls, health checks, heartbeats), and on two cores those wake-ups land inside the
+ * measured one's latencies. Resumed, it answers its health check before the load; after it, it
+ * finishes what the load left it (publishing the events) and is paused again.
+ */
+async function measureAlone(t: Target, op: Op): Promise<LoadResult> {
+  signal(t, 'SIGCONT');
+  await serving(t.url, t.path, 60_000);
+  const r = await t.load(op);
+  if (t.settled) await until(() => t.settled!(), `${t.path}: its outbox published`, 120_000);
+  signal(t, 'SIGSTOP');
+  return r;
 }
 
 /** A process started for a target; stopped with SIGTERM and awaited. */
@@ -113,7 +156,9 @@ async function httpBaseline(): Promise<Target> {
   const keys = Array.from({ length: USERS }, () => randomUUID());
   return {
     path: 'direct pg over HTTP (baseline: node:http + pg)',
+    url,
     databaseUrl: DATABASE_URL,
+    pids: () => [server.pid],
     load: (op) => httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL }),
     stop: () => server.stop(),
   };
@@ -153,7 +198,10 @@ async function embedded(logLevel: string, opts: { /** fraction of traces sampled
     await pool.end();
     const sampled = opts.sampled === 1 ? 'all' : `${(opts.sampled ?? 0) * 100} % of traces`;
     return {
+      url,
       databaseUrl: DATABASE_URL,
+      pids: () => [server.pid],
+      settled: () => outboxEmpty(DATABASE_URL),
       path: `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${sampled} sampled)` : ''}`,
       load: async (op) => {
         const r = await httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL });
@@ -182,7 +230,10 @@ async function distributed(): Promise<Target> {
     await pool.end();
     return {
       path: 'HTTP, distributed (6 processes, NATS)',
+      url: cluster.url,
       databaseUrl: cluster.databaseUrl,
+      pids: () => cluster.pids(),
+      settled: () => outboxEmpty(cluster.databaseUrl),
       load: (op) => httpLoad({ url: cluster.url, keys, op, seconds: SECONDS, connections: C, serverPids: cluster.pids(), pgUrl: cluster.databaseUrl }),
       stop: () => cluster.stop(),
     };
@@ -266,7 +317,11 @@ try {
     named.set(name, t);
   }
   for (const t of targets) await t.load('create'); // warm-up, and the rows the lists read
-  const idle = await machineBusy(5_000); // background work every row shares
+  const idle = await machineBusy(5_000); // the background work of every system up and idle
+  for (const t of targets) {
+    if (t.settled) await until(() => t.settled!(), `${t.path}: its outbox published`, 120_000);
+    signal(t, 'SIGSTOP');
+  }
   const runs = new Map(targets.map((t) => [t, { create: [] as LoadResult[], list: [] as LoadResult[] }]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const op of ['create', 'list'] as const) {
@@ -277,7 +332,7 @@ try {
       if (op === 'list') await Promise.all(targets.map((t) => vacuum(t.databaseUrl)));
       for (let i = 0; i < targets.length; i++) {
         const t = targets[(i + round) % targets.length]!;
-        runs.get(t)![op].push(await t.load(op));
+        runs.get(t)![op].push(await measureAlone(t, op));
       }
     }
     console.log(`round ${round + 1} of ${ROUNDS} done`);
@@ -316,7 +371,7 @@ try {
     }
   }
   emitRows(
-    `HTTP load: autocannon, ${C} connections, ${USERS} users with one API key each; ${ROUNDS} interleaved rounds of ${SECONDS} s per row. req/s is the mean over the rounds; ratios are the median over the rounds of (row ÷ baseline in the same round), with their range. With every system up and none loaded the machine was ${(idle * 100).toFixed(1)} % busy`,
+    `HTTP load: autocannon, ${C} connections, ${USERS} users with one API key each; ${ROUNDS} interleaved rounds of ${SECONDS} s per row, each row measured with the other systems paused (SIGSTOP; they share the PostgreSQL server). req/s is the mean over the rounds; ratios are the median over the rounds of (row ÷ baseline in the same round), with their range. With every system up and none loaded the machine was ${(idle * 100).toFixed(1)} % busy (what pausing them takes away)`,
     ['operation', 'path', 'req/s', '× baseline', 'p50 ms', 'p99 ms', 'p99 × baseline', 'non-2xx', 'server CPU ms / 1k', 'PostgreSQL CPU ms / 1k', 'statements / request', 'load avg'],
     rows,
   );
@@ -345,6 +400,7 @@ try {
     );
   }
 } finally {
+  for (const t of targets) signal(t, 'SIGCONT'); // a paused process would not see its SIGTERM
   for (const t of targets) await t.stop();
   await pgServer.stop();
   rmSync(dir, { recursive: true, force: true });
