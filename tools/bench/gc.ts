@@ -21,6 +21,7 @@ import { createUserWithApiKey } from '../testenv/users.ts';
 import { httpLoad, type LoadResult } from './http-load.ts';
 import type { ProbeFigures } from './lib/gc-probe.ts';
 import { emitRows } from './lib/report.ts';
+import { median } from './lib/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -113,12 +114,6 @@ async function startServer(name: string, nodeFlags: string[]): Promise<Server> {
     throw err;
   }
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 const servers: Server[] = [];
 try {

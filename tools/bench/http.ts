@@ -32,7 +32,7 @@ import { createUserWithApiKey } from '../testenv/users.ts';
 import { httpLoad, type LoadResult } from './http-load.ts';
 import { BASELINE_CREATE, BASELINE_LIST, baselineCreateValues } from './lib/baseline-sql.ts';
 import { emitRows } from './lib/report.ts';
-import { measure } from './lib/stats.ts';
+import { measure, median } from './lib/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -265,11 +265,6 @@ async function machineBusy(ms: number): Promise<number> {
   return 1 - (b.idle - a.idle) / (b.total - a.total);
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const meanOrNull = (xs: (number | null)[]) => (xs.some((x) => x === null) ? null : mean(xs as number[]));
 const spread = (xs: number[]) => (xs.length > 1 ? `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}` : xs[0]!.toFixed(2));
