@@ -366,7 +366,7 @@ try {
     }
   }
   emitRows(
-    `HTTP load: autocannon, ${C} connections, ${USERS} users with one API key each; ${ROUNDS} interleaved rounds of ${SECONDS} s per row, each row measured with the other systems paused (SIGSTOP; they share the PostgreSQL server). req/s is the mean over the rounds; ratios are the median over the rounds of (row ÷ baseline in the same round), with their range. With every system up and none loaded the machine was ${(idle * 100).toFixed(1)} % busy (what pausing them takes away)`,
+    `HTTP load: autocannon, ${C} connections, ${USERS} users with one API key each; ${ROUNDS} interleaved rounds of ${SECONDS} s per row, each row measured with the other systems paused (SIGSTOP; the baseline and the single-process rows share one PostgreSQL server, the distributed row has its own). req/s is the mean over the rounds; ratios are the median over the rounds of (row ÷ baseline in the same round), with their range. With every system up and none loaded the machine was ${(idle * 100).toFixed(1)} % busy (what pausing them takes away)`,
     ['operation', 'path', 'req/s', '× baseline', 'p50 ms', 'p99 ms', 'p99 × baseline', 'non-2xx', 'server CPU ms / 1k', 'PostgreSQL CPU ms / 1k', 'statements / request', 'load avg'],
     rows,
   );
