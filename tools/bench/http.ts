@@ -75,7 +75,7 @@ async function keysFor(pool: Pool): Promise<string[]> {
 type Measured = Pick<LoadResult, 'reqPerSec' | 'p50' | 'p99' | 'non2xx' | 'serverCpuMsPer1k' | 'pgCpuMsPer1k' | 'statementsPerRequest' | 'loadAverage'>;
 type Op = 'create' | 'list';
 
-/** A running system under test: measured with the same load, round after round, beside the others. */
+/** A running system under test: measured with the same load, round after round, in turn with the others. */
 interface Target {
   path: string;
   url: string;
@@ -121,9 +121,14 @@ async function measureAlone(t: Target, op: Op): Promise<LoadResult> {
   signal(t, 'SIGCONT');
   await serving(t.url, t.path, 60_000);
   const r = await t.load(op);
+  await pause(t);
+  return r;
+}
+
+/** Pause a target once it has done what its last load left it. */
+async function pause(t: Target): Promise<void> {
   if (t.settled) await until(() => t.settled!(), `${t.path}: its outbox published`, 120_000);
   signal(t, 'SIGSTOP');
-  return r;
 }
 
 /** A process started for a target; stopped with SIGTERM and awaited. */
@@ -313,10 +318,7 @@ try {
   }
   for (const t of targets) await t.load('create'); // warm-up, and the rows the lists read
   const idle = await machineBusy(5_000); // the background work of every system up and idle
-  for (const t of targets) {
-    if (t.settled) await until(() => t.settled!(), `${t.path}: its outbox published`, 120_000);
-    signal(t, 'SIGSTOP');
-  }
+  for (const t of targets) await pause(t);
   const runs = new Map(targets.map((t) => [t, { create: [] as LoadResult[], list: [] as LoadResult[] }]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const op of ['create', 'list'] as const) {
