@@ -10,17 +10,17 @@
  *   node_modules/.bin/node tools/bench/gc.ts [--seconds 6] [--rounds 3] [--connections 10] [--users 500]
  *     [--variants="--single-threaded-gc;--max-semi-space-size=128"]   (sets of flags, `;` apart; with `=`)
  */
-import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDatabase, createLogger, createPool, freePort, startLocalPostgres } from '@tasksvc/runtime';
 import { until } from '../testenv/wait.ts';
-import { createUserWithApiKey } from '../testenv/users.ts';
 import { httpLoad, type LoadResult } from './http-load.ts';
 import type { ProbeFigures } from './lib/gc-probe.ts';
 import { emitRows } from './lib/report.ts';
+import { apiKeys, serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
 import { median } from './lib/stats.ts';
 
 const { values } = parseArgs({
@@ -36,12 +36,9 @@ const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
 const C = Number(values.connections);
 const USERS = Number(values.users);
-const root = new URL('../..', import.meta.url).pathname;
 const log = createLogger('bench', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'bench-gc-'));
 const pgServer = await startLocalPostgres({ dataDir: join(dir, 'pg'), log });
-
-
 
 interface Server {
   name: string;
@@ -50,37 +47,17 @@ interface Server {
 }
 
 async function startServer(name: string, nodeFlags: string[]): Promise<Server> {
-  const DATABASE_URL = await createDatabase(pgServer.url, `gc_${servers.length}`);
+  const DATABASE_URL = await createDatabase(pgServer.url, `gc_${randomUUID().slice(0, 8)}`);
   const port = await freePort();
   const probeFile = join(dir, `${port}.json`);
-  const child = spawn(join(root, 'node_modules', '.bin', 'node'), [...nodeFlags, join(root, 'tools', 'start.ts')], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_OPTIONS: `--import ${join(root, 'tools', 'bench', 'lib', 'gc-probe.ts')}`,
-      GC_PROBE_FILE: probeFile,
-      DATABASE_URL,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-      AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0',
-      AUTH_TRUST_HOST: 'true',
-      RUNTIME_ENV: 'test',
-      DISABLE_UPDATE_CHECK: 'true',
-      RATE_LIMIT_WRITES: 'false',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const stop = async () => {
-    if (child.exitCode !== null) return;
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-  };
+  const probeModule = new URL('./lib/gc-probe.ts', import.meta.url).pathname;
+  const child = serverProcess('start.ts', { ...SINGLE_PROCESS_ENV, NODE_OPTIONS: `--import ${probeModule}`, GC_PROBE_FILE: probeFile, DATABASE_URL, PORT: String(port), LOG_LEVEL: 'silent' }, nodeFlags);
+  const stop = () => child.stop();
   const url = `http://127.0.0.1:${port}`;
   let seq = 0;
   /** the probe's figures since the last call (it writes them on SIGUSR2; waited for by their sequence number) */
   const probe = async (): Promise<ProbeFigures> => {
-    child.kill('SIGUSR2');
+    process.kill(child.pid, 'SIGUSR2');
     seq++;
     let p: ProbeFigures | undefined;
     await until(() => {
@@ -94,17 +71,16 @@ async function startServer(name: string, nodeFlags: string[]): Promise<Server> {
     return p!;
   };
   try {
-    await until(async () => (await fetch(`${url}/api/health`).catch(() => undefined))?.status === 200, `the single process (${name})`, 120_000);
+    await serving(url, `the single process (${name})`, 120_000);
     const pool = createPool(DATABASE_URL, log);
-    const keys: string[] = [];
-    for (let i = 0; i < USERS; i++) keys.push((await createUserWithApiKey(pool)).apiKey);
+    const keys = await apiKeys(pool, USERS);
     await pool.end();
     await httpLoad({ url, keys, op: 'create', seconds: SECONDS, connections: C }); // warm-up, and the rows the lists read
     return {
       name,
       async load(op) {
         await probe(); // the window starts here
-        const load = await httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [child.pid!] });
+        const load = await httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [child.pid] });
         return { load, probe: await probe() };
       },
       stop,

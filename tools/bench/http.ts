@@ -17,21 +17,20 @@
  * `--only` runs just those rows (the baseline always runs: the ratios are against it); `--sampled`
  * is the fraction of traces the `tracing-sampled` row records (OTEL_TRACES_SAMPLER_ARG).
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { busMetrics, createDatabase, createLogger, createPool, freePort, histogram, migrate, startLocalPostgres, type Pool } from '@tasksvc/runtime';
+import { busMetrics, createDatabase, createLogger, createPool, freePort, histogram, migrate, startLocalPostgres } from '@tasksvc/runtime';
 import { tasksService } from '@tasksvc/tasks';
 import { startCluster } from '../chaos/cluster.ts';
 import { startOtlpReceiver } from '../testenv/otlp.ts';
 import { until } from '../testenv/wait.ts';
-import { createUserWithApiKey } from '../testenv/users.ts';
 import { httpLoad, type LoadResult } from './http-load.ts';
 import { BASELINE_CREATE, BASELINE_LIST, baselineCreateValues } from './lib/baseline-sql.ts';
 import { emitRows } from './lib/report.ts';
+import { apiKeys, serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
 import { measure, median } from './lib/stats.ts';
 
 const { values } = parseArgs({
@@ -50,7 +49,6 @@ const ROUNDS = Number(values.rounds);
 const SAMPLED = Number(values.sampled);
 const C = Number(values.connections);
 const USERS = Number(values.users);
-const root = new URL('../..', import.meta.url).pathname;
 const log = createLogger('bench', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'bench-http-'));
 const pgDir = join(dir, 'pg');
@@ -64,12 +62,6 @@ async function benchDatabase(): Promise<string> {
   await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   await pool.end();
   return url;
-}
-
-async function keysFor(pool: Pool): Promise<string[]> {
-  const keys: string[] = [];
-  for (let i = 0; i < USERS; i++) keys.push((await createUserWithApiKey(pool)).apiKey);
-  return keys;
 }
 
 type Measured = Pick<LoadResult, 'reqPerSec' | 'p50' | 'p99' | 'non2xx' | 'serverCpuMsPer1k' | 'pgCpuMsPer1k' | 'statementsPerRequest' | 'loadAverage'>;
@@ -131,23 +123,6 @@ async function pause(t: Target): Promise<void> {
   signal(t, 'SIGSTOP');
 }
 
-/** A process started for a target; stopped with SIGTERM and awaited. */
-function serverProcess(program: string, env: Record<string, string>): { pid: number; stop(): Promise<void> } {
-  const child = spawn(join(root, 'node_modules', '.bin', 'node'), [join(root, 'tools', program)], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  return {
-    pid: child.pid!,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    },
-  };
-}
-
-async function serving(url: string, what: string, ms: number): Promise<void> {
-  await until(async () => (await fetch(`${url}/api/health`).catch(() => undefined))?.status === 200, what, ms);
-}
-
 /** The baseline: node:http + pg, minimal SQL, in its own process, under the same HTTP load. */
 async function httpBaseline(): Promise<Target> {
   const DATABASE_URL = await benchDatabase();
@@ -193,13 +168,12 @@ async function embedded(logLevel: string, opts: { /** fraction of traces sampled
   // tracing: a real OTLP/HTTP receiver (JSON) that counts and drops the spans, so the server pays the whole export
   const otlp = opts.sampled !== undefined ? await startOtlpReceiver({ keep: false }) : undefined;
   const tracing: Record<string, string> = otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER_ARG: String(opts.sampled) } : {};
-  // RATE_LIMIT_WRITES off: measure the path, not the per-user write limit (429s)
-  const server = serverProcess('start.ts', { ...tracing, DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel, AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false' });
+  const server = serverProcess('start.ts', { ...SINGLE_PROCESS_ENV, ...tracing, DATABASE_URL, PORT: String(port), LOG_LEVEL: logLevel });
   const url = `http://127.0.0.1:${port}`;
   try {
     await serving(url, 'the single-process mode', 120_000);
     const pool = createPool(DATABASE_URL, log);
-    const keys = await keysFor(pool);
+    const keys = await apiKeys(pool, USERS);
     await pool.end();
     const sampled = opts.sampled === 1 ? 'all' : `${(opts.sampled ?? 0) * 100} % of traces`;
     return {
@@ -231,7 +205,7 @@ async function distributed(): Promise<Target> {
   try {
     await cluster.ready(180_000);
     const pool = createPool(cluster.databaseUrl, log);
-    const keys = await keysFor(pool);
+    const keys = await apiKeys(pool, USERS);
     await pool.end();
     return {
       path: 'HTTP, distributed (6 processes, NATS)',

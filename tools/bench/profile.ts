@@ -29,6 +29,7 @@ import { until } from '../testenv/wait.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { httpLoad } from './http-load.ts';
 import { pidCpuSplitMs, procStat } from './lib/cpu.ts';
+import { serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
 
 const { values } = parseArgs({
   options: {
@@ -73,7 +74,7 @@ async function singleProcess(): Promise<Profiled> {
   const metricsPort = await freePort();
   const env = values.baseline
     ? { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, PORT: String(port), POOL_MAX: '10', ...extra }
-    : { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test', DISABLE_UPDATE_CHECK: 'true', RATE_LIMIT_WRITES: 'false', METRICS_PORT: String(metricsPort), ...extra };
+    : { PATH: process.env.PATH ?? '', ...SINGLE_PROCESS_ENV, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'info', METRICS_PORT: String(metricsPort), ...extra };
   const program = join(root, 'tools', values.baseline ? 'bench/baseline-server.ts' : 'start.ts');
   const child = spawn(join(root, 'node_modules', '.bin', 'node'), [...cpuProf, program], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
@@ -83,7 +84,7 @@ async function singleProcess(): Promise<Profiled> {
     await pgServer.stop();
   };
   try {
-    await until(async () => (await fetch(`${url}/api/health`).catch(() => undefined))?.status === 200, 'the single-process mode', 120_000);
+    await serving(url, 'the single-process mode', 120_000);
   } catch (err) {
     await stop();
     throw err;
