@@ -79,6 +79,8 @@ describe('npm start (tools/start.ts)', () => {
     expect(Object.keys(providers)).toEqual(['dev']);
     expect(providers.dev!.callbackUrl).toBe(`http://localhost:${port}/api/auth/callback/dev`);
     expect(first.output()).toMatch(/DEVELOPMENT SIGN-IN IS ON/);
+    // the log reaches stdout in chunks (runtime/logger.ts): wait for the start line to arrive, not for a fixed time
+    await until(() => first.output().includes('Task Service is up'), 'the start line on stdout');
     const lines = first.output().trim().split('\n');
     const up = lines.findIndex((l) => l.includes('Task Service is up'));
     expect(lines[up]).toContain(`open http://localhost:${port} and sign in with \\"Development sign-in\\"`);

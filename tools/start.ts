@@ -39,6 +39,8 @@ const system = await startSystem(config, { log: createLogger('task-service', con
 const cron = startEmbeddedCron(system.bus, system.log);
 const signIn = devSignIn ? 'sign in with "Development sign-in" (any name and e-mail)' : 'sign in with a configured provider or a passkey';
 system.log.info({ url: config.PUBLIC_APP_URL, port: config.PORT, bus: system.bus.kind, ms: Date.now() - t0 }, `Task Service is up: open ${config.PUBLIC_APP_URL} and ${signIn}`);
+// the log goes out in chunks (runtime/logger.ts); the line that says where to open the app goes now
+system.log.flush();
 onShutdown(system.log, async () => {
   await cron.stop();
   await system.stop();
