@@ -56,6 +56,8 @@ describe('npm start (tools/start.ts)', () => {
     const { ms, body } = await waitHealthy(port);
     console.log(`[measured] cold start with a new embedded database answered /api/health after ${ms} ms`);
     expect(body.status).toBe('ok');
+    // the log reaches stdout in chunks (runtime/logger.ts): wait for the last boot warning and the start line to arrive, not for a fixed time
+    await until(() => ['DEVELOPMENT SIGN-IN IS ON', 'Task Service is up'].every((line) => first.output().includes(line)), 'the boot lines on stdout');
     expect(first.output()).toMatch(/DATABASE_URL is unset/);
     expect(first.output()).toMatch(/AUTH_SECRET is unset/);
     const generated = readFileSync(join(dataDir, 'auth-secret'), 'utf8');
@@ -79,8 +81,6 @@ describe('npm start (tools/start.ts)', () => {
     expect(Object.keys(providers)).toEqual(['dev']);
     expect(providers.dev!.callbackUrl).toBe(`http://localhost:${port}/api/auth/callback/dev`);
     expect(first.output()).toMatch(/DEVELOPMENT SIGN-IN IS ON/);
-    // the log reaches stdout in chunks (runtime/logger.ts): wait for the start line to arrive, not for a fixed time
-    await until(() => first.output().includes('Task Service is up'), 'the start line on stdout');
     const lines = first.output().trim().split('\n');
     const up = lines.findIndex((l) => l.includes('Task Service is up'));
     expect(lines[up]).toContain(`open http://localhost:${port} and sign in with \\"Development sign-in\\"`);

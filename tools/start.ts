@@ -33,6 +33,9 @@ if (config.DEV_SIGNIN) {
   );
 }
 
+// the boot warnings go out before the system's own lines (the log goes out in chunks, runtime/logger.ts)
+bootLog.flush();
+
 // one process, one service name for its spans (the span names say which service did what)
 const tracing = await startTracing(config, 'task-service');
 const system = await startSystem(config, { log: createLogger('task-service', config.LOG_LEVEL, { pretty }) });

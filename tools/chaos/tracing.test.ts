@@ -126,7 +126,9 @@ async function assertOneTrace(sys: System, otlp: OtlpReceiver, traceId: string):
   expect(spans.filter((s) => s.statusCode === 2).map((s) => s.name)).toEqual([]);
 
   // the request's log line names the trace
-  const line = sys.gatewayOutput().split('\n').find((l) => l.includes('"request completed"') && l.includes('"url":"/api/tasks"') && l.includes(traceId));
+  const requestLine = () => sys.gatewayOutput().split('\n').find((l) => l.includes('"request completed"') && l.includes('"url":"/api/tasks"') && l.includes(traceId));
+  // the log reaches stdout in chunks (runtime/logger.ts): wait for the line to arrive, not for a fixed time
+  const line = await until(requestLine, 'the request log line', 10_000).catch(() => undefined);
   expect(line, sys.gatewayOutput().slice(-2_000)).toBeDefined();
   expect(JSON.parse(line!)).toMatchObject({ reqId: traceId, traceId });
 }
