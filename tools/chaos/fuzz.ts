@@ -161,6 +161,10 @@ export function fuzzCases(doc: { paths?: Record<string, Record<string, unknown>>
       ['NUL character', json({ ...(base as object), title: 'a\u0000b' })],
     ];
     for (const [label, body] of bodies) out.push({ method: op.method, path: validPath, headers, body, label: `body: ${label}` });
+    // a lone UTF-16 surrogate (JSON.stringify escapes it) in a title: a 400 naming the field, not a database error
+    if (base && typeof base === 'object' && 'title' in base) {
+      out.push({ method: op.method, path: validPath, headers, body: json({ ...base, title: 'a\ud800b' }), label: 'body.title: lone surrogate', expect: { status: 400, field: 'body.title' } });
+    }
     if (base && typeof base === 'object' && !Array.isArray(base)) {
       for (const field of Object.keys(base)) {
         for (const [label, value] of WRONG_VALUES) {

@@ -12,10 +12,14 @@ const MAX_DEPTH = 32;
 
 /**
  * Refuse what no schema should have to think about: strings holding NUL (PostgreSQL cannot store
- * them in text) and absurdly deep nesting. Returns the offending path and why.
+ * them in text) or a lone UTF-16 surrogate (JSON may escape one, PostgreSQL's json refuses it: the
+ * event of the write could not be stored), and absurdly deep nesting. Returns the offending path and why.
  */
 function inspectInput(value: unknown, path: string, depth = 0): { path: string; message: string } | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? { path, message: 'must not contain NUL characters' } : undefined;
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) return { path, message: 'must not contain NUL characters' };
+    return value.isWellFormed() ? undefined : { path, message: 'must be well-formed Unicode (it holds a lone surrogate, \\ud800–\\udfff)' };
+  }
   if (!value || typeof value !== 'object') return undefined;
   if (depth >= MAX_DEPTH) return { path, message: `is nested deeper than ${MAX_DEPTH} levels` };
   for (const [k, v] of Object.entries(value)) {

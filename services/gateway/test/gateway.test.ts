@@ -147,7 +147,7 @@ describe('trusted hosts in local development', () => {
 });
 
 describe('gateway input safety nets', () => {
-  it('refuses NUL characters and absurd nesting with 400 naming the field, and maps database value errors to 4xx', async () => {
+  it('refuses NUL characters, lone surrogates and absurd nesting with 400 naming the field, and maps database value errors to 4xx', async () => {
     const config = testConfig({ ADMIN_USER_IDS: '' });
     const bus = createMemoryBus(log);
     const pool = createPool('postgres://postgres@127.0.0.1:1/none', log);
@@ -163,6 +163,11 @@ describe('gateway input safety nets', () => {
     const nul = await app.inject({ method: 'POST', url: `/api/test/things/${randomUUID()}`, headers, payload: { title: 'a\u0000b' } });
     expect(nul.statusCode).toBe(400);
     expect(nul.json().issues[0].path).toBe('body.title');
+    expect(reached).toBe(false);
+    // a lone surrogate, as a JSON escape (the way a broken client sends one)
+    const lone = await app.inject({ method: 'POST', url: `/api/test/things/${randomUUID()}`, headers: { ...headers, 'content-type': 'application/json' }, payload: '{"title":"a\\ud800b"}' });
+    expect(lone.statusCode).toBe(400);
+    expect(lone.json().issues[0]).toMatchObject({ path: 'body.title', message: expect.stringMatching(/lone surrogate/) });
     expect(reached).toBe(false);
     const deep = `{"title":"x","deep":${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}}`;
     const nested = await app.inject({ method: 'POST', url: `/api/test/things/${randomUUID()}`, headers: { ...headers, 'content-type': 'application/json' }, payload: deep });
