@@ -1,8 +1,9 @@
 /**
- * Coalesces concurrent single-item writes into one statement. While a flush is running, new items
- * wait and go out together in the next one, so under load a statement carries many items and when
- * idle an item goes out at once (no timer, no added latency). Each caller's promise settles only
- * after the statement that carried its item has committed.
+ * Coalesces concurrent single-item writes into one statement. The items added in one synchronous run
+ * (the events of one message, handed over together) go out together once it ends (a microtask: no
+ * timer, no added latency); while a flush is running, new items wait and go out together in the next
+ * one, so under load a statement carries many items. Each caller's promise settles only after the
+ * statement that carried its item has committed.
  *
  * If a statement carrying several items fails, each item is retried on its own: one bad item then
  * fails alone instead of failing (and, through redelivery, repeatedly blocking) its neighbours.
@@ -15,6 +16,7 @@ export interface Batcher<T, R> {
 export function createBatcher<T, R>(flush: (items: T[]) => Promise<R[]>, maxItems: number): Batcher<T, R> {
   type Waiter = { item: T; resolve: (r: R) => void; reject: (e: unknown) => void };
   let queue: Waiter[] = [];
+  /** a drain is running or about to start (queued as a microtask) */
   let running = false;
 
   const send = async (batch: Waiter[]): Promise<void> => {
@@ -28,7 +30,6 @@ export function createBatcher<T, R>(flush: (items: T[]) => Promise<R[]>, maxItem
   };
 
   const drain = async (): Promise<void> => {
-    running = true;
     try {
       while (queue.length > 0) {
         const batch = queue.slice(0, maxItems);
@@ -44,7 +45,9 @@ export function createBatcher<T, R>(flush: (items: T[]) => Promise<R[]>, maxItem
     add(item) {
       return new Promise<R>((resolve, reject) => {
         queue.push({ item, resolve, reject });
-        if (!running) void drain();
+        if (running) return;
+        running = true;
+        queueMicrotask(() => void drain());
       });
     },
   };

@@ -72,6 +72,11 @@ const ingestStatement = statement<{ msg_id: string; n: number; hosts: string[] }
      SELECT msg_id, count(*)::int AS n, array_agg(DISTINCT ${hostOf(ep.url)}) AS hosts FROM added JOIN ${endpoints} ep ON ${ep.id} = added.endpoint_id GROUP BY msg_id`,
 );
 
+/** Which of these users have an enabled endpoint (the index on endpoints(user_id, …) answers it). */
+const subscribersStatement = statement<{ user_id: string }>(
+  sql`SELECT DISTINCT ${endpoints.userId} AS user_id FROM ${endpoints} WHERE ${endpoints.userId} = ANY (${p('users')}::uuid[]) AND ${endpoints.enabled}`,
+);
+
 /** What ingesting one event added. */
 export interface Ingested {
   /** deliveries */
@@ -82,14 +87,21 @@ export interface Ingested {
 
 /**
  * Record task events and one delivery per matching enabled endpoint of each event's owner, in one
- * statement (atomic by itself) whatever the number of events. Idempotent: a redelivered event (same
+ * statement (atomic by itself) whatever the number of events, after a read of which owners have an
+ * enabled endpoint (none: nothing more is sent). Idempotent: a redelivered event (same
  * message id) adds nothing, so each (event, endpoint) pair exists once. An event no endpoint wants
  * is not stored at all. Returns what each event added, in the order given. Each event keeps its
  * trace context, for its delivery attempts.
  */
 export async function ingestEvents(q: Queryable, batch: readonly IngestedEvent[]): Promise<Ingested[]> {
+  const none = (): Ingested => ({ added: 0, hosts: [] });
+  // Most users have no webhook: asking which users do first sends a few ids, where the statement below
+  // would have carried every event's body (most of the consumer's socket writes) for PostgreSQL to parse and drop.
+  const { rows: subscribers } = await subscribersStatement.run(q, { users: [...new Set(batch.map((e) => e.userId))] });
+  if (subscribers.length === 0) return batch.map(none);
+  const wanted = new Set(subscribers.map((r) => r.user_id));
   // one JSON text: pg would escape each body of an array parameter one by one
-  const events = batch.map((e) => ({ msg_id: e.msgId, user_id: e.userId, event: e.event, body: e.body, traceparent: e.traceparent ?? null }));
+  const events = batch.filter((e) => wanted.has(e.userId)).map((e) => ({ msg_id: e.msgId, user_id: e.userId, event: e.event, body: e.body, traceparent: e.traceparent ?? null }));
   const { rows } = await ingestStatement.run(q, { events: JSON.stringify(events) });
   const byId = new Map(rows.map((r) => [r.msg_id, { added: r.n, hosts: r.hosts }]));
   // a message id given twice counts once (the first), as a second ingest of it would
@@ -97,7 +109,7 @@ export async function ingestEvents(q: Queryable, batch: readonly IngestedEvent[]
   return batch.map((e) => {
     const first = !seen.has(e.msgId);
     seen.add(e.msgId);
-    return (first && byId.get(e.msgId)) || { added: 0, hosts: [] };
+    return (first && byId.get(e.msgId)) || none();
   });
 }
 
