@@ -194,6 +194,26 @@ describe('task-event deliveries', () => {
     expect(Object.fromEntries(rows.map((r) => [r.msg_id, r.n]))).toEqual({ [ids[0]!]: 2, [ids[1]!]: 1, [ids[2]!]: 1 });
   });
 
+  it('ingests a batch of many events, mostly of users without an endpoint, the same as a few (the owners read first)', async () => {
+    const { ingestEvents, SUBSCRIBERS_FIRST_FROM } = await import('./db/deliveries.ts');
+    const [jill, kurt] = [randomUUID(), randomUUID()];
+    await h.call('POST', '/api/settings/webhooks', jill, { url: `${rx.url}/jill` });
+    const off = (await h.call('POST', '/api/settings/webhooks', kurt, { url: `${rx.url}/kurt` })).json.id as string;
+    expect((await h.call('PATCH', `/api/settings/webhooks/${off}`, kurt, { enabled: false })).status).toBe(200);
+    const created = payload('task.created');
+    const ev = (userId: string) => ({ msgId: randomUUID(), userId, event: created.event, body: JSON.stringify(created) });
+    const host = new URL(rx.url).host;
+    const none = { added: 0, hosts: [] };
+    // only users without an enabled endpoint: nothing is stored
+    const nobodys = Array.from({ length: SUBSCRIBERS_FIRST_FROM }, () => ev(randomUUID()));
+    expect(await ingestEvents(h.pool, [...nobodys, ev(kurt)])).toEqual(Array.from({ length: SUBSCRIBERS_FIRST_FROM + 1 }, () => none));
+    // jill's event among them is stored with its delivery
+    const mixed = [ev(randomUUID()), ev(jill), ev(kurt), ...Array.from({ length: SUBSCRIBERS_FIRST_FROM }, () => ev(randomUUID()))];
+    expect(await ingestEvents(h.pool, mixed)).toEqual(mixed.map((e) => (e.userId === jill ? { added: 1, hosts: [host] } : none)));
+    const { rows } = await h.pool.query<{ user_id: string }>('SELECT user_id FROM webhook.events WHERE msg_id = ANY($1)', [[...nobodys, ...mixed].map((e) => e.msgId)]);
+    expect(rows.map((r) => r.user_id)).toEqual([jill]);
+  });
+
   it('records a batch of completions in one statement, except one whose lease was lost', async () => {
     const { attemptLog, completeMany } = await import('./db/deliveries.ts');
     const ivy = randomUUID();

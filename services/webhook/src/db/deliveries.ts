@@ -77,6 +77,9 @@ const subscribersStatement = statement<{ user_id: string }>(
   sql`SELECT DISTINCT ${endpoints.userId} AS user_id FROM ${endpoints} WHERE ${endpoints.userId} = ANY (${p('users')}::uuid[]) AND ${endpoints.enabled}`,
 );
 
+/** From this many events on, ingestEvents first reads which of their owners have an endpoint. */
+export const SUBSCRIBERS_FIRST_FROM = 8;
+
 /** What ingesting one event added. */
 export interface Ingested {
   /** deliveries */
@@ -87,21 +90,26 @@ export interface Ingested {
 
 /**
  * Record task events and one delivery per matching enabled endpoint of each event's owner, in one
- * statement (atomic by itself) whatever the number of events, after a read of which owners have an
- * enabled endpoint (none: nothing more is sent). Idempotent: a redelivered event (same
+ * statement (atomic by itself) whatever the number of events; for SUBSCRIBERS_FIRST_FROM events or
+ * more, after a read of which owners have an enabled endpoint (none: nothing more is sent). Idempotent: a redelivered event (same
  * message id) adds nothing, so each (event, endpoint) pair exists once. An event no endpoint wants
  * is not stored at all. Returns what each event added, in the order given. Each event keeps its
  * trace context, for its delivery attempts.
  */
 export async function ingestEvents(q: Queryable, batch: readonly IngestedEvent[]): Promise<Ingested[]> {
   const none = (): Ingested => ({ added: 0, hosts: [] });
-  // Most users have no webhook: asking which users do first sends a few ids, where the statement below
-  // would have carried every event's body (most of the consumer's socket writes) for PostgreSQL to parse and drop.
-  const { rows: subscribers } = await subscribersStatement.run(q, { users: [...new Set(batch.map((e) => e.userId))] });
-  if (subscribers.length === 0) return batch.map(none);
-  const wanted = new Set(subscribers.map((r) => r.user_id));
+  let stored = batch;
+  if (batch.length >= SUBSCRIBERS_FIRST_FROM) {
+    // Most users have no webhook: asking which users do first sends a few ids, where the statement below
+    // would have carried every event's body (most of the consumer's socket writes) for PostgreSQL to parse
+    // and drop. For a few events the second round trip costs more than their bodies (latency at a steady rate).
+    const { rows: subscribers } = await subscribersStatement.run(q, { users: [...new Set(batch.map((e) => e.userId))] });
+    if (subscribers.length === 0) return batch.map(none);
+    const wanted = new Set(subscribers.map((r) => r.user_id));
+    stored = batch.filter((e) => wanted.has(e.userId));
+  }
   // one JSON text: pg would escape each body of an array parameter one by one
-  const events = batch.filter((e) => wanted.has(e.userId)).map((e) => ({ msg_id: e.msgId, user_id: e.userId, event: e.event, body: e.body, traceparent: e.traceparent ?? null }));
+  const events = stored.map((e) => ({ msg_id: e.msgId, user_id: e.userId, event: e.event, body: e.body, traceparent: e.traceparent ?? null }));
   const { rows } = await ingestStatement.run(q, { events: JSON.stringify(events) });
   const byId = new Map(rows.map((r) => [r.msg_id, { added: r.n, hosts: r.hosts }]));
   // a message id given twice counts once (the first), as a second ingest of it would
