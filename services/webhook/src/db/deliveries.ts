@@ -91,10 +91,10 @@ export interface Ingested {
 /**
  * Record task events and one delivery per matching enabled endpoint of each event's owner, in one
  * statement (atomic by itself) whatever the number of events; for SUBSCRIBERS_FIRST_FROM events or
- * more, after a read of which owners have an enabled endpoint (none: nothing more is sent). Idempotent: a redelivered event (same
- * message id) adds nothing, so each (event, endpoint) pair exists once. An event no endpoint wants
- * is not stored at all. Returns what each event added, in the order given. Each event keeps its
- * trace context, for its delivery attempts.
+ * more, after a read of which owners have an enabled endpoint (none: nothing more is sent).
+ * Idempotent: a redelivered event (same message id) adds nothing, so each (event, endpoint) pair
+ * exists once. An event no endpoint wants is not stored at all. Returns what each event added, in
+ * the order given. Each event keeps its trace context, for its delivery attempts.
  */
 export async function ingestEvents(q: Queryable, batch: readonly IngestedEvent[]): Promise<Ingested[]> {
   const none = (): Ingested => ({ added: 0, hosts: [] });
