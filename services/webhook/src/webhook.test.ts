@@ -207,11 +207,11 @@ describe('task-event deliveries', () => {
     // only users without an enabled endpoint: nothing is stored
     const nobodys = Array.from({ length: SUBSCRIBERS_FIRST_FROM }, () => ev(randomUUID()));
     expect(await ingestEvents(h.pool, [...nobodys, ev(kurt)])).toEqual(Array.from({ length: SUBSCRIBERS_FIRST_FROM + 1 }, () => none));
-    // jill's event among them is stored with its delivery
-    const mixed = [ev(randomUUID()), ev(jill), ev(kurt), ...Array.from({ length: SUBSCRIBERS_FIRST_FROM }, () => ev(randomUUID()))];
-    expect(await ingestEvents(h.pool, mixed)).toEqual(mixed.map((e) => (e.userId === jill ? { added: 1, hosts: [host] } : none)));
+    // jill's events among them are stored with their deliveries, her id spelt in capitals too (a uuid, as PostgreSQL compares it)
+    const mixed = [ev(randomUUID()), ev(jill), ev(kurt), ev(jill.toUpperCase()), ...Array.from({ length: SUBSCRIBERS_FIRST_FROM }, () => ev(randomUUID()))];
+    expect(await ingestEvents(h.pool, mixed)).toEqual(mixed.map((e) => (e.userId.toLowerCase() === jill ? { added: 1, hosts: [host] } : none)));
     const { rows } = await h.pool.query<{ user_id: string }>('SELECT user_id FROM webhook.events WHERE msg_id = ANY($1)', [[...nobodys, ...mixed].map((e) => e.msgId)]);
-    expect(rows.map((r) => r.user_id)).toEqual([jill]);
+    expect(rows.map((r) => r.user_id)).toEqual([jill, jill]);
   });
 
   it('records a batch of completions in one statement, except one whose lease was lost', async () => {

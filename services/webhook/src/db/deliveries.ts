@@ -106,7 +106,8 @@ export async function ingestEvents(q: Queryable, batch: readonly IngestedEvent[]
     const { rows: subscribers } = await subscribersStatement.run(q, { users: [...new Set(batch.map((e) => e.userId))] });
     if (subscribers.length === 0) return batch.map(none);
     const wanted = new Set(subscribers.map((r) => r.user_id));
-    stored = batch.filter((e) => wanted.has(e.userId));
+    // PostgreSQL writes a uuid in lower case; an event's id may come in either (the schema takes both)
+    stored = batch.filter((e) => wanted.has(e.userId.toLowerCase()));
   }
   // one JSON text: pg would escape each body of an array parameter one by one
   const events = stored.map((e) => ({ msg_id: e.msgId, user_id: e.userId, event: e.event, body: e.body, traceparent: e.traceparent ?? null }));
