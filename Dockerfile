@@ -58,28 +58,30 @@ COPY --from=prod-deps /app /app
 COPY . .
 USER 1001
 
+# Each service starts with the node flags of services/runtime/src/gc-tuning.ts (STANDALONE_NODE_FLAGS:
+# why there); tools/k8s/dockerfile.test.ts keeps these CMDs equal to it.
 FROM runtime AS gateway
 COPY --from=ui-build /app/ui/dist /app/ui/dist
 EXPOSE 3000
 # Start period: migrations run before the server listens. The port follows PORT (default 3000).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/api/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "services/gateway/src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "services/gateway/src/main.ts"]
 
 FROM runtime AS auth
-CMD ["node", "services/auth/src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "services/auth/src/main.ts"]
 
 FROM runtime AS tasks
-CMD ["node", "services/tasks/src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "services/tasks/src/main.ts"]
 
 FROM runtime AS notifier
-CMD ["node", "services/notifier/src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "services/notifier/src/main.ts"]
 
 FROM runtime AS webhook
-CMD ["node", "services/webhook/src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "services/webhook/src/main.ts"]
 
 FROM runtime AS scheduler
-CMD ["node", "services/scheduler/src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "services/scheduler/src/main.ts"]
 
 # The core needs root and CAP_NET_ADMIN at run time (the operator's DaemonSet runs it privileged as
 # uid 0); the image default stays unprivileged, which suits the web component.

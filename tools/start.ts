@@ -3,13 +3,14 @@
  * and NATS_URL when given; otherwise an embedded PostgreSQL in the data folder and the in-process
  * bus. In development it also runs the development sign-in and its own cron timer.
  */
-import { configWarnings, createLogger, exitOnConfigError, loadConfig, onShutdown, prettyLogs, rawEnv, startTracing, type Config } from '@tasksvc/runtime';
+import { configWarnings, createLogger, exitOnConfigError, loadConfig, onShutdown, prettyLogs, rawEnv, startTracing, tuneGarbageCollection, type Config } from '@tasksvc/runtime';
 import { applyDevDefaults } from './dev-defaults.ts';
 import { startDevSignIn, type DevSignIn } from './dev-signin.ts';
 import { startEmbeddedCron } from './embedded-cron.ts';
 import { startSystem } from './system.ts';
 
 const t0 = Date.now();
+tuneGarbageCollection();
 const raw = rawEnv();
 const pretty = prettyLogs({ RUNTIME_ENV: raw.RUNTIME_ENV || 'development' });
 const bootLog = createLogger('start', raw.LOG_LEVEL || 'info', { pretty });

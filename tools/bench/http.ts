@@ -31,6 +31,7 @@ import { httpLoad, type LoadResult } from './http-load.ts';
 import { BASELINE_CREATE, BASELINE_LIST, baselineCreateValues } from './lib/baseline-sql.ts';
 import { emitRows } from './lib/report.ts';
 import { apiKeys, serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
+import { measureAlone, outboxWatch, pause, stopAll, type Op, type Target as BenchTarget } from './lib/targets.ts';
 import { measure, median } from './lib/stats.ts';
 
 const { values } = parseArgs({
@@ -65,62 +66,12 @@ async function benchDatabase(): Promise<string> {
 }
 
 type Measured = Pick<LoadResult, 'reqPerSec' | 'p50' | 'p99' | 'non2xx' | 'serverCpuMsPer1k' | 'pgCpuMsPer1k' | 'statementsPerRequest' | 'loadAverage'>;
-type Op = 'create' | 'list';
 
-/** A running system under test: measured with the same load, round after round, in turn with the others. */
-interface Target {
+/** A running system under test: measured with the same load, round after round, in turn with the others (lib/targets.ts). */
+interface Target extends BenchTarget<LoadResult> {
   path: string;
-  url: string;
   /** its database, vacuumed between the rounds' creates and lists */
   databaseUrl: string;
-  /** its processes, paused (SIGSTOP) while another target is measured */
-  pids(): number[];
-  /** whether what its last load left to do has been done (the events in its outbox published), so it is paused quiet */
-  settled?(): Promise<boolean>;
-  load(op: Op): Promise<LoadResult>;
-  stop(): Promise<void>;
-}
-
-/** Pause or resume every process of a target (a process that has exited is skipped). */
-function signal(t: Target, sig: 'SIGSTOP' | 'SIGCONT'): void {
-  for (const pid of t.pids()) {
-    try {
-      process.kill(pid, sig);
-    } catch {
-      // already gone
-    }
-  }
-}
-
-/** True once no event of the tasks service waits in the outbox of that database. */
-async function outboxEmpty(url: string): Promise<boolean> {
-  const pool = createPool(url, log);
-  try {
-    const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM tasks.outbox WHERE published_at IS NULL');
-    return rows[0]!.n === 0;
-  } finally {
-    await pool.end();
-  }
-}
-
-/**
- * One target's load, measured with every other target paused: idle systems still wake for their
- * timers (outbox polls, health checks, heartbeats), and on two cores those wake-ups land inside the
- * measured one's latencies. Resumed, it answers its health check before the load; after it, it
- * finishes what the load left it (publishing the events) and is paused again.
- */
-async function measureAlone(t: Target, op: Op): Promise<LoadResult> {
-  signal(t, 'SIGCONT');
-  await serving(t.url, t.path, 60_000);
-  const r = await t.load(op);
-  await pause(t);
-  return r;
-}
-
-/** Pause a target once it has done what its last load left it. */
-async function pause(t: Target): Promise<void> {
-  if (t.settled) await until(() => t.settled!(), `${t.path}: its outbox published`, 120_000);
-  signal(t, 'SIGSTOP');
 }
 
 /** The baseline: node:http + pg, minimal SQL, in its own process, under the same HTTP load. */
@@ -176,11 +127,12 @@ async function embedded(logLevel: string, opts: { /** fraction of traces sampled
     const keys = await apiKeys(pool, USERS);
     await pool.end();
     const sampled = opts.sampled === 1 ? 'all' : `${(opts.sampled ?? 0) * 100} % of traces`;
+    const outbox = outboxWatch(DATABASE_URL);
     return {
       url,
       databaseUrl: DATABASE_URL,
       pids: () => [server.pid],
-      settled: () => outboxEmpty(DATABASE_URL),
+      settled: outbox.empty,
       path: `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${sampled} sampled)` : ''}`,
       load: async (op) => {
         const r = await httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL });
@@ -189,6 +141,7 @@ async function embedded(logLevel: string, opts: { /** fraction of traces sampled
         return r;
       },
       async stop() {
+        await outbox.end();
         await server.stop();
         await otlp?.close();
       },
@@ -207,14 +160,18 @@ async function distributed(): Promise<Target> {
     const pool = createPool(cluster.databaseUrl, log);
     const keys = await apiKeys(pool, USERS);
     await pool.end();
+    const outbox = outboxWatch(cluster.databaseUrl);
     return {
       path: 'HTTP, distributed (6 processes, NATS)',
       url: cluster.url,
       databaseUrl: cluster.databaseUrl,
       pids: () => cluster.pids(),
-      settled: () => outboxEmpty(cluster.databaseUrl),
+      settled: outbox.empty,
       load: (op) => httpLoad({ url: cluster.url, keys, op, seconds: SECONDS, connections: C, serverPids: cluster.pids(), pgUrl: cluster.databaseUrl }),
-      stop: () => cluster.stop(),
+      async stop() {
+        await outbox.end();
+        await cluster.stop();
+      },
     };
   } catch (err) {
     await cluster.stop();
@@ -371,8 +328,7 @@ try {
     );
   }
 } finally {
-  for (const t of targets) signal(t, 'SIGCONT'); // a paused process would not see its SIGTERM
-  for (const t of targets) await t.stop();
+  await stopAll(targets);
   await pgServer.stop();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDatabase, createLogger, createNatsBus, freePort, startLocalPostgres, type Bus, type LocalPostgres } from '@tasksvc/runtime';
+import { createDatabase, createLogger, createNatsBus, freePort, startLocalPostgres, STANDALONE_NODE_FLAGS, type Bus, type LocalPostgres } from '@tasksvc/runtime';
 import { AppError, pingRpc, type ServiceName } from '@tasksvc/proto';
 import { startNats, type LocalNats } from '../testenv/nats.ts';
 import { until } from '../testenv/wait.ts';
@@ -42,7 +42,8 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(extraEnv: Record<string, string> = {}): Promise<Cluster> {
+/** `nodeFlags`: what each service's node starts with (as in the images by default; tools/bench/gc.ts compares others). */
+export async function startCluster(extraEnv: Record<string, string> = {}, nodeFlags: readonly string[] = STANDALONE_NODE_FLAGS): Promise<Cluster> {
   const log = createLogger('chaos', 'silent');
   const dir = mkdtempSync(join(tmpdir(), 'chaos-'));
   const pgPort = await freePort();
@@ -71,7 +72,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
 
   const start = async (name: ServiceName) => {
     const own = { [name === 'gateway' ? 'METRICS_PORT' : 'HEALTH_PORT']: String(metricsPorts.get(name)) };
-    const child = spawn(node, [join(root, 'services', name, 'src', 'main.ts')], { cwd: root, env: { ...env, ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, [...nodeFlags, join(root, 'services', name, 'src', 'main.ts')], { cwd: root, env: { ...env, ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
     const proc: Proc = { child, output: procs.get(name)?.output ?? '' };
     const append = (d: Buffer) => {
       proc.output = (proc.output + d.toString()).slice(-20_000);

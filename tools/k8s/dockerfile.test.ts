@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDockerfile, type Instruction, type Stage } from './dockerfile.ts';
+import { STANDALONE_NODE_FLAGS } from '@tasksvc/runtime';
 import { REPO } from './paths.ts';
 
 const TARGETS = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler', 'firewall', 'operator'];
@@ -43,10 +44,12 @@ describe('Dockerfile', () => {
     expect(last(ins, 'USER')?.args).toBe('1001');
     const cmd = execForm(last(ins, 'CMD')?.args ?? '[]');
     expect(cmd[0]).toBe('node');
-    expect(existsSync(join(REPO, cmd[1] as string)), `${cmd[1]} exists`).toBe(true);
+    const entry = cmd.find((a, i) => i > 0 && !a.startsWith('--')) as string;
+    expect(existsSync(join(REPO, entry)), `${entry} exists`).toBe(true);
     if (t === 'firewall') expect(cmd.slice(1)).toEqual(['services/firewall/src/cli.ts', 'core', '--config', '/etc/task-firewall/config.json']);
     else if (t === 'operator') expect(cmd).toEqual(['node', 'operator/src/main.ts']);
-    else expect(cmd).toEqual(['node', `services/${t}/src/main.ts`]);
+    // a service alone starts with the runtime's node flags (runtime/gc-tuning.ts), as in the test cluster
+    else expect(cmd).toEqual(['node', ...STANDALONE_NODE_FLAGS, `services/${t}/src/main.ts`]);
   });
 
   it('the runtime user 1001 is created in the image', () => {

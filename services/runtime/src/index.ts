@@ -11,3 +11,4 @@ export * from './nats-auth.ts';
 export * from './metrics.ts';
 export * from './tracing.ts';
 export * from './figures.ts';
+export * from './gc-tuning.ts';

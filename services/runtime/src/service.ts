@@ -10,6 +10,7 @@ import { outboxFigures } from './outbox.ts';
 import { startHealthListener } from './health-listener.ts';
 import { createLogger, prettyLogs, type Logger } from './logger.ts';
 import { startTracing } from './tracing.ts';
+import { tuneGarbageCollection } from './gc-tuning.ts';
 import { STARTED_AT, VERSION } from './version.ts';
 
 /** What every service is given: it never builds these itself, so the same code runs alone or embedded. */
@@ -102,6 +103,7 @@ export function onShutdown(log: Logger, stop: () => Promise<void>, config: Pick<
 
 /** Entry point of a service running as its own process: NATS bus, its own pool, signals. */
 export async function runStandalone(def: ServiceDefinition): Promise<void> {
+  tuneGarbageCollection();
   let config: Config;
   try {
     config = loadConfig();

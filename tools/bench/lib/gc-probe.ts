@@ -1,5 +1,5 @@
 /**
- * Loaded into a server process by tools/bench/gc.ts (NODE_OPTIONS=--import, before the entry point).
+ * Loaded into each server process by tools/bench/gc.ts (NODE_OPTIONS=--import, before the entry point).
  * On SIGUSR2 it writes what it saw since the last signal to GC_PROBE_FILE (the collector's pauses from
  * perf_hooks 'gc' entries, the event loop's delay, resident memory) and starts counting afresh.
  */
@@ -17,7 +17,8 @@ export interface ProbeFigures {
   rssMb: number;
 }
 
-const file = process.env.GC_PROBE_FILE;
+// `%p` in the name: this process's pid (several service processes share one setting)
+const file = process.env.GC_PROBE_FILE?.replace('%p', String(process.pid));
 if (file) {
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();

@@ -21,7 +21,7 @@ export const SINGLE_PROCESS_ENV = {
 };
 
 /** A program of tools/ in its own Node 24 process (with `nodeArgs` before it); stopped with SIGTERM and awaited. */
-export function serverProcess(program: string, env: Record<string, string>, nodeArgs: string[] = []): { pid: number; stop(): Promise<void> } {
+export function serverProcess(program: string, env: Record<string, string>, nodeArgs: readonly string[] = []): { pid: number; stop(): Promise<void> } {
   const child = spawn(join(root, 'node_modules', '.bin', 'node'), [...nodeArgs, join(root, 'tools', program)], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   return {
     pid: child.pid!,
