@@ -27,7 +27,7 @@ import type { ProbeFigures } from './lib/gc-probe.ts';
 import { emitRows } from './lib/report.ts';
 import { apiKeys, serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
 import { median } from './lib/stats.ts';
-import { measureAlone, outboxWatch, pause, stopAll, type Op, type Target } from './lib/targets.ts';
+import { BENCH_PG_SETTINGS, outboxWatch, pause, runRounds, stopAll, type Target } from './lib/targets.ts';
 
 const { values } = parseArgs({
   options: {
@@ -46,7 +46,7 @@ const USERS = Number(values.users);
 const MODES = values.modes.split(',').map((m) => m.trim()) as ('single' | 'distributed')[];
 const log = createLogger('bench', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'bench-gc-'));
-const pgServer = await startLocalPostgres({ dataDir: join(dir, 'pg'), log });
+const pgServer = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, settings: BENCH_PG_SETTINGS });
 const probeModule = new URL('./lib/gc-probe.ts', import.meta.url).pathname;
 
 interface Measured {
@@ -106,6 +106,7 @@ async function single(flags: readonly string[], label: string): Promise<System> 
       mode: 'single',
       flags: label,
       url,
+      databaseUrl: DATABASE_URL,
       pids: () => [child.pid],
       settled: outbox.empty,
       async load(op) {
@@ -123,7 +124,7 @@ async function single(flags: readonly string[], label: string): Promise<System> 
 
 async function distributed(flags: readonly string[], label: string): Promise<System> {
   const tag = randomUUID().slice(0, 8);
-  const cluster = await startCluster({ LOG_LEVEL: 'silent', NODE_OPTIONS: `--import ${probeModule}`, GC_PROBE_FILE: join(dir, `${tag}-%p.json`) }, flags);
+  const cluster = await startCluster({ LOG_LEVEL: 'silent', NODE_OPTIONS: `--import ${probeModule}`, GC_PROBE_FILE: join(dir, `${tag}-%p.json`) }, { nodeFlags: flags, pgSettings: BENCH_PG_SETTINGS });
   const outbox = outboxWatch(cluster.databaseUrl);
   const stop = async () => {
     await outbox.end();
@@ -139,6 +140,7 @@ async function distributed(flags: readonly string[], label: string): Promise<Sys
       mode: 'distributed',
       flags: label,
       url: cluster.url,
+      databaseUrl: cluster.databaseUrl,
       pids: () => cluster.pids(),
       settled: outbox.empty,
       async load(op) {
@@ -167,15 +169,7 @@ try {
   }
   for (const s of systems) await s.load('create'); // warm-up, and the rows the lists read
   for (const s of systems) await pause(s);
-  const runs = new Map(systems.map((s) => [s, { create: [] as Measured[], list: [] as Measured[] }]));
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const op of ['create', 'list'] as Op[]) {
-      for (let i = 0; i < systems.length; i++) {
-        const s = systems[(i + round) % systems.length]!;
-        runs.get(s)![op].push(await measureAlone(s, op));
-      }
-    }
-  }
+  const runs = await runRounds(systems, ROUNDS);
   const rows: (string | number)[][] = [];
   for (const op of ['create', 'list'] as const) {
     for (const s of systems) {

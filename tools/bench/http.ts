@@ -31,7 +31,7 @@ import { httpLoad, type LoadResult } from './http-load.ts';
 import { BASELINE_CREATE, BASELINE_LIST, baselineCreateValues } from './lib/baseline-sql.ts';
 import { emitRows } from './lib/report.ts';
 import { apiKeys, serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
-import { measureAlone, outboxWatch, pause, stopAll, type Op, type Target as BenchTarget } from './lib/targets.ts';
+import { BENCH_PG_SETTINGS, outboxWatch, pause, runRounds, stopAll, type Op, type Target as BenchTarget } from './lib/targets.ts';
 import { measure, median } from './lib/stats.ts';
 
 const { values } = parseArgs({
@@ -53,7 +53,7 @@ const USERS = Number(values.users);
 const log = createLogger('bench', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'bench-http-'));
 const pgDir = join(dir, 'pg');
-const pgServer = await startLocalPostgres({ dataDir: pgDir, log, settings: ['shared_preload_libraries=pg_stat_statements'] }); // statements per request
+const pgServer = await startLocalPostgres({ dataDir: pgDir, log, settings: [...BENCH_PG_SETTINGS, 'shared_preload_libraries=pg_stat_statements'] }); // statements per request
 const pgPid = Number(readFileSync(join(pgDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
 /** A fresh database on the bench's server, with pg_stat_statements readable in it. */
@@ -70,8 +70,6 @@ type Measured = Pick<LoadResult, 'reqPerSec' | 'p50' | 'p99' | 'non2xx' | 'serve
 /** A running system under test: measured with the same load, round after round, in turn with the others (lib/targets.ts). */
 interface Target extends BenchTarget<LoadResult> {
   path: string;
-  /** its database, vacuumed between the rounds' creates and lists */
-  databaseUrl: string;
 }
 
 /** The baseline: node:http + pg, minimal SQL, in its own process, under the same HTTP load. */
@@ -154,7 +152,7 @@ async function embedded(logLevel: string, opts: { /** fraction of traces sampled
 }
 
 async function distributed(): Promise<Target> {
-  const cluster = await startCluster({ LOG_LEVEL: 'silent' });
+  const cluster = await startCluster({ LOG_LEVEL: 'silent' }, { pgSettings: BENCH_PG_SETTINGS });
   try {
     await cluster.ready(180_000);
     const pool = createPool(cluster.databaseUrl, log);
@@ -176,15 +174,6 @@ async function distributed(): Promise<Target> {
   } catch (err) {
     await cluster.stop();
     throw err;
-  }
-}
-
-async function vacuum(url: string): Promise<void> {
-  const pool = createPool(url, log);
-  try {
-    await pool.query('VACUUM (ANALYZE)');
-  } finally {
-    await pool.end();
   }
 }
 
@@ -250,21 +239,7 @@ try {
   for (const t of targets) await t.load('create'); // warm-up, and the rows the lists read
   const idle = await machineBusy(5_000); // the background work of every system up and idle
   for (const t of targets) await pause(t);
-  const runs = new Map(targets.map((t) => [t, { create: [] as LoadResult[], list: [] as LoadResult[] }]));
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const op of ['create', 'list'] as const) {
-      // the creates just left every database with tens of thousands of new rows: vacuumed and
-      // analysed now, the lists read tables with current statistics, as autovacuum keeps them in
-      // production (and as the plans are then chosen), and autovacuum catching up on every database
-      // at once does not run beside whichever list comes next
-      if (op === 'list') await Promise.all(targets.map((t) => vacuum(t.databaseUrl)));
-      for (let i = 0; i < targets.length; i++) {
-        const t = targets[(i + round) % targets.length]!;
-        runs.get(t)![op].push(await measureAlone(t, op));
-      }
-    }
-    console.log(`round ${round + 1} of ${ROUNDS} done`);
-  }
+  const runs = await runRounds(targets, ROUNDS, (round) => console.log(`round ${round + 1} of ${ROUNDS} done`));
 
   const base = targets[0]!;
   /** per round: a target's figure over the baseline's of the same round */

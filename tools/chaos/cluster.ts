@@ -42,12 +42,16 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-/** `nodeFlags`: what each service's node starts with (as in the images by default; tools/bench/gc.ts compares others). */
-export async function startCluster(extraEnv: Record<string, string> = {}, nodeFlags: readonly string[] = STANDALONE_NODE_FLAGS): Promise<Cluster> {
+/**
+ * `nodeFlags`: what each service's node starts with (as in the images by default; tools/bench/gc.ts
+ * compares others); `pgSettings`: extra settings of its PostgreSQL server (the benches').
+ */
+export async function startCluster(extraEnv: Record<string, string> = {}, opts: { nodeFlags?: readonly string[]; pgSettings?: string[] } = {}): Promise<Cluster> {
+  const nodeFlags = opts.nodeFlags ?? STANDALONE_NODE_FLAGS;
   const log = createLogger('chaos', 'silent');
   const dir = mkdtempSync(join(tmpdir(), 'chaos-'));
   const pgPort = await freePort();
-  let pg: LocalPostgres = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, port: pgPort });
+  let pg: LocalPostgres = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, port: pgPort, settings: opts.pgSettings });
   const nats: LocalNats = await startNats({ storeDir: join(dir, 'nats') });
   const databaseUrl = await createDatabase(pg.url, 'chaos');
   const port = await freePort();
@@ -141,7 +145,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}, nodeFl
     restartNats: () => nats.restart(),
     stopPostgres: () => pg.stop(),
     async startPostgres() {
-      pg = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, port: pgPort });
+      pg = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, port: pgPort, settings: opts.pgSettings });
     },
     output: (name) => procs.get(name)?.output ?? '',
     pids: () => [...procs.values()].map((p) => p.child.pid!).filter(Boolean),

@@ -8,10 +8,14 @@ import { createLogger, createPool, type Pool } from '@tasksvc/runtime';
 import { until } from '../../testenv/wait.ts';
 import { serving } from './servers.ts';
 
+const log = createLogger('bench', 'silent');
+
 export type Op = 'create' | 'list';
 
 export interface Target<R> {
   url: string;
+  /** its database: vacuumed and analysed before each phase (runRounds) */
+  databaseUrl: string;
   /** its processes, paused (SIGSTOP) while another target is measured */
   pids(): number[];
   /** whether what its last load left to do has been done (the events in its outbox published), so it is paused quiet */
@@ -49,13 +53,50 @@ export async function measureAlone<R>(t: Target<R>, op: Op): Promise<R> {
   return r;
 }
 
+/**
+ * The rounds of a bench: in each, the creates of every target in turn, then the lists (each round
+ * starting one target later, so drift in the machine or in PostgreSQL falls on all alike). Before
+ * each phase every database is vacuumed and analysed: the lists then read tables with current
+ * statistics (as autovacuum keeps them in production, and as the plans are chosen), and each
+ * target's own maintenance is done between the phases. The bench's PostgreSQL servers run with
+ * autovacuum off (BENCH_PG_SETTINGS): left on, the work one target's writes caused ran during the
+ * next target's measurement, on a server they share.
+ */
+export async function runRounds<T extends Target<unknown>>(targets: T[], rounds: number, onRound?: (round: number) => void): Promise<Map<T, Record<Op, Result<T>[]>>> {
+  const runs = new Map(targets.map((t) => [t, { create: [] as Result<T>[], list: [] as Result<T>[] }]));
+  for (let round = 0; round < rounds; round++) {
+    for (const op of ['create', 'list'] as const) {
+      await Promise.all(targets.map((t) => vacuum(t.databaseUrl)));
+      for (let i = 0; i < targets.length; i++) {
+        const t = targets[(i + round) % targets.length]!;
+        runs.get(t)![op].push((await measureAlone(t, op)) as Result<T>);
+      }
+    }
+    onRound?.(round);
+  }
+  return runs;
+}
+
+/** What a target's load gives. */
+type Result<T extends Target<unknown>> = Awaited<ReturnType<T['load']>>;
+
+/** Settings of every PostgreSQL server a bench starts (see runRounds). */
+export const BENCH_PG_SETTINGS = ['autovacuum=off'];
+
+async function vacuum(url: string): Promise<void> {
+  const pool = createPool(url, log, { max: 1 });
+  try {
+    await pool.query('VACUUM (ANALYZE)');
+  } finally {
+    await pool.end();
+  }
+}
+
 /** Resume every target (a paused process would not see its SIGTERM) and stop them. */
 export async function stopAll(targets: Target<unknown>[]): Promise<void> {
   for (const t of targets) signal(t, 'SIGCONT');
   for (const t of targets) await t.stop();
 }
-
-const log = createLogger('bench', 'silent');
 
 /**
  * Whether no event of the tasks service waits in the outbox of the database at `url`, on one
