@@ -25,7 +25,7 @@ export interface Target<R> {
 }
 
 /** Pause or resume every process of a target (a process that has exited is skipped). */
-export function signal(t: Target<unknown>, sig: 'SIGSTOP' | 'SIGCONT'): void {
+function signal(t: Target<unknown>, sig: 'SIGSTOP' | 'SIGCONT'): void {
   for (const pid of t.pids()) {
     try {
       process.kill(pid, sig);
@@ -45,7 +45,7 @@ export async function pause(t: Target<unknown>): Promise<void> {
  * One target's load, measured with every other target paused. Resumed, it answers its health check
  * before the load; after it, it finishes what the load left it (publishing the events) and is paused again.
  */
-export async function measureAlone<R>(t: Target<R>, op: Op): Promise<R> {
+async function measureAlone<R>(t: Target<R>, op: Op): Promise<R> {
   signal(t, 'SIGCONT');
   await serving(t.url, t.url, 60_000);
   const r = await t.load(op);
