@@ -155,12 +155,13 @@ export function startOutboxRelay(opts: {
   let running: Promise<number> | undefined;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
-  // A round costs four statements however few rows it carries, and becomes one JetStream message
-  // that every consumer takes and acknowledges. Under a steady stream of commits, rounds back to back
-  // carried a handful of rows each and were most of the statements per event; started at most every
-  // `minRoundGapMs`, each takes what came in meanwhile. 25 ms rather than 10: a create cost 12–16 %
-  // less CPU across the system under load (tools/bench/gc.ts, same rounds), for at most 25 ms more
-  // between commit and consumers. An event after a quiet moment still goes at once.
+  // A round costs four statements however few rows it carries, and over NATS leaves as few JetStream
+  // messages as its subjects allow (event-batch.ts), each taken and acknowledged by every consumer.
+  // Under a steady stream of commits, rounds back to back carried a handful of rows each and were most
+  // of the statements per event; started at most every `minRoundGapMs`, each takes what came in
+  // meanwhile. 25 ms rather than 10: a create cost 12–16 % less CPU across the system under load (both
+  // gaps in the same interleaved rounds of tools/bench/gc.ts), for at most 25 ms more between commit
+  // and consumers. An event after a quiet moment still goes at once.
   const minRoundGapMs = opts.minRoundGapMs ?? 25;
   let lastRound = -Infinity;
   let deferred: NodeJS.Timeout | undefined;
