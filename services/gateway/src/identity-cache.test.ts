@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { IDENTITY_CHANGED_SUBJECT, type Identity } from '@tasksvc/proto';
 import { createMemoryBus, createNatsBus } from '@tasksvc/runtime';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { quietLogger, startNats, until, type LocalNats } from '../../../tools/testenv/index.ts';
-import { identityCache } from './identity-cache.ts';
+import { IDENTITY_TTL_MS, identityCache } from './identity-cache.ts';
 
 const log = quietLogger();
 const someone = (): Identity => ({ id: randomUUID(), email: 'a@example.com', method: 'api_key', readOnly: false, secondFactorOk: true, isAdmin: false });
@@ -16,7 +16,7 @@ describe('the gateway identity cache', () => {
     const bob = someone();
     cache.set('a', alice, cache.stamp());
     cache.set('b', bob, cache.stamp());
-    expect(cache.get('a')).toEqual(alice);
+    expect(cache.get('a')?.user).toEqual(alice);
 
     // a lookup of alice's key is in flight when her key is revoked: its answer may predate the revocation
     const askedAt = cache.stamp();
@@ -24,11 +24,46 @@ describe('the gateway identity cache', () => {
     await until(() => cache.get('a') === undefined, "alice's entry dropped");
     cache.set('a', alice, askedAt);
     expect(cache.get('a')).toBeUndefined();
-    expect(cache.get('b')).toEqual(bob);
+    expect(cache.get('b')?.user).toEqual(bob);
     // asked after the broadcast: kept
     cache.set('a', alice, cache.stamp());
-    expect(cache.get('a')).toEqual(alice);
+    expect(cache.get('a')?.user).toEqual(alice);
     await bus.close();
+  });
+
+  describe('in time', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('asks its user to refresh an entry once, from half to three quarters of its life, and drops it at the end', async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const bus = createMemoryBus(log);
+      const cache = identityCache(bus);
+      const alice = someone();
+      const start = Date.now();
+      const at = (ms: number) => {
+        vi.setSystemTime(start + ms);
+        return cache.get('a');
+      };
+      cache.set('a', alice, cache.stamp());
+      expect(at(IDENTITY_TTL_MS / 2 - 1)).toEqual({ user: alice, refresh: false });
+      expect(at((IDENTITY_TTL_MS * 3) / 4)).toEqual({ user: alice, refresh: true });
+      // one refresh at a time: the next uses answer from the entry without asking again
+      expect(at((IDENTITY_TTL_MS * 3) / 4 + 1)).toEqual({ user: alice, refresh: false });
+      expect(at(IDENTITY_TTL_MS - 1)).toEqual({ user: alice, refresh: false });
+      expect(at(IDENTITY_TTL_MS)).toBeUndefined();
+
+      // a refresh's answer starts a new life
+      vi.setSystemTime(start);
+      cache.set('a', alice, cache.stamp());
+      expect(at((IDENTITY_TTL_MS * 3) / 4)?.refresh).toBe(true);
+      cache.set('a', alice, cache.stamp());
+      expect(at(IDENTITY_TTL_MS + 1)).toEqual({ user: alice, refresh: false });
+      cache.forget('a');
+      expect(at(IDENTITY_TTL_MS + 1)).toBeUndefined();
+      await bus.close();
+    });
   });
 
   describe('over NATS', () => {
@@ -46,7 +81,7 @@ describe('the gateway identity cache', () => {
         const cache = identityCache(bus);
         const alice = someone();
         cache.set('a', alice, cache.stamp());
-        expect(cache.get('a')).toEqual(alice);
+        expect(cache.get('a')?.user).toEqual(alice);
         const before = cache.stamp();
         await nats.restart();
         await until(() => cache.get('a') === undefined, 'the cache emptied by the disconnect');
@@ -54,7 +89,7 @@ describe('the gateway identity cache', () => {
         await until(() => cache.stamp() >= before + 2, 'the reconnect seen');
         await bus.flush();
         cache.set('a', alice, cache.stamp());
-        expect(cache.get('a')).toEqual(alice);
+        expect(cache.get('a')?.user).toEqual(alice);
       } finally {
         await bus.close();
       }

@@ -11,14 +11,24 @@ const MAX_ENTRIES = 10_000;
 interface Entry {
   user: Identity;
   until: number;
+  /** from then on its next use asks again in the background (once) */
+  refreshAt: number;
+}
+
+export interface Cached {
+  user: Identity;
+  /** true once the entry is old enough to be asked for again: the caller does so without waiting */
+  refresh: boolean;
 }
 
 export interface IdentityCache {
-  get(key: string): Identity | undefined;
+  get(key: string): Cached | undefined;
   /** taken before asking the auth service, and handed to `set` */
   stamp(): number;
   /** Remember an answer, unless anything was invalidated since `stamp` (the answer may predate it). */
   set(key: string, user: Identity, stamp: number): void;
+  /** The key no longer identifies anyone (a refresh was answered with no one). */
+  forget(key: string): void;
 }
 
 const caches = new WeakMap<Bus, IdentityCache>();
@@ -29,6 +39,11 @@ const caches = new WeakMap<Bus, IdentityCache>();
  * every account change (a revoked key, a new second factor) and every replica drops that user's
  * entries at once. Broadcasts are not stored for an absent subscriber, so when the connection to NATS
  * drops or comes back the whole cache goes (the next request of each key asks again).
+ *
+ * A key in steady use is asked for again in the background 30–45 s after its answer (the caller
+ * answers from the entry meanwhile), so its requests never wait for an expired entry. Without that,
+ * every key first seen in the same second expires in the same second a minute later, and each of
+ * their next requests waits for the auth service at once. The spread keeps those refreshes apart.
  */
 export function identityCache(bus: Bus): IdentityCache {
   let cache = caches.get(bus);
@@ -53,16 +68,24 @@ export function identityCache(bus: Bus): IdentityCache {
     get(key) {
       const e = entries.get(key);
       if (!e) return undefined;
-      if (e.until > Date.now()) return e.user;
-      entries.delete(key);
-      return undefined;
+      const now = Date.now();
+      if (e.until <= now) {
+        entries.delete(key);
+        return undefined;
+      }
+      const refresh = e.refreshAt <= now;
+      if (refresh) e.refreshAt = Infinity; // one refresh in flight; its answer makes a new entry
+      return { user: e.user, refresh };
     },
     stamp: () => invalidations,
     set(key, user, stamp) {
       if (stamp !== invalidations) return;
       if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
-      entries.set(key, { user, until: Date.now() + IDENTITY_TTL_MS });
+      const now = Date.now();
+      entries.delete(key); // re-inserted last: the oldest entries stay first, for the size cap
+      entries.set(key, { user, until: now + IDENTITY_TTL_MS, refreshAt: now + IDENTITY_TTL_MS * (0.5 + Math.random() / 4) });
     },
+    forget: (key) => void entries.delete(key),
   };
   caches.set(bus, cache);
   return cache;

@@ -21,7 +21,15 @@ export async function resolveIdentity(req: FastifyRequest, bus: Bus, config: Con
   const key = cache && hash('sha256', authorization!, 'base64');
   const cached = key ? cache.get(key) : undefined;
   const stamp = cache?.stamp() ?? 0;
-  const user = cached ?? (await bus.request(resolveIdentityRpc, { cookie, authorization }, { requestId: String(req.id), timeoutMs: 5_000 }));
+  const ask = () => bus.request(resolveIdentityRpc, { cookie, authorization }, { requestId: String(req.id), timeoutMs: 5_000 });
+  if (cached?.refresh && cache && key) {
+    // answered from the entry; a failed refresh leaves it to expire, and the key's next request then asks
+    ask().then(
+      (fresh) => (fresh ? cache.set(key, fresh, stamp) : cache.forget(key)),
+      (err: Error) => req.log.debug({ err: err.message }, 'identity refresh failed'),
+    );
+  }
+  const user = cached?.user ?? (await ask());
   if (!user) return null;
   if (key && !cached) cache.set(key, user, stamp);
   return { ...user, isAdmin: config.ADMIN_USER_IDS.includes(user.id.toLowerCase()) };

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { AppError, defineRoute, IDENTITY_CHANGED_SUBJECT, resolveIdentityRpc } from '@tasksvc/proto';
 import { createMemoryBus, createPool } from '@tasksvc/runtime';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { quietLogger, testConfig, until } from '../../../tools/testenv/index.ts';
 import { buildGateway } from '../src/app.ts';
+import { identityCache } from '../src/identity-cache.ts';
 
 const log = quietLogger();
 const alice = randomUUID();
@@ -211,5 +212,54 @@ describe('API-key identities', () => {
     expect(asked).toHaveLength(5);
     await app.close();
     await pool.end();
+  });
+
+  it('asks again for a key in steady use before its answer expires, without making a request wait, and drops a key that no longer identifies anyone', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    const config = testConfig({ ADMIN_USER_IDS: '' });
+    const bus = createMemoryBus(log);
+    const pool = createPool('postgres://postgres@127.0.0.1:1/none', log);
+    let asked = 0;
+    let revoked = false;
+    // an auth service that takes its time: a request that waited for it would show
+    let answer = Promise.resolve();
+    bus.serve(resolveIdentityRpc, async () => {
+      asked++;
+      await answer;
+      return revoked ? null : { id: alice, email: 'a@example.com', method: 'api_key' as const, readOnly: false, secondFactorOk: true, isAdmin: false };
+    });
+    bus.serve(list.rpc, async () => ['a']);
+    const app = await buildGateway({ config, bus, pool, log, routes: [list] });
+    const get = async () => (await app.inject({ method: 'GET', url: '/api/test/things', headers: { host: 'localhost:3000', authorization: 'Bearer key-a' } })).statusCode;
+    try {
+      expect(await get()).toBe(200);
+      expect(asked).toBe(1);
+      // three quarters of a minute later (every entry is due by then, none expired): answered at
+      // once while the auth service has not answered the refresh
+      let release!: () => void;
+      answer = new Promise((r) => (release = r));
+      const stored = vi.spyOn(identityCache(bus), 'set');
+      vi.setSystemTime(Date.now() + 45_000);
+      expect(await get()).toBe(200);
+      await until(() => asked === 2, 'the refresh asked');
+      expect(await get()).toBe(200);
+      expect(asked).toBe(2);
+      release();
+      await until(() => stored.mock.calls.length === 1, "the refresh's answer stored");
+      // a new entry: a minute after the first answer the key is still cached
+      vi.setSystemTime(Date.now() + 20_000);
+      expect(await get()).toBe(200);
+      expect(asked).toBe(2);
+      // the key is revoked and the broadcast lost: the next refresh (due within the new entry's 45 s) drops it
+      revoked = true;
+      vi.setSystemTime(Date.now() + 30_000);
+      expect(await get()).toBe(200);
+      await until(async () => (await get()) === 401, 'the key refused once its refresh said no one');
+      expect(asked).toBe(4);
+    } finally {
+      vi.useRealTimers();
+      await app.close();
+      await pool.end();
+    }
   });
 });
