@@ -109,9 +109,9 @@ async function single(flags: readonly string[], label: string): Promise<System> 
       databaseUrl: DATABASE_URL,
       pids: () => [child.pid],
       settled: outbox.empty,
-      async load(op) {
+      async load(op, seconds) {
         await probe(); // the window starts here
-        const load = await httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [child.pid] });
+        const load = await httpLoad({ url, keys, op, seconds, connections: C, serverPids: [child.pid] });
         return { load, probe: await probe() };
       },
       stop,
@@ -143,9 +143,9 @@ async function distributed(flags: readonly string[], label: string): Promise<Sys
       databaseUrl: cluster.databaseUrl,
       pids: () => cluster.pids(),
       settled: outbox.empty,
-      async load(op) {
+      async load(op, seconds) {
         await probe();
-        const load = await httpLoad({ url: cluster.url, keys, op, seconds: SECONDS, connections: C, serverPids: cluster.pids() });
+        const load = await httpLoad({ url: cluster.url, keys, op, seconds, connections: C, serverPids: cluster.pids() });
         return { load, probe: await probe() };
       },
       stop,
@@ -167,9 +167,9 @@ try {
     systems.push(await start(own, `as the services run: ${label(own)}`));
     for (const flags of variants) if (flags.join(' ') !== own.join(' ')) systems.push(await start(flags, label(flags)));
   }
-  for (const s of systems) await s.load('create'); // warm-up, and the rows the lists read
+  for (const s of systems) await s.load('create', SECONDS); // warm-up, and the rows the lists read
   for (const s of systems) await pause(s);
-  const runs = await runRounds(systems, ROUNDS);
+  const runs = await runRounds(systems, { rounds: ROUNDS, seconds: SECONDS });
   const rows: (string | number)[][] = [];
   for (const op of ['create', 'list'] as const) {
     for (const s of systems) {

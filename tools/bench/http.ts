@@ -9,7 +9,8 @@
  * database alone). Same private PostgreSQL per mode, fsync off for all, many users with one API key
  * each. Every system runs for the whole bench and they are measured in interleaved rounds, so each
  * ratio compares figures taken minutes apart at most, under the same conditions; while one is
- * measured the others are paused (SIGSTOP), so their idle wake-ups do not land in its latencies.
+ * measured the others are paused (SIGSTOP), so their idle wake-ups do not land in its latencies, and
+ * a resumed one takes a short warm-up of the same load before it is measured (lib/targets.ts).
  *
  *   node_modules/.bin/node tools/bench/http.ts [--seconds 8] [--rounds 3] [--connections 10] [--users 500]
  *     [--sampled 0.05] [--only floor,off,info,tracing,tracing-sampled,distributed]
@@ -31,7 +32,7 @@ import { httpLoad, type LoadResult } from './http-load.ts';
 import { BASELINE_CREATE, BASELINE_LIST, baselineCreateValues } from './lib/baseline-sql.ts';
 import { emitRows } from './lib/report.ts';
 import { apiKeys, serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
-import { BENCH_PG_SETTINGS, outboxWatch, pause, runRounds, stopAll, type Op, type Target as BenchTarget } from './lib/targets.ts';
+import { BENCH_PG_SETTINGS, outboxWatch, pause, runRounds, stopAll, WARM_UP_SECONDS, type Op, type Target as BenchTarget } from './lib/targets.ts';
 import { measure, median } from './lib/stats.ts';
 
 const { values } = parseArgs({
@@ -88,7 +89,7 @@ async function httpBaseline(): Promise<Target> {
     url,
     databaseUrl: DATABASE_URL,
     pids: () => [server.pid],
-    load: (op) => httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL }),
+    load: (op, seconds) => httpLoad({ url, keys, op, seconds, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL }),
     stop: () => server.stop(),
   };
 }
@@ -132,8 +133,8 @@ async function embedded(logLevel: string, opts: { /** fraction of traces sampled
       pids: () => [server.pid],
       settled: outbox.empty,
       path: `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${sampled} sampled)` : ''}`,
-      load: async (op) => {
-        const r = await httpLoad({ url, keys, op, seconds: SECONDS, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL });
+      load: async (op, seconds) => {
+        const r = await httpLoad({ url, keys, op, seconds, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL });
         // the spans did leave the process (else the row would measure tracing that exports nothing)
         if (otlp) await until(() => otlp.received() > 0, 'spans at the OTLP receiver', 30_000);
         return r;
@@ -165,7 +166,7 @@ async function distributed(): Promise<Target> {
       databaseUrl: cluster.databaseUrl,
       pids: () => cluster.pids(),
       settled: outbox.empty,
-      load: (op) => httpLoad({ url: cluster.url, keys, op, seconds: SECONDS, connections: C, serverPids: cluster.pids(), pgUrl: cluster.databaseUrl }),
+      load: (op, seconds) => httpLoad({ url: cluster.url, keys, op, seconds, connections: C, serverPids: cluster.pids(), pgUrl: cluster.databaseUrl }),
       async stop() {
         await outbox.end();
         await cluster.stop();
@@ -236,10 +237,10 @@ try {
     targets.push(t);
     named.set(name, t);
   }
-  for (const t of targets) await t.load('create'); // warm-up, and the rows the lists read
+  for (const t of targets) await t.load('create', SECONDS); // warm-up, and the rows the lists read
   const idle = await machineBusy(5_000); // the background work of every system up and idle
   for (const t of targets) await pause(t);
-  const runs = await runRounds(targets, ROUNDS, (round) => console.log(`round ${round + 1} of ${ROUNDS} done`));
+  const runs = await runRounds(targets, { rounds: ROUNDS, seconds: SECONDS, onRound: (round) => console.log(`round ${round + 1} of ${ROUNDS} done`) });
 
   const base = targets[0]!;
   /** per round: a target's figure over the baseline's of the same round */
@@ -274,7 +275,7 @@ try {
     }
   }
   emitRows(
-    `HTTP load: autocannon, ${C} connections, ${USERS} users with one API key each; ${ROUNDS} interleaved rounds of ${SECONDS} s per row, each row measured with the other systems paused (SIGSTOP; the baseline and the single-process rows share one PostgreSQL server, the distributed row has its own). req/s is the mean over the rounds; ratios are the median over the rounds of (row ÷ baseline in the same round), with their range. With every system up and none loaded the machine was ${(idle * 100).toFixed(1)} % busy (what pausing them takes away)`,
+    `HTTP load: autocannon, ${C} connections, ${USERS} users with one API key each; ${ROUNDS} interleaved rounds of ${SECONDS} s per row, each row measured with the other systems paused (SIGSTOP) and after ${WARM_UP_SECONDS} s of the same load unmeasured (the baseline and the single-process rows share one PostgreSQL server, the distributed row has its own). req/s is the mean over the rounds; ratios are the median over the rounds of (row ÷ baseline in the same round), with their range. With every system up and none loaded the machine was ${(idle * 100).toFixed(1)} % busy (what pausing them takes away)`,
     ['operation', 'path', 'req/s', '× baseline', 'p50 ms', 'p99 ms', 'p99 × baseline', 'non-2xx', 'server CPU ms / 1k', 'PostgreSQL CPU ms / 1k', 'statements / request', 'load avg'],
     rows,
   );

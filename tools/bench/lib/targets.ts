@@ -20,7 +20,8 @@ export interface Target<R> {
   pids(): number[];
   /** whether what its last load left to do has been done (the events in its outbox published), so it is paused quiet */
   settled?(): Promise<boolean>;
-  load(op: Op): Promise<R>;
+  /** `seconds` of the load: a measurement's, or the warm-up's before it (its figures are dropped) */
+  load(op: Op, seconds: number): Promise<R>;
   stop(): Promise<void>;
 }
 
@@ -42,13 +43,26 @@ export async function pause(t: Target<unknown>): Promise<void> {
 }
 
 /**
- * One target's load, measured with every other target paused. Resumed, it answers its health check
- * before the load; after it, it finishes what the load left it (publishing the events) and is paused again.
+ * Seconds of the same load, unmeasured, before each measurement. A target resumes from a pause as
+ * long as every other target's turn (about a minute with six), which no server under steady load
+ * has: its idle database connections have been closed (after 30 s) and every API key's cached
+ * identity has expired (60 s), all at once, so the first second of a measurement would reconnect and
+ * look up all 500 keys again. The more targets a bench runs, the longer the pauses: in http.ts with
+ * six targets (2 rounds, 2026-12-05) the distributed create measured 0.40× the baseline with a p99
+ * of 3.9× without the warm-up, and 0.56× with 2.1× with it.
  */
-async function measureAlone<R>(t: Target<R>, op: Op): Promise<R> {
+export const WARM_UP_SECONDS = 2;
+
+/**
+ * One target's load, measured with every other target paused. Resumed, it answers its health check
+ * and takes the warm-up load before the measured one; after it, it finishes what the load left it
+ * (publishing the events) and is paused again.
+ */
+async function measureAlone<R>(t: Target<R>, op: Op, seconds: number): Promise<R> {
   signal(t, 'SIGCONT');
   await serving(t.url, t.url, 60_000);
-  const r = await t.load(op);
+  await t.load(op, WARM_UP_SECONDS);
+  const r = await t.load(op, seconds);
   await pause(t);
   return r;
 }
@@ -62,17 +76,20 @@ async function measureAlone<R>(t: Target<R>, op: Op): Promise<R> {
  * autovacuum off (BENCH_PG_SETTINGS): left on, the work one target's writes caused ran during the
  * next target's measurement, on a server they share.
  */
-export async function runRounds<T extends Target<unknown>>(targets: T[], rounds: number, onRound?: (round: number) => void): Promise<Map<T, Record<Op, Result<T>[]>>> {
+export async function runRounds<T extends Target<unknown>>(
+  targets: T[],
+  o: { rounds: number; /** of each measurement */ seconds: number; onRound?: (round: number) => void },
+): Promise<Map<T, Record<Op, Result<T>[]>>> {
   const runs = new Map(targets.map((t) => [t, { create: [] as Result<T>[], list: [] as Result<T>[] }]));
-  for (let round = 0; round < rounds; round++) {
+  for (let round = 0; round < o.rounds; round++) {
     for (const op of ['create', 'list'] as const) {
       await Promise.all(targets.map((t) => vacuum(t.databaseUrl)));
       for (let i = 0; i < targets.length; i++) {
         const t = targets[(i + round) % targets.length]!;
-        runs.get(t)![op].push((await measureAlone(t, op)) as Result<T>);
+        runs.get(t)![op].push((await measureAlone(t, op, o.seconds)) as Result<T>);
       }
     }
-    onRound?.(round);
+    o.onRound?.(round);
   }
   return runs;
 }
