@@ -80,9 +80,9 @@ export function identityCache(bus: Bus): IdentityCache {
     stamp: () => invalidations,
     set(key, user, stamp) {
       if (stamp !== invalidations) return;
-      if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
+      // re-inserted last, so the oldest entries stay first for the size cap
+      if (!entries.delete(key) && entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
       const now = Date.now();
-      entries.delete(key); // re-inserted last: the oldest entries stay first, for the size cap
       entries.set(key, { user, until: now + IDENTITY_TTL_MS, refreshAt: now + IDENTITY_TTL_MS * (0.5 + Math.random() / 4) });
     },
     forget: (key) => void entries.delete(key),
