@@ -6,11 +6,12 @@ import pg from 'pg';
 import { cronBucketStart } from '@tasksvc/proto';
 import { freePort } from '@tasksvc/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sharedNatsUrl, testDatabase, until, waitForPort } from './testenv/index.ts';
+import { fileNats, testDatabase, until, waitForPort } from './testenv/index.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const node = join(root, 'node_modules', '.bin', 'node');
 const children: ChildProcess[] = [];
+const nats = fileNats();
 
 /** Launch a project entry point with exactly this environment (plus PATH). */
 function launch(script: string, env: Record<string, string>) {
@@ -143,7 +144,7 @@ describe('npm start (tools/start.ts)', () => {
   it('runs distributed: each service its own process over NATS, the gateway reporting who is up', async () => {
     const DATABASE_URL = await testDatabase();
     const port = await freePort();
-    const env = { DATABASE_URL, AUTH_SECRET: secret, AUTH_TRUST_HOST: 'true', NATS_URL: sharedNatsUrl(), PORT: String(port), HOST: '127.0.0.1' };
+    const env = { DATABASE_URL, AUTH_SECRET: secret, AUTH_TRUST_HOST: 'true', NATS_URL: nats.url(), PORT: String(port), HOST: '127.0.0.1' };
     const scheduler = launch('services/scheduler/src/main.ts', env);
     const gateway = launch('services/gateway/src/main.ts', env);
     const { body } = await waitHealthy(port);

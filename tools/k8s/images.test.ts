@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createPool, freePort, type Pool } from '@tasksvc/runtime';
-import { sharedNatsUrl, testDatabase, until } from '../testenv/index.ts';
+import { fileNats, testDatabase, until } from '../testenv/index.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { imageName, imagesMissing, podman, skipOrFail, TARGETS } from './images.ts';
 
@@ -18,6 +18,7 @@ const skip = skipOrFail(await imagesMissing());
 const NODE_VERSION = (await import('../../package.json', { with: { type: 'json' } })).default.devDependencies.node;
 
 describe.skipIf(skip)('built images', () => {
+  const nats = fileNats();
   let port = 0;
   let databaseUrl = '';
   let pool: Pool | undefined;
@@ -30,7 +31,7 @@ describe.skipIf(skip)('built images', () => {
     port = await freePort();
     const env = {
       DATABASE_URL: databaseUrl,
-      NATS_URL: sharedNatsUrl(),
+      NATS_URL: nats.url(),
       NATS_ALLOW_ANONYMOUS: 'true',
       AUTH_SECRET: randomBytes(24).toString('hex'),
       AUTH_TRUST_HOST: 'true',

@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createPool, type Pool } from '@tasksvc/runtime';
-import { sharedNatsUrl, testDatabase, until } from '../testenv/index.ts';
+import { fileNats, testDatabase, until } from '../testenv/index.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { APP_NAMESPACE, applyTaskService, forward, installOperator, kubectlApply, OPERATOR_NAMESPACE, taskService, TS_NAME } from './deploy.ts';
 import { imageName, imagesMissing, PAUSE_IMAGE, podman, skipOrFail, TARGETS } from './images.ts';
@@ -56,6 +56,7 @@ const reach = (port: number, from: string): Promise<string> =>
   });
 
 describe.skipIf(skip)('one-node cluster', () => {
+  const fileNatsServer = fileNats();
   let cluster: NodeCluster | undefined;
   let pool: Pool | undefined;
   let databaseUrl = '';
@@ -95,7 +96,7 @@ describe.skipIf(skip)('one-node cluster', () => {
     // The pods reach the run's PostgreSQL and NATS through forwarders on the host's end of the node's veth.
     databaseUrl = await testDatabase('k8s');
     const db = new URL(databaseUrl);
-    const nats = new URL(sharedNatsUrl());
+    const nats = new URL(fileNatsServer.url());
     const pgFwd = await forward(HOST_IP, { host: db.hostname, port: Number(db.port) });
     const natsFwd = await forward(HOST_IP, { host: nats.hostname, port: Number(nats.port) });
     forwarders.push(pgFwd, natsFwd);

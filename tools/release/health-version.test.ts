@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { buildGateway } from '@tasksvc/gateway';
 import { createMemoryBus, createPool, freePort, type Pool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { quietLogger, sharedNatsUrl, testConfig, testDatabase } from '../testenv/index.ts';
+import { fileNats, quietLogger, testConfig, testDatabase } from '../testenv/index.ts';
 
 // The manifest the image is built from: read here independently of the runtime's VERSION constant.
 const ROOT_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -12,6 +12,7 @@ const COMMIT = '3f2a9c1d4e5b6a7988776655443322110fedcba9';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const log = quietLogger('health-version');
+const nats = fileNats();
 let databaseUrl: string;
 const pools: Pool[] = [];
 const apps: Awaited<ReturnType<typeof buildGateway>>[] = [];
@@ -56,7 +57,7 @@ async function startGatewayProcess(extraEnv: Record<string, string>): Promise<{ 
       DATABASE_URL: databaseUrl,
       AUTH_SECRET: 'release-test-secret-release-test-secret',
       AUTH_TRUST_HOST: 'true',
-      NATS_URL: sharedNatsUrl(),
+      NATS_URL: nats.url(),
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',

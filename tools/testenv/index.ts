@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createDatabase, createLogger, freePort, loadConfig, type Config, type Logger } from '@tasksvc/runtime';
 
 export { serveTestIdentities } from './identity.ts';
-export { startNats, type LocalNats } from './nats.ts';
+import { startNats, type LocalNats } from './nats.ts';
+export { startNats, type LocalNats };
 export { eventually, until, waitForPort } from './wait.ts';
 
 /** A fresh, empty database on the run's shared PostgreSQL. */
@@ -11,8 +13,36 @@ export async function testDatabase(prefix = 't'): Promise<string> {
   return createDatabase(inject('pgAdminUrl'), `${prefix}_${randomBytes(6).toString('hex')}`);
 }
 
+/**
+ * The run's nats-server, shared by every test file: only for subjects and durables a test names
+ * itself (unique per test). A file that runs real services takes `fileNats()` instead.
+ */
 export function sharedNatsUrl(): string {
   return inject('natsUrl');
+}
+
+/**
+ * A nats-server of this test file's own, started before its other `beforeAll` hooks (call it at the
+ * top of the file) and stopped after the file. Services answer their fixed subjects in queue groups
+ * named after them and share durable consumers by name: two files running the tasks service on one
+ * server answered each other's requests (a task created through one file's gateway was read back as
+ * 404 through the other's database).
+ */
+export function fileNats(): { url(): string } {
+  let nats: LocalNats | undefined;
+  beforeAll(async () => {
+    nats = await startNats();
+  });
+  afterAll(async () => {
+    await nats?.stop();
+    if (nats) rmSync(nats.storeDir, { recursive: true, force: true });
+  });
+  return {
+    url() {
+      if (!nats) throw new Error('fileNats(): the server starts in a beforeAll hook; call url() inside hooks and tests');
+      return nats.url;
+    },
+  };
 }
 
 export function quietLogger(name = 'test'): Logger {
@@ -34,9 +64,9 @@ export function testConfig(overrides: Record<string, string | undefined> = {}): 
   });
 }
 
-/** A full test environment for one file: its own database, the shared NATS, a free port. */
-export async function testSystemConfig(overrides: Record<string, string | undefined> = {}, opts: { nats?: boolean } = {}): Promise<Config> {
+/** A full test environment for one file: its own database, a free port, and NATS at `natsUrl` if given (else the in-process bus). */
+export async function testSystemConfig(overrides: Record<string, string | undefined> = {}, opts: { natsUrl?: string } = {}): Promise<Config> {
   const DATABASE_URL = await testDatabase();
   const PORT = String(await freePort());
-  return testConfig({ DATABASE_URL, PORT, HOST: '127.0.0.1', NATS_URL: opts.nats ? sharedNatsUrl() : undefined, ...overrides });
+  return testConfig({ DATABASE_URL, PORT, HOST: '127.0.0.1', NATS_URL: opts.natsUrl, ...overrides });
 }

@@ -195,7 +195,7 @@ export interface AuthTestSystem {
  */
 export async function startAuthSystem(
   env: Record<string, string | undefined> = {},
-  opts: { extra?: ServiceDefinition[]; auth?: AuthServiceOptions; nats?: boolean } = {},
+  opts: { extra?: ServiceDefinition[]; auth?: AuthServiceOptions; /** NATS instead of the in-process bus */ natsUrl?: string } = {},
 ): Promise<AuthTestSystem> {
   const port = await freePort();
   const appUrl = `http://localhost:${port}`;
@@ -209,7 +209,7 @@ export async function startAuthSystem(
     OIDC_CLIENT_SECRET,
     TOTP_ENCRYPTION_KEY: 'a'.repeat(64),
     ...env,
-  }, { nats: opts.nats ?? false });
+  }, { natsUrl: opts.natsUrl });
   const services = () => [createAuthService(opts.auth), ...(opts.extra ?? []), gatewayService];
   let system = await startSystem(config, { services: services() });
   const t: AuthTestSystem = {

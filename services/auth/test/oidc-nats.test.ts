@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileNats } from '../../../tools/testenv/index.ts';
 import { Browser, oidcSignIn, startAuthSystem, type AuthTestSystem } from './helpers.ts';
+
+const nats = fileNats();
 
 let t: AuthTestSystem;
 beforeAll(async () => {
-  t = await startAuthSystem({}, { nats: true });
+  t = await startAuthSystem({}, { natsUrl: nats.url() });
 });
 afterAll(async () => {
   await t?.stop();

@@ -13,7 +13,7 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import webpush from 'web-push';
-import { quietLogger, serveTestIdentities, testSystemConfig, until } from '../../../tools/testenv/index.ts';
+import { fileNats, quietLogger, serveTestIdentities, testSystemConfig, until } from '../../../tools/testenv/index.ts';
 import { notifierService } from './service.ts';
 
 // ---------------------------------------------------------------- harness
@@ -26,8 +26,9 @@ interface Harness {
   stop(): Promise<void>;
 }
 
-async function startHarness(overrides: Record<string, string | undefined>, nats: boolean): Promise<Harness> {
-  const config = await testSystemConfig(overrides, { nats });
+/** `natsUrl`: over NATS (this file's own server), else the in-process bus. */
+async function startHarness(overrides: Record<string, string | undefined>, natsUrl?: string): Promise<Harness> {
+  const config = await testSystemConfig(overrides, { natsUrl });
   const log = quietLogger('notifier-test');
   const pool = createPool(config.DATABASE_URL, log);
   const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'notifier-test', log }) : createMemoryBus(log);
@@ -164,6 +165,7 @@ const APP = 'https://tasks.example.test';
 const BOT = '123456789:AAF-test_token_abcdefghijklmnop';
 const APP_TOKEN = 'azGDORePK8gMaC0QOYAMyEEuzJnyUi';
 const USER_KEY = 'uQiRzpo4DXghDmr9QzzfQu27cmVRsG';
+const nats = fileNats();
 let h: Harness;
 const alice = randomUUID();
 const bob = randomUUID();
@@ -187,7 +189,7 @@ beforeAll(async () => {
       PUSHOVER_API_URL: `${rxUrl}/pushover`,
       TELEGRAM_API_URL: `${rxUrl}/telegram`,
     },
-    true,
+    nats.url(),
   );
 }, 120_000);
 
@@ -389,7 +391,7 @@ describe('notification channels against real local peers', () => {
 describe('without SMTP, VAPID or TOTP_ENCRYPTION_KEY', () => {
   let h2: Harness;
   beforeAll(async () => {
-    h2 = await startHarness({ OUTBOUND_ALLOW_LIST: '127.0.0.1' }, false);
+    h2 = await startHarness({ OUTBOUND_ALLOW_LIST: '127.0.0.1' });
   });
   afterAll(async () => h2?.stop());
 

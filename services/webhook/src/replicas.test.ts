@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { taskEvents, type TaskEventPayload } from '@tasksvc/proto';
 import { createNatsBus, createPool, startService, type Bus, type Pool, type RunningService } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { fileNats, quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
 import { attemptLog } from './db/deliveries.ts';
 import { webhookService } from './service.ts';
 import { startReceiver, until, type Receiver } from '../test/support.ts';
@@ -14,12 +14,13 @@ import { startReceiver, until, type Receiver } from '../test/support.ts';
  */
 
 const EVENTS = 300;
+const nats = fileNats();
 let rx: Receiver;
 const replicas: { bus: Bus; pool: Pool; svc: RunningService }[] = [];
 
 beforeAll(async () => {
   rx = await startReceiver();
-  const config = await testSystemConfig({ OUTBOUND_ALLOW_LIST: '127.0.0.1' }, { nats: true });
+  const config = await testSystemConfig({ OUTBOUND_ALLOW_LIST: '127.0.0.1' }, { natsUrl: nats.url() });
   for (let i = 0; i < 3; i++) {
     const log = quietLogger(`replica-${i}`);
     const pool = createPool(config.DATABASE_URL, log);

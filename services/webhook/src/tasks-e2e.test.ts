@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../tools/system.ts';
-import { serveTestIdentities, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { fileNats, serveTestIdentities, testSystemConfig } from '../../../tools/testenv/index.ts';
 import { startReceiver, until, type Receiver } from '../test/support.ts';
 
 /**
@@ -10,6 +10,7 @@ import { startReceiver, until, type Receiver } from '../test/support.ts';
  * answering 410 is disabled and its owner's HTTP Alert channel hears about it through the notifier.
  */
 
+const nats = fileNats();
 let sys: RunningSystem;
 let rx: Receiver;
 const user = randomUUID();
@@ -29,7 +30,7 @@ async function call(method: string, url: string, body?: unknown): Promise<{ stat
 beforeAll(async () => {
   rx = await startReceiver();
   rx.respond = (req) => ({ status: req.path === '/gone' ? 410 : 200 });
-  const config = await testSystemConfig({ OUTBOUND_ALLOW_LIST: '127.0.0.1', TOTP_ENCRYPTION_KEY: randomBytes(32).toString('hex') }, { nats: true });
+  const config = await testSystemConfig({ OUTBOUND_ALLOW_LIST: '127.0.0.1', TOTP_ENCRYPTION_KEY: randomBytes(32).toString('hex') }, { natsUrl: nats.url() });
   sys = await startSystem(config, { services: ALL_SERVICES.filter((s) => ['tasks', 'notifier', 'webhook', 'gateway'].includes(s.name)) });
   serveTestIdentities(sys.bus);
 }, 120_000);

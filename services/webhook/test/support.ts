@@ -58,8 +58,8 @@ export interface Harness {
 }
 
 /** The webhook service and the real gateway (webhook routes only) on a fresh database. */
-export async function startWebhookHarness(overrides: Record<string, string | undefined>, opts: { nats?: boolean; service?: boolean } = {}): Promise<Harness> {
-  const config = await testSystemConfig(overrides, { nats: opts.nats });
+export async function startWebhookHarness(overrides: Record<string, string | undefined>, opts: { natsUrl?: string; service?: boolean } = {}): Promise<Harness> {
+  const config = await testSystemConfig(overrides, { natsUrl: opts.natsUrl });
   const log = quietLogger('webhook-test');
   const pool = createPool(config.DATABASE_URL, log);
   const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'webhook-test', log }) : createMemoryBus(log);
