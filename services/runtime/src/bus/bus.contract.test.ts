@@ -90,11 +90,13 @@ describe.each([
     server.serve(rpc, async ({ a }) => {
       if (a === 1) throw new AppError('TASKS_NOT_FOUND', 'no such page');
       if (a === 2) return { items: [{ id: 7 }], total: 1 } as never;
-      return { items: [{ id: 'x"y', at: '2026-12-01T00:00:00.000Z', secret: 's' }], total: 1, internal: true } as never;
+      return { items: [{ id: 'x"y ✓ zoë', at: '2026-12-01T00:00:00.000Z', secret: 's' }], total: 1, internal: true } as never;
     });
     await Promise.all([server.flush(), client.flush()]);
-    const text = await client.requestJson(rpc, { a: 0 });
-    expect(text).toBe('{"items":[{"id":"x\\"y","at":"2026-12-01T00:00:00.000Z"}],"total":1}');
+    // text in-process, the reply's own bytes over NATS
+    const json = await client.requestJson(rpc, { a: 0 });
+    const text = typeof json === 'string' ? json : Buffer.from(json).toString();
+    expect(text).toBe('{"items":[{"id":"x\\"y ✓ zoë","at":"2026-12-01T00:00:00.000Z"}],"total":1}');
     expect(JSON.parse(text)).toEqual(await client.request(rpc, { a: 0 }));
     await expect(client.requestJson(rpc, { a: 1 })).rejects.toMatchObject({ code: 'TASKS_NOT_FOUND', message: 'no such page' });
     // a reply that breaks its schema is the server's bug: INTERNAL, as for request()

@@ -30,23 +30,28 @@ describe('error bodies', () => {
   });
 });
 
-describe('reply envelopes as JSON text', () => {
+describe('reply envelopes as JSON bytes', () => {
   const rpc = defineRpc('test.envelope', z.object({}), z.object({ n: z.number() }));
+  const bytes = (text: string) => Buffer.from(text);
+  const data = (text: string) => Buffer.from(replyDataJson(rpc, bytes(text))).toString();
 
-  it('takes an ok reply’s data as written, whatever it holds', () => {
-    for (const data of [{ n: 1 }, { n: 2, s: '}{"ok":true,"data":' }, [], null, 'text', 0]) {
-      const text = envelopeJson({ ok: true, data });
-      expect(JSON.parse(text)).toEqual({ ok: true, data });
-      expect(replyDataJson(rpc, text)).toBe(JSON.stringify(data));
+  it('takes an ok reply’s data as written, whatever it holds, without copying it', () => {
+    for (const value of [{ n: 1 }, { n: 2, s: '}{"ok":true,"data":' }, { n: 3, s: 'zoë ✓ 🎉' }, [], null, 'text', 0]) {
+      const text = envelopeJson({ ok: true, data: value });
+      expect(JSON.parse(text)).toEqual({ ok: true, data: value });
+      expect(data(text)).toBe(JSON.stringify(value));
     }
+    const wire = bytes(envelopeJson({ ok: true, data: { n: 1 } }));
+    expect(replyDataJson(rpc, wire).buffer).toBe(wire.buffer);
   });
 
   it('throws an error reply’s AppError, and refuses what is no envelope', () => {
-    expect(() => replyDataJson(rpc, envelopeJson({ ok: false, error: { code: 'NOT_FOUND', message: 'gone' } }))).toThrow(expect.objectContaining({ code: 'NOT_FOUND', message: 'gone' }));
-    expect(() => replyDataJson(rpc, 'not json')).toThrow(expect.objectContaining({ code: 'INTERNAL' }));
-    expect(() => replyDataJson(rpc, '')).toThrow(expect.objectContaining({ code: 'INTERNAL' }));
+    expect(() => data(envelopeJson({ ok: false, error: { code: 'NOT_FOUND', message: 'gone' } }))).toThrow(expect.objectContaining({ code: 'NOT_FOUND', message: 'gone' }));
+    expect(() => data('not json')).toThrow(expect.objectContaining({ code: 'INTERNAL' }));
+    expect(() => data('')).toThrow(expect.objectContaining({ code: 'INTERNAL' }));
+    expect(() => data('{"ok":true,"data":')).toThrow(expect.objectContaining({ code: 'INTERNAL' }));
     // an envelope written otherwise (another writer) is parsed and checked against the schema
-    expect(replyDataJson(rpc, '{"data":{"n":3,"x":1},"ok":true}')).toBe('{"n":3}');
-    expect(() => replyDataJson(rpc, '{"data":{"n":"3"},"ok":true}')).toThrow(/reply of test\.envelope/);
+    expect(data('{"data":{"n":3,"x":1},"ok":true}')).toBe('{"n":3}');
+    expect(() => data('{"data":{"n":"3"},"ok":true}')).toThrow(/reply of test\.envelope/);
   });
 });

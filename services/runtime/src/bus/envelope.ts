@@ -108,26 +108,36 @@ export function unwrapReply<Res>(rpc: Rpc<unknown, Res>, envelope: unknown, opts
  * that only passes the data on (the gateway, `requestJson`) takes it from there without parsing it.
  */
 const OK_PREFIX = '{"ok":true,"data":';
+const OK_PREFIX_BYTES = new TextEncoder().encode(OK_PREFIX);
+/** `}`, the last byte of every envelope */
+const CLOSE_BRACE = 0x7d;
 
 /** A reply envelope as JSON text (what a NATS reply carries). */
 export function envelopeJson(envelope: ReplyEnvelope<unknown>): string {
   return envelope.ok && envelope.data !== undefined ? `${OK_PREFIX}${JSON.stringify(envelope.data)}}` : JSON.stringify(envelope);
 }
 
+function startsWithOkPrefix(bytes: Uint8Array): boolean {
+  if (bytes.length <= OK_PREFIX_BYTES.length) return false;
+  for (let i = 0; i < OK_PREFIX_BYTES.length; i++) if (bytes[i] !== OK_PREFIX_BYTES[i]) return false;
+  return true;
+}
+
 /**
- * The data of a reply envelope as JSON text, as the serving side wrote it. That side has checked it
- * against the reply schema (handleRequest), so it is passed on unparsed; an error envelope throws its
+ * The data of a reply envelope (its UTF-8 bytes, as a NATS reply carries them) as JSON bytes, as the
+ * serving side wrote them: a view of the same memory, neither decoded nor copied. That side has checked
+ * it against the reply schema (handleRequest), so it is passed on unparsed; an error envelope throws its
  * AppError as unwrapReply does, and anything else is parsed and checked here.
  */
-export function replyDataJson(rpc: Rpc<unknown, unknown>, text: string): string {
-  if (text.startsWith(OK_PREFIX) && text.endsWith('}')) return text.slice(OK_PREFIX.length, -1);
+export function replyDataJson(rpc: Rpc<unknown, unknown>, bytes: Uint8Array): Uint8Array {
+  if (startsWithOkPrefix(bytes) && bytes[bytes.length - 1] === CLOSE_BRACE) return bytes.subarray(OK_PREFIX_BYTES.length, -1);
   let envelope: unknown;
   try {
-    envelope = text === '' ? undefined : JSON.parse(text);
+    envelope = bytes.length === 0 ? undefined : JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
   } catch {
     throw new AppError('INTERNAL', `malformed reply on ${rpc.subject}`);
   }
-  return JSON.stringify(unwrapReply(rpc, envelope) ?? null);
+  return Buffer.from(JSON.stringify(unwrapReply(rpc, envelope) ?? null));
 }
 
 /** `*` matches one token, `>` the rest (NATS semantics). */

@@ -186,8 +186,8 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
       return unwrapReply(rpc, decode(await ask(rpc, payload, ro)));
     },
 
-    async requestJson<Req>(rpc: Rpc<Req, unknown>, payload: Req, ro: RequestOptions = {}): Promise<string> {
-      return replyDataJson(rpc, dec.decode(await ask(rpc, payload, ro)));
+    async requestJson<Req>(rpc: Rpc<Req, unknown>, payload: Req, ro: RequestOptions = {}): Promise<Uint8Array> {
+      return replyDataJson(rpc, await ask(rpc, payload, ro));
     },
 
     serve<Req, Res>(rpc: Rpc<Req, Res>, handler: (payload: Req, ctx: { requestId: string; log: Logger }) => Promise<Res>, so: ServeOptions = {}): Subscription {

@@ -64,10 +64,11 @@ export interface Bus {
   readonly kind: 'nats' | 'memory';
   request<Req, Res>(rpc: Rpc<Req, Res>, payload: Req, opts?: RequestOptions): Promise<Res>;
   /**
-   * The same request, its reply's data as JSON text for a caller that only passes it on (the gateway
+   * The same request, its reply's data as JSON for a caller that only passes it on (the gateway
    * answering HTTP): checked against the reply schema by the serving side, not parsed again here.
+   * Text in-process; over NATS the reply's own UTF-8 bytes, so they are neither decoded nor encoded again.
    */
-  requestJson<Req>(rpc: Rpc<Req, unknown>, payload: Req, opts?: RequestOptions): Promise<string>;
+  requestJson<Req>(rpc: Rpc<Req, unknown>, payload: Req, opts?: RequestOptions): Promise<string | Uint8Array>;
   serve<Req, Res>(rpc: Rpc<Req, Res>, handler: (payload: Req, ctx: RequestContext) => Promise<Res>, opts?: ServeOptions): Subscription;
   /** Durable publish; resolves once the event is stored (JetStream PubAck) or, in-process, handled. Duplicate msgIds are dropped. */
   publish<T>(event: EventDef<T>, payload: T, msgId: string): Promise<void>;
