@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayService } from '../../gateway/src/index.ts';
 import { tasksService } from '../../tasks/src/index.ts';
 import { localParts } from '../../tasks/src/game/domain/dates.ts';
-import { quietLogger, startNats, testSystemConfig, type LocalNats } from '../../../tools/testenv/index.ts';
+import { fileNats, quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
 import { createSchedulerService } from '../src/service.ts';
 
 /**
@@ -20,7 +20,7 @@ const T = new Date('2026-11-22T07:00:00Z');
 let clock = T;
 const log = quietLogger();
 
-let nats: LocalNats;
+const nats = fileNats();
 let url: string;
 let pool: Pool;
 const buses: Bus[] = [];
@@ -113,15 +113,14 @@ async function seed() {
 let days: Awaited<ReturnType<typeof seed>>;
 
 beforeAll(async () => {
-  nats = await startNats();
-  const config = await testSystemConfig({ NATS_URL: nats.url, CRON_SECRET: SECRET });
+  const config = await testSystemConfig({ CRON_SECRET: SECRET }, { natsUrl: nats.url() });
   const now = () => clock;
   // Replica A runs tasks, a scheduler and the gateway; replica B a second scheduler on its own connection.
   await startReplica(config, [tasksService, createSchedulerService({ now }), gatewayService]);
   await startReplica(config, [createSchedulerService({ now })]);
   pool = pools[0]!;
   url = `http://127.0.0.1:${config.PORT}/api/cron`;
-  observer = await createNatsBus({ servers: nats.url, name: 'observer', log });
+  observer = await createNatsBus({ servers: nats.url(), name: 'observer', log });
   await observer.consume(notificationRequested, async (m) => void (ours.has(m.userId) && received.push(m)), { durable: 'cron-test-observer' });
   days = await seed();
 });
@@ -131,7 +130,6 @@ afterAll(async () => {
   for (const r of running.reverse()) await r.stop().catch(() => undefined);
   for (const b of buses) await b.close();
   for (const p of pools) await p.end();
-  await nats?.stop();
 });
 
 const cron = async (authorization = `Bearer ${SECRET}`) => {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { AppError, pingRpc, TASK_EVENTS_FILTER, taskEvents, tasksApi, type HttpCall, type Identity, type Rpc, type TaskEventMessage } from '@tasksvc/proto';
 import { createNatsBus, createPool, type Bus, type Pool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { quietLogger, startNats, testSystemConfig, type LocalNats } from '../../../tools/testenv/index.ts';
+import { fileNats, quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
 
 /**
  * Durability of task events: the tasks service runs as its own process (NATS bus, real Postgres);
@@ -18,7 +18,7 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const OPS = 1_000;
 const KILL_AT = [300, 650];
 
-let nats: LocalNats;
+const nats = fileNats();
 let bus: Bus;
 let pool: Pool;
 let env: Record<string, string>;
@@ -46,10 +46,9 @@ async function waitUntilServing(): Promise<void> {
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  const config = await testSystemConfig({ NATS_URL: nats.url });
-  env = { PATH: process.env.PATH ?? '', DATABASE_URL: config.DATABASE_URL, NATS_URL: nats.url, AUTH_SECRET: config.AUTH_SECRET, AUTH_TRUST_HOST: 'true', LOG_LEVEL: 'error' };
-  bus = await createNatsBus({ servers: nats.url, name: 'durability-driver', log: quietLogger() });
+  const config = await testSystemConfig({}, { natsUrl: nats.url() });
+  env = { PATH: process.env.PATH ?? '', DATABASE_URL: config.DATABASE_URL, NATS_URL: nats.url(), AUTH_SECRET: config.AUTH_SECRET, AUTH_TRUST_HOST: 'true', LOG_LEVEL: 'error' };
+  bus = await createNatsBus({ servers: nats.url(), name: 'durability-driver', log: quietLogger() });
   pool = createPool(config.DATABASE_URL, quietLogger());
   child = startTasksProcess();
   await waitUntilServing();
@@ -59,7 +58,6 @@ afterAll(async () => {
   child?.kill('SIGKILL');
   await bus?.close();
   await pool?.end();
-  await nats?.stop();
 });
 
 type Expectation = { event: TaskEventMessage['payload']['event']; taskId: string };

@@ -3,7 +3,7 @@ import { notificationRequested, type NotificationRequest } from '@tasksvc/proto'
 import { createNatsBus, type Bus, type Subscription } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../../tools/system.ts';
-import { quietLogger, startNats, testSystemConfig, until, type LocalNats } from '../../../../tools/testenv/index.ts';
+import { fileNats, quietLogger, testSystemConfig, until } from '../../../../tools/testenv/index.ts';
 import { apiClient, serveTestIdentities } from '../../test/support.ts';
 import { tasksService } from '../service.ts';
 import { localDate } from './domain/dates.ts';
@@ -14,7 +14,7 @@ import { localDate } from './domain/dates.ts';
  * from JetStream.
  */
 
-let nats: LocalNats;
+const nats = fileNats();
 let system: RunningSystem;
 let identity: Subscription;
 let observer: Bus;
@@ -22,11 +22,10 @@ let api: ReturnType<typeof apiClient>;
 const notes: NotificationRequest[] = [];
 
 beforeAll(async () => {
-  nats = await startNats();
-  const config = await testSystemConfig({ NATS_URL: nats.url, PUBLIC_APP_URL: 'https://tasks.example.test' });
+  const config = await testSystemConfig({ PUBLIC_APP_URL: 'https://tasks.example.test' }, { natsUrl: nats.url() });
   system = await startSystem(config, { log: quietLogger(), services: [tasksService, ALL_SERVICES.find((s) => s.name === 'gateway')!] });
   identity = serveTestIdentities(system.bus);
-  observer = await createNatsBus({ servers: nats.url, name: 'observer', log: quietLogger() });
+  observer = await createNatsBus({ servers: nats.url(), name: 'observer', log: quietLogger() });
   await observer.consume(notificationRequested, async (m) => void notes.push(m), { durable: 'game-test-observer' });
   api = apiClient(system.url);
 });
@@ -35,7 +34,6 @@ afterAll(async () => {
   await identity?.stop();
   await observer?.close();
   await system?.stop();
-  await nats?.stop();
 });
 
 const today = () => localDate(new Date(), 'UTC');
