@@ -1,6 +1,6 @@
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
-import { buildCalendar, foldLine, type FeedTask } from './ical.ts';
+import { buildCalendar, type FeedTask } from './ical.ts';
 import { startSchedule, upcoming, type RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
 
 const rule = (r: Partial<RecurrenceRule> & Pick<RecurrenceRule, 'type'>): RecurrenceRule => ({ interval: 1, weekdays: [], weekOfMonth: null, fixed: true, ...r });
@@ -72,9 +72,10 @@ describe('iCal feed', () => {
     expect(ev!.getFirstPropertyValue('priority')).toBe(1);
   });
 
-  it('folds at 75 octets without splitting multi-byte characters', () => {
-    const folded = foldLine(`SUMMARY:${'€'.repeat(60)}`);
-    for (const l of folded.split('\r\n')) expect(Buffer.byteLength(l)).toBeLessThanOrEqual(75);
-    expect(folded.replaceAll('\r\n ', '')).toBe(`SUMMARY:${'€'.repeat(60)}`);
+  it('folds at 75 octets (continuations included) without splitting multi-byte characters', () => {
+    const title = '€'.repeat(60) + 'x'.repeat(100) + '😀'.repeat(40);
+    const ics = buildCalendar([task('f', '2026-12-31', null, { title })], { now: new Date(), name: 'Tasks' });
+    for (const l of ics.split('\r\n')) expect(Buffer.byteLength(l)).toBeLessThanOrEqual(75);
+    expect(ics.replaceAll('\r\n ', '')).toContain(`SUMMARY:${title}\r\n`);
   });
 });
