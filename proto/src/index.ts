@@ -9,5 +9,6 @@ export * from './admin.ts';
 export * from './tasks.ts';
 export * from './game.ts';
 export * from './webhooks.ts';
+export * from './user-data.ts';
 export * from './routes.ts';
 export * from './local-path.ts';

@@ -49,6 +49,14 @@ describe('OpenAPI document (generated from the proto zod schemas)', () => {
     expect(list).toEqual(expect.arrayContaining(['query:limit', 'query:offset', 'query:topicId', 'query:completed']));
   });
 
+  it('publishes the export format as components.schemas.UserExport, referenced by GET /api/user/export', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json<Doc & { components: { schemas: Record<string, { properties: Record<string, unknown> }> } }>();
+    const ok = doc.paths['/api/user/export']!.get!.responses['200'] as { content: Record<string, { schema: { $ref: string } }> };
+    expect(ok.content['application/json']!.schema.$ref).toBe('#/components/schemas/UserExport');
+    expect(Object.keys(doc.components.schemas.UserExport!.properties)).toEqual(expect.arrayContaining(['format', 'version', 'exportedAt', 'account', 'tasks', 'completions']));
+    expect(doc.paths['/api/user/export.ics']!.get).toBeDefined();
+  });
+
   it('serves a human docs page at /api-docs listing the operations', async () => {
     const res = await app.inject({ method: 'GET', url: '/api-docs' });
     expect(res.statusCode).toBe(200);

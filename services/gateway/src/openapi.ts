@@ -1,4 +1,4 @@
-import { healthResponse, routes as allRoutes, type AnyRoute } from '@tasksvc/proto';
+import { EXPORTS_PER_HOUR, healthResponse, routes as allRoutes, userExportJsonSchema, type AnyRoute } from '@tasksvc/proto';
 import { VERSION } from '@tasksvc/runtime';
 import { z } from 'zod';
 import type { GatewayDeps } from './deps.ts';
@@ -69,6 +69,40 @@ function operation(route: AnyRoute): JsonSchema {
   return op;
 }
 
+/** The export format's JSON Schema as a component (its own `$schema` is the document's dialect). */
+function userExportSchema(): JsonSchema {
+  const { $schema: _dialect, ...schema } = userExportJsonSchema();
+  return schema;
+}
+
+/** The two exports stream from the gateway itself (user-export.ts), so they are not among the forwarded routes. */
+function exportPaths(): Record<string, Record<string, JsonSchema>> {
+  const err = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+  const common = {
+    tags: ['Your data'],
+    security: [{ sessionCookie: [] }, { bearerApiKey: [] }],
+  };
+  const failures = { '401': err('Not signed in'), '429': err(`More than ${EXPORTS_PER_HOUR} exports in the hour (Retry-After says when to come back)`) };
+  return {
+    '/api/user/export': {
+      get: {
+        ...common,
+        operationId: 'user_export',
+        summary: `Everything the user owns as one JSON document (attachment \`<app>-export-YYYY-MM-DD.json\`), streamed; ${EXPORTS_PER_HOUR} exports per hour`,
+        responses: { '200': { description: 'The export (docs/moving.md)', content: { 'application/json': { schema: { $ref: '#/components/schemas/UserExport' } } } }, ...failures },
+      },
+    },
+    '/api/user/export.ics': {
+      get: {
+        ...common,
+        operationId: 'user_export_ics',
+        summary: `Every task as an iCalendar VTODO (RFC 5545; attachment \`<app>-export-YYYY-MM-DD.ics\`), streamed; counts against the same ${EXPORTS_PER_HOUR} exports per hour`,
+        responses: { '200': { description: 'VCALENDAR with a VTIMEZONE and one VTODO per task', content: { 'text/calendar': { schema: { type: 'string' } } } }, ...failures },
+      },
+    },
+  };
+}
+
 export function buildOpenApiDocument(routes: AnyRoute[], publicUrl: string): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {
     '/api/health': {
@@ -81,6 +115,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], publicUrl: string): Jso
       },
     },
   };
+  Object.assign(paths, exportPaths());
   for (const route of routes) {
     const path = route.path.replace(/:([A-Za-z_]\w*)/g, '{$1}');
     (paths[path] ??= {})[route.method.toLowerCase()] = operation(route);
@@ -89,10 +124,10 @@ export function buildOpenApiDocument(routes: AnyRoute[], publicUrl: string): Jso
     openapi: '3.1.0',
     info: { title: 'Task Service API', version: VERSION, description: 'Every route the gateway serves. Errors are `{ code, message, issues? }`.' },
     servers: [{ url: publicUrl }],
-    tags: [...new Set(['Health', ...routes.map((r) => r.tag)])].map((name) => ({ name })),
+    tags: [...new Set(['Health', 'Your data', ...routes.map((r) => r.tag)])].map((name) => ({ name })),
     paths,
     components: {
-      schemas: { Error: errorBody },
+      schemas: { Error: errorBody, UserExport: userExportSchema() },
       securitySchemes: {
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'session', description: 'browser session' },
         bearerApiKey: { type: 'http', scheme: 'bearer', description: 'API key; read-only keys may only GET' },
