@@ -3,8 +3,19 @@ import { defineEvent } from './bus.ts';
 import { defineRoute, type AnyRoute } from './http.ts';
 
 /** The spec's notification tags. */
-export const NOTIFICATION_TAGS = ['daily-quest', 'streak', 'due-today', 'overdue', 'recurring-due', 'weekly-review', 'morning-briefing', 'achievement'] as const;
+export const NOTIFICATION_TAGS = ['daily-quest', 'streak', 'due-today', 'overdue', 'recurring-due', 'weekly-review', 'morning-briefing', 'achievement', 'reminder'] as const;
 export const notificationTag = z.enum(NOTIFICATION_TAGS);
+
+/**
+ * A button on a notification, where the channel has them (ntfy action buttons, Web Push actions):
+ * the app POSTs to `url` (a relative application path: a signed, single-use action link).
+ */
+export const notificationAction = z.object({
+  id: z.enum(['done', 'snooze']),
+  label: z.string().min(1).max(40),
+  url: z.string().startsWith('/').max(800),
+});
+export type NotificationAction = z.infer<typeof notificationAction>;
 
 /**
  * Ask the notifier to notify one user on all their channels (and every HTTP Alert URL).
@@ -19,6 +30,8 @@ export const notificationRequest = z.object({
   url: z.string().nullable(),
   tag: z.string().nullable(),
   dedupeKey: z.string().min(1).max(300),
+  /** buttons for the channels that show them (the others show the text and the link) */
+  actions: z.array(notificationAction).max(3).optional(),
 });
 export type NotificationRequest = z.infer<typeof notificationRequest>;
 

@@ -41,8 +41,22 @@ export const taskEventPayload = z
   .strict();
 export type TaskEventPayload = z.infer<typeof taskEventPayload>;
 
-/** On the bus the payload travels with its owner, so consumers know whose endpoints to use. */
-export const taskEventMessage = z.object({ userId: z.uuid(), payload: taskEventPayload });
+/**
+ * The task's reminders still to come, as instants (the tasks service computes them in the user's
+ * zone), for the scheduler's due-queue. `version` orders the schedules of one task (the event's
+ * time): a schedule older than the queue's rows never removes them.
+ */
+export const reminderSchedule = z.object({
+  version: z.string(),
+  due: z.array(z.object({ key: z.string().min(1).max(100), at: z.string() })).max(10),
+});
+export type ReminderSchedule = z.infer<typeof reminderSchedule>;
+
+/**
+ * On the bus the payload travels with its owner, so consumers know whose endpoints to use, and,
+ * when the task has (or just lost) reminders, with their schedule. Webhooks POST only `payload`.
+ */
+export const taskEventMessage = z.object({ userId: z.uuid(), payload: taskEventPayload, reminders: reminderSchedule.optional() });
 export type TaskEventMessage = z.infer<typeof taskEventMessage>;
 
 /** One durable event per kind: `events.task.created` … Consumers subscribe to `events.task.>`. */

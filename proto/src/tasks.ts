@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineRoute, rawResponse, storedId, type AnyRoute } from './http.ts';
 import { RECURRENCE_TYPES } from './calendar/recurrence.ts';
+import { MAX_BEFORE_DUE_MINUTES, MAX_REMINDERS } from './calendar/reminders.ts';
 import { calendarDate, isoDate, taskPriority, taskType } from './task-events.ts';
 
 /**
@@ -24,6 +25,21 @@ const clientTimezone = z.string().min(1).max(64).optional();
 const timezoneOnly = z.object({ timezone: clientTimezone }).strict().optional();
 const weekdays = z.array(z.number().int().min(0).max(6)).max(7);
 
+/** A time of day, `HH:MM` (24 h), local to the user's zone. */
+export const dueTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day HH:MM (00:00 to 23:59)');
+/**
+ * A reminder: at an instant (ISO 8601 with an offset or Z), or a number of minutes before the task
+ * is due (its due date at its dueTime, or at 09:00 local without one; docs/notifications.md).
+ */
+export const reminder = z.union([
+  z.object({ at: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 instant such as 2026-05-01T09:30:00Z' }) }).strict(),
+  z.object({ beforeDueMinutes: z.number().int().min(0).max(MAX_BEFORE_DUE_MINUTES) }).strict(),
+]);
+export const reminderList = z
+  .array(reminder)
+  .max(MAX_REMINDERS, `at most ${MAX_REMINDERS} reminders`)
+  .refine((list) => new Set(list.map((r) => ('at' in r ? `at:${Date.parse(r.at)}` : `before:${r.beforeDueMinutes}`))).size === list.length, 'the same reminder is listed twice');
+
 export const task = z.object({
   id: storedId,
   userId: storedId,
@@ -43,6 +59,10 @@ export const task = z.object({
   /** true: schedule-based; false: counted from the completion day */
   recurrenceFixed: z.boolean(),
   dueDate: isoDate.nullable(),
+  /** the time of day it is due (`HH:MM`, the user's zone); only with a due date */
+  dueTime: z.string().nullable(),
+  /** at most 5; relative ones count back from the due date at dueTime (09:00 without one) */
+  reminders: z.array(reminder),
   /** RECURRING: the date the task is due next */
   nextDueDate: isoDate.nullable(),
   /** ONE_TIME / DAILY_ELIGIBLE: when it was completed; RECURRING tasks are never "completed" */
@@ -79,6 +99,8 @@ const optionalTaskFields = {
   notes: notes.nullable().optional(),
   topicId: z.uuid().nullable().optional(),
   dueDate: calendarDate.nullable().optional(),
+  dueTime: dueTime.nullable().optional(),
+  reminders: reminderList.optional(),
   recurrenceType: recurrenceFields.recurrenceType.optional(),
   recurrenceInterval: recurrenceFields.recurrenceInterval.optional(),
   recurrenceWeekdays: recurrenceFields.recurrenceWeekdays.optional(),

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Compare two secrets without leaking where they differ (or, via hashing first, their length). */
 export function safeEqual(a: string, b: string): boolean {
@@ -44,4 +44,12 @@ export function decryptSecret(keyHex: string, stored: string): string {
 /** URL-safe random token with a readable prefix, e.g. `ts_cal_…`. */
 export function randomToken(prefix: string, bytes = 32): string {
   return `${prefix}${randomBytes(bytes).toString('base64url')}`;
+}
+
+/**
+ * A 32-byte key for one purpose, derived (HKDF-SHA256) from a configured secret: keys of different
+ * purposes are independent, so one leaking or being rotated touches no other.
+ */
+export function purposeKey(secret: string, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, 'tasksvc', purpose, 32));
 }

@@ -43,6 +43,11 @@ export async function updateProfile(q: Queryable, userId: string, cols: ProfileC
     .where(mine(userId));
 }
 
+/** The user's zone (UTC without a profile). */
+export async function profileZone(q: Queryable, userId: string): Promise<string> {
+  return (await readProfile(q, userId, false))?.timezone ?? 'UTC';
+}
+
 export async function setTimezone(q: Queryable, userId: string, timezone: string): Promise<void> {
   await ensureProfile(q, userId);
   await updateProfile(q, userId, { timezone });

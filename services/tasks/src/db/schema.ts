@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, date, foreignKey, index, integer, pgSchema, primaryKey, smallint, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
+import { boolean, check, date, foreignKey, index, integer, jsonb, pgSchema, primaryKey, smallint, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
 import { energyLevel, recurrenceType, taskPriority, taskType, wishlistItem, type CronJob } from '@tasksvc/proto';
+import type { Reminder } from '@tasksvc/proto/calendar/reminders.ts';
 import { oneOf, timeOfDay } from '@tasksvc/runtime/db/columns.ts';
 
 /**
@@ -142,6 +143,10 @@ export const tasks = schema.table(
     recurrenceAnchor: day(),
     dueDate: day(),
     nextDueDate: day(),
+    /** the local time of day it is due (`HH:MM` in the user's zone); only with a due date */
+    dueTime: timeOfDay(),
+    /** up to 5, absolute (`{ at }`) or before the due time (`{ beforeDueMinutes }`); the scheduler fires them */
+    reminders: jsonb().$type<Reminder[]>().notNull().default([]),
     completedAt: instant(),
     coinValue: integer().notNull().default(1),
     isDailyQuest: boolean().notNull().default(false),
@@ -169,6 +174,7 @@ export const tasks = schema.table(
     check('tasks_energy_level_check', oneOf('energy_level', ENERGY)),
     check('tasks_check', sql`type <> 'RECURRING' OR (recurrence_type IS NOT NULL AND next_due_date IS NOT NULL AND recurrence_anchor IS NOT NULL)`),
     check('tasks_check1', sql`type <> 'RECURRING' OR completed_at IS NULL`),
+    check('tasks_due_time_check', sql`due_time IS NULL OR COALESCE(next_due_date, due_date) IS NOT NULL`),
   ],
 );
 
@@ -278,4 +284,20 @@ export const energyCheckins = schema.table(
     createdAt: created(),
   },
   (t) => [primaryKey({ name: 'energy_checkins_pkey', columns: [t.userId, t.localDate] }), check('energy_checkins_level_check', oneOf('level', ENERGY))],
+);
+
+/**
+ * Spent reminder action links (Done / Snooze 1 h), by the nonce the links of one notification
+ * share: a link works once. Kept a little longer than a link lives (action-links.ts), then pruned.
+ */
+export const reminderActionUses = schema.table(
+  'reminder_action_uses',
+  {
+    nonce: text().primaryKey(),
+    userId: uuid().notNull(),
+    taskId: uuid().notNull(),
+    action: text().notNull(),
+    usedAt: created(),
+  },
+  (t) => [index('reminder_action_uses_used_at').on(t.usedAt)],
 );

@@ -32,7 +32,9 @@ export function writableColumns(fields: object): TaskColumns {
 const p = sql.placeholder;
 /** A column's value in a create or an update: its own placeholder name space, apart from the statement's other values. */
 const value = (k: string) => p(`set.${k}`);
-const values = (cols: object) => Object.fromEntries(Object.entries(cols).map(([k, v]) => [`set.${k}`, v]));
+/** A jsonb column's value goes as its JSON text (pg would send a JavaScript array as a PostgreSQL array). */
+const driverValue = (k: string, v: unknown) => (v !== null && COLUMNS[k as ColumnKey]?.dataType === 'json' ? JSON.stringify(v) : v);
+const values = (cols: object) => Object.fromEntries(Object.entries(cols).map(([k, v]) => [`set.${k}`, driverValue(k, v)]));
 const t = alias(tasks, 't');
 const u = alias(tasks, 'u');
 const tp = alias(topics, 'tp');

@@ -1,6 +1,8 @@
-import { AppError, taskEvents, type HttpCall, type Identity, type Profile, type Task, type TaskEventMessage, type TaskEventName, type Topic } from '@tasksvc/proto';
+import { AppError, taskEvents, type HttpCall, type Identity, type Profile, type ReminderSchedule, type Task, type TaskEventMessage, type TaskEventName, type Topic } from '@tasksvc/proto';
 import { enqueueEvent, inTransaction, jsonView, outboxRow, type Config, type Logger, type OutboxRelay, type Pool, type PoolClient } from '@tasksvc/runtime';
 import type { RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
+import { upcomingReminders } from '@tasksvc/proto/calendar/reminders.ts';
+import { profileZone } from '../db/profiles.ts';
 import type { ProfileRow } from '../db/profiles.ts';
 import type { TaskRow } from '../db/tasks.ts';
 import type { TopicRow } from '../db/topics.ts';
@@ -63,16 +65,34 @@ export const toProfile = (r: ProfileRow): Profile => jsonView(r);
 /** The date a task is due on: the next occurrence for RECURRING tasks, else its due date. */
 export const effectiveDueDate = (r: Pick<TaskRow, 'type' | 'dueDate' | 'nextDueDate'>) => (r.type === 'RECURRING' ? r.nextDueDate : r.dueDate);
 
-type EventRow = Pick<TaskRow, 'id' | 'userId' | 'title' | 'type' | 'priority' | 'topicId' | 'dueDate' | 'nextDueDate' | 'createdAt'>;
-type EventOptions = { completedAt?: Date; dueDate?: string | null };
+type EventRow = Pick<TaskRow, 'id' | 'userId' | 'title' | 'type' | 'priority' | 'topicId' | 'dueDate' | 'nextDueDate' | 'createdAt' | 'dueTime' | 'reminders' | 'completedAt'>;
+type EventOptions = {
+  completedAt?: Date;
+  dueDate?: string | null;
+  /** the task before the change, when the change may have removed its reminders (an update) */
+  before?: Pick<TaskRow, 'reminders'>;
+  /** the user's zone, when the caller has it (else it is read when the task has reminders) */
+  zone?: string;
+};
+
+/**
+ * The schedule the scheduler keeps for the task: its reminders still to come, none once it is done
+ * or deleted. Null when the task has no reminders and had none (most events: nothing to keep).
+ */
+export function reminderScheduleOf(name: TaskEventName, row: EventRow, zone: string, now: Date, before?: Pick<TaskRow, 'reminders'>): ReminderSchedule | null {
+  if (row.reminders.length === 0 && !before?.reminders.length) return null;
+  const finished = name === 'task.deleted' || (row.type !== 'RECURRING' && row.completedAt !== null);
+  return { version: now.toISOString(), due: finished ? [] : upcomingReminders(row, zone, now).map((r) => ({ key: r.key, at: r.at.toISOString() })) };
+}
 
 /** A task event's message. The payload is exactly the spec's; completedAt is set only on task.completed. */
-function taskEvent(name: TaskEventName, row: EventRow, opts: EventOptions): TaskEventMessage {
+function taskEvent(name: TaskEventName, row: EventRow, opts: EventOptions, schedule: ReminderSchedule | null, now = new Date()): TaskEventMessage {
   return {
     userId: row.userId,
+    ...(schedule ? { reminders: schedule } : {}),
     payload: {
       event: name,
-      timestamp: new Date().toISOString(),
+      timestamp: now.toISOString(),
       task: {
         id: row.id,
         title: row.title,
@@ -87,12 +107,17 @@ function taskEvent(name: TaskEventName, row: EventRow, opts: EventOptions): Task
   };
 }
 
-/** A task event's outbox row, for a statement that writes it itself (the create). */
-export function taskEventRow(name: TaskEventName, row: EventRow, opts: EventOptions = {}) {
-  return outboxRow(taskEvents[name], taskEvent(name, row, opts));
+/** A task event's outbox row, for a statement that writes it itself (the create: `zone` is the user's). */
+export function taskEventRow(name: TaskEventName, row: EventRow, zone: string, opts: EventOptions = {}) {
+  const now = new Date();
+  return outboxRow(taskEvents[name], taskEvent(name, row, opts, reminderScheduleOf(name, row, zone, now, opts.before), now));
 }
 
 /** Write a task event into the outbox on the transaction's client: it is published if and only if the change commits. */
 export async function emitTaskEvent(c: PoolClient, name: TaskEventName, row: EventRow, opts: EventOptions = {}): Promise<void> {
-  await enqueueEvent(c, SCHEMA, taskEvents[name], taskEvent(name, row, opts));
+  const now = new Date();
+  const relevant = row.reminders.length > 0 || Boolean(opts.before?.reminders.length);
+  // the zone matters only for a task with reminders; read inside the transaction, so it is the one committed with the change
+  const zone = relevant && name !== 'task.deleted' ? (opts.zone ?? (await profileZone(c, row.userId))) : 'UTC';
+  await enqueueEvent(c, SCHEMA, taskEvents[name], taskEvent(name, row, opts, reminderScheduleOf(name, row, zone, now, opts.before), now));
 }

@@ -3,8 +3,9 @@ import { AppError, type BulkBody, type CreateTaskBody, type HttpCall, type ListT
 import type { PoolClient, Queryable } from '@tasksvc/runtime';
 import { isValidTimeZone, localDate } from '@tasksvc/proto/calendar/dates.ts';
 import { advanceOnCompletion } from '@tasksvc/proto/calendar/recurrence.ts';
+import { dueDateOf, type Reminder } from '@tasksvc/proto/calendar/reminders.ts';
 import { completionCoins, resolveRecurrence, type RecurrenceInput } from '../domain/task-schedule.ts';
-import { addCoins, coinBalance, ensureProfile, reserveSortOrder, type ProfileRow } from '../db/profiles.ts';
+import { addCoins, coinBalance, ensureProfile, profileZone, reserveSortOrder, type ProfileRow } from '../db/profiles.ts';
 import {
   deleteTask,
   getTask,
@@ -49,6 +50,28 @@ function scheduleOrThrow(input: RecurrenceInput, start: string) {
 
 async function requireTopic(c: PoolClient, userId: string, topicId: string | null | undefined): Promise<void> {
   if (topicId && !(await topicExists(c, userId, topicId))) throw topicNotFound();
+}
+
+/** Reminder instants in one form (UTC, `…Z`), so one reminder always has one key. */
+const normalReminders = (list: readonly Reminder[]): Reminder[] => list.map((r) => ('at' in r ? { at: new Date(r.at).toISOString() } : { beforeDueMinutes: r.beforeDueMinutes }));
+
+/**
+ * A time of day and relative reminders need a due date (a RECURRING task's next one). `cols` are
+ * the columns being written, over `stored` (an update's current row); `sent` the body's keys.
+ * Clearing the due date clears the time of day with it; relative reminders have to go explicitly.
+ */
+function checkTimeFields(cols: TaskColumns, stored: Partial<TaskRow>, sent: { dueTime?: unknown; reminders?: unknown }): void {
+  if (cols.reminders) cols.reminders = normalReminders(cols.reminders);
+  const merged = { ...stored, ...cols } as Partial<TaskRow>;
+  const due = dueDateOf({ type: merged.type ?? 'ONE_TIME', dueDate: merged.dueDate ?? null, nextDueDate: merged.nextDueDate ?? null });
+  if (due) return;
+  if (merged.dueTime) {
+    if (sent.dueTime !== undefined) throw fieldError('dueTime', 'a time of day needs a dueDate');
+    cols.dueTime = null;
+  }
+  if ((merged.reminders ?? []).some((r) => 'beforeDueMinutes' in r)) {
+    throw sent.reminders !== undefined ? fieldError('reminders', 'a reminder relative to the due date (beforeDueMinutes) needs a dueDate') : fieldError('dueDate', 'the task has reminders relative to its due date: remove them (reminders) to clear the date');
+  }
 }
 
 export async function list(ctx: Ctx, call: HttpCall<unknown, ListTasksQuery, unknown>) {
@@ -111,11 +134,14 @@ export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTa
   const b = call.body;
   const userId = userOf(call).id;
   const sent = sentZone(call);
+  // reminders are kept in the profile's zone, also when the request named its own for "today"
+  const reminderZone = b.reminders?.length && sent ? (ctx.zones.get(userId) ?? (await profileZone(ctx.pool, userId))) : null;
   // no connection held here: the insert waits for its batch's (CreateBatcher)
   const { result, zone } = await inUserZone(ctx, ctx.pool, userId, sent, (today, now, check) => {
     const schedule = scheduleOrThrow(ruleInput(b.type, b), b.dueDate ?? today);
     const cols = { ...writableColumns(b), ...schedule, id: randomUUID(), createdAt: now, title: b.title, type: b.type };
-    const event = taskEventRow('task.created', { topicId: null, dueDate: null, ...cols, userId, priority: b.priority });
+    checkTimeFields(cols, {}, b);
+    const event = taskEventRow('task.created', { topicId: null, dueDate: null, dueTime: null, reminders: [], completedAt: null, ...cols, userId, priority: b.priority }, check ?? reminderZone ?? 'UTC');
     return ctx.creates.insert({ userId, cols, today, outbox: { schema: SCHEMA, row: event }, zone: check });
   });
   if (result.row) {
@@ -165,10 +191,11 @@ export async function update(ctx: Ctx, call: IdCall<UpdateTaskBody>) {
       // RECURRING tasks are never "completed"; turning a completed task recurring reopens it.
       if (type === 'RECURRING') cols.completedAt = null;
     }
+    checkTimeFields(cols, current, b);
     if (Object.keys(cols).length === 0) return { task: toTask(current) };
     const row = await updateTask(c, userId, current.id, cols, today);
     if (!row) throw taskNotFound();
-    await emitTaskEvent(c, 'task.updated', row);
+    await emitTaskEvent(c, 'task.updated', row, { before: current });
     return { task: toTask(row) };
   });
 }
