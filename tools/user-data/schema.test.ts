@@ -79,6 +79,8 @@ export function sampleExport(): UserExport {
         recurrenceAnchor: '2026-02-02',
         dueDate: '2026-02-02',
         nextDueDate: '2026-03-02',
+        dueTime: '07:30',
+        reminders: [{ beforeDueMinutes: 15 }],
         completedAt: null,
         snoozedUntil: null,
         pausedAt: null,
