@@ -46,10 +46,25 @@ async function call(socket: string, type: string, payload: Record<string, unknow
   return reply.data;
 }
 
+/** One line for systemd (`systemctl status` shows it as Status:) and the log. */
+export function statusSummary(s: Status): string {
+  if (s.warning) return s.warning;
+  if (s.pending) return `PENDING: confirm by ${s.pending.deadline} (task-firewall confirm), or the previous rules come back`;
+  return `enforcing the confirmed rules (table inet ${TABLE})`;
+}
+
+function kernelLine(s: Status): string {
+  if (!s.kernel) return 'kernel: could not be read';
+  if (!s.kernel.table) return `kernel: no table inet ${TABLE}${s.kernel.matches ? ' (as the daemon says)' : ' (the daemon says it is loaded: it is NOT)'}`;
+  return `kernel: table inet ${TABLE} ${s.kernel.matches ? `holds what the daemon applied (${s.pending ? 'pending' : 'confirmed'} rules)` : 'DIFFERS from what the daemon applied'}`;
+}
+
 export function statusLines(s: Status): string[] {
-  const lines = [`firewall: ${s.active ? `active (table inet ${TABLE})` : 'off (no table of ours in the kernel)'}`];
+  const banner = s.warning ? ['!'.repeat(72), `! ${s.warning}`, '!'.repeat(72)] : [];
+  const lines = [...banner, `firewall: ${s.active ? `active (table inet ${TABLE})` : 'off (no table of ours in the kernel)'}`];
   if (s.pending) lines.push(`state: PENDING: confirm within ${s.pending.remaining_seconds} s (task-firewall confirm), or it is rolled back (task-firewall rollback to do it now)`);
   else lines.push(`state: ${s.acceptance}${s.last_apply ? `, last apply ${s.last_apply}` : ''}`);
+  lines.push(kernelLine(s));
   lines.push(`two-step activation: ${s.acceptance_enabled ? `on, ${s.acceptance_duration} s` : 'off'}`);
   if (s.staged_changes) lines.push('staged changes not applied yet: task-firewall apply');
   return lines;

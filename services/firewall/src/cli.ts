@@ -47,7 +47,7 @@ async function main(argv: string[]): Promise<void> {
       }
       const c = r.config;
       console.log(
-        `${file}: valid (socket ${c.socket_path}, acceptance ${c.acceptance.enabled ? `${c.acceptance.duration}s` : 'off'}, ipv6 ${c.ipv6.enabled ? 'on' : 'off'}, containers ${c.container.enabled ? 'on' : 'off'})`,
+        `${file}: valid (socket ${c.socket_path}, acceptance ${c.acceptance.enabled ? `${c.acceptance.duration}s` : 'off'}, ipv6 ${c.ipv6.enabled ? 'on' : 'off: IPv6 is left alone, not filtered by task-firewall'}, containers ${c.container.enabled ? 'on' : 'off'})`,
       );
       return;
     }

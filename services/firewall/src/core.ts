@@ -11,9 +11,10 @@ import { parseConfigText, type FirewallConfig } from './config.ts';
 import { detectBridges } from './bridges.ts';
 import { externalInterfaces, type Endpoint } from './env.ts';
 import { defaultRouteInterfaces } from './host.ts';
+import { applyRuleset, kernelFingerprint } from './kernel.ts';
 import { nftRun } from './nft.ts';
 import { UserError } from './errors.ts';
-import { buildRuleset, removeTableScript, type Bridge } from './ruleset.ts';
+import { buildRuleset, removeTableScript, TABLE, type Bridge } from './ruleset.ts';
 import { emptyRules, initialRules, RULE_TYPES, ruleListSchemas, ruleSetSchema, type RuleSet, type RuleType } from './rules.ts';
 import { AuditLog, ensureWritableDir, initialState, RulesStore, writeFileAtomic, writeVersionCache, type RulesState } from './store.ts';
 
@@ -40,6 +41,18 @@ export interface CoreDeps {
   /** FIREWALL_SELF_CONFIRM endpoints. */
   selfConfirm?: Endpoint[];
   probe?: (e: Endpoint) => Promise<boolean>;
+  /** Our table as the kernel lists it (terse), null when absent; default libnftables (unknown with an injected `apply`). */
+  inspect?: () => string | null;
+  /** Called after every change of the status (the daemon forwards it to systemd as STATUS=). */
+  onChange?: (status: Status) => void;
+}
+
+/** What the kernel holds, read at the time of the request. */
+export interface KernelState {
+  /** Our table exists. */
+  table: boolean;
+  /** The kernel holds exactly what the daemon last applied (chains, rules, set definitions; set contents are not compared). */
+  matches: boolean;
 }
 
 export interface Status {
@@ -53,6 +66,12 @@ export interface Status {
   acceptance_duration: number;
   /** True when staged rules differ from the applied ones. */
   staged_changes: boolean;
+  /** `enforcing` (confirmed rules loaded), `pending` (awaiting confirmation), `off` (no table of ours: the host is not protected). */
+  protection: 'enforcing' | 'pending' | 'off';
+  /** Why the host is not protected as configured, and what to do; null when all is well. Shown as a banner by the CLI and the web UI. */
+  warning: string | null;
+  /** The kernel's side, read now (null when it cannot be read). */
+  kernel: KernelState | null;
 }
 
 /** TCP connect within 2 s. */
@@ -89,6 +108,10 @@ export class FirewallCore {
   private generation = 0;
   /** Text of the config file the running configuration came from. */
   private configText: string | null = null;
+  /** The kernel's listing of our table right after our last change (null: no table), for `status().kernel`. */
+  private kernelPrint: string | null | undefined = undefined;
+  /** Why our table is absent (first start unconfirmed, switched off), for the warning. */
+  private offReason: string | null = null;
   private readonly deps: CoreDeps;
 
   constructor(deps: CoreDeps) {
@@ -108,9 +131,21 @@ export class FirewallCore {
     if (deps.configFile) this.configText = readFileSync(deps.configFile, 'utf8');
   }
 
+  /** Load a full script (in place when our table exists, see kernel.ts); removing the table goes straight to nft. */
   private applyScript(script: string): void {
     if (this.deps.apply) this.deps.apply(script);
-    else nftRun(script);
+    else if (script === removeTableScript()) nftRun(script);
+    else applyRuleset(script, this.log);
+    this.kernelPrint = this.inspect();
+  }
+
+  private inspect(): string | null | undefined {
+    if (this.deps.inspect) return this.deps.inspect();
+    return this.deps.apply ? undefined : kernelFingerprint();
+  }
+
+  private changed(): void {
+    this.deps.onChange?.(this.status());
   }
 
   private checkScript(script: string): void {
@@ -156,6 +191,10 @@ export class FirewallCore {
         this.applied = script;
         this.active = true;
         if (confirmed !== header + script) this.store.saveConfirmedScript(header + script);
+        if (this.state.confirmed_config !== this.configText) {
+          this.state.confirmed_config = this.configText;
+          this.persist();
+        }
         this.audit.write('boot_enforced', 'confirmed rules applied at start', 'system');
       } else {
         const why = this.fresh ? 'first start' : confirmed === null ? 'start without confirmed rules' : 'start: rules or options differ from the confirmed ones';
@@ -164,6 +203,7 @@ export class FirewallCore {
     }
     this.watcher = setInterval(() => this.watchEnvironment(), ENVIRONMENT_POLL_MS);
     this.watcher.unref();
+    this.changed();
   }
 
   stop(): void {
@@ -183,6 +223,7 @@ export class FirewallCore {
 
   status(): Status {
     const p = this.state.pending;
+    const kernel = this.kernelState();
     return {
       active: this.active,
       acceptance: this.state.acceptance,
@@ -192,7 +233,30 @@ export class FirewallCore {
       acceptance_enabled: this.config.acceptance.enabled,
       acceptance_duration: this.config.acceptance.duration,
       staged_changes: JSON.stringify(this.state.staged) !== JSON.stringify(this.state.current),
+      protection: p ? 'pending' : this.active ? 'enforcing' : 'off',
+      warning: this.warning(kernel),
+      kernel,
     };
+  }
+
+  private kernelState(): KernelState | null {
+    try {
+      const now = this.inspect();
+      if (now === undefined || this.kernelPrint === undefined) return null;
+      return { table: now !== null, matches: now === this.kernelPrint };
+    } catch (e) {
+      this.log.error({ err: e }, 'cannot read our table from the kernel');
+      return null;
+    }
+  }
+
+  /** The banner: the host is not protected as configured, why, and what to do. */
+  private warning(kernel: KernelState | null): string | null {
+    if (kernel && !kernel.matches) {
+      return `the kernel's table inet ${TABLE} ${kernel.table ? 'differs from' : 'is missing, unlike'} what the daemon applied (changed outside the daemon?): task-firewall apply, then task-firewall confirm, loads the daemon's rules again`;
+    }
+    if (this.active || this.state.pending) return null;
+    return `NOT PROTECTED: ${this.offReason ?? 'no table of ours in the kernel'}. To protect this host: task-firewall apply, then task-firewall confirm from a new SSH session within the window (unattended hosts: FIREWALL_SELF_CONFIRM, see docs/firewall.md)`;
   }
 
   rules(): { current: RuleSet; staged: RuleSet } {
@@ -250,47 +314,57 @@ export class FirewallCore {
     if (this.state.pending) throw new UserError('APPLY_IN_PROGRESS', ERR_APPLY_IN_PROGRESS);
     const script = this.build(next.rules, next.config);
     const previousConfig = this.configText;
-    // The file first (a refusal, e.g. read-only, changes nothing), then the kernel.
     const configChanged = next.configText !== undefined && next.configText !== previousConfig;
-    if (configChanged) this.writeConfig(next.configText!);
-    this.audit.write('apply_started', what, actor);
+    const window = this.config.acceptance.enabled ? this.config.acceptance : next.config.acceptance;
+    const before = { ...this.state };
+    const now = new Date();
+    // Write-ahead: the change is on disk as pending, with what to restore, before the config file or the
+    // kernel is touched, so a daemon killed at any point of it rolls back at its next start.
+    this.state = {
+      ...this.state,
+      current: next.rules,
+      backup: this.state.current,
+      backup_config: configChanged ? previousConfig : null,
+      pending: { applied_at: now.toISOString(), deadline: new Date(now.getTime() + window.duration * 1000).toISOString() },
+      acceptance: 'pending',
+    };
+    this.persist();
     try {
+      // The file first (a refusal, e.g. read-only, changes nothing), then the kernel.
+      if (configChanged) this.writeConfig(next.configText!);
+      this.audit.write('apply_started', what, actor);
       this.applyScript(script);
     } catch (e) {
       // The batch was refused as a whole: the kernel still holds the previous ruleset untouched.
       if (configChanged && previousConfig !== null) this.writeConfig(previousConfig);
+      this.state = before;
+      this.persist();
       this.audit.write('apply_failed', (e as Error).message, actor);
-      throw new UserError('APPLY_REFUSED', (e as Error).message);
+      throw e instanceof UserError ? e : new UserError('APPLY_REFUSED', (e as Error).message);
     }
-    const previousRules = this.state.current;
-    const window = this.config.acceptance.enabled ? this.config.acceptance : next.config.acceptance;
     this.config = next.config;
     this.applied = script;
     this.active = true;
-    const now = new Date();
-    this.state.current = next.rules;
+    this.offReason = null;
     this.state.last_apply = now.toISOString();
     this.generation++;
     if (!window.enabled) {
       this.commit();
       this.audit.write('apply_accepted', 'acceptance disabled: committed at once', actor);
+      this.changed();
       return this.status();
     }
-    this.state.backup = previousRules;
-    this.state.backup_config = configChanged ? previousConfig : null;
-    this.state.pending = { applied_at: now.toISOString(), deadline: new Date(now.getTime() + window.duration * 1000).toISOString() };
-    this.state.acceptance = 'pending';
     this.persist();
     this.armTimer();
     this.startSelfConfirm();
+    this.changed();
     return this.status();
   }
 
   /** Write the config file unless it already holds `text` (a reload; a read-only ConfigMap mount). */
   private writeConfig(text: string): void {
     const file = this.deps.configFile!;
-    if (readFileSync(file, 'utf8') === text) return;
-    writeFileAtomic(file, text, statSync(file).mode & 0o777);
+    if (readFileSync(file, 'utf8') !== text) writeFileAtomic(file, text, statSync(file).mode & 0o777);
     this.configText = text;
   }
 
@@ -299,6 +373,7 @@ export class FirewallCore {
     if (this.applied !== null) this.store.saveConfirmedScript(`${HEADER}${this.inputsKey(this.state.current, this.config)}\n${this.applied}`);
     this.state.backup = null;
     this.state.backup_config = null;
+    this.state.confirmed_config = this.configText;
     this.state.pending = null;
     this.state.acceptance = 'accepted';
     this.persist();
@@ -343,6 +418,7 @@ export class FirewallCore {
     this.timer = undefined;
     this.commit();
     this.audit.write('apply_accepted', actor === 'self-confirm' ? 'confirmed: every FIREWALL_SELF_CONFIRM endpoint answered' : 'confirmed', actor);
+    this.changed();
     return this.status();
   }
 
@@ -363,7 +439,9 @@ export class FirewallCore {
     this.timer = undefined;
     this.generation++;
     const file = this.deps.configFile;
-    const previousConfig = this.state.backup_config;
+    // Back to the configuration before this change, else the one the confirmed rules were built from
+    // (a file edited while the daemon was down): never leave unconfirmed options for a later re-apply.
+    const previousConfig = this.state.backup_config ?? (this.state.confirmed_config !== this.configText ? this.state.confirmed_config : null);
     if (previousConfig !== null && file) {
       try {
         if (this.configText !== null) writeFileAtomic(`${file}.unconfirmed`, this.configText);
@@ -392,10 +470,16 @@ export class FirewallCore {
       this.active = script !== null;
       this.audit.write('apply_rolledback', reason, actor);
       this.log.warn({ reason }, 'rules rolled back');
+      if (script === null) {
+        const why = reason === 'timeout' ? `not confirmed within ${this.config.acceptance.duration} s` : reason;
+        this.offReason = `no rules were ever confirmed here, so the unconfirmed ones (${why}) were removed and the host has no task-firewall rules`;
+        this.log.error(this.warning(null) ?? '');
+      }
     } catch (e) {
       this.audit.write('rollback_failed', (e as Error).message, actor);
       this.log.error({ err: e }, 'rollback failed');
     }
+    this.changed();
   }
 
   /** Remove our table (CLI `off`); a pending change is rolled back first. The next start or apply re-enables. */
@@ -404,7 +488,10 @@ export class FirewallCore {
     this.applyScript(removeTableScript());
     this.applied = null;
     this.active = false;
+    this.offReason = `switched off by ${actor} (task-firewall off)`;
     this.audit.write('firewall_off', `table removed; the daemon keeps running`, actor);
+    this.log.warn(this.warning(null) ?? '');
+    this.changed();
     return this.status();
   }
 
@@ -416,20 +503,35 @@ export class FirewallCore {
       if (env === this.environment) return;
       const script = this.build(this.state.current);
       if (script === this.applied) return;
+      // Only the environment may change here: the rules and options must be the confirmed ones.
+      const confirmed = this.store.confirmedScript();
+      if (!confirmed?.startsWith(`${HEADER}${this.inputsKey(this.state.current, this.config)}\n`)) {
+        this.log.error('bridges or interfaces changed, but the running rules or options are not the confirmed ones: not re-applied');
+        return;
+      }
       this.applyScript(script);
       this.applied = script;
       this.store.saveConfirmedScript(`${HEADER}${this.inputsKey(this.state.current, this.config)}\n${script}`);
       this.audit.write('environment_applied', `bridges or external interfaces changed: ${env}`, 'system');
       this.log.info({ environment: env }, 'bridges or external interfaces changed: rules re-applied');
+      this.changed();
     } catch (e) {
       this.log.error({ err: e }, 'could not apply the changed bridges or interfaces');
     }
   }
 
-  /** Graceful stop during the window counts as "no confirmation": restore now rather than at next start. */
-  shutdown(): void {
+  /**
+   * Administrative stop (SIGTERM, `systemctl stop`): a pending change is rolled back (no confirmation),
+   * the last confirmed rules stay in the kernel. Returns what the kernel keeps, for the log.
+   */
+  shutdown(signal = 'SIGTERM'): string {
     this.stop();
     if (this.state.pending) this.rollback('daemon stopped during the confirmation window', 'system');
+    const kept = this.active
+      ? `the last confirmed rules stay in the kernel (table inet ${TABLE}) and keep filtering; task-firewall off removes them`
+      : 'there is no task-firewall table in the kernel: the host is not protected by task-firewall';
+    this.audit.write('daemon_stopped', `stopped by ${signal}: ${kept}`, 'system');
+    return kept;
   }
 
   /**
@@ -480,7 +582,11 @@ export class FirewallCore {
     if (text !== this.configText) this.writeConfig(text);
     this.configText = text;
     this.config = next;
-    if (!this.state.pending && this.applied !== null) this.store.saveConfirmedScript(`${HEADER}${this.inputsKey(this.state.current, next)}\n${this.applied}`);
+    if (!this.state.pending && this.applied !== null) {
+      this.store.saveConfirmedScript(`${HEADER}${this.inputsKey(this.state.current, next)}\n${this.applied}`);
+      this.state.confirmed_config = text;
+      this.persist();
+    }
     this.audit.write(action, `${detail}; ruleset unchanged`, actor);
   }
 }

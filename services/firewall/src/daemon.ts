@@ -2,10 +2,12 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { FirewallConfig } from './config.ts';
+import { statusSummary } from './admin.ts';
 import { FirewallCore } from './core.ts';
 import { selfConfirmEndpoints, socketGroup, webPort } from './env.ts';
 import { sshdPorts } from './host.ts';
 import { nftAvailable } from './nft.ts';
+import { sdNotify } from './notify.ts';
 import { listenSocket } from './socket.ts';
 
 const CAP_NET_ADMIN = 12;
@@ -24,16 +26,23 @@ export async function runCore(config: FirewallConfig, configFile: string, logger
   const refused = corePrecondition();
   if (refused) throw new Error(`refusing to start: ${refused}`);
   const selfConfirm = selfConfirmEndpoints();
-  const core = new FirewallCore({ config, configFile, logger, selfConfirm, firstStart: () => ({ sshPorts: sshdPorts(), webPort: webPort() }) });
+  // Type=notify: `systemctl status` shows every change of protection as its Status: line.
+  const onChange = (status: Parameters<typeof statusSummary>[0]) => sdNotify({ STATUS: statusSummary(status) });
+  const core = new FirewallCore({ config, configFile, logger, selfConfirm, onChange, firstStart: () => ({ sshPorts: sshdPorts(), webPort: webPort() }) });
   core.start();
   const server = await listenSocket(core, { path: config.socket_path, group: socketGroup() });
-  logger.info({ socket: config.socket_path, status: core.status(), self_confirm: selfConfirm }, 'firewall core ready');
+  const status = core.status();
+  logger.info({ socket: config.socket_path, status, self_confirm: selfConfirm }, 'firewall core ready');
+  sdNotify({ READY: '1', STATUS: statusSummary(status) });
   process.on('SIGHUP', () => {
     const r = core.reload('signal');
     if (r.ok) logger.info('configuration reloaded');
   });
-  const stop = () => {
-    core.shutdown();
+  const stop = (signal: NodeJS.Signals) => {
+    sdNotify({ STOPPING: '1' });
+    const kept = core.shutdown(signal);
+    logger.warn(`daemon stopped: ${kept}`);
+    sdNotify({ STATUS: `stopped: ${kept}` });
     server.close();
     process.exit(0);
   };

@@ -2,8 +2,11 @@
 // reusing a context after a dry run made later runs fail on libnftables 1.0.6.
 import koffi from 'koffi';
 
+const OUTPUT_STATELESS = 1 << 2;
 const OUTPUT_HANDLE = 1 << 3;
 const OUTPUT_JSON = 1 << 4;
+/** Omit set elements: listings stay cheap whatever the size of the blacklist. */
+const OUTPUT_TERSE = 1 << 11;
 
 interface Lib {
   ctxNew: (flags: number) => unknown;
@@ -49,6 +52,8 @@ export interface RunOptions {
   dryRun?: boolean;
   /** Ask for JSON output (listings). */
   json?: boolean;
+  /** Listings without set elements, counters or other runtime state. */
+  terse?: boolean;
 }
 
 /** Run one nft script (native syntax or JSON) as a single batch; returns the output buffer. */
@@ -57,7 +62,7 @@ export function nftRun(script: string, opts: RunOptions = {}): string {
   const ctx = l.ctxNew(0);
   if (!ctx) throw new NftError('nft_ctx_new failed');
   try {
-    l.setOutputFlags(ctx, opts.json ? OUTPUT_JSON | OUTPUT_HANDLE : 0);
+    l.setOutputFlags(ctx, (opts.json ? OUTPUT_JSON | OUTPUT_HANDLE : 0) | (opts.terse ? OUTPUT_TERSE | OUTPUT_STATELESS : 0));
     l.bufferOutput(ctx);
     l.bufferError(ctx);
     if (opts.dryRun) l.setDryRun(ctx, true);
@@ -69,10 +74,16 @@ export function nftRun(script: string, opts: RunOptions = {}): string {
   }
 }
 
-/** Our table as nft JSON, or undefined when it does not exist. */
-export function listTableJson(table: string): unknown {
+/** Our table as nft JSON (`terse`: without set elements), or undefined when it does not exist. */
+export function listTableJson(table: string, opts: { terse?: boolean } = {}): unknown {
+  const text = listTable(table, { json: true, terse: opts.terse });
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+/** `nft list table inet <table>` output, or undefined when the table does not exist. */
+export function listTable(table: string, opts: { json?: boolean; terse?: boolean } = {}): string | undefined {
   try {
-    return JSON.parse(nftRun(`list table inet ${table}`, { json: true }));
+    return nftRun(`list table inet ${table}`, opts);
   } catch (e) {
     if (e instanceof NftError && /No such file or directory/.test(e.nftMessage)) return undefined;
     throw e;

@@ -1,6 +1,7 @@
-// Ruleset generation: config + rule lists + detected bridges -> one nft script (native syntax).
-// Pure: no I/O. The script is one atomic batch: `add table` makes the `delete` safe on first run,
-// then the table is recreated whole, so the kernel swaps the old table for the new one or refuses both.
+// Ruleset generation: config + rule lists + detected bridges -> a model of our table (sets, chains),
+// rendered either as the full script (`add table` / `delete table` / `table { … }`: the kernel swaps the
+// whole table or refuses) or as an in-place update of the table the kernel holds (`updateScript`), which
+// keeps the per-source meters (dynamic sets) whose definition did not change. Pure: no I/O.
 import { isIPv4 } from 'node:net';
 import type { FirewallConfig } from './config.ts';
 import { networkOf, unmapAddress } from './net.ts';
@@ -45,27 +46,40 @@ export const nftPort = (p: string) => p.replace(':', '-');
 const q = (s: string) => `"${s.replace(/["\\]/g, '')}"`;
 const setOf = (items: readonly (string | number)[]) => `{ ${items.join(', ')} }`;
 
-interface Chain {
+/** A set of our table. `meter`: a dynamic set the rules fill per source (its elements are the meter's state). */
+export interface NftSet {
   name: string;
-  head?: string;
+  type: 'ipv4_addr' | 'ipv6_addr';
+  flags: string[];
+  size?: number;
+  /** For meters: the meter's parameters, so a changed limit recreates the set (its elements carry the old limit). */
+  comment?: string;
+  elements: string[];
+  meter: boolean;
+}
+
+/** A chain; `base` for chains on a hook. */
+export interface NftChain {
+  name: string;
+  base?: { type: 'filter' | 'nat'; hook: string; priority: string; policy: 'accept' | 'drop' };
   rules: string[];
 }
 
+export interface Ruleset {
+  sets: NftSet[];
+  chains: NftChain[];
+}
+
 class Builder {
-  readonly sets: string[] = [];
-  readonly chains: Chain[] = [];
+  readonly sets: NftSet[] = [];
+  readonly chains: NftChain[] = [];
   readonly logLimitDefault: number;
   constructor(logLimitDefault: number) {
     this.logLimitDefault = logLimitDefault;
   }
 
-  set(name: string, type: 'ipv4_addr' | 'ipv6_addr', opts: { flags?: string; size?: number; elements?: string[] } = {}) {
-    const parts = [`type ${type};`];
-    if (opts.flags) parts.push(`flags ${opts.flags};`);
-    if (opts.flags?.includes('interval')) parts.push('auto-merge;');
-    if (opts.size) parts.push(`size ${opts.size};`);
-    if (opts.elements?.length) parts.push(`elements = ${setOf(opts.elements)};`);
-    this.sets.push(`\tset ${name} { ${parts.join(' ')} }`);
+  set(name: string, type: NftSet['type'], opts: { flags?: string[]; size?: number; comment?: string; elements?: string[]; meter?: boolean } = {}) {
+    this.sets.push({ name, type, flags: opts.flags ?? [], size: opts.size, comment: opts.comment, elements: opts.elements ?? [], meter: opts.meter ?? false });
   }
 
   /**
@@ -85,16 +99,37 @@ class Builder {
   }
 }
 
-/** Build the complete nft script for one apply. */
-export function buildRuleset({ config, rules, bridges, external = [] }: RulesetInput): string {
+/** Build the complete nft script for one apply (the full-replace form; see `updateScript` for in place). */
+export function buildRuleset(input: RulesetInput): string {
+  return renderFull(buildModel(input));
+}
+
+/**
+ * Every rate meter is a token bucket of `n` packets refilled at `n` per second: a source's first second
+ * (or its first after a quiet second) may pass up to 2n packets, every later second n. The bucket
+ * (burst) never exceeds the limit, so short bursts of a legitimate client (a browser opening a few
+ * connections at once) pass while a flood is held to the limit.
+ */
+const rateMeter = (saddr: 'ip' | 'ip6', set: string, n: number) => `update @${set} { ${saddr} saddr timeout 1m limit rate over ${n}/second burst ${n} packets }`;
+const rateComment = (n: number) => `meter: limit rate over ${n}/second burst ${n} packets`;
+
+/**
+ * ICMP types the host needs whatever the rate, never counted by the ICMP flood meter: IPv4
+ * "fragmentation needed" (path MTU discovery), ICMPv6 packet-too-big (path MTU discovery), neighbour
+ * solicitation/advertisement and router advertisement (neighbour discovery, SLAAC).
+ */
+export const ICMP_FLOOD_EXEMPT_V6 = ['packet-too-big', 'nd-neighbor-solicit', 'nd-neighbor-advert', 'nd-router-advert'];
+
+/** Build the model of our table for one apply. */
+export function buildModel({ config, rules, bridges, external = [] }: RulesetInput): Ruleset {
   const fw = config.firewall;
   const v6 = config.ipv6.enabled;
   const b = new Builder(fw.log_blocked_connections_limit);
   const input: string[] = [];
   const pre: string[] = [];
   const nat: string[] = [];
-  const meterSet = (name: string, fam: 'ipv4_addr' | 'ipv6_addr') => b.set(name, fam, { flags: 'dynamic,timeout', size: 65535 });
-  const countSet = (name: string, fam: 'ipv4_addr' | 'ipv6_addr') => b.set(name, fam, { flags: 'dynamic', size: 65535 });
+  const meterSet = (name: string, fam: NftSet['type'], comment: string) => b.set(name, fam, { flags: ['dynamic', 'timeout'], size: 65535, comment, meter: true });
+  const countSet = (name: string, fam: NftSet['type'], n: number) => b.set(name, fam, { flags: ['dynamic'], size: 65535, comment: `meter: ct count over ${n}`, meter: true });
 
   // Fragments: below conntrack's reassembly (-400), or the input hook never sees one.
   if (fw.drop_fragments) {
@@ -105,21 +140,21 @@ export function buildRuleset({ config, rules, bridges, external = [] }: RulesetI
   }
 
   input.push('iif "lo" accept');
-  // IPv6 switched off: no IPv6 rules, and no IPv6 traffic slips through the family-agnostic accepts.
-  if (!v6) input.push('meta nfproto ipv6 counter drop');
+  // IPv6 switched off: our table leaves IPv6 alone (no IPv6 rule or set; other tables still apply).
+  if (!v6) input.push('meta nfproto ipv6 accept');
 
   // Lists: single IPs in hash sets, networks in interval sets (one lookup each, however long the list).
   const black = splitAddresses(rules.blacklist);
   const white = splitAddresses(rules.whitelist);
   b.set('blacklist-v4', 'ipv4_addr', { elements: black.v4 });
-  b.set('blacklist-net-v4', 'ipv4_addr', { flags: 'interval', elements: black.v4net });
+  b.set('blacklist-net-v4', 'ipv4_addr', { flags: ['interval'], elements: black.v4net });
   b.set('whitelist-v4', 'ipv4_addr', { elements: white.v4 });
-  b.set('whitelist-net-v4', 'ipv4_addr', { flags: 'interval', elements: white.v4net });
+  b.set('whitelist-net-v4', 'ipv4_addr', { flags: ['interval'], elements: white.v4net });
   if (v6) {
     b.set('blacklist-v6', 'ipv6_addr', { elements: black.v6 });
-    b.set('blacklist-net-v6', 'ipv6_addr', { flags: 'interval', elements: black.v6net });
+    b.set('blacklist-net-v6', 'ipv6_addr', { flags: ['interval'], elements: black.v6net });
     b.set('whitelist-v6', 'ipv6_addr', { elements: white.v6 });
-    b.set('whitelist-net-v6', 'ipv6_addr', { flags: 'interval', elements: white.v6net });
+    b.set('whitelist-net-v6', 'ipv6_addr', { flags: ['interval'], elements: white.v6net });
   }
   const blVerdict = b.drop('blacklist', fw.log_blacklist_connections, fw.log_blacklist_connections_limit);
   input.push(`ip saddr @blacklist-v4 ${blVerdict}`, `ip saddr @blacklist-net-v4 ${blVerdict}`);
@@ -158,11 +193,11 @@ export function buildRuleset({ config, rules, bridges, external = [] }: RulesetI
   if (fw.tcp_rst_flood) {
     const n = fw.tcp_rst_flood_limit;
     const verdict = b.drop('tcprst', fw.tcp_rst_flood_log);
-    meterSet('tcprst-v4', 'ipv4_addr');
-    input.push(`tcp flags & rst == rst update @tcprst-v4 { ip saddr timeout 1m limit rate over ${n}/second burst ${n} packets } ${verdict}`);
+    meterSet('tcprst-v4', 'ipv4_addr', rateComment(n));
+    input.push(`tcp flags & rst == rst ${rateMeter('ip', 'tcprst-v4', n)} ${verdict}`);
     if (v6) {
-      meterSet('tcprst-v6', 'ipv6_addr');
-      input.push(`tcp flags & rst == rst update @tcprst-v6 { ip6 saddr timeout 1m limit rate over ${n}/second burst ${n} packets } ${verdict}`);
+      meterSet('tcprst-v6', 'ipv6_addr', rateComment(n));
+      input.push(`tcp flags & rst == rst ${rateMeter('ip6', 'tcprst-v6', n)} ${verdict}`);
     }
   }
 
@@ -171,11 +206,14 @@ export function buildRuleset({ config, rules, bridges, external = [] }: RulesetI
   if (fw.icmp_flood) {
     const n = fw.icmp_flood_connection_limit;
     const verdict = b.drop('icmpflood', fw.icmp_flood_log, fw.icmp_flood_log_limit);
-    meterSet('icmpflood-v4', 'ipv4_addr');
-    input.push(`icmp type echo-request update @icmpflood-v4 { ip saddr timeout 1m limit rate over ${n}/second burst ${n} packets } ${verdict}`);
+    // Every ICMP packet of a source counts (echo, errors, replies to the host's own pings), except
+    // the messages in ICMP_FLOOD_EXEMPT_V6 and IPv4 "fragmentation needed", which are never dropped here.
+    meterSet('icmpflood-v4', 'ipv4_addr', rateComment(n));
+    input.push(`icmp type != destination-unreachable ${rateMeter('ip', 'icmpflood-v4', n)} ${verdict}`);
+    input.push(`icmp type destination-unreachable icmp code != frag-needed ${rateMeter('ip', 'icmpflood-v4', n)} ${verdict}`);
     if (v6) {
-      meterSet('icmpflood-v6', 'ipv6_addr');
-      input.push(`icmpv6 type echo-request update @icmpflood-v6 { ip6 saddr timeout 1m limit rate over ${n}/second burst ${n} packets } ${verdict}`);
+      meterSet('icmpflood-v6', 'ipv6_addr', rateComment(n));
+      input.push(`icmpv6 type != ${setOf(ICMP_FLOOD_EXEMPT_V6)} ${rateMeter('ip6', 'icmpflood-v6', n)} ${verdict}`);
     }
   }
 
@@ -183,20 +221,20 @@ export function buildRuleset({ config, rules, bridges, external = [] }: RulesetI
     const n = fw.syn_flood_limit;
     const verdict = b.drop('synflood', fw.syn_flood_log);
     const syn = 'tcp flags & (fin|syn|rst|ack) == syn';
-    meterSet('synflood-v4', 'ipv4_addr');
-    input.push(`${syn} update @synflood-v4 { ip saddr timeout 1m limit rate over ${n}/second burst ${2 * n} packets } ${verdict}`);
+    meterSet('synflood-v4', 'ipv4_addr', rateComment(n));
+    input.push(`${syn} ${rateMeter('ip', 'synflood-v4', n)} ${verdict}`);
     if (v6) {
-      meterSet('synflood-v6', 'ipv6_addr');
-      input.push(`${syn} update @synflood-v6 { ip6 saddr timeout 1m limit rate over ${n}/second burst ${2 * n} packets } ${verdict}`);
+      meterSet('synflood-v6', 'ipv6_addr', rateComment(n));
+      input.push(`${syn} ${rateMeter('ip6', 'synflood-v6', n)} ${verdict}`);
     }
   }
 
   if (fw.connection_limit_per_ip) {
     const n = fw.connection_limit_max;
-    countSet('connlimit-v4', 'ipv4_addr');
+    countSet('connlimit-v4', 'ipv4_addr', n);
     input.push(`ct state new add @connlimit-v4 { ip saddr ct count over ${n} } counter drop`);
     if (v6) {
-      countSet('connlimit-v6', 'ipv6_addr');
+      countSet('connlimit-v6', 'ipv6_addr', n);
       input.push(`ct state new add @connlimit-v6 { ip6 saddr ct count over ${n} } counter drop`);
     }
   }
@@ -206,10 +244,10 @@ export function buildRuleset({ config, rules, bridges, external = [] }: RulesetI
     const n = fw.ssh_brute_force_connection_limit;
     const verdict = b.drop('sshbrute', fw.ssh_brute_force_log, fw.ssh_brute_force_log_limit);
     const ports = setOf(sshPorts);
-    countSet('sshconn-v4', 'ipv4_addr');
+    countSet('sshconn-v4', 'ipv4_addr', n);
     input.push(`tcp dport ${ports} ct state new add @sshconn-v4 { ip saddr ct count over ${n} } ${verdict}`);
     if (v6) {
-      countSet('sshconn-v6', 'ipv6_addr');
+      countSet('sshconn-v6', 'ipv6_addr', n);
       input.push(`tcp dport ${ports} ct state new add @sshconn-v6 { ip6 saddr ct count over ${n} } ${verdict}`);
     }
   }
@@ -239,7 +277,8 @@ export function buildRuleset({ config, rules, bridges, external = [] }: RulesetI
   const tcp = rules.tcp.map((r) => nftPort(r.port));
   const udp = rules.udp.map((r) => nftPort(r.port));
   for (const f of rules.forwarding) {
-    nat.push(`${f.protocol} dport ${f.source_port} redirect to :${f.dest_port}`);
+    // IPv6 switched off: redirect IPv4 only (the inet nat chain would otherwise redirect IPv6 too).
+    nat.push(`${v6 ? '' : 'meta nfproto ipv4 '}${f.protocol} dport ${f.source_port} redirect to :${f.dest_port}`);
     (f.protocol === 'tcp' ? tcp : udp).push(String(f.dest_port));
   }
   if (tcp.length) input.push(`tcp dport ${setOf(unique(tcp))} accept`);
@@ -252,17 +291,12 @@ export function buildRuleset({ config, rules, bridges, external = [] }: RulesetI
     input.push(`limit rate ${n}/minute burst ${n} packets counter log prefix ${q(`${LOG_PREFIX} blocked: `)}`);
   }
 
-  const chains: Chain[] = [];
-  if (pre.length) chains.push({ name: 'prerouting', head: 'type filter hook prerouting priority -450; policy accept;', rules: pre });
-  if (nat.length) chains.push({ name: 'prerouting-nat', head: 'type nat hook prerouting priority dstnat; policy accept;', rules: nat });
-  chains.push({ name: 'input', head: 'type filter hook input priority filter; policy drop;', rules: input });
+  const chains: NftChain[] = [];
+  if (pre.length) chains.push({ name: 'prerouting', base: { type: 'filter', hook: 'prerouting', priority: '-450', policy: 'accept' }, rules: pre });
+  if (nat.length) chains.push({ name: 'prerouting-nat', base: { type: 'nat', hook: 'prerouting', priority: 'dstnat', policy: 'accept' }, rules: nat });
+  chains.push({ name: 'input', base: { type: 'filter', hook: 'input', priority: 'filter', policy: 'drop' }, rules: input });
   chains.push(...b.chains);
-
-  const body = [
-    ...b.sets,
-    ...chains.map((c) => [`\tchain ${c.name} {`, ...(c.head ? [`\t\t${c.head}`] : []), ...c.rules.map((r) => `\t\t${r}`), '\t}'].join('\n')),
-  ];
-  return [`add table inet ${TABLE}`, `delete table inet ${TABLE}`, `table inet ${TABLE} {`, ...body, '}', ''].join('\n');
+  return { sets: b.sets, chains };
 }
 
 /** SSH ports: 22 plus every TCP rule flagged `ssh`. */
@@ -277,4 +311,127 @@ function unique(xs: string[]): string[] {
 /** Script that removes our table (only ours) — used when the daemon is told to stand down. */
 export function removeTableScript(): string {
   return `add table inet ${TABLE}\ndelete table inet ${TABLE}\n`;
+}
+
+const PRIORITY: Record<string, number> = { filter: 0, dstnat: -100 };
+
+function setDecl(x: NftSet, withElements: boolean): string {
+  const parts = [`type ${x.type};`];
+  if (x.flags.length) parts.push(`flags ${x.flags.join(',')};`);
+  if (x.flags.includes('interval')) parts.push('auto-merge;');
+  if (x.size) parts.push(`size ${x.size};`);
+  if (x.comment) parts.push(`comment ${q(x.comment)};`);
+  if (withElements && x.elements.length) parts.push(`elements = ${setOf(x.elements)};`);
+  return `{ ${parts.join(' ')} }`;
+}
+
+const chainHead = (c: NftChain) => (c.base ? `type ${c.base.type} hook ${c.base.hook} priority ${c.base.priority}; policy ${c.base.policy};` : undefined);
+
+/** The full-replace script: `add table` makes the `delete` safe on first run, then the table is recreated whole. */
+export function renderFull(r: Ruleset): string {
+  const body = [
+    ...r.sets.map((x) => `\tset ${x.name} ${setDecl(x, true)}`),
+    ...r.chains.map((c) => {
+      const head = chainHead(c);
+      return [`\tchain ${c.name} {`, ...(head ? [`\t\t${head}`] : []), ...c.rules.map((l) => `\t\t${l}`), '\t}'].join('\n');
+    }),
+  ];
+  return [`add table inet ${TABLE}`, `delete table inet ${TABLE}`, `table inet ${TABLE} {`, ...body, '}', ''].join('\n');
+}
+
+/** The inverse of `renderFull` (the confirmed ruleset is stored as its full script). */
+export function parseFull(script: string): Ruleset {
+  const r: Ruleset = { sets: [], chains: [] };
+  let chain: NftChain | undefined;
+  for (const line of script.split('\n')) {
+    const set = /^\tset (\S+) \{ type (ipv4_addr|ipv6_addr); (.*)\}$/.exec(line);
+    if (set) {
+      const rest = set[3]!;
+      const flags = /flags ([^;]+);/.exec(rest)?.[1]?.split(',') ?? [];
+      const size = /size (\d+);/.exec(rest)?.[1];
+      const comment = /comment "([^"]*)";/.exec(rest)?.[1];
+      const elements = /elements = \{ (.*) \}; $/.exec(rest)?.[1]?.split(', ') ?? [];
+      r.sets.push({ name: set[1]!, type: set[2] as NftSet['type'], flags, size: size ? Number(size) : undefined, comment, elements, meter: flags.includes('dynamic') });
+      continue;
+    }
+    const open = /^\tchain (\S+) \{$/.exec(line);
+    if (open) {
+      chain = { name: open[1]!, rules: [] };
+      r.chains.push(chain);
+      continue;
+    }
+    if (line === '\t}') chain = undefined;
+    else if (chain && line.startsWith('\t\t')) {
+      const head = /^\t\ttype (filter|nat) hook (\S+) priority (\S+); policy (accept|drop);$/.exec(line);
+      if (head && !chain.base && chain.rules.length === 0) chain.base = { type: head[1] as 'filter', hook: head[2]!, priority: head[3]!, policy: head[4] as 'accept' };
+      else chain.rules.push(line.slice(2));
+    }
+  }
+  return r;
+}
+
+/** What the kernel holds of our table, without set elements or rules (`nft -j -t list table`). */
+export interface KernelLayout {
+  sets: { name: string; type: string; flags: string[]; size?: number; comment?: string }[];
+  chains: { name: string; type?: string; hook?: string; prio?: number; policy?: string }[];
+}
+
+/** Read a `-j -t list table` reply into a layout. */
+export function kernelLayoutOf(json: unknown): KernelLayout {
+  const items = ((json as { nftables?: Record<string, Record<string, unknown>>[] }).nftables ?? []);
+  const layout: KernelLayout = { sets: [], chains: [] };
+  for (const o of items) {
+    if (o.set) {
+      const x = o.set;
+      layout.sets.push({ name: String(x.name), type: String(x.type), flags: ((x.flags as string[] | undefined) ?? []).map(String), size: x.size as number | undefined, comment: x.comment as string | undefined });
+    } else if (o.chain) {
+      const c = o.chain;
+      layout.chains.push({ name: String(c.name), type: c.type as string | undefined, hook: c.hook as string | undefined, prio: c.prio as number | undefined, policy: c.policy as string | undefined });
+    }
+  }
+  return layout;
+}
+
+/** The kernel lists dynamic sets without `dynamic` (it is implied by the rules that fill them). */
+const sameSet = (k: KernelLayout['sets'][number], x: NftSet) =>
+  k.type === x.type &&
+  [...k.flags].filter((f) => f !== 'dynamic').sort().join() === x.flags.filter((f) => f !== 'dynamic').sort().join() &&
+  (k.size ?? 0) === (x.size ?? 0) &&
+  (k.comment ?? '') === (x.comment ?? '');
+
+const sameChain = (k: KernelLayout['chains'][number], c: NftChain) =>
+  c.base
+    ? k.type === c.base.type && k.hook === c.base.hook && k.prio === (PRIORITY[c.base.priority] ?? Number(c.base.priority)) && k.policy === c.base.policy
+    : k.hook === undefined;
+
+/**
+ * One atomic batch that turns the table the kernel holds into `target` in place: every chain is
+ * flushed and refilled, list sets are flushed and refilled, and a meter set whose definition (type,
+ * flags, size, parameters in its comment) is unchanged is left alone, so its per-source state (rate
+ * buckets, connection counts) carries over. Objects the target no longer has, or whose definition
+ * changed, are deleted (and recreated). Counters restart, as with a full replace.
+ */
+export function updateScript(kernel: KernelLayout, target: Ruleset): string {
+  const T = `inet ${TABLE}`;
+  const out = [`add table ${T}`];
+  const keptSets = new Set(target.sets.filter((x) => kernel.sets.some((k) => k.name === x.name && sameSet(k, x))).map((x) => x.name));
+  const keptChains = new Set(target.chains.filter((c) => kernel.chains.some((k) => k.name === c.name && sameChain(k, c))).map((c) => c.name));
+  // Rules go first, so nothing references what is deleted next.
+  for (const k of kernel.chains) out.push(`flush chain ${T} ${k.name}`);
+  for (const k of kernel.chains) if (!keptChains.has(k.name)) out.push(`delete chain ${T} ${k.name}`);
+  for (const k of kernel.sets) if (!keptSets.has(k.name)) out.push(`delete set ${T} ${k.name}`);
+  for (const x of target.sets) {
+    if (!keptSets.has(x.name)) out.push(`add set ${T} ${x.name} ${setDecl(x, true)}`);
+    else if (!x.meter) {
+      out.push(`flush set ${T} ${x.name}`);
+      if (x.elements.length) out.push(`add element ${T} ${x.name} ${setOf(x.elements)}`);
+    }
+  }
+  for (const c of target.chains) {
+    if (keptChains.has(c.name)) continue;
+    const head = chainHead(c);
+    out.push(`add chain ${T} ${c.name}${head ? ` { ${head} }` : ''}`);
+  }
+  for (const c of target.chains) for (const rule of c.rules) out.push(`add rule ${T} ${c.name} ${rule}`);
+  return `${out.join('\n')}\n`;
 }

@@ -19,11 +19,13 @@ const stateSchema = z.object({
   last_apply: z.string().nullable().default(null),
   /** Config file text to write back when a pending options change is rolled back. */
   backup_config: z.string().nullable().default(null),
+  /** Config file text the confirmed rules were built from: a rollback restores it whatever changed the file. */
+  confirmed_config: z.string().nullable().default(null),
 });
 export type RulesState = z.output<typeof stateSchema>;
 
 export function initialState(): RulesState {
-  return { current: initialRules(), staged: initialRules(), backup: null, pending: null, acceptance: 'idle', last_apply: null, backup_config: null };
+  return { current: initialRules(), staged: initialRules(), backup: null, pending: null, acceptance: 'idle', last_apply: null, backup_config: null, confirmed_config: null };
 }
 
 /** Write via a temp file, fsync and rename, so a crash leaves either the old or the new file. */

@@ -9,6 +9,7 @@ textarea{width:100%;min-height:6rem;font-family:monospace}
 .pending{background:#fff4d6}.err{color:#b00020}.ok{color:#126b12}
 table{border-collapse:collapse;width:100%;font-size:.9rem}td,th{border-bottom:1px solid #eee;text-align:left;padding:.2rem .4rem}
 .hidden{display:none}button{margin:.25rem .25rem .25rem 0}
+.banner{background:#b00020;color:#fff;font-weight:bold;padding:.75rem 1rem;border-radius:6px}
 </style></head>
 <body>
 <h1>task-firewall</h1>
@@ -16,7 +17,8 @@ table{border-collapse:collapse;width:100%;font-size:.9rem}td,th{border-bottom:1p
 <form id="login-form"><label>Password <input type="password" id="password" autocomplete="current-password" required></label>
 <button type="submit">Log in</button></form><p id="login-error" class="err"></p></section>
 <div id="app" class="hidden">
-<section id="status"><h2>Status</h2><p id="status-text">…</p>
+<p id="banner" class="banner hidden" role="alert"></p>
+<section id="status"><h2>Status</h2><p id="status-text">…</p><p id="kernel-text"></p>
 <p id="countdown" class="hidden"></p>
 <button id="apply">Apply staged rules</button><button id="confirm" class="hidden">Confirm (keep these rules)</button>
 <button id="logout">Log out</button><p id="message"></p></section>
@@ -70,7 +72,10 @@ async function save(t) {
 async function refresh() {
   const s = await api('GET', '/api/status'); if (!s.success) return;
   const d = s.data;
-  $('status-text').textContent = 'active: ' + d.active + ' · acceptance: ' + d.acceptance + ' · last apply: ' + (d.last_apply || 'never') + (d.staged_changes ? ' · staged changes not applied' : '');
+  $('status-text').textContent = 'protection: ' + d.protection + ' · active: ' + d.active + ' · acceptance: ' + d.acceptance + ' · last apply: ' + (d.last_apply || 'never') + (d.staged_changes ? ' · staged changes not applied' : '');
+  $('banner').textContent = d.warning || ''; $('banner').classList.toggle('hidden', !d.warning);
+  const k = d.kernel;
+  $('kernel-text').textContent = !k ? 'kernel: could not be read' : 'kernel: ' + (k.table ? 'table inet task_firewall present' : 'no table of ours') + (k.matches ? ', as the daemon says' : ' — DIFFERS from what the daemon applied');
   $('status').classList.toggle('pending', d.has_pending);
   $('confirm').classList.toggle('hidden', !d.has_pending);
   deadline = d.pending ? Date.now() + d.pending.remaining_seconds * 1000 : null;

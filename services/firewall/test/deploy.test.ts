@@ -104,6 +104,11 @@ describe('deploy/systemd units', () => {
     expect(argv(core).at(-1)).toBe(INSTALLED_CONFIG);
   });
 
+  it('core is Type=notify: systemctl status shows the daemon\'s Status: line (issue 60.4)', () => {
+    expect(core.Service?.Type).toEqual(['notify']);
+    expect(core.Service?.NotifyAccess).toEqual(['main']);
+  });
+
   const analyze = spawnSync('sh', ['-c', 'command -v systemd-analyze']).status === 0;
   it.skipIf(!analyze)('systemd-analyze verify accepts both units (prefix mapped to this checkout)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fw-units-'));
@@ -115,5 +120,37 @@ describe('deploy/systemd units', () => {
     const r = spawnSync('systemd-analyze', ['verify', ...files], { encoding: 'utf8' });
     const problems = r.stderr.split('\n').filter((l) => l.includes('task-firewall') && !/\b(User|Group)\b/.test(l));
     expect(problems).toEqual([]);
+  });
+});
+
+describe('deploy/firewall/install.sh (the one-line unattended install)', () => {
+  const script = join(ROOT, 'deploy/firewall/install.sh');
+  const run = (env: Record<string, string>, ...args: string[]) =>
+    spawnSync('sh', [script, ...args], { encoding: 'utf8', env: { ...process.env, TASK_FIREWALL_PREFIX: ROOT, ...env } });
+
+  it('refuses to install unattended without FIREWALL_SELF_CONFIRM (or --attended)', () => {
+    const dest = mkdtempSync(join(tmpdir(), 'fw-install-'));
+    const r = run({ DESTDIR: dest, FIREWALL_SELF_CONFIRM: '' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('set FIREWALL_SELF_CONFIRM=tcp:HOST:PORT');
+    expect(existsSync(join(dest, 'etc/task-firewall'))).toBe(false);
+  });
+
+  it('writes config, password, FIREWALL_SELF_CONFIRM and the units; a second run keeps them', () => {
+    const dest = mkdtempSync(join(tmpdir(), 'fw-install-'));
+    const first = run({ DESTDIR: dest, FIREWALL_SELF_CONFIRM: 'tcp:192.0.2.10:22' });
+    expect(first.stderr).toBe('');
+    expect(first.status).toBe(0);
+    const etc = join(dest, 'etc/task-firewall');
+    expect(readFileSync(join(etc, 'config.json'), 'utf8')).toBe(readFileSync(CONFIG, 'utf8'));
+    const password = readFileSync(join(etc, 'web-password'), 'utf8');
+    expect(password.trim().length).toBeGreaterThanOrEqual(20);
+    expect(readFileSync(join(etc, 'core.env'), 'utf8')).toBe('FIREWALL_SELF_CONFIRM=tcp:192.0.2.10:22\n');
+    for (const unit of ['task-firewall-core.service', 'task-firewall-web.service']) {
+      expect(readFileSync(join(dest, 'etc/systemd/system', unit), 'utf8')).toBe(readFileSync(join(ROOT, 'deploy/systemd', unit), 'utf8'));
+    }
+    expect(run({ DESTDIR: dest, FIREWALL_SELF_CONFIRM: 'tcp:192.0.2.11:22' }).status).toBe(0);
+    expect(readFileSync(join(etc, 'web-password'), 'utf8')).toBe(password);
+    expect(readFileSync(join(etc, 'core.env'), 'utf8')).toBe('FIREWALL_SELF_CONFIRM=tcp:192.0.2.11:22\n');
   });
 });

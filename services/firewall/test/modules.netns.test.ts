@@ -121,11 +121,11 @@ describe.skipIf(!!skip)('protection modules in network namespaces', () => {
   it('SYN flood: per-source SYN meter drops SYNs above the limit', async () => {
     await configure({ syn_flood: true, syn_flood_limit: 20 });
     const rule = rulesOf(bed).find((r) => JSON.stringify(r.expr).includes('@synflood-v4'));
-    expect(JSON.stringify(rule?.expr)).toContain('{"limit":{"rate":20,"burst":40,"per":"second","inv":true}}');
+    expect(JSON.stringify(rule?.expr)).toContain('{"limit":{"rate":20,"burst":20,"per":"second","inv":true}}');
     const run = hpingTimed(bed, ['-S', '-p', '8080', '-s', SPORT.synFlood, '-i', 'u1000', '-c', '600', bed.hostIp]);
     const dropped = counterOf(bed, '@synflood-v4');
     expect(dropped).toBeGreaterThan(0);
-    expect(dropped).toBeGreaterThanOrEqual(600 - meterAllows(20, 40, run.seconds));
+    expect(dropped).toBeGreaterThanOrEqual(600 - meterAllows(20, 20, run.seconds));
   });
 
   it('invalid packets: forged out-of-window RSTs hit ct state invalid', async () => {
@@ -219,21 +219,21 @@ describe.skipIf(!!skip)('protection modules in network namespaces', () => {
     bed.inHost(['ip', '-6', 'neigh', 'flush', 'all']);
     expect(ping(bed, bed.hostIp6, 3, 100).received).toBe(3);
     await configure({}, { ipv6: { icmp_allow_neighbor_advertisement: false, icmp_allow_router_advertisement: false } });
-    const json = JSON.stringify(rulesOf(bed));
-    expect(json).not.toContain('nd-neighbor-solicit');
-    expect(json).not.toContain('nd-router-advert');
+    // (The ICMP flood meter still names them: as exempt from it.)
+    const accepts = rulesOf(bed).map((r) => JSON.stringify(r.expr)).filter((e) => e.includes('"accept"'));
+    expect(accepts.filter((e) => e.includes('nd-neighbor-solicit') || e.includes('nd-router-advert'))).toEqual([]);
     bed.inPeer(['ip', '-6', 'neigh', 'flush', 'all']);
     bed.inHost(['ip', '-6', 'neigh', 'flush', 'all']);
     expect(ping(bed, bed.hostIp6, 3, 100).received).toBe(0);
   });
 
-  it('IPv6 disabled: no IPv6 rules and no IPv6 traffic', async () => {
+  it('IPv6 disabled: no IPv6 rules or sets; IPv6 is left alone (see limits.netns.test.ts)', async () => {
     await configure({}, { ipv6: { enabled: false } });
     const json = JSON.stringify(tableJson(bed));
     expect(json).not.toContain('"ip6"');
     expect(json).not.toContain('icmpv6');
     expect(json).not.toContain('ipv6_addr');
-    expect(ping(bed, bed.hostIp6, 2, 100).received).toBe(0);
+    expect(ping(bed, bed.hostIp6, 2, 100).received).toBe(2);
     expect(ping(bed, bed.hostIp, 2, 100).received).toBe(2);
   });
 

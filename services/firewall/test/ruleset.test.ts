@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig, type FirewallConfig } from '../src/config.ts';
 import { networkOf } from '../src/net.ts';
 import { emptyRules, type RuleSet } from '../src/rules.ts';
-import { buildRuleset, splitAddresses, sshPortsOf, TABLE, type Bridge } from '../src/ruleset.ts';
+import { buildModel, buildRuleset, kernelLayoutOf, parseFull, renderFull, splitAddresses, sshPortsOf, TABLE, updateScript, type Bridge } from '../src/ruleset.ts';
 import { NODE, netnsUnavailable } from './helpers/netns.ts';
 
 const REQUIRED = { socket_path: '/s', data_dir: '/d', log_dir: '/l' };
@@ -88,10 +88,15 @@ describe('buildRuleset: modules', () => {
     });
     expect(s).toContain('add @sshconn-v4 { ip saddr ct count over 7 }');
     expect(s).toContain('add @sshconn-v6 { ip6 saddr ct count over 7 }');
-    expect(s).toContain('update @icmpflood-v4 { ip saddr timeout 1m limit rate over 13/second burst 13 packets }');
-    expect(s).toContain('icmpv6 type echo-request update @icmpflood-v6 { ip6 saddr timeout 1m limit rate over 13/second burst 13 packets }');
-    expect(s).toContain('update @synflood-v4 { ip saddr timeout 1m limit rate over 21/second burst 42 packets }');
-    expect(s).toContain('update @synflood-v6 { ip6 saddr timeout 1m limit rate over 21/second burst 42 packets }');
+    expect(s).toContain('icmp type != destination-unreachable update @icmpflood-v4 { ip saddr timeout 1m limit rate over 13/second burst 13 packets }');
+    expect(s).toContain('icmp type destination-unreachable icmp code != frag-needed update @icmpflood-v4 { ip saddr timeout 1m limit rate over 13/second burst 13 packets }');
+    expect(s).toContain(
+      'icmpv6 type != { packet-too-big, nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert } update @icmpflood-v6 { ip6 saddr timeout 1m limit rate over 13/second burst 13 packets }',
+    );
+    // The burst never exceeds the limit (issue 60.2).
+    expect(s).toContain('update @synflood-v4 { ip saddr timeout 1m limit rate over 21/second burst 21 packets }');
+    expect(s).toContain('update @synflood-v6 { ip6 saddr timeout 1m limit rate over 21/second burst 21 packets }');
+    expect(s).not.toMatch(/limit rate over (\d+)\/second burst (?!\1 )\d+ packets/);
     expect(s).toContain('ct state new add @connlimit-v4 { ip saddr ct count over 99 }');
     expect(s).toContain('ct state new add @connlimit-v6 { ip6 saddr ct count over 99 }');
     expect(s).toContain('update @tcprst-v4 { ip saddr timeout 1m limit rate over 33/second burst 33 packets }');
@@ -148,18 +153,19 @@ describe('buildRuleset: modules', () => {
 });
 
 describe('buildRuleset: IPv6 switches', () => {
-  it('ipv6.enabled=false: no IPv6 rule or set, IPv6 dropped outright', () => {
-    const s = build({ ...ALL_ON }, { ipv6: { enabled: false } });
+  it('ipv6.enabled=false: no IPv6 rule or set, IPv6 left alone (accepted by our table before any filter)', () => {
+    const s = build({ ...ALL_ON }, { ipv6: { enabled: false } }, { forwarding: [{ protocol: 'tcp', source_port: 80, dest_port: 8080 }] });
     expect(s).not.toMatch(/ip6 |icmpv6|ipv6_addr|exthdr/);
-    expect(s).toContain('meta nfproto ipv6 counter drop');
+    expect(s).not.toContain('meta nfproto ipv6 counter drop');
+    expect(s.indexOf('meta nfproto ipv6 accept')).toBeLessThan(s.indexOf('@blacklist-v4'));
+    expect(s).toContain('meta nfproto ipv4 tcp dport 80 redirect to :8080');
   });
 
   it('router advertisement (134) and neighbour solicitation/advertisement (135/136) follow their switches', () => {
     expect(build()).toContain('icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept');
     expect(build()).toContain('icmpv6 type nd-router-advert accept');
     const off = build({}, { ipv6: { icmp_allow_router_advertisement: false, icmp_allow_neighbor_advertisement: false } });
-    expect(off).not.toContain('nd-neighbor');
-    expect(off).not.toContain('nd-router-advert');
+    expect(off).not.toMatch(/nd-neighbor-advert \} accept|nd-router-advert accept/);
   });
 });
 
@@ -215,7 +221,72 @@ describe('buildRuleset: lists, ports, containers', () => {
   });
 });
 
+describe('in-place updates (issue 60.3)', () => {
+  const input = (fw: Record<string, unknown> = {}, extra: Record<string, unknown> = {}, rules: Partial<RuleSet> = {}) => ({
+    config: config({ firewall: fw, ...extra }),
+    rules: { ...emptyRules(), ...rules },
+    bridges: [] as Bridge[],
+    external: ['eth0'],
+  });
+
+  it('parseFull is the inverse of renderFull', () => {
+    for (const i of [input(), input({ ...ALL_ON, ...ALL_LOGS }, { container: { custom_networks: ['10.0.0.0/8'] } }, { blacklist: ['1.2.3.4', '5.0.0.0/8', '2001:db8::/32'], forwarding: [{ protocol: 'tcp', source_port: 80, dest_port: 8080 }], custom: ['tcp dport 9999 accept'] }), input({}, { ipv6: { enabled: false } })]) {
+      const model = buildModel(i);
+      expect(parseFull(renderFull(model))).toEqual(JSON.parse(JSON.stringify(model)));
+    }
+  });
+
+  it('keeps meter sets whose definition is unchanged, refills list sets, recreates changed meters, deletes what is gone', () => {
+    const before = buildModel(input({ connection_limit_per_ip: true, drop_fragments: true }, {}, { blacklist: ['1.2.3.4'] }));
+    // What the kernel lists for `before` (flags without `dynamic`, as the kernel reports them).
+    const kernel = kernelLayoutOf({
+      nftables: [
+        ...before.sets.map((x) => ({ set: { name: x.name, type: x.type, flags: x.flags.filter((f) => f !== 'dynamic'), size: x.size, comment: x.comment } })),
+        ...before.chains.map((c) => ({ chain: { name: c.name, ...(c.base ? { type: c.base.type, hook: c.base.hook, prio: c.base.priority === 'filter' ? 0 : Number(c.base.priority), policy: c.base.policy } : {}) } })),
+      ],
+    });
+    const after = buildModel(input({ connection_limit_per_ip: true, icmp_flood_connection_limit: 50, drop_broadcast: true }, {}, { blacklist: ['5.6.7.8'] }));
+    const u = updateScript(kernel, after);
+    expect(u).not.toContain('delete table');
+    expect(u).not.toMatch(/delete set inet task_firewall (sshconn|synflood|connlimit)-v4/);
+    expect(u).toContain('delete set inet task_firewall icmpflood-v4'); // its limit changed: old elements carry the old rate
+    expect(u).toContain('add set inet task_firewall icmpflood-v4 { type ipv4_addr; flags dynamic,timeout; size 65535; comment "meter: limit rate over 50/second burst 50 packets"; }');
+    expect(u).toContain('flush set inet task_firewall blacklist-v4\nadd element inet task_firewall blacklist-v4 { 5.6.7.8 }');
+    expect(u).toContain('delete chain inet task_firewall prerouting');
+    expect(u).toContain('add rule inet task_firewall input meta pkttype broadcast counter drop');
+    expect(u.indexOf('flush chain inet task_firewall input')).toBeLessThan(u.indexOf('delete set'));
+  });
+});
+
 const skip = netnsUnavailable();
+describe.skipIf(!!skip)('in-place updates against the kernel (unshare -n)', () => {
+  const steps = fileURLToPath(new URL('./helpers/apply-steps.ts', import.meta.url));
+  const run = (list: unknown[]) => {
+    const r = spawnSync('unshare', ['-n', NODE, steps], { input: JSON.stringify(list), encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    return JSON.parse(r.stdout) as { modes: string[]; listing: string };
+  };
+  const sorted = (listing: string) => listing.replace(/counter packets \d+ bytes \d+/g, 'counter').split('\n\n').sort().join('\n\n');
+  const A = build({ connection_limit_per_ip: true, drop_fragments: true }, {}, { blacklist: ['1.2.3.4'], forwarding: [{ protocol: 'tcp', source_port: 80, dest_port: 8080 }] });
+  const B = build({ connection_limit_per_ip: true, drop_broadcast: true, icmp_flood_log: true }, { container: { custom_networks: ['10.9.0.0/16'] } }, { blacklist: ['5.6.7.8', '9.0.0.0/8'] });
+  const seed = `add element inet ${TABLE} icmpflood-v4 { 192.0.2.9 timeout 1m }`;
+
+  it('a meter keeps its elements across an in-place update; the result lists as the target does', () => {
+    const r = run([{ script: A }, { nft: seed }, { script: B }]);
+    expect(r.modes).toEqual(['replaced', 'in-place']);
+    expect(r.listing).toMatch(/set icmpflood-v4 \{[^}]*elements = \{ 192\.0\.2\.9 /);
+    const fresh = run([{ script: B }]);
+    expect(sorted(r.listing.replace(/\n\t\telements = \{ 192\.0\.2\.9 [^}]*\}/, ''))).toBe(sorted(fresh.listing));
+  });
+
+  it('a changed limit recreates that meter (its elements carry the old rate)', () => {
+    const r = run([{ script: A }, { nft: seed }, { script: build({ icmp_flood_connection_limit: 77 }) }]);
+    expect(r.modes).toEqual(['replaced', 'in-place']);
+    expect(r.listing).toContain('comment "meter: limit rate over 77/second burst 77 packets"');
+    expect(r.listing).not.toContain('192.0.2.9');
+  });
+});
+
 describe.skipIf(!!skip)('generated scripts are accepted by the kernel (unshare -n)', () => {
   const script = fileURLToPath(new URL('./helpers/apply-stdin.ts', import.meta.url));
   const cases: [string, string][] = [

@@ -28,7 +28,7 @@ export function netnsUnavailable(): string | undefined {
 }
 
 export function sh(cmd: string[], opts: { allowFail?: boolean; timeoutMs?: number } = {}): string {
-  const r = spawnSync(cmd[0]!, cmd.slice(1), { encoding: 'utf8', timeout: opts.timeoutMs ?? 60_000 });
+  const r = spawnSync(cmd[0]!, cmd.slice(1), { encoding: 'utf8', timeout: opts.timeoutMs ?? 60_000, maxBuffer: 256 * 1024 * 1024 });
   if (r.status !== 0 && !opts.allowFail) throw new Error(`${cmd.join(' ')} failed (${r.status}): ${r.stderr}`);
   return r.stdout + (opts.allowFail ? r.stderr : '');
 }
@@ -165,12 +165,16 @@ export function tableText(bed: Bed): string {
 
 /**
  * Our table's text without what traffic changes (counters, the elements meters add to dynamic sets):
- * the ruleset that must match byte for byte.
+ * the ruleset that must match byte for byte. Sets and chains are sorted by name: an in-place update
+ * lists an object it recreated after the others, which changes nothing in how packets are filtered.
  */
-export const rulesText = (bed: Bed) =>
-  tableText(bed)
+export const rulesText = (bed: Bed) => {
+  const text = tableText(bed)
     .replace(/counter packets \d+ bytes \d+/g, 'counter')
-    .replace(/(flags dynamic[^\n]*\n)\t\telements = \{[^}]*\}\n/g, '$1');
+    .replace(/(flags dynamic[^\n]*\n(?:\t\t(?!elements)[^\n]*\n)*)\t\telements = \{[^}]*\}\n/g, '$1');
+  const m = /^(table [^\n]*\{\n)([\s\S]*)(\n\}\n?)$/.exec(text);
+  return m ? m[1]! + m[2]!.split('\n\n').sort().join('\n\n') + m[3]! : text;
+};
 
 export function rulesOf(bed: Bed, chain = 'input'): Record<string, any>[] {
   return tableJson(bed)
