@@ -2,7 +2,6 @@
 // runs the real daemon in its own namespace pair, so the 10 s windows run concurrently. Root only (CI).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -10,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../../../tools/testenv/wait.ts';
 import type { Status } from '../src/core.ts';
 import { ENVIRONMENT_POLL_MS } from '../src/core.ts';
-import { CLI, NODE, concurrentConnects, createBed, listen, liveSession, netnsUnavailable, ping, rulesText, startCore, tableText, writeConfig, type Bed, type CoreProc } from './helpers/netns.ts';
+import { CLI, NODE, concurrentConnects, freePort, listen, liveSession, netnsUnavailable, ping, rulesText, tableText, testBeds, writeConfig, type Bed, type CoreProc } from './helpers/netns.ts';
 
 const skip = netnsUnavailable();
 if (skip) console.warn(`\n!!! firewall lifecycle netns tests (issue 60) SKIPPED: ${skip}\n`);
@@ -20,29 +19,10 @@ if (!existsSync(CHROMIUM)) console.warn(`\n!!! firewall lifecycle: ${CHROMIUM} m
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const NOTIFY = fileURLToPath(new URL('./helpers/notify-listen.ts', import.meta.url));
 const DURATION = 10;
-const beds: Bed[] = [];
-const cores: CoreProc[] = [];
+const { bed, start, stops, cleanup } = testBeds();
 const procs: ChildProcess[] = [];
-const stops: (() => void)[] = [];
-
-afterAll(async () => {
-  for (const s of stops) s();
-  for (const p of procs) p.kill('SIGKILL');
-  for (const c of cores) await c.stop();
-  for (const b of beds) b.destroy();
-});
-
-function bed(tag: string): Bed {
-  const b = createBed(tag);
-  beds.push(b);
-  return b;
-}
-
-async function start(b: Bed, file: string, opts: Parameters<typeof startCore>[2] = {}): Promise<CoreProc> {
-  const core = await startCore(b, file, opts);
-  cores.push(core);
-  return core;
-}
+stops.push(() => procs.forEach((p) => p.kill('SIGKILL')));
+afterAll(cleanup);
 
 const status = async (core: CoreProc) => (await core.req('GET_STATUS')).data as Status;
 const cli = (file: string, ...args: string[]) => {
@@ -64,14 +44,6 @@ async function notifySocket(b: Bed): Promise<{ path: string; messages: () => Rec
   p.stdout.on('data', (c: Buffer) => (out += c.toString()));
   await until(() => out.startsWith('listening'), 'the notify listener');
   return { path, messages: () => out.split('\n').slice(1).filter(Boolean).map((l) => JSON.parse(l) as Record<string, string>) };
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 /** The web component against `file`'s socket; returns its base URL and a logged-in status reader. */

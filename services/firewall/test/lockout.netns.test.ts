@@ -10,14 +10,13 @@ import {
   CLI,
   NODE,
   concurrentConnects,
-  createBed,
   fakeSshd,
   listen,
   liveSession,
   netnsUnavailable,
   rulesText,
-  startCore,
   tableText,
+  testBeds,
   writeConfig,
   type Bed,
   type CoreProc,
@@ -27,27 +26,8 @@ const skip = netnsUnavailable();
 if (skip) console.warn(`\n!!! firewall lockout netns tests SKIPPED: ${skip}\n`);
 
 const DURATION = 10;
-const beds: Bed[] = [];
-const cores: CoreProc[] = [];
-const stops: (() => void)[] = [];
-
-afterAll(async () => {
-  for (const s of stops) s();
-  for (const c of cores) await c.stop();
-  for (const b of beds) b.destroy();
-});
-
-function bed(tag: string): Bed {
-  const b = createBed(tag);
-  beds.push(b);
-  return b;
-}
-
-async function start(b: Bed, file: string, opts: Parameters<typeof startCore>[2] = {}): Promise<CoreProc> {
-  const core = await startCore(b, file, opts);
-  cores.push(core);
-  return core;
-}
+const { bed, start, stops, cleanup } = testBeds();
+afterAll(cleanup);
 
 const status = async (core: CoreProc) => (await core.req('GET_STATUS')).data as Status;
 const waitState = (core: CoreProc, state: Status['acceptance']) => until(async () => (await status(core)).acceptance === state, `acceptance ${state}`);

@@ -5,24 +5,17 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { until } from '../../../tools/testenv/wait.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_REQUEST_BYTES } from '../src/socket.ts';
-import { CLI, NODE, createBed, netnsUnavailable, startCore, type Bed, type CoreProc } from './helpers/netns.ts';
+import { CLI, NODE, createBed, freePort, netnsUnavailable, startCore, type Bed, type CoreProc } from './helpers/netns.ts';
 
 const skip = netnsUnavailable();
 if (skip) console.warn(`\n!!! firewall socket/web tests SKIPPED: ${skip}\n`);
 
 const PASSWORD = 'correct horse battery staple';
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 function rawRequest(path: string, body: Buffer | string): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -3,6 +3,7 @@
 // the real core daemon running inside the host namespace, traffic generated from the peer.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -286,4 +287,40 @@ for(let i=0;i<${n};i++){setTimeout(()=>{const s=net.connect({host:${JSON.stringi
 const t=setTimeout(()=>{s.destroy();fin()},${timeoutMs});s.on('connect',()=>{clearTimeout(t);ok++;fin()});s.on('error',()=>{clearTimeout(t);fin()})},i*50)}
 function fin(){if(++done===${n}){console.log(ok);process.exit(0)}}`;
   return Number(bed.inPeer([NODE, '-e', code]).trim());
+}
+
+/**
+ * Beds, daemons and helper processes of concurrent cases, all torn down by `cleanup` in afterAll
+ * (a failed assertion skips a case's own cleanup: never leave a daemon or a namespace behind).
+ */
+export function testBeds() {
+  const beds: Bed[] = [];
+  const cores: CoreProc[] = [];
+  const stops: (() => void)[] = [];
+  const bed = (tag: string): Bed => {
+    const b = createBed(tag);
+    beds.push(b);
+    return b;
+  };
+  const start = async (b: Bed, file: string, opts: StartOptions = {}): Promise<CoreProc> => {
+    const core = await startCore(b, file, opts);
+    cores.push(core);
+    return core;
+  };
+  const cleanup = async (): Promise<void> => {
+    for (const s of stops) s();
+    for (const c of cores) await c.stop();
+    for (const b of beds) b.destroy();
+  };
+  /** `stops` run first at cleanup. */
+  return { bed, start, stops, cleanup };
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
 }
