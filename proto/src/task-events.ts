@@ -31,6 +31,11 @@ export const taskEventPayload = z
         type: taskType,
         priority: taskPriority,
         topicId: z.uuid().nullable(),
+        /**
+         * The task's parent when it is a subtask (null otherwise). Optional for readers: events
+         * written before subtasks existed lack it.
+         */
+        parentId: z.uuid().nullable().optional(),
         dueDate: isoDate.nullable(),
         /** set only on task.completed */
         completedAt: z.string().nullable(),

@@ -44,6 +44,8 @@ export const task = z.object({
   id: storedId,
   userId: storedId,
   topicId: storedId.nullable(),
+  /** the task this one is a subtask of (one level deep: a parent is never itself a subtask) */
+  parentId: storedId.nullable(),
   title: z.string(),
   notes: z.string().nullable(),
   type: taskType,
@@ -98,6 +100,8 @@ const recurrenceFields = {
 const optionalTaskFields = {
   notes: notes.nullable().optional(),
   topicId: z.uuid().nullable().optional(),
+  /** make it a subtask of this task (the user's, not itself a subtask); update: null moves it out */
+  parentId: z.uuid().nullable().optional(),
   dueDate: calendarDate.nullable().optional(),
   dueTime: dueTime.nullable().optional(),
   reminders: reminderList.optional(),
@@ -142,6 +146,8 @@ export const listTasksQuery = z
   .object({
     /** a topic id, or `none` for tasks without a topic */
     topicId: z.union([z.uuid(), z.literal('none')]).optional(),
+    /** a task's subtasks, or `none` for tasks that are not subtasks */
+    parentId: z.union([z.uuid(), z.literal('none')]).optional(),
     type: taskType.optional(),
     priority: taskPriority.optional(),
     completed: boolQuery.optional(),

@@ -100,6 +100,20 @@ describe('the request path of a task create and a list', () => {
     expect(rows).toEqual([{ created: 1 }]);
   });
 
+  it('a subtask create is one statement too (its parent checked and locked in it); the list of its parent one', async () => {
+    const userId = randomUUID();
+    const parent = (await createFor(userId, { title: 'parent' })).task;
+    await createFor(userId, { title: 'warm-up', parentId: parent.id });
+    sent.length = 0;
+    const sub = (await createFor(userId, { title: 'sub', parentId: parent.id })).task;
+    expect(sub.parentId).toBe(parent.id);
+    expect(own(), own().join('\n---\n')).toHaveLength(1);
+    sent.length = 0;
+    const page = await bus.request(tasksApi.list.rpc, { ...call(userId, undefined), query: { parentId: parent.id, limit: 50, offset: 0 } } as never);
+    expect(page.tasks.map((t) => t.title)).toEqual(['warm-up', 'sub']);
+    expect(own(), own().join('\n---\n')).toHaveLength(1);
+  });
+
   it("refuses a topic that is not the user's and writes nothing", async () => {
     const userId = randomUUID();
     await createFor(userId, { title: 'first' });

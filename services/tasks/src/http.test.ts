@@ -91,11 +91,11 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('tasks A
 
   it('creates a task (201, full shape) and emits task.created with exactly the spec payload', async () => {
     const t = await createTask(alice, { title: 'Write report', dueDate: '2026-12-01', priority: 'HIGH', notes: 'n', estimatedMinutes: 30, energyLevel: 'LOW', coinValue: 3 });
-    expect(t).toMatchObject({ title: 'Write report', type: 'ONE_TIME', priority: 'HIGH', dueDate: '2026-12-01', completedAt: null, topicId: null, coinValue: 3, postponeCount: 0, userId: alice, blocked: false });
+    expect(t).toMatchObject({ title: 'Write report', type: 'ONE_TIME', priority: 'HIGH', dueDate: '2026-12-01', completedAt: null, topicId: null, parentId: null, coinValue: 3, postponeCount: 0, userId: alice, blocked: false });
     const e = await eventFor('task.created', t.id);
     expect(e.userId).toBe(alice);
     expect(Object.keys(e.payload).sort()).toEqual(['event', 'task', 'timestamp']);
-    expect(e.payload.task).toEqual({ id: t.id, title: 'Write report', type: 'ONE_TIME', priority: 'HIGH', topicId: null, dueDate: '2026-12-01', completedAt: null, createdAt: t.createdAt });
+    expect(e.payload.task).toEqual({ id: t.id, title: 'Write report', type: 'ONE_TIME', priority: 'HIGH', topicId: null, parentId: null, dueDate: '2026-12-01', completedAt: null, createdAt: t.createdAt });
     expect(Number.isNaN(Date.parse(e.payload.timestamp))).toBe(false);
   });
 

@@ -129,6 +129,11 @@ export const tasks = schema.table(
     id: uuid().primaryKey().defaultRandom(),
     userId: uuid().notNull(),
     topicId: uuid(),
+    /**
+     * The task this one is a subtask of (one level: a parent is never itself a subtask, and a subtask
+     * is in its parent's topic and never RECURRING; docs/tasks.md). Deleting a parent deletes its subtasks.
+     */
+    parentId: uuid(),
     title: text().notNull(),
     notes: text(),
     type: text({ enum: TASK_TYPES }).notNull(),
@@ -163,6 +168,10 @@ export const tasks = schema.table(
   },
   (t) => [
     foreignKey({ name: 'tasks_topic_id_fkey', columns: [t.topicId], foreignColumns: [topics.id] }).onDelete('set null'),
+    foreignKey({ name: 'tasks_parent_id_fkey', columns: [t.parentId], foreignColumns: [t.id] }).onDelete('cascade'),
+    // a parent's subtasks; partial, so a task without a parent (nearly every insert) leaves it alone.
+    // Also what the foreign key's check reads when any task is deleted.
+    index('tasks_parent').on(t.parentId, t.sortOrder, t.createdAt, t.id).where(sql`parent_id IS NOT NULL`),
     index('tasks_user_order').on(t.userId, t.sortOrder, t.createdAt, t.id),
     // serves per-topic listing and the sequential-topic "blocked" check
     index('tasks_user_topic_order').on(t.userId, t.topicId, t.sortOrder, t.createdAt, t.id),
@@ -175,6 +184,7 @@ export const tasks = schema.table(
     check('tasks_check', sql`type <> 'RECURRING' OR (recurrence_type IS NOT NULL AND next_due_date IS NOT NULL AND recurrence_anchor IS NOT NULL)`),
     check('tasks_check1', sql`type <> 'RECURRING' OR completed_at IS NULL`),
     check('tasks_due_time_check', sql`due_time IS NULL OR COALESCE(next_due_date, due_date) IS NOT NULL`),
+    check('tasks_parent_check', sql`parent_id IS NULL OR (parent_id <> id AND type <> 'RECURRING')`),
   ],
 );
 

@@ -39,15 +39,18 @@ const t = alias(tasks, 't');
 const u = alias(tasks, 'u');
 const tp = alias(topics, 'tp');
 const z = alias(profiles, 'z');
+/** a subtask's parent */
+const pa = alias(tasks, 'pa');
 
 /**
  * Sequential topics: a task is blocked while an earlier open task of the same topic exists. Snoozed
  * tasks do not block (reference), and neither do RECURRING ones, which are never "done" and would
- * otherwise block the rest of the topic forever. `today` is the placeholder's date.
+ * otherwise block the rest of the topic forever. A topic's line is of its top-level tasks: a subtask
+ * neither blocks nor is blocked (it goes with its parent). `today` is the placeholder's date.
  */
-const blocked = sql<boolean>`(${t.completedAt} IS NULL AND ${t.topicId} IS NOT NULL AND EXISTS (
+const blocked = sql<boolean>`(${t.completedAt} IS NULL AND ${t.topicId} IS NOT NULL AND ${t.parentId} IS NULL AND EXISTS (
     SELECT 1 FROM ${topics} tp JOIN ${tasks} u ON ${u.userId} = ${t.userId} AND ${u.topicId} = ${tp.id}
-    WHERE ${tp.id} = ${t.topicId} AND ${tp.sequential} AND ${u.id} <> ${t.id} AND ${u.completedAt} IS NULL AND ${u.type} <> 'RECURRING'
+    WHERE ${tp.id} = ${t.topicId} AND ${tp.sequential} AND ${u.id} <> ${t.id} AND ${u.completedAt} IS NULL AND ${u.type} <> 'RECURRING' AND ${u.parentId} IS NULL
       AND (${u.snoozedUntil} IS NULL OR ${u.snoozedUntil} <= ${p('today')}::date)
       AND (${u.sortOrder}, ${u.createdAt}, ${u.id}) < (${t.sortOrder}, ${t.createdAt}, ${t.id})))`;
 
@@ -67,6 +70,8 @@ export async function getTask(q: Queryable, userId: string, id: string, today: s
 export interface TaskFilters {
   /** a topic id, or 'none' for tasks without a topic */
   topicId?: string | undefined;
+  /** a parent's id (its subtasks), or 'none' for tasks that are not subtasks */
+  parentId?: string | undefined;
   type?: string | undefined;
   priority?: string | undefined;
   completed?: boolean | undefined;
@@ -81,6 +86,8 @@ export interface TaskFilters {
 const FILTER_CONDITIONS: Record<string, SQL> = {
   n: sql`${t.topicId} IS NULL`,
   t: sql`${t.topicId} = ${p('topicId')}`,
+  l: sql`${t.parentId} IS NULL`,
+  u: sql`${t.parentId} = ${p('parentId')}`,
   y: sql`${t.type} = ${p('type')}`,
   p: sql`${t.priority} = ${p('priority')}`,
   c: sql`${t.completedAt} IS NOT NULL`,
@@ -95,6 +102,8 @@ function listShape(f: TaskFilters): string {
   let shape = '';
   if (f.topicId === 'none') shape += 'n';
   else if (f.topicId) shape += 't';
+  if (f.parentId === 'none') shape += 'l';
+  else if (f.parentId) shape += 'u';
   if (f.type) shape += 'y';
   if (f.priority) shape += 'p';
   if (f.completed !== undefined) shape += f.completed ? 'c' : 'o';
@@ -122,7 +131,7 @@ const pages = new StatementCache<JsonView<TaskRow> & { total: number; zone: stri
  */
 export async function listTasks(q: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: JsonView<TaskRow>[]; total: number; zone: string | null }> {
   const shape = listShape(f);
-  const bind = { userId, today, topicId: f.topicId, type: f.type, priority: f.priority, dueBefore: f.dueBefore, dueAfter: f.dueAfter, limit: f.limit, offset: f.offset };
+  const bind = { userId, today, topicId: f.topicId, parentId: f.parentId, type: f.type, priority: f.priority, dueBefore: f.dueBefore, dueAfter: f.dueAfter, limit: f.limit, offset: f.offset };
   const list = pages.get(shape, () => {
     const where = listWhere(shape);
     // LIMIT and OFFSET as subqueries: a bare parameter there is estimated at a tenth of the user's
@@ -156,25 +165,36 @@ const zoneOf = statement(sql`SELECT ${z.timezone} AS zone FROM ${profiles} z WHE
 /**
  * The create statement for one set of columns (see insertTask). Without a topic (the usual create)
  * it leaves out the topic check and the `blocked` subquery (a task outside a topic is never
- * blocked): PostgreSQL builds every node of a plan at each run, taken or not.
+ * blocked): PostgreSQL builds every node of a plan at each run, taken or not. A subtask's (one with
+ * `parentId`) checks its parent instead: the user's, not itself a subtask, and (`checkTopic`) in the
+ * topic the request named; the subtask takes the parent's topic (its event's too) and is never
+ * blocked. The parent is locked while its subtask is added, so it cannot become a subtask meanwhile.
  */
 function createStatement(outboxSchema: string, keys: ColumnKey[]) {
-  const inTopic = keys.includes('topicId');
+  const inParent = keys.includes('parentId');
+  const inTopic = !inParent && keys.includes('topicId');
+  const insertKeys = inParent ? keys.filter((k) => k !== 'topicId') : keys;
   return creates.get(shapeOf(outboxSchema, keys), () =>
     statement(
-      sql`WITH p AS (
+      sql`WITH ${inParent ? sql`pa AS (
+            SELECT ${pa.topicId} AS topic_id FROM ${tasks} pa
+            WHERE ${pa.id} = ${p('parentId')} AND ${pa.userId} = ${p('userId')} AND ${pa.parentId} IS NULL
+              AND (NOT ${p('checkTopic')}::boolean OR ${pa.topicId} IS NOT DISTINCT FROM ${p('topicId')}::uuid)
+            FOR NO KEY UPDATE
+          ), ` : sql``}p AS (
             UPDATE ${profiles} SET ${names(profiles.totalTasksCreated)} = ${profiles.totalTasksCreated} + 1, ${names(profiles.nextSortOrder)} = ${profiles.nextSortOrder} + 1,
               ${names(profiles.taskCount)} = ${profiles.taskCount} + 1
             WHERE ${profiles.userId} = ${p('userId')} AND (${p('zone')}::text IS NULL OR ${profiles.timezone} = ${p('zone')})
               ${inTopic ? sql`AND (${p('topicId')}::uuid IS NULL OR EXISTS (SELECT 1 FROM ${topics} WHERE ${topics.id} = ${p('topicId')} AND ${topics.userId} = ${p('userId')}))` : sql``}
+              ${inParent ? sql`AND EXISTS (SELECT 1 FROM pa)` : sql``}
             RETURNING ${profiles.nextSortOrder} - 1 AS sort_order, ${profiles.timezone} AS zone
           ), t AS (
-            INSERT INTO ${tasks} AS t (${names(tasks.userId, tasks.createdAt, tasks.updatedAt, tasks.sortOrder, ...keys.map((k) => COLUMNS[k]))})
-            SELECT ${p('userId')}, ${p('createdAt')}, ${p('createdAt')}, p.sort_order, ${sql.join(keys.map(value), sql`, `)} FROM p
+            INSERT INTO ${tasks} AS t (${names(tasks.userId, tasks.createdAt, tasks.updatedAt, tasks.sortOrder, ...(inParent ? [tasks.topicId] : []), ...insertKeys.map((k) => COLUMNS[k]))})
+            SELECT ${p('userId')}, ${p('createdAt')}, ${p('createdAt')}, p.sort_order, ${inParent ? sql`(SELECT topic_id FROM pa), ` : sql``}${sql.join(insertKeys.map(value), sql`, `)} FROM p
             RETURNING t.*, ${inTopic ? blocked : sql`false`} AS blocked
           ), o AS (
             INSERT INTO ${sql.identifier(outboxSchema)}.outbox (id, subject, payload, traceparent)
-            SELECT ${p('outboxId')}, ${p('subject')}, ${p('payload')}, ${p('traceparent')} FROM t
+            SELECT ${p('outboxId')}, ${p('subject')}, ${inParent ? sql`jsonb_set(${p('payload')}::jsonb, '{payload,task,topicId}', COALESCE(to_jsonb(t.topic_id), 'null'::jsonb))` : p('payload')}, ${p('traceparent')} FROM t
           )
           SELECT ${selectList(created)} FROM t, p`,
       created,
@@ -215,9 +235,9 @@ export function createShape(a: CreateArgs): string | null {
  * Create a task in one statement (atomic by itself, no explicit transaction): count it on the
  * profile and take the next list position there, insert it, and insert its event's outbox row.
  * Nothing is written unless the profile exists, its timezone is `zone` (the one the caller computed
- * "today" and the schedule in; null: the request named its own zone) and the topic, if any, is the
- * user's. Then `row` is null and `zone` (read by a second statement, off the usual path) tells the
- * caller which of those failed.
+ * "today" and the schedule in; null: the request named its own zone), the topic, if any, is the
+ * user's and the parent, if any, passes createStatement's checks. Then `row` is null and `zone`
+ * (read by a second statement, off the usual path) tells the caller whether the zone was the cause.
  */
 export async function insertTask(q: Queryable, a: CreateArgs): Promise<InsertOutcome> {
   const { createdAt, ...rest } = a.cols;
@@ -228,6 +248,8 @@ export async function insertTask(q: Queryable, a: CreateArgs): Promise<InsertOut
     today: a.today,
     zone: a.zone,
     topicId: a.cols.topicId ?? null,
+    parentId: a.cols.parentId ?? null,
+    checkTopic: a.cols.topicId !== undefined,
     outboxId: a.outbox.row.id,
     subject: a.outbox.row.subject,
     payload: a.outbox.row.payload,
@@ -291,8 +313,8 @@ function batchStatement(outboxSchema: string, keys: ColumnKey[]) {
   });
 }
 
-/** A create in a topic needs the topic checked and `blocked` computed (createStatement's). */
-const batchable = (a: CreateArgs) => !a.cols.topicId;
+/** A create in a topic needs the topic checked and `blocked` computed, a subtask's its parent checked (createStatement's). */
+const batchable = (a: CreateArgs) => !a.cols.topicId && !a.cols.parentId;
 
 /**
  * insertTask for several creates of one shape (createShape), none in a topic, each of another user,
@@ -316,18 +338,28 @@ export async function insertTasks(q: Queryable, creates: CreateArgs[]): Promise<
   return creates.map((a) => byId.get(a.cols.id) ?? null);
 }
 
-/** A condition an update holds to (re-checked on the latest row version, so of two racing completions exactly one wins). */
-export type TaskGuard = { open: true } | { completed: true } | { nextDueDate: string | null };
+/**
+ * A condition an update holds to (re-checked on the latest row version, so of two racing completions
+ * exactly one wins). `childless`: the task has no subtasks (it is becoming one).
+ */
+export type TaskGuard = { open: true } | { completed: true } | { nextDueDate: string | null } | { childless: true };
 
 const updates = new StatementCache<TaskRow>();
+const kid = alias(tasks, 'kid');
 
 /** Update columns of one task, optionally only while `guard` holds. */
 export async function updateTask(q: Queryable, userId: string, id: string, cols: TaskColumns, today: string, guard?: TaskGuard): Promise<TaskRow | null> {
   const keys = Object.keys(cols).filter(isWritable);
-  const kind = !guard ? '' : 'open' in guard ? 'open' : 'completed' in guard ? 'completed' : 'due';
+  const kind = !guard ? '' : 'open' in guard ? 'open' : 'completed' in guard ? 'completed' : 'childless' in guard ? 'childless' : 'due';
   const update = updates.get(`${kind}:${keys.join(',')}`, () => {
     const sets = keys.map((k) => sql`${names(COLUMNS[k])} = ${value(k)}`);
-    const check = { '': sql``, open: sql` AND ${t.completedAt} IS NULL`, completed: sql` AND ${t.completedAt} IS NOT NULL`, due: sql` AND ${t.nextDueDate} = ${p('guardDue')}::date` }[kind];
+    const check = {
+      '': sql``,
+      open: sql` AND ${t.completedAt} IS NULL`,
+      completed: sql` AND ${t.completedAt} IS NOT NULL`,
+      due: sql` AND ${t.nextDueDate} = ${p('guardDue')}::date`,
+      childless: sql` AND NOT EXISTS (SELECT 1 FROM ${tasks} kid WHERE ${kid.parentId} = ${t.id})`,
+    }[kind];
     return task(sql`UPDATE ${tasks} AS t SET ${sql.join([...sets, sql`${names(tasks.updatedAt)} = now()`], sql`, `)}
       WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')}${check} RETURNING ${ROW}`);
   });
@@ -335,19 +367,51 @@ export async function updateTask(q: Queryable, userId: string, id: string, cols:
   return (await update.run(q, { ...values(cols), id, userId, today, guardDue })).rows[0] ?? null;
 }
 
-/** Delete one task and take it off the profile's task count. */
+/** Delete one task with its subtasks, and take them off the profile's task count. */
 const remove = statement(
   sql`WITH d AS (
-        DELETE FROM ${tasks} AS t WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')} RETURNING ${selectList(gone)}
+        DELETE FROM ${tasks} AS t WHERE ${t.userId} = ${p('userId')} AND (${t.id} = ${p('id')} OR ${t.parentId} = ${p('id')}) RETURNING ${selectList(gone)}
       ), c AS (
-        UPDATE ${profiles} SET ${names(profiles.taskCount)} = ${profiles.taskCount} - 1 WHERE ${profiles.userId} = ${p('userId')} AND EXISTS (SELECT 1 FROM d)
+        UPDATE ${profiles} SET ${names(profiles.taskCount)} = ${profiles.taskCount} - (SELECT count(*) FROM d)::int WHERE ${profiles.userId} = ${p('userId')} AND EXISTS (SELECT 1 FROM d)
       )
       SELECT * FROM d`,
   gone,
 ) as Statement<TaskRow>;
 
-export async function deleteTask(q: Queryable, userId: string, id: string): Promise<TaskRow | null> {
-  return (await remove.run(q, { id, userId })).rows[0] ?? null;
+/** Delete one task and its subtasks (deleting a parent deletes its subtasks); the task itself comes first. Empty: no such task of the user. */
+export async function deleteTask(q: Queryable, userId: string, id: string): Promise<TaskRow[]> {
+  const { rows } = await remove.run(q, { id, userId });
+  return rows.sort((a, b) => (a.id === id ? -1 : b.id === id ? 1 : 0));
+}
+
+/** The parent a task is to go under, locked (FOR NO KEY UPDATE) so it cannot become a subtask meanwhile; null: no such task of the user. */
+export async function lockParent(q: Queryable, userId: string, id: string) {
+  const [row] = await orm(q)
+    .select({ id: tasks.id, parentId: tasks.parentId, topicId: tasks.topicId })
+    .from(tasks)
+    .where(and(eq(tasks.id, id), eq(tasks.userId, userId)))
+    .for('no key update');
+  return row ?? null;
+}
+
+/** Whether the task has subtasks. */
+export async function hasSubtasks(q: Queryable, userId: string, id: string): Promise<boolean> {
+  const rows = await orm(q)
+    .select({ id: tasks.id })
+    .from(tasks)
+    .where(and(eq(tasks.parentId, id), eq(tasks.userId, userId)))
+    .limit(1);
+  return rows.length > 0;
+}
+
+const followTopic = task(
+  sql`UPDATE ${tasks} AS t SET ${names(tasks.topicId)} = ${p('topicId')}, ${names(tasks.updatedAt)} = now()
+      WHERE ${t.userId} = ${p('userId')} AND ${t.parentId} = ${p('parentId')} AND ${t.topicId} IS DISTINCT FROM ${p('topicId')}::uuid RETURNING ${ROW}`,
+);
+
+/** A parent moved to another topic (or none): its subtasks go with it. Returns the subtasks moved. */
+export async function moveSubtasksToTopic(q: Queryable, userId: string, parentId: string, topicId: string | null, today: string): Promise<TaskRow[]> {
+  return (await followTopic.run(q, { userId, parentId, topicId, today })).rows;
 }
 
 const byIds = task(sql`SELECT ${ROW} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.id} = ANY(${p('ids')}::uuid[]) ORDER BY ${ORDER}`);

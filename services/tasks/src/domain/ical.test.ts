@@ -6,7 +6,7 @@ import { startSchedule, upcoming, type RecurrenceRule } from '@tasksvc/proto/cal
 const rule = (r: Partial<RecurrenceRule> & Pick<RecurrenceRule, 'type'>): RecurrenceRule => ({ interval: 1, weekdays: [], weekOfMonth: null, fixed: true, ...r });
 
 function task(id: string, date: string, recurrence: FeedTask['recurrence'], extra: Partial<FeedTask> = {}): FeedTask {
-  return { id, title: `Task ${id}`, notes: null, priority: 'NORMAL', date, recurrence, updatedAt: new Date('2026-11-01T10:00:00Z'), ...extra };
+  return { id, title: `Task ${id}`, notes: null, priority: 'NORMAL', date, recurrence, parentId: null, updatedAt: new Date('2026-11-01T10:00:00Z'), ...extra };
 }
 
 /** Expand the first `count` start dates of one VEVENT with ical.js. */
@@ -70,6 +70,18 @@ describe('iCal feed', () => {
     expect(event.endDate.toString()).toBe('2027-01-01');
     expect(event.isRecurring()).toBe(false);
     expect(ev!.getFirstPropertyValue('priority')).toBe(1);
+  });
+
+  it('a subtask names its parent with RELATED-TO;RELTYPE=PARENT (the parent need not be in the feed)', () => {
+    const ics = buildCalendar([task('p', '2026-12-01', null), task('s', '2026-12-02', null, { parentId: 'p' }), task('o', '2026-12-03', null, { parentId: 'elsewhere' })], { now: new Date(), name: 'Tasks' });
+    const events = new ICAL.Component(ICAL.parse(ics)).getAllSubcomponents('vevent');
+    const related = (uid: string) => {
+      const prop = events.find((v) => v.getFirstPropertyValue('uid') === uid)!.getFirstProperty('related-to');
+      return prop ? [prop.getParameter('reltype'), prop.getFirstValue()] : null;
+    };
+    expect(related('task-p@task-service')).toBeNull();
+    expect(related('task-s@task-service')).toEqual(['PARENT', 'task-p@task-service']);
+    expect(related('task-o@task-service')).toEqual(['PARENT', 'task-elsewhere@task-service']);
   });
 
   it('folds at 75 octets (continuations included) without splitting multi-byte characters', () => {

@@ -18,6 +18,8 @@ export interface FeedTask {
   date: LocalDate;
   /** RECURRING tasks: the rule and its anchor */
   recurrence: { rule: RecurrenceRule; anchor: LocalDate } | null;
+  /** a subtask's parent (RELATED-TO;RELTYPE=PARENT names its UID, whether or not the parent is in the feed) */
+  parentId: string | null;
   updatedAt: Date;
 }
 
@@ -35,6 +37,7 @@ export function buildCalendar(tasks: FeedTask[], opts: { now: Date; name: string
     if (t.notes) ev.addPropertyWithValue('description', t.notes);
     ev.addPropertyWithValue('priority', t.priority === 'HIGH' ? 1 : t.priority === 'NORMAL' ? 5 : 9);
     ev.addPropertyWithValue('transp', 'TRANSPARENT');
+    if (t.parentId) ev.addPropertyWithValue('related-to', taskUid(t.parentId)).setParameter('reltype', 'PARENT');
     if (t.recurrence) {
       ev.addPropertyWithValue('rrule', recurOf(t.recurrence.rule, t.recurrence.anchor));
       const extra = clampedMonthEnds(t.recurrence.rule, t.recurrence.anchor, t.date).filter((d) => d !== t.date);

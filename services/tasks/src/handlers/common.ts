@@ -35,6 +35,8 @@ export function userOf(call: HttpCall<unknown, unknown, unknown>): Identity {
 
 export const taskNotFound = () => new AppError('TASKS_NOT_FOUND', 'task not found');
 export const topicNotFound = () => new AppError('TOPICS_NOT_FOUND', 'topic not found');
+/** A parent named in a body that is not the user's task: 404 as for any other task, naming the field. */
+export const parentNotFound = () => new AppError('TASKS_NOT_FOUND', 'parent task not found', [{ path: 'body.parentId', message: 'no such task' }]);
 
 /** A 400 naming one body field, in the same shape the gateway's schema validation uses. */
 export function fieldError(field: string, message: string): AppError {
@@ -65,7 +67,7 @@ export const toProfile = (r: ProfileRow): Profile => jsonView(r);
 /** The date a task is due on: the next occurrence for RECURRING tasks, else its due date. */
 export const effectiveDueDate = (r: Pick<TaskRow, 'type' | 'dueDate' | 'nextDueDate'>) => (r.type === 'RECURRING' ? r.nextDueDate : r.dueDate);
 
-type EventRow = Pick<TaskRow, 'id' | 'userId' | 'title' | 'type' | 'priority' | 'topicId' | 'dueDate' | 'nextDueDate' | 'createdAt' | 'dueTime' | 'reminders' | 'completedAt'>;
+type EventRow = Pick<TaskRow, 'id' | 'userId' | 'title' | 'type' | 'priority' | 'topicId' | 'parentId' | 'dueDate' | 'nextDueDate' | 'createdAt' | 'dueTime' | 'reminders' | 'completedAt'>;
 type EventOptions = {
   completedAt?: Date;
   dueDate?: string | null;
@@ -99,6 +101,7 @@ function taskEvent(name: TaskEventName, row: EventRow, opts: EventOptions, sched
         type: row.type,
         priority: row.priority,
         topicId: row.topicId,
+        parentId: row.parentId,
         dueDate: opts.dueDate !== undefined ? opts.dueDate : effectiveDueDate(row),
         completedAt: name === 'task.completed' ? (opts.completedAt ?? new Date()).toISOString() : null,
         createdAt: row.createdAt.toISOString(),

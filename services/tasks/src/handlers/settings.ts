@@ -62,6 +62,7 @@ export async function feed(ctx: Ctx, call: HttpCall<{ file: string }, unknown, u
       priority: r.priority,
       date: effectiveDueDate(r)!,
       recurrence: r.type === 'RECURRING' && rule && r.recurrenceAnchor ? { rule, anchor: r.recurrenceAnchor } : null,
+      parentId: r.parentId,
       updatedAt: r.updatedAt,
     };
   });

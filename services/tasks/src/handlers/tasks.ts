@@ -9,19 +9,23 @@ import { addCoins, coinBalance, ensureProfile, profileZone, reserveSortOrder, ty
 import {
   deleteTask,
   getTask,
+  hasSubtasks,
   insertCompletion,
   listTasks,
+  lockParent,
+  moveSubtasksToTopic,
   popLatestCompletion,
   tasksByIds,
   updateTask,
   writableColumns,
   type TaskColumns,
+  type TaskGuard,
   type TaskRow,
 } from '../db/tasks.ts';
 import { topicExists } from '../db/topics.ts';
 import { afterComplete, afterUndo } from '../game/hooks.ts';
 import { postponeTask } from '../game/postponements.ts';
-import { effectiveDueDate, emitTaskEvent, fieldError, ruleOf, SCHEMA, taskEventRow, taskNotFound, toTask, topicNotFound, transact, userOf, type Ctx } from './common.ts';
+import { effectiveDueDate, emitTaskEvent, fieldError, parentNotFound, ruleOf, SCHEMA, taskEventRow, taskNotFound, toTask, topicNotFound, transact, userOf, type Ctx } from './common.ts';
 
 type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
 
@@ -134,23 +138,37 @@ export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTa
   const b = call.body;
   const userId = userOf(call).id;
   const sent = sentZone(call);
+  const { parentId = null, ...fields } = b;
+  if (parentId && b.type === 'RECURRING') throw fieldError('type', SUBTASK_RECURS);
   // reminders are kept in the profile's zone, also when the request named its own for "today"
   const reminderZone = b.reminders?.length && sent ? (ctx.zones.get(userId) ?? (await profileZone(ctx.pool, userId))) : null;
   // no connection held here: the insert waits for its batch's (CreateBatcher)
   const { result, zone } = await inUserZone(ctx, ctx.pool, userId, sent, (today, now, check) => {
     const schedule = scheduleOrThrow(ruleInput(b.type, b), b.dueDate ?? today);
-    const cols = { ...writableColumns(b), ...schedule, id: randomUUID(), createdAt: now, title: b.title, type: b.type };
+    // a subtask's statement checks its parent and gives it the parent's topic (and so its event: db/tasks.ts)
+    const cols = { ...writableColumns(fields), ...(parentId ? { parentId } : {}), ...schedule, id: randomUUID(), createdAt: now, title: b.title, type: b.type };
     checkTimeFields(cols, {}, b);
-    const event = taskEventRow('task.created', { topicId: null, dueDate: null, dueTime: null, reminders: [], completedAt: null, ...cols, userId, priority: b.priority }, check ?? reminderZone ?? 'UTC');
+    const event = taskEventRow('task.created', { topicId: null, parentId: null, dueDate: null, dueTime: null, reminders: [], completedAt: null, ...cols, userId, priority: b.priority }, check ?? reminderZone ?? 'UTC');
     return ctx.creates.insert({ userId, cols, today, outbox: { schema: SCHEMA, row: event }, zone: check });
   });
   if (result.row) {
     ctx.relay.kick();
     return { task: toTask(result.row) };
   }
-  // nothing written: with the profile's zone right, the topic is not the user's; else the zone changed twice meanwhile
-  if (result.zone !== null && (sent || result.zone === zone)) throw topicNotFound();
+  // nothing written: with the profile's zone right, the topic or the parent was refused; else the zone changed twice meanwhile
+  if (result.zone !== null && (sent || result.zone === zone)) throw parentId ? await parentRefused(ctx.pool, userId, parentId, b.topicId) : topicNotFound();
   throw new AppError('CONFLICT', 'the profile changed while the task was being created; try again');
+}
+
+const SUBTASK_RECURS = 'a subtask cannot recur; make its parent recurring instead';
+
+/** Why a create under `parentId` wrote nothing (read after the fact, off the usual path). */
+async function parentRefused(q: Queryable, userId: string, parentId: string, topicId: string | null | undefined): Promise<AppError> {
+  const parent = await getTask(q, userId, parentId, '1970-01-01');
+  if (!parent) return parentNotFound();
+  if (parent.parentId) return fieldError('parentId', 'that task is itself a subtask (subtasks are one level deep)');
+  if (topicId !== undefined && topicId !== parent.topicId) return fieldError('topicId', "a subtask is in its parent's topic");
+  return new AppError('CONFLICT', 'the parent changed while the subtask was being created; try again');
 }
 
 /** The body fields a recurrence rule is made of (RecurrenceInput's, and the task row's, names). */
@@ -178,9 +196,12 @@ export async function update(ctx: Ctx, call: IdCall<UpdateTaskBody>) {
     if (!current) throw taskNotFound();
     if (b.topicId !== undefined) await requireTopic(c, userId, b.topicId);
     const cols: TaskColumns = writableColumns(b);
+    const guard = await placeInTree(c, userId, current, b, cols);
+    const type = b.type ?? current.type;
+    const subtask = cols.parentId !== undefined ? cols.parentId !== null : current.parentId !== null;
+    if (type === 'RECURRING' && subtask) throw cols.parentId ? fieldError('parentId', 'a recurring task cannot be a subtask') : fieldError('type', SUBTASK_RECURS);
     if (b.sortOrder !== undefined) await reserveSortOrder(c, userId, b.sortOrder);
     if (b.type !== undefined || RULE_KEYS.some((k) => b[k] !== undefined)) {
-      const type = b.type ?? current.type;
       // The body's rule fields over the stored ones, which carry over only while the task stays
       // RECURRING (leaving RECURRING drops them; the due date always carries over).
       const keep = type === 'RECURRING' && current.type === 'RECURRING';
@@ -193,19 +214,46 @@ export async function update(ctx: Ctx, call: IdCall<UpdateTaskBody>) {
     }
     checkTimeFields(cols, current, b);
     if (Object.keys(cols).length === 0) return { task: toTask(current) };
-    const row = await updateTask(c, userId, current.id, cols, today);
-    if (!row) throw taskNotFound();
+    const row = await updateTask(c, userId, current.id, cols, today, guard);
+    if (!row) throw guard ? fieldError('parentId', 'a task with subtasks cannot be a subtask (subtasks are one level deep)') : taskNotFound();
     await emitTaskEvent(c, 'task.updated', row, { before: current });
+    // a parent's subtasks stay in its topic
+    if (!row.parentId && row.topicId !== current.topicId) for (const moved of await moveSubtasksToTopic(c, userId, row.id, row.topicId, today)) await emitTaskEvent(c, 'task.updated', moved);
     return { task: toTask(row) };
   });
+}
+
+/**
+ * Where an update puts the task among parents and subtasks (one level deep), setting `cols`:
+ * `parentId` moves it under that parent (the user's, not itself a subtask, not the task) and into
+ * its topic; `parentId: null` moves it out, keeping its topic; a subtask given another topic moves
+ * out of its parent into that topic. Returns the guard for the update when the task is becoming a
+ * subtask: it must have no subtasks of its own.
+ */
+async function placeInTree(c: PoolClient, userId: string, current: TaskRow, b: UpdateTaskBody, cols: TaskColumns): Promise<TaskGuard | undefined> {
+  if (b.parentId === undefined || b.parentId === current.parentId) {
+    delete cols.parentId;
+    // a subtask moved to another topic leaves its parent
+    if (current.parentId && b.topicId !== undefined && b.topicId !== current.topicId) cols.parentId = null;
+    return undefined;
+  }
+  if (b.parentId === null) return undefined;
+  if (b.parentId === current.id) throw fieldError('parentId', 'a task cannot be its own subtask');
+  const parent = await lockParent(c, userId, b.parentId);
+  if (!parent) throw parentNotFound();
+  if (parent.parentId) throw fieldError('parentId', 'that task is itself a subtask (subtasks are one level deep)');
+  if (b.topicId !== undefined && b.topicId !== parent.topicId) throw fieldError('topicId', "a subtask is in its parent's topic");
+  if (await hasSubtasks(c, userId, current.id)) throw fieldError('parentId', 'a task with subtasks cannot be a subtask (subtasks are one level deep)');
+  cols.topicId = parent.topicId;
+  return { childless: true };
 }
 
 export async function remove(ctx: Ctx, call: IdCall) {
   return transact(ctx, async (c) => {
     const userId = userOf(call).id;
-    const row = await deleteTask(c, userId, call.params.id);
-    if (!row) throw taskNotFound();
-    await emitTaskEvent(c, 'task.deleted', row);
+    const rows = await deleteTask(c, userId, call.params.id);
+    if (rows[0]?.id !== call.params.id) throw taskNotFound();
+    for (const row of rows) await emitTaskEvent(c, 'task.deleted', row);
     return { success: true as const };
   });
 }
@@ -355,11 +403,18 @@ export async function bulk(ctx: Ctx, call: HttpCall<unknown, unknown, BulkBody>)
   return transact(ctx, async (c) => {
     const who = await caller(c, call);
     const { userId, today } = who;
-    const rows = await tasksByIds(c, userId, [...new Set(b.taskIds)], today);
+    // parents first, so a subtask in the request goes with its parent rather than on its own
+    const rows = (await tasksByIds(c, userId, [...new Set(b.taskIds)], today)).sort((x, y) => Number(x.parentId !== null) - Number(y.parentId !== null));
     let affected = 0;
     if (b.action === 'changeTopic') await requireTopic(c, userId, b.topicId);
     if (b.action === 'snooze' && b.snoozedUntil !== null && b.snoozedUntil <= today) throw fieldError('snoozedUntil', `must be after today (${today} in your timezone)`);
+    /** subtasks already deleted or moved with their parent, earlier in this loop */
+    const along = new Set<string>();
     for (const current of rows) {
+      if (along.has(current.id)) {
+        affected++;
+        continue;
+      }
       switch (b.action) {
         case 'complete': {
           // Reference: bulk completion skips RECURRING tasks and grants no coins.
@@ -369,16 +424,29 @@ export async function bulk(ctx: Ctx, call: HttpCall<unknown, unknown, BulkBody>)
           break;
         }
         case 'delete': {
-          const row = await deleteTask(c, userId, current.id);
-          if (row) {
+          // a parent takes its subtasks along
+          const gone = await deleteTask(c, userId, current.id);
+          for (const row of gone) {
             await emitTaskEvent(c, 'task.deleted', row);
-            affected++;
+            along.add(row.id);
           }
+          if (gone.length > 0) affected++;
+          break;
+        }
+        case 'changeTopic': {
+          // as a PATCH: a subtask given another topic leaves its parent; a parent's subtasks follow it
+          const leaves = current.parentId !== null && current.topicId !== b.topicId;
+          const row = await updateTask(c, userId, current.id, leaves ? { topicId: b.topicId, parentId: null } : { topicId: b.topicId }, today);
+          if (!row) break;
+          await emitTaskEvent(c, 'task.updated', row);
+          if (!row.parentId) for (const moved of await moveSubtasksToTopic(c, userId, row.id, row.topicId, today)) await emitTaskEvent(c, 'task.updated', moved);
+          affected++;
+          // its subtasks followed it (also those in this request, read before they moved)
+          for (const r of rows) if (r.parentId === row.id) along.add(r.id);
           break;
         }
         default: {
-          const cols: TaskColumns =
-            b.action === 'changeTopic' ? { topicId: b.topicId } : b.action === 'setPriority' ? { priority: b.priority } : { snoozedUntil: b.snoozedUntil };
+          const cols: TaskColumns = b.action === 'setPriority' ? { priority: b.priority } : { snoozedUntil: b.snoozedUntil };
           const row = await updateTask(c, userId, current.id, cols, today);
           if (row) {
             await emitTaskEvent(c, 'task.updated', row);

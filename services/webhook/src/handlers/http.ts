@@ -35,7 +35,7 @@ function testPayload(): Omit<TaskEventPayload, 'event'> & { event: 'task.test' }
   return {
     event: 'task.test',
     timestamp: now,
-    task: { id: randomUUID(), title: 'Test event', type: 'ONE_TIME', priority: 'NORMAL', topicId: null, dueDate: null, completedAt: null, createdAt: now },
+    task: { id: randomUUID(), title: 'Test event', type: 'ONE_TIME', priority: 'NORMAL', topicId: null, parentId: null, dueDate: null, completedAt: null, createdAt: now },
   };
 }
 
