@@ -67,6 +67,7 @@ export function sampleExport(): UserExport {
       {
         id: taskId,
         topicId,
+        parentId: null,
         title: 'Water the plants',
         notes: null,
         type: 'RECURRING',
@@ -78,6 +79,8 @@ export function sampleExport(): UserExport {
         recurrenceFixed: true,
         recurrenceAnchor: '2026-02-02',
         dueDate: '2026-02-02',
+        dueTime: null,
+        reminders: [],
         nextDueDate: '2026-03-02',
         dueTime: '07:30',
         reminders: [{ beforeDueMinutes: 15 }],
