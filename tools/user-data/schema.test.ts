@@ -79,8 +79,6 @@ export function sampleExport(): UserExport {
         recurrenceFixed: true,
         recurrenceAnchor: '2026-02-02',
         dueDate: '2026-02-02',
-        dueTime: null,
-        reminders: [],
         nextDueDate: '2026-03-02',
         dueTime: '07:30',
         reminders: [{ beforeDueMinutes: 15 }],
