@@ -90,8 +90,7 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await quick.click();
     await page.keyboard.type('Call the bank tomorrow 9am !high');
     const preview = page.getByTestId('quick-add-preview');
-    await preview.locator('mark', { hasText: 'tomorrow' }).waitFor();
-    await preview.locator('mark', { hasText: '9am' }).waitFor();
+    await preview.getByText(/^Due tomorrow at 09:00/).waitFor();
     await preview.getByText('High priority').waitFor();
     await shot(page, 'quick-add-preview');
     await page.keyboard.press('Enter');

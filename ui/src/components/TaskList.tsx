@@ -2,7 +2,7 @@ import { createMemo, createSignal, For, onCleanup, Show, type JSX } from 'solid-
 import { del, patch, post } from '../lib/api.ts';
 import { addDays, dueLabel, formatDate } from '../lib/dates.ts';
 import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
-import { parseQuickAdd, parseQuickAddWithParts } from '../lib/quickadd.ts';
+import { createBody, parseLine } from '../lib/quickadd.ts';
 import { closeToast, holdToast, toast, toastError } from '../lib/toast.ts';
 import type { CompleteTaskReply, Task, Topic } from '../lib/types.ts';
 import { Empty } from './ui.tsx';
@@ -295,12 +295,14 @@ export function TaskList(props: { tasks: Task[]; today: string; topics: Topic[];
 export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: string | null; onCreated: () => void }): JSX.Element {
   const [text, setText] = createSignal('');
   const [busy, setBusy] = createSignal(false);
-  const parsed = createMemo(() => parseQuickAddWithParts(text(), props.today, props.topics));
+  const parsed = createMemo(() => parseLine(text(), props.today, props.topics));
   /** The typed line cut into plain text and recognised parts, in order. */
   const segments = createMemo(() => {
     const out: { text: string; kind?: string }[] = [];
     let at = 0;
-    for (const p of [...parsed().parts].sort((a, b) => a.start - b.start)) {
+    const marks = [...parsed().parts, ...parsed().notUnderstood.map((n) => ({ ...n, kind: 'unknown' }))];
+    for (const p of marks.sort((a, b) => a.start - b.start)) {
+      if (p.start < at) continue;
       if (p.start > at) out.push({ text: text().slice(at, p.start) });
       out.push({ text: text().slice(p.start, p.end), kind: p.kind });
       at = p.end;
@@ -325,13 +327,13 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
   async function submit(e: SubmitEvent) {
     e.preventDefault();
     const typed = text();
-    const task = parseQuickAdd(typed, props.today, props.topics);
+    const task = createBody(parseLine(typed, props.today, props.topics), props.topicId);
     if (!task.title || busy()) return;
     setBusy(true);
     // Cleared at once, so the next task can be typed while this one saves; put back if saving fails.
     setText('');
     try {
-      await post('/api/tasks', { topicId: props.topicId ?? undefined, ...task });
+      await post('/api/tasks', task);
       props.onCreated();
       toast(`Added "${task.title}"`);
     } catch (err) {
@@ -389,21 +391,34 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
       </button>
       <div id="quick-add-hint" class="quick-add-preview small" data-testid="quick-add-preview" aria-live="polite">
         <Show
-          when={parsed().parts.length > 0}
+          when={parsed().parts.length > 0 || parsed().notUnderstood.length > 0}
           fallback={
             <span class="muted">
-              Try <kbd>tomorrow 9am</kbd> <kbd>next fri</kbd> <kbd>every 2nd tue</kbd> <kbd>!high</kbd> <kbd>#topic</kbd>
+              Try <kbd>tomorrow 18:30</kbd> <kbd>every mon wed fri</kbd> <kbd>monthly on the 1st</kbd> <kbd>!high</kbd> <kbd>#topic</kbd>
             </span>
           }
         >
-          <span class="sr-only">Recognised: </span>
-          <For each={parsed().parts}>
-            {(p) => (
-              <span class={`token token-${p.kind}`} title={p.label}>
-                <mark>{p.text}</mark> <span>{p.label}</span>
-              </span>
-            )}
-          </For>
+          <span class="sr-only">Understood: </span>
+          <ul class="chips" aria-label="Understood">
+            <For each={parsed().parts}>
+              {(p) => (
+                <li class={`chip token-${p.kind}`} data-kind={p.kind}>
+                  {p.label}
+                </li>
+              )}
+            </For>
+          </ul>
+          <Show when={parsed().notUnderstood.length > 0}>
+            <ul class="not-understood" aria-label="Not understood">
+              <For each={parsed().notUnderstood}>
+                {(n) => (
+                  <li>
+                    <mark class="token-unknown">{n.text}</mark> stays in the title: {n.hint}
+                  </li>
+                )}
+              </For>
+            </ul>
+          </Show>
         </Show>
       </div>
     </form>
