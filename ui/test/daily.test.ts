@@ -94,16 +94,16 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await preview.getByText('High priority').waitFor();
     await shot(page, 'quick-add-preview');
     await page.keyboard.press('Enter');
-    await page.locator('.toast').filter({ hasText: 'Added "Call the bank 9am"' }).waitFor();
+    await page.locator('.toast').filter({ hasText: 'Added "Call the bank"' }).waitFor();
     expect(await quick.inputValue()).toBe('');
     // Straight on with the next task: the keystrokes land in quick add.
     await page.keyboard.type('Water the plants');
     await page.keyboard.press('Enter');
     await page.locator('.toast').filter({ hasText: 'Added "Water the plants"' }).waitFor();
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('quick-add');
-    const tasks = (await (await page.request.get('/api/tasks?limit=50')).json()) as { tasks: { title: string; dueDate: string | null; priority: string }[] };
-    expect(tasks.tasks.map((t) => t.title).sort()).toEqual(['Call the bank 9am', 'Water the plants']);
-    expect(tasks.tasks.find((t) => t.title === 'Call the bank 9am')?.priority).toBe('HIGH');
+    const tasks = (await (await page.request.get('/api/tasks?limit=50')).json()) as { tasks: { title: string; dueDate: string | null; dueTime: string | null; priority: string }[] };
+    expect(tasks.tasks.map((t) => t.title).sort()).toEqual(['Call the bank', 'Water the plants']);
+    expect(tasks.tasks.find((t) => t.title === 'Call the bank')).toMatchObject({ priority: 'HIGH', dueTime: '09:00' });
     await shot(page, 'quick-add-done');
   });
 

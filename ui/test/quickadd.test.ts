@@ -48,6 +48,13 @@ describe('quick add create body', () => {
     expect(createBody(parseLine('Call #work', TODAY, topics), 'list-topic')).toMatchObject({ topicId: topics[1]!.id });
   });
 
+  it('a time of day and reminders go with the task (the reminders contract)', () => {
+    const now = new Date('2026-11-18T10:00:00Z');
+    expect(createBody(parseLine('Dentist Dec 12 at 9am remind me 1 hour before', TODAY, [], now))).toEqual({ title: 'Dentist', dueDate: '2026-12-12', dueTime: '09:00', reminders: [{ beforeDueMinutes: 60 }] });
+    const inTwoHours = createBody(parseLine('Call mom remind me in 2 hours', TODAY, [], now));
+    expect(inTwoHours).toEqual({ title: 'Call mom', reminders: [{ at: '2026-11-18T12:00:00.000Z' }] });
+  });
+
   it('what was not understood stays in the title', () => {
     expect(createBody(parseLine('Water every blue moon', TODAY))).toEqual({ title: 'Water every blue moon' });
   });

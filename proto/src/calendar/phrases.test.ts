@@ -368,19 +368,3 @@ describe('describeRecurrence', () => {
   });
 });
 
-describe('for a server without times yet (keepTimesInTitle)', () => {
-  const keep = { ...ctx, keepTimesInTitle: true };
-  it.each([
-    ['Call the bank tomorrow 9am', 'Call the bank 9am', '2026-11-19'],
-    ['Dentist next fri 9am', 'Dentist 9am', '2026-11-20'],
-    ['Report on Dec 12 at 3pm', 'Report at 3pm', '2026-12-12'],
-    ['Lunch at noon', 'Lunch at noon', '2026-11-18'],
-    ['Call mom remind me in 2 hours', 'Call mom remind me in 2 hours', null],
-    ['Call mom tomorrow at 10 remind me 30 min before', 'Call mom at 10 remind me 30 min before', '2026-11-19'],
-  ])('%s → title %s', (text, title, due) => {
-    const r = parseQuickAdd(text, keep);
-    expect(r.title).toBe(title);
-    expect(r.dueDate).toBe(due);
-    expect(r.parts.filter((p) => p.label.includes('stays in the title')).length).toBeGreaterThan(0);
-  });
-});

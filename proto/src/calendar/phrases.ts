@@ -19,11 +19,10 @@
 import * as chrono from 'chrono-node/en';
 import { addDays, daysInMonth, formatDate, parseDate, weekday, type LocalDate } from './dates.ts';
 import { startSchedule, type RecurrenceRule } from './recurrence.ts';
+import { localInstant, MAX_BEFORE_DUE_MINUTES, MAX_REMINDERS, type Reminder } from './reminders.ts';
 
 export type Priority = 'HIGH' | 'NORMAL' | 'SOMEDAY';
-/** The reminders contract of a task: an instant, or minutes before the due date and time. */
-export type Reminder = { at: string } | { beforeDueMinutes: number };
-export const MAX_REMINDERS = 5;
+export type { Reminder };
 
 export interface PhraseTopic {
   id: string;
@@ -58,11 +57,6 @@ export interface PhraseContext {
   timeZone?: string;
   /** the user's topics; without them `#name` is returned by name with `id: null` */
   topics?: PhraseTopic[];
-  /**
-   * For a client whose server does not store times yet: the time of day and reminder phrases are
-   * understood (and listed) but stay in the title, so nothing typed is lost.
-   */
-  keepTimesInTitle?: boolean;
 }
 
 export interface QuickAddParse {
@@ -478,21 +472,11 @@ function wallClockNow(ctx: PhraseContext): Date {
   return new Date(Date.UTC(p.year, p.month - 1, p.day, hh, mm, now.getSeconds()));
 }
 
-/** The instant a wall-clock time (UTC fields of `wall`) has in a zone. */
+/** The instant of a wall-clock time (the UTC fields of `wall`) in the user's zone (or the runtime's). */
 function instantOf(wall: number, timeZone: string | undefined): Date {
-  if (!timeZone) {
-    const w = new Date(wall);
-    return new Date(w.getUTCFullYear(), w.getUTCMonth(), w.getUTCDate(), w.getUTCHours(), w.getUTCMinutes());
-  }
-  const offsetAt = (t: number) => {
-    const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(t));
-    const get = (k: string) => Number(parts.find((x) => x.type === k)?.value);
-    return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute')) - Math.floor(t / 60_000) * 60_000;
-  };
-  // two rounds settle the offset except inside a DST gap, where the later offset wins
-  let t = wall - offsetAt(wall);
-  t = wall - offsetAt(t);
-  return new Date(t);
+  const w = new Date(wall);
+  if (!timeZone) return new Date(w.getUTCFullYear(), w.getUTCMonth(), w.getUTCDate(), w.getUTCHours(), w.getUTCMinutes());
+  return localInstant(w.toISOString().slice(0, 10), `${pad2(w.getUTCHours())}:${pad2(w.getUTCMinutes())}`, timeZone);
 }
 
 const SHORT_WEEKDAY = /^(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)$/i;
@@ -748,7 +732,6 @@ export function parseQuickAdd(input: string, ctx: PhraseContext): QuickAddParse 
   const reminders: Reminder[] = [];
   if (dateOverride) parts.push({ kind: 'date', text: dateOverride.text, label: `Due ${formatDueLabel(dateOverride.date, ctx.today)}`, start: dateOverride.start, end: dateOverride.end });
   const now = ctx.now ?? new Date();
-  const kept = ctx.keepTimesInTitle ? ' (the time stays in the title)' : '';
   for (const h of hits) {
     // a hit right after "remind me" is the reminder's time
     const rem = reminderSpans.find((r) => r.kind === 'when' && !r.used && r.end <= h.start && /^\s*$/.test(blank.slice(r.end, h.start)));
@@ -757,9 +740,8 @@ export function parseQuickAdd(input: string, ctx: PhraseContext): QuickAddParse 
       const at = h.relative ? new Date(now.getTime() + (h.wall - wallClockNow(ctx).getTime())) : instantOf(h.wall, ctx.timeZone);
       if (reminders.length < MAX_REMINDERS) reminders.push({ at: at.toISOString() });
       const wall = new Date(h.wall);
-      parts.push({ kind: 'reminder', text: input.slice(rem.start, h.end), label: `Reminder ${formatDueLabel(h.date, ctx.today)} at ${pad2(wall.getUTCHours())}:${pad2(wall.getUTCMinutes())}${kept}`, start: rem.start, end: h.end });
-      if (ctx.keepTimesInTitle) taken.splice(taken.findIndex(([a]) => a === rem.start), 1);
-      else take(h.start, h.end);
+      parts.push({ kind: 'reminder', text: input.slice(rem.start, h.end), label: `Reminder ${formatDueLabel(h.date, ctx.today)} at ${pad2(wall.getUTCHours())}:${pad2(wall.getUTCMinutes())}`, start: rem.start, end: h.end });
+      take(h.start, h.end);
       continue;
     }
     let used = false;
@@ -781,13 +763,8 @@ export function parseQuickAdd(input: string, ctx: PhraseContext): QuickAddParse 
       continue;
     }
     const kind: PhrasePartKind = h.hasDate ? 'date' : 'time';
-    const keepTime = h.time !== null && ctx.keepTimesInTitle;
-    parts.push({ kind, text: h.text, label: (kind === 'time' ? `At ${h.time}` : `Due ${formatDueLabel(h.date, ctx.today)}${h.time ? ` at ${h.time}` : ''}`) + (keepTime ? kept : ''), start: h.start, end: h.end });
-    const time = keepTime ? timeWithin(h.text) : null;
-    if (time) {
-      take(h.start, h.start + time.start);
-      take(h.start + time.end, h.end);
-    } else take(h.start, h.end);
+    parts.push({ kind, text: h.text, label: kind === 'time' ? `At ${h.time}` : `Due ${formatDueLabel(h.date, ctx.today)}${h.time ? ` at ${h.time}` : ''}`, start: h.start, end: h.end });
+    take(h.start, h.end);
   }
   for (const r of reminderSpans) {
     if (r.kind === 'when' && !r.used) {
@@ -805,19 +782,18 @@ export function parseQuickAdd(input: string, ctx: PhraseContext): QuickAddParse 
     parts.push({ ...rulePart, label: describeRecurrence(recurrence, dueDate) });
   }
 
-  // "before" reminders and "remind me to" need a due time to count from
+  // "before" reminders and "remind me to" count back from the due date (at its time, 09:00 without one)
   for (const r of reminderSpans) {
     if (r.kind === 'when') continue;
     const text = input.slice(r.start, r.end);
-    if (dueTime === null) {
-      notUnderstood.push({ text, start: r.start, end: r.end, hint: 'a reminder before the due time needs a time, e.g. "at 9am"' });
+    if (dueDate === null) {
+      notUnderstood.push({ text, start: r.start, end: r.end, hint: 'a reminder before the task is due needs a due date, e.g. "tomorrow at 9am"' });
       taken.splice(taken.findIndex(([a]) => a === r.start), 1);
       continue;
     }
-    const minutes = r.kind === 'before' ? Math.min(r.minutes!, 40_320) : 0;
+    const minutes = r.kind === 'before' ? Math.min(r.minutes!, MAX_BEFORE_DUE_MINUTES) : 0;
     if (reminders.length < MAX_REMINDERS) reminders.push({ beforeDueMinutes: minutes });
-    parts.push({ kind: 'reminder', text, label: (minutes === 0 ? 'Reminder when due' : `Reminder ${describeMinutes(minutes)} before`) + kept, start: r.start, end: r.end });
-    if (ctx.keepTimesInTitle) taken.splice(taken.findIndex(([a]) => a === r.start), 1);
+    parts.push({ kind: 'reminder', text, label: (minutes === 0 ? 'Reminder when due' : `Reminder ${describeMinutes(minutes)} before`) + (dueTime === null ? ' 09:00' : ''), start: r.start, end: r.end });
   }
 
   // the title: what is left, without connectors left dangling before a taken phrase
@@ -826,15 +802,6 @@ export function parseQuickAdd(input: string, ctx: PhraseContext): QuickAddParse 
   notUnderstood.sort((a, b) => a.start - b.start);
   return { title, dueDate, dueTime: dueDate ? dueTime : null, recurrence, topic, priority, reminders, notUnderstood, parts };
 
-}
-
-/** Where the time of day sits inside a date phrase ("tomorrow 9am" → "9am"), if it can be told apart. */
-function timeWithin(text: string): { start: number; end: number } | null {
-  for (const re of [/\bat\s+\d{1,2}(?::\d{2})?\s*(?:am|pm)?(?![\w:])/i, /\b\d{1,2}:\d{2}(?:\s*(?:am|pm))?(?![\w:])/i, /\b\d{1,2}\s*(?:am|pm)\b/i, /\b(?:at\s+)?(?:noon|midnight)\b/i]) {
-    const m = re.exec(text);
-    if (m) return { start: m.index, end: m.index + m[0].length };
-  }
-  return null;
 }
 
 function describeMinutes(m: number): string {

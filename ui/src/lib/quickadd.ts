@@ -18,16 +18,9 @@ export interface QuickAddTopic {
 /** The browser's zone: the profile's zone is the same unless the person set another in Settings. */
 const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
 
-
-/**
- * Whether the API takes `dueTime` and `reminders` yet (the reminders work adds them to the task
- * contract; until then they are shown as chips but not sent, as the API refuses unknown keys).
- */
-const TIME_FIELDS: boolean = false;
-
 /** The create body a parse means (`topicId`: the list's topic, when the line names none). */
 export function createBody(p: QuickAddParse, topicId?: string | null): CreateTaskBody {
-  const body: Partial<CreateTaskBody> & Record<string, unknown> & { title: string } = { title: p.title };
+  const body: CreateTaskBody = { title: p.title };
   const topic = p.topic?.id ?? topicId ?? undefined;
   if (topic) body.topicId = topic;
   if (p.priority) body.priority = p.priority;
@@ -40,14 +33,12 @@ export function createBody(p: QuickAddParse, topicId?: string | null): CreateTas
     if (p.recurrence.weekOfMonth !== null) body.recurrenceWeekOfMonth = p.recurrence.weekOfMonth as 1 | 2 | 3 | 4 | -1;
     body.recurrenceFixed = p.recurrence.fixed;
   }
-  if (TIME_FIELDS) {
-    if (p.dueTime) body.dueTime = p.dueTime;
-    if (p.reminders.length > 0) body.reminders = p.reminders;
-  }
+  if (p.dueDate && p.dueTime) body.dueTime = p.dueTime;
+  if (p.reminders.length > 0) body.reminders = p.reminders;
   return body;
 }
 
-/** The parse of a typed line; until the API stores times, time and reminder words stay in the title. */
+/** The parse of a typed line. */
 export function parseLine(input: string, today: string, topics: QuickAddTopic[] = [], now = new Date()): QuickAddParse {
-  return parseQuickAdd(input, { today, now, timeZone: browserZone(), topics, keepTimesInTitle: !TIME_FIELDS });
+  return parseQuickAdd(input, { today, now, timeZone: browserZone(), topics });
 }
