@@ -53,8 +53,12 @@ export const weeklyReviewReply = z.object({
 const streakView = z.object({ current: z.number().int(), max: z.number().int(), lastDate: isoDate.nullable() });
 export const statsReply = z.object({
   date: isoDate,
+  /** the balance (what can be spent) */
   coins: z.number().int(),
+  /** every coin earned over time; the level comes from it, so spending never lowers the level */
+  coinsEarned: z.number().int(),
   level: z.number().int(),
+  /** coins earned at which the level started, and at which the next one starts */
   levelStart: z.number().int(),
   nextLevelAt: z.number().int().nullable(),
   /** current is 0 once the streak can no longer be continued */

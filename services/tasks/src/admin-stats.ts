@@ -19,7 +19,7 @@ export async function tasksAdminStats(pool: Pool): Promise<TasksAdminStats> {
     completions30d: r.completions30d,
     usersWithTasks: r.usersWithTasks,
     averageTasksPerUser: r.usersWithTasks > 0 ? Math.round((r.tasksTotal / r.usersWithTasks) * 100) / 100 : null,
-    topUsers: r.topUsers.map((u) => ({ userId: u.userId, coins: u.coins, level: levelForCoins(u.coins), tasksCompleted: u.completed })),
+    topUsers: r.topUsers.map((u) => ({ userId: u.userId, coins: u.coins, level: levelForCoins(u.coinsEarned), tasksCompleted: u.completed })),
     achievements: ACHIEVEMENTS.map((a) => ({ key: a.key, title: a.title, users: r.unlocks.get(a.key) ?? 0 })),
   };
 }

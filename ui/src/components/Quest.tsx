@@ -140,11 +140,11 @@ export function StreakCard(): JSX.Element {
             <Show when={g().nextLevelAt}>
               {(next) => (
                 <div>
-                  <div class="progress" role="progressbar" aria-label="Progress to the next level" aria-valuemin={g().levelStart} aria-valuemax={next()} aria-valuenow={g().coins}>
-                    <span style={{ width: `${Math.min(100, ((g().coins - g().levelStart) / Math.max(1, next() - g().levelStart)) * 100)}%` }} />
+                  <div class="progress" role="progressbar" aria-label="Progress to the next level" aria-valuemin={g().levelStart} aria-valuemax={next()} aria-valuenow={g().coinsEarned}>
+                    <span style={{ width: `${Math.min(100, ((g().coinsEarned - g().levelStart) / Math.max(1, next() - g().levelStart)) * 100)}%` }} />
                   </div>
                   <p class="small muted" style={{ margin: '0.25rem 0 0' }}>
-                    {next() - g().coins} coins to level {g().level + 1}
+                    {next() - g().coinsEarned} more coins to earn for level {g().level + 1} (spending never lowers it)
                   </p>
                 </div>
               )}

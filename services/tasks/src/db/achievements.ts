@@ -6,6 +6,7 @@ import { energyCheckins, profiles, taskCompletions, tasks, topics, userAchieveme
 /** What the achievement rules look at, for one user. */
 export interface AchievementStats {
   coins: number;
+  coinsEarned: number;
   streakMax: number;
   questStreakMax: number;
   tasksCompleted: number;
@@ -25,7 +26,7 @@ const tc = alias(taskCompletions, 'tc');
 const t = alias(tasks, 't');
 const n = (from: ReturnType<typeof sql>) => sql`(SELECT count(*)::int FROM ${from})`;
 const stats = statement<AchievementStats>(
-  sql`SELECT ${pr.coins} AS coins, ${pr.streakMax} AS "streakMax", ${pr.questStreakMax} AS "questStreakMax",
+  sql`SELECT ${pr.coins} AS coins, ${pr.coinsEarned} AS "coinsEarned", ${pr.streakMax} AS "streakMax", ${pr.questStreakMax} AS "questStreakMax",
         ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId}`)} AS "tasksCompleted",
         ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND ${taskCompletions.wasDailyQuest}`)} AS "questsCompleted",
         ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId}`)} AS topics,

@@ -53,11 +53,14 @@ export async function setTimezone(q: Queryable, userId: string, timezone: string
   await updateProfile(q, userId, { timezone });
 }
 
-/** Add (or with a negative delta take) coins, never below zero; returns the new balance. */
+/**
+ * Add earned coins (or with a negative delta take back an undone completion's), never below zero;
+ * returns the new balance. What was earned moves with it (the level comes from it); spending does not.
+ */
 export async function addCoins(q: Queryable, userId: string, delta: number): Promise<number> {
   const [row] = await orm(q)
     .update(profiles)
-    .set({ coins: sql`GREATEST(${profiles.coins} + ${delta}, 0)`, ...touched })
+    .set({ coins: sql`GREATEST(${profiles.coins} + ${delta}, 0)`, coinsEarned: sql`GREATEST(${profiles.coinsEarned} + ${delta}, 0)`, ...touched })
     .where(mine(userId))
     .returning({ coins: profiles.coins });
   return row?.coins ?? 0;
@@ -71,6 +74,12 @@ export async function spendCoins(q: Queryable, userId: string, price: number): P
     .where(and(mine(userId), gte(profiles.coins, price)))
     .returning({ coins: profiles.coins });
   return rows.length > 0;
+}
+
+/** What the user has earned over time (the level's measure), 0 without a profile. */
+export async function coinsEarned(q: Queryable, userId: string): Promise<number> {
+  const [row] = await orm(q).select({ earned: profiles.coinsEarned }).from(profiles).where(mine(userId));
+  return row?.earned ?? 0;
 }
 
 export async function coinBalance(q: Queryable, userId: string): Promise<number> {

@@ -256,7 +256,7 @@ export async function adminFigures(db: Queryable) {
       })
       .from(taskCompletions),
     d
-      .select({ userId: profiles.userId, coins: profiles.coins, completed: sql<number>`(SELECT count(*)::int FROM ${taskCompletions} WHERE ${taskCompletions.userId} = ${profiles.userId})` })
+      .select({ userId: profiles.userId, coins: profiles.coins, coinsEarned: profiles.coinsEarned, completed: sql<number>`(SELECT count(*)::int FROM ${taskCompletions} WHERE ${taskCompletions.userId} = ${profiles.userId})` })
       .from(profiles)
       .orderBy(desc(profiles.coins), profiles.userId)
       .limit(10),

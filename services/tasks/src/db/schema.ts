@@ -49,6 +49,8 @@ export const profiles = schema.table(
     userId: uuid().primaryKey(),
     timezone: text().notNull().default('UTC'),
     coins: integer().notNull().default(0),
+    /** every coin ever earned (completions and achievements, less undone completions); spending never lowers it. The level comes from it. */
+    coinsEarned: integer().notNull().default(0),
     totalTasksCreated: integer().notNull().default(0),
     vacationEndDate: day(),
     postponeLimit: smallint().notNull().default(3),

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { notificationRequested, type NotificationRequest } from '@tasksvc/proto';
 import { createNatsBus, type Bus, type Subscription } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -133,6 +134,39 @@ describe('completion side effects', () => {
   });
 });
 
+describe('levels come from what was earned (issue 55, bug 5)', () => {
+  it('spending coins on a wish never lowers the level; undoing a completion takes its coins back from both', async () => {
+    const u = randomUUID();
+    for (let i = 0; i < 4; i++) await api('POST', `/api/tasks/${(await createTask(u, { title: `ten ${i}`, coinValue: 10 })).id}/complete`, { as: u });
+    const before = (await api('GET', '/api/stats', { as: u })).body;
+    // 4 × 10 task coins + tasks_1 (10)
+    expect(before).toMatchObject({ coins: 50, coinsEarned: 50, level: 2, levelStart: 50, nextLevelAt: 150 });
+    const wish = await api('POST', '/api/wishlist', { as: u, body: { title: 'Cinema', price: 50 } });
+    expect(wish.status).toBe(201);
+    expect((await api('POST', `/api/wishlist/${wish.body.item.id}/buy`, { as: u, body: {} })).status).toBe(200);
+    // the balance pays the wish (and wishlist_1 pays 10); what was earned only grows
+    expect((await api('GET', '/api/stats', { as: u })).body).toMatchObject({ coins: 10, coinsEarned: 60, level: 2, levelStart: 50, nextLevelAt: 150 });
+    const last = await createTask(u, { title: 'five', coinValue: 5 });
+    await api('POST', `/api/tasks/${last.id}/complete`, { as: u });
+    expect((await api('GET', '/api/stats', { as: u })).body).toMatchObject({ coins: 15, coinsEarned: 65 });
+    await api('DELETE', `/api/tasks/${last.id}/complete`, { as: u });
+    expect((await api('GET', '/api/stats', { as: u })).body).toMatchObject({ coins: 10, coinsEarned: 60, level: 2 });
+  });
+
+  it('the migration gives everyone what they earned, so nobody drops a level', async () => {
+    const migration = readFileSync(new URL('../../migrations/0107_coins_earned.sql', import.meta.url), 'utf8');
+    const backfill = migration.split('--> statement-breakpoint')[1]!;
+    // a user who earned 70 (5 × 10, tasks_1, wishlist_1) and spent 50 before the column existed
+    const spender = randomUUID();
+    for (let i = 0; i < 5; i++) await api('POST', `/api/tasks/${(await createTask(spender, { title: `t ${i}`, coinValue: 10 })).id}/complete`, { as: spender });
+    const wish = await api('POST', '/api/wishlist', { as: spender, body: { title: 'Book', price: 50 } });
+    await api('POST', `/api/wishlist/${wish.body.item.id}/buy`, { as: spender, body: {} });
+    await system.pool.query(`UPDATE tasks.profiles SET coins_earned = 0 WHERE user_id = $1`, [spender]);
+    await system.pool.query(backfill);
+    expect((await api('GET', '/api/stats', { as: spender })).body).toMatchObject({ coins: 20, coinsEarned: 70, level: 2 });
+  });
+});
+
 describe('settings, review and stats', () => {
   it('stores reminder times and rejects bad ones naming the field', async () => {
     const u = randomUUID();
@@ -153,6 +187,6 @@ describe('settings, review and stats', () => {
     expect((await api('GET', '/api/review/weekly?date=yesterday', { as: u })).body.issues[0].path).toBe('query.date');
     const s = await api('GET', '/api/stats', { as: u });
     expect(s.body.completionsByDay).toHaveLength(30);
-    expect(s.body).toMatchObject({ coins: 0, level: 1, levelStart: 0, nextLevelAt: 50 });
+    expect(s.body).toMatchObject({ coins: 0, coinsEarned: 0, level: 1, levelStart: 0, nextLevelAt: 50 });
   });
 });

@@ -132,10 +132,11 @@ export async function stats(ctx: Ctx, call: Call) {
   const figures = await gameFigures(c, u.userId, addDays(u.today, -29), u.today);
   const s = u.streak;
   const questAlive = streakAlive(u.questStreak, u.today, { shield: false });
-  const lp = levelProgress(u.profile.coins);
+  const lp = levelProgress(u.profile.coinsEarned);
   return {
     date: u.today,
     coins: u.profile.coins,
+    coinsEarned: u.profile.coinsEarned,
     level: lp.level,
     levelStart: lp.levelStart,
     nextLevelAt: lp.nextLevelAt,

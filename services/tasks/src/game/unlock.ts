@@ -23,6 +23,7 @@ export async function unlockAchievements(c: Queryable, userId: string, ctx: Comp
       tasksCompleted: s.tasksCompleted,
       streakMax: s.streakMax,
       coins: s.coins,
+      coinsEarned: s.coinsEarned,
       questStreakMax: s.questStreakMax,
       questsCompleted: s.questsCompleted,
       topicsCreated: s.topics,

@@ -6,6 +6,7 @@ const ZERO: AchievementStats = {
   tasksCompleted: 0,
   streakMax: 0,
   coins: 0,
+  coinsEarned: 0,
   questStreakMax: 0,
   questsCompleted: 0,
   topicsCreated: 0,
@@ -48,8 +49,8 @@ describe('achievement triggers', () => {
     ['streak_365', { streakMax: 365 }, { streakMax: 364 }],
     ['coins_100', { coins: 100 }, { coins: 99 }],
     ['coins_500', { coins: 500 }, { coins: 499 }],
-    ['level_5', { coins: 500 }, { coins: 499 }],
-    ['level_10', { coins: 3000 }, { coins: 2999 }],
+    ['level_5', { coinsEarned: 500 }, { coinsEarned: 499 }],
+    ['level_10', { coinsEarned: 3000 }, { coinsEarned: 2999 }],
     ['first_quest', { questsCompleted: 1 }, { questsCompleted: 0 }],
     ['quest_streak_7', { questStreakMax: 7 }, { questStreakMax: 6 }],
     ['quest_streak_30', { questStreakMax: 30 }, { questStreakMax: 29 }],
@@ -85,6 +86,11 @@ describe('achievement triggers', () => {
   });
   it('is idempotent: an unlocked achievement is not returned again', () => {
     expect(keys({ tasksCompleted: 10 }, NOON, ['tasks_1'])).toEqual(['tasks_10']);
+  });
+  it('a level milestone counts what was earned, not the balance left after spending', () => {
+    const others = ACHIEVEMENTS.map((a) => a.key).filter((k) => k !== 'level_5');
+    expect(keys({ coins: 20, coinsEarned: 520 }, NOON, others)).toEqual(['level_5']);
+    expect(keys({ coins: 600, coinsEarned: 499 }, NOON, others)).toEqual([]);
   });
   it('lets achievement rewards cascade into coin and level milestones', () => {
     // 95 coins + tasks_1 (10) crosses 100 → coins_100 (+10)

@@ -10,7 +10,10 @@ export interface AchievementStats {
   tasksCompleted: number;
   /** best streak ever (a milestone reached once stays reached) */
   streakMax: number;
+  /** the balance */
   coins: number;
+  /** earned over time: the level's measure */
+  coinsEarned: number;
   questStreakMax: number;
   questsCompleted: number;
   topicsCreated: number;
@@ -70,8 +73,8 @@ export const ACHIEVEMENTS: readonly AchievementDef[] = [
   streak(365, 'Year of Focus', 'legendary'),
   milestone('coins', 'coins_100', 'Saver', 'Hold 100 coins', 'common', (s) => s.coins, 100),
   milestone('coins', 'coins_500', 'Treasurer', 'Hold 500 coins', 'rare', (s) => s.coins, 500),
-  milestone('level', 'level_5', 'Halfway There', 'Reach level 5', 'rare', (s) => levelForCoins(s.coins), 5),
-  milestone('level', 'level_10', 'Max Level', 'Reach level 10', 'legendary', (s) => levelForCoins(s.coins), 10),
+  milestone('level', 'level_5', 'Halfway There', 'Reach level 5', 'rare', (s) => levelForCoins(s.coinsEarned), 5),
+  milestone('level', 'level_10', 'Max Level', 'Reach level 10', 'legendary', (s) => levelForCoins(s.coinsEarned), 10),
   milestone('quest', 'first_quest', 'Quest Accepted', 'Complete your first daily quest', 'common', (s) => s.questsCompleted, 1),
   milestone('quest', 'quest_streak_7', 'Questing Week', 'Complete the daily quest 7 days in a row', 'rare', (s) => s.questStreakMax, 7),
   milestone('quest', 'quest_streak_30', 'Quest Devotee', 'Complete the daily quest 30 days in a row', 'epic', (s) => s.questStreakMax, 30),
@@ -128,13 +131,15 @@ export function evaluateAchievements(stats: AchievementStats, unlocked: Readonly
   const have = new Set(unlocked);
   const out: Unlock[] = [];
   let coins = stats.coins;
+  let coinsEarned = stats.coinsEarned;
   for (;;) {
-    const fresh = ACHIEVEMENTS.filter((a) => !have.has(a.key) && !(a.secret && ctx === null) && a.met({ ...stats, coins }, ctx));
+    const fresh = ACHIEVEMENTS.filter((a) => !have.has(a.key) && !(a.secret && ctx === null) && a.met({ ...stats, coins, coinsEarned }, ctx));
     if (fresh.length === 0) return out;
     for (const a of fresh) {
       have.add(a.key);
       const reward = RARITY_REWARD[a.rarity];
       coins += reward;
+      coinsEarned += reward;
       out.push({ key: a.key, reward });
     }
   }

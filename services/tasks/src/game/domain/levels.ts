@@ -1,8 +1,12 @@
-/** Coins needed for levels 1…10 (reference §6). The level is always derived, never stored. */
+/**
+ * Coins earned for levels 1…10 (reference §6). The level is always derived, never stored, and from
+ * what was EARNED over time, never from the balance: spending coins on a wish never lowers it.
+ */
 export const LEVEL_THRESHOLDS = [0, 50, 150, 300, 500, 800, 1200, 1700, 2300, 3000] as const;
 export const MAX_LEVEL = LEVEL_THRESHOLDS.length;
 
-export function levelForCoins(coins: number): number {
+export function levelForCoins(earned: number): number {
+  const coins = earned;
   let level = 1;
   for (let i = 0; i < LEVEL_THRESHOLDS.length; i++) if (coins >= LEVEL_THRESHOLDS[i]!) level = i + 1;
   return level;
@@ -10,6 +14,7 @@ export function levelForCoins(coins: number): number {
 
 export interface LevelProgress {
   level: number;
+  /** coins earned over time */
   coins: number;
   /** coins at which the current level started */
   levelStart: number;
@@ -17,9 +22,10 @@ export interface LevelProgress {
   nextLevelAt: number | null;
 }
 
-export function levelProgress(coins: number): LevelProgress {
-  const level = levelForCoins(coins);
-  return { level, coins, levelStart: LEVEL_THRESHOLDS[level - 1]!, nextLevelAt: level < MAX_LEVEL ? LEVEL_THRESHOLDS[level]! : null };
+/** Where `earned` stands between its level's threshold and the next. */
+export function levelProgress(earned: number): LevelProgress {
+  const level = levelForCoins(earned);
+  return { level, coins: earned, levelStart: LEVEL_THRESHOLDS[level - 1]!, nextLevelAt: level < MAX_LEVEL ? LEVEL_THRESHOLDS[level]! : null };
 }
 
 /** Postponing a task three or more times doubles its reward: finishing what you kept pushing away. */
