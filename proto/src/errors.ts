@@ -6,6 +6,8 @@ export const ERROR_STATUS = {
   BAD_REQUEST: 400,
   VALIDATION_FAILED: 400,
   UNTRUSTED_HOST: 400,
+  /** an import file that cannot be read: wrong format, truncated, invalid dates, unknown encoding, too many rows */
+  IMPORT_FILE_INVALID: 400,
   UNAUTHENTICATED: 401,
   CRON_UNAUTHORIZED: 401,
   FORBIDDEN: 403,
@@ -19,10 +21,13 @@ export const ERROR_STATUS = {
   TOPICS_NOT_FOUND: 404,
   WEBHOOK_NOT_FOUND: 404,
   WISHLIST_NOT_FOUND: 404,
+  IMPORT_NOT_FOUND: 404,
   CONFLICT: 409,
   ALREADY_COMPLETED: 409,
   INSUFFICIENT_COINS: 409,
   LINK_EXPIRED: 410,
+  /** the import is not in a state that allows this (already running, done, expired…) */
+  IMPORT_STATE: 409,
   LIMIT_EXCEEDED: 422,
   PAYLOAD_TOO_LARGE: 413,
   LIMIT_REACHED: 429,
@@ -36,9 +41,13 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 export interface ErrorIssue {
-  /** dotted path of the offending field, e.g. `body.title` */
+  /** dotted path of the offending field, e.g. `body.title` (an import file: `Work.csv:12.DATE`) */
   path: string;
   message: string;
+  /** an import file's issue: the file (a ZIP's member), its 1-based row or line, and the column or property */
+  file?: string;
+  row?: number;
+  field?: string;
 }
 
 export interface ErrorBody {

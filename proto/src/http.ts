@@ -53,6 +53,50 @@ export interface HttpCall<P, Q, B> {
   userAgent?: string | undefined;
 }
 
+/**
+ * A route whose request body is a file rather than JSON (the import's upload). A bus message has a
+ * size limit (NATS: 1 MiB by default), so the gateway takes the raw bytes (any content type, at most
+ * `maxBytes`, else 413 PAYLOAD_TOO_LARGE), hands them to the owning service in pieces of
+ * UPLOAD_CHUNK_BYTES over `chunk`, in order, and then makes the route's own call with `body` = the
+ * upload's `UploadRef`. The service keeps the pieces under the upload's id until that call.
+ */
+export interface UploadSpec {
+  maxBytes: number;
+  chunk: Rpc<UploadChunk, UploadChunkAck>;
+}
+
+/** Raw bytes per piece of an upload (base64 on the bus: a third more, well under a bus message's limit). */
+export const UPLOAD_CHUNK_BYTES = 256 * 1024;
+
+export const uploadChunk = z
+  .object({
+    user: identity,
+    /** chosen by the gateway for one upload */
+    uploadId: z.uuid(),
+    /** 0, 1, 2… in order */
+    seq: z.number().int().min(0).max(100_000),
+    /** base64 of at most UPLOAD_CHUNK_BYTES bytes */
+    data: z.base64().max(Math.ceil(UPLOAD_CHUNK_BYTES / 3) * 4),
+  })
+  .strict();
+export type UploadChunk = z.infer<typeof uploadChunk>;
+export const uploadChunkAck = z.object({ stored: z.literal(true) });
+export type UploadChunkAck = z.infer<typeof uploadChunkAck>;
+
+/** What an upload route's service receives as `body`: where the pieces are and what they add up to. */
+export const uploadRef = z
+  .object({
+    id: z.uuid(),
+    bytes: z.number().int().min(0),
+    chunks: z.number().int().min(0),
+    /** SHA-256 (hex) of the whole file, so the service can tell it has every piece */
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    /** the request's Content-Type, as sent (null without one) */
+    contentType: z.string().max(200).nullable(),
+  })
+  .strict();
+export type UploadRef = z.infer<typeof uploadRef>;
+
 export interface HttpRoute<P = unknown, Q = unknown, B = unknown, Res = unknown> {
   method: HttpMethod;
   /** fastify path syntax: `/api/tasks/:id` */
@@ -69,6 +113,8 @@ export interface HttpRoute<P = unknown, Q = unknown, B = unknown, Res = unknown>
   summary: string;
   tag: string;
   rpc: Rpc<HttpCall<P, Q, B>, Res>;
+  /** the body is a file (see UploadSpec); `body` is then UploadRef */
+  upload?: UploadSpec | undefined;
 }
 
 const emptyObject = z.object({}).strict();
@@ -88,13 +134,14 @@ export interface RouteSpec<P, Q, B, Res> {
   status?: number;
   summary: string;
   tag: string;
+  upload?: UploadSpec;
 }
 
 export function defineRoute<P = Empty, Q = Empty, B = Empty, Res = unknown>(spec: RouteSpec<P, Q, B, Res>): HttpRoute<P, Q, B, Res> {
   const params = (spec.params ?? emptyObject) as z.ZodType<P>;
   const query = (spec.query ?? emptyObject) as z.ZodType<Q>;
   // GET and DELETE carry no body; the key vanishes on the wire, hence optional.
-  const body = (spec.body ?? (spec.method === 'GET' || spec.method === 'DELETE' ? emptyObject.optional() : emptyObject)) as z.ZodType<B>;
+  const body = (spec.body ?? (spec.upload ? uploadRef : spec.method === 'GET' || spec.method === 'DELETE' ? emptyObject.optional() : emptyObject)) as z.ZodType<B>;
   const call = z.object({
     user: identity.nullable(),
     params,
@@ -116,6 +163,7 @@ export function defineRoute<P = Empty, Q = Empty, B = Empty, Res = unknown>(spec
     summary: spec.summary,
     tag: spec.tag,
     rpc: defineRpc(spec.subject, call, spec.response),
+    upload: spec.upload,
   };
 }
 

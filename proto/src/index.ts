@@ -10,5 +10,6 @@ export * from './tasks.ts';
 export * from './game.ts';
 export * from './webhooks.ts';
 export * from './user-data.ts';
+export * from './user-import.ts';
 export * from './routes.ts';
 export * from './local-path.ts';

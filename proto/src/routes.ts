@@ -5,6 +5,7 @@ import type { AnyRoute } from './http.ts';
 import { notifyRoutes } from './notify.ts';
 import { tasksRoutes } from './tasks.ts';
 import { webhookRoutes } from './webhooks.ts';
+import { importRoutes } from './user-import.ts';
 
 /** Every HTTP route the gateway exposes. Each domain keeps its list in its own proto module. */
-export const routes: AnyRoute[] = [...authRoutes, ...tasksRoutes, ...gameRoutes, ...notifyRoutes, ...webhookRoutes, ...adminRoutes];
+export const routes: AnyRoute[] = [...authRoutes, ...tasksRoutes, ...gameRoutes, ...notifyRoutes, ...webhookRoutes, ...adminRoutes, ...importRoutes];

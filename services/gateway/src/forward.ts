@@ -1,4 +1,5 @@
-import { AppError, issuesFromZod, type AnyRoute, type RawResponse } from '@tasksvc/proto';
+import { createHash, randomUUID } from 'node:crypto';
+import { AppError, issuesFromZod, UPLOAD_CHUNK_BYTES, type AnyRoute, type Identity, type RawResponse, type UploadRef, type UploadSpec } from '@tasksvc/proto';
 import type { Bus, Config, Logger, Pool } from '@tasksvc/runtime';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorize, resolveIdentity } from './identity.ts';
@@ -41,9 +42,45 @@ function parsePart<T>(route: AnyRoute, part: 'params' | 'query' | 'body', value:
  * Register every declared route: validate input with the route's schemas (400 naming each field),
  * authenticate and authorise, then forward the typed call to the owning service over the bus.
  */
+/** Pieces of one upload on their way to the service at once. */
+const UPLOAD_PARALLELISM = 4;
+
+/**
+ * Hand an upload's bytes to the owning service piece by piece (a bus message has a size limit) and
+ * return what the route's own call carries as its body.
+ */
+async function sendUpload(bus: Bus, spec: UploadSpec, user: Identity, file: Buffer, contentType: string | undefined, requestId: string): Promise<UploadRef> {
+  if (file.length === 0) throw new AppError('VALIDATION_FAILED', 'invalid body', [{ path: 'body', message: 'the file is empty: send its bytes as the request body' }]);
+  const id = randomUUID();
+  const chunks = Math.ceil(file.length / UPLOAD_CHUNK_BYTES);
+  let next = 0;
+  const worker = async () => {
+    for (let seq = next++; seq < chunks; seq = next++) {
+      const data = file.subarray(seq * UPLOAD_CHUNK_BYTES, (seq + 1) * UPLOAD_CHUNK_BYTES).toString('base64');
+      await bus.request(spec.chunk, { user, uploadId: id, seq, data }, { requestId, timeoutMs: 30_000 });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(UPLOAD_PARALLELISM, chunks) }, worker));
+  return { id, bytes: file.length, chunks, sha256: createHash('sha256').update(file).digest('hex'), contentType: contentType?.slice(0, 200) ?? null };
+}
+
 export function registerForwardedRoutes(app: FastifyInstance, routes: AnyRoute[], deps: { bus: Bus; config: Config; pool: Pool; log: Logger }): void {
+  const uploads = routes.filter((r) => r.upload);
+  if (uploads.length > 0) {
+    void app.register(async (scope) => {
+      // Inside this scope only: the body is the file's bytes, whatever its type, up to the route's own limit.
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+      registerRoutes(scope, uploads, deps);
+    });
+  }
+  registerRoutes(app, routes.filter((r) => !r.upload), deps);
+}
+
+function registerRoutes(app: FastifyInstance, routes: AnyRoute[], deps: { bus: Bus; config: Config; pool: Pool; log: Logger }): void {
   for (const route of routes) {
     app.route({
+      ...(route.upload ? { bodyLimit: route.upload.maxBytes } : {}),
       method: route.method,
       url: route.path,
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
@@ -53,14 +90,13 @@ export function registerForwardedRoutes(app: FastifyInstance, routes: AnyRoute[]
         });
         authorize(route.auth, route.method, user);
         await enforceRateLimit(route, user, deps, reply);
-        const call = {
-          user,
-          params: parsePart(route, 'params', req.params ?? {}),
-          query: parsePart(route, 'query', req.query ?? {}),
-          body: parsePart(route, 'body', req.body ?? (route.method === 'GET' || route.method === 'DELETE' ? undefined : {})),
-          ip: req.ip,
-          userAgent: req.headers['user-agent'],
-        };
+        const params = parsePart(route, 'params', req.params ?? {});
+        const query = parsePart(route, 'query', req.query ?? {});
+        // an upload's body is the file: it goes to the service in pieces first (user is set: upload routes are never public)
+        const body = route.upload
+          ? await sendUpload(deps.bus, route.upload, user!, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), req.headers['content-type'], String(req.id))
+          : parsePart(route, 'body', req.body ?? (route.method === 'GET' || route.method === 'DELETE' ? undefined : {}));
+        const call = { user, params, query, body, ip: req.ip, userAgent: req.headers['user-agent'] };
         // every part is the route's own parse, and the user the auth service's checked answer
         const ro = { requestId: String(req.id), timeoutMs: 30_000, checked: true };
         if (route.kind === 'raw') {

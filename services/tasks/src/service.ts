@@ -9,6 +9,7 @@ import * as topics from './handlers/topics.ts';
 import { registerGame } from './game/index.ts';
 import { GAME_OUTBOX_SCHEMA } from './game/unlock.ts';
 import { serveTasksAdminStats } from './admin-stats.ts';
+import { registerImport } from './import/index.ts';
 
 export const tasksService: ServiceDefinition = {
   name: 'tasks',
@@ -51,6 +52,7 @@ export const tasksService: ServiceDefinition = {
       bus.serve(api.feed.rpc, (call) => settings.feed(ctx, call)),
       ...registerGame(bus, ctx),
       serveTasksAdminStats(bus, pool),
+      registerImport(bus, ctx),
     ];
     // Events committed before a crash are still pending: publish them now rather than at the first poll.
     relay.kick();

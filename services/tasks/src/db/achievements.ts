@@ -27,12 +27,12 @@ const t = alias(tasks, 't');
 const n = (from: ReturnType<typeof sql>) => sql`(SELECT count(*)::int FROM ${from})`;
 const stats = statement<AchievementStats>(
   sql`SELECT ${pr.coins} AS coins, ${pr.coinsEarned} AS "coinsEarned", ${pr.streakMax} AS "streakMax", ${pr.questStreakMax} AS "questStreakMax",
-        ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId}`)} AS "tasksCompleted",
+        ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND NOT ${taskCompletions.imported}`)} AS "tasksCompleted",
         ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND ${taskCompletions.wasDailyQuest}`)} AS "questsCompleted",
-        ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId}`)} AS topics,
-        ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId} AND ${topics.sequential}`)} AS sequential,
-        ${n(sql`${taskCompletions} tc JOIN ${tasks} t ON ${t.id} = ${tc.taskId} WHERE ${tc.userId} = ${pr.userId} AND ${t.priority} = 'HIGH'`)} AS high,
-        ${n(sql`${wishlistItems} WHERE ${wishlistItems.userId} = ${pr.userId} AND ${wishlistItems.status} = 'BOUGHT'`)} AS purchases,
+        ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId} AND NOT ${topics.imported}`)} AS topics,
+        ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId} AND NOT ${topics.imported} AND ${topics.sequential}`)} AS sequential,
+        ${n(sql`${taskCompletions} tc JOIN ${tasks} t ON ${t.id} = ${tc.taskId} WHERE ${tc.userId} = ${pr.userId} AND NOT ${tc.imported} AND ${t.priority} = 'HIGH'`)} AS high,
+        ${n(sql`${wishlistItems} WHERE ${wishlistItems.userId} = ${pr.userId} AND NOT ${wishlistItems.imported} AND ${wishlistItems.status} = 'BOUGHT'`)} AS purchases,
         ARRAY(SELECT ${energyCheckins.localDate}::text FROM ${energyCheckins} WHERE ${energyCheckins.userId} = ${pr.userId} ORDER BY ${energyCheckins.localDate} DESC LIMIT 31) AS checkins,
         ARRAY(SELECT ${userAchievements.achievementKey} FROM ${userAchievements} WHERE ${userAchievements.userId} = ${pr.userId}) AS unlocked
       FROM ${profiles} pr WHERE ${pr.userId} = ${p('userId')}`,

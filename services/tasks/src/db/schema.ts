@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, date, foreignKey, index, integer, jsonb, pgSchema, primaryKey, smallint, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
-import { energyLevel, recurrenceType, taskPriority, taskType, wishlistItem, type CronJob } from '@tasksvc/proto';
+import { energyLevel, IMPORT_FORMATS, IMPORT_STATUSES, recurrenceType, taskPriority, taskType, wishlistItem, type CronJob } from '@tasksvc/proto';
 import type { Reminder } from '@tasksvc/proto/calendar/reminders.ts';
-import { oneOf, timeOfDay } from '@tasksvc/runtime/db/columns.ts';
+import { bytea, oneOf, timeOfDay } from '@tasksvc/runtime/db/columns.ts';
 
 /**
  * The tasks service's tables (schema `tasks`), declared once: row and insert types are inferred from
@@ -117,6 +117,8 @@ export const topics = schema.table(
     sortOrder: integer().notNull().default(0),
     createdAt: created(),
     updatedAt: created(),
+    /** brought by an import: it counts for no achievement */
+    imported: boolean().notNull().default(false),
   },
   (t) => [
     index('topics_user').on(t.userId, t.sortOrder, t.createdAt),
@@ -208,6 +210,8 @@ export const taskCompletions = schema.table(
     createdAt: instant().notNull().default(sql`clock_timestamp()`),
     /** it completed the day's quest (quest streak, first_quest, double_shift) */
     wasDailyQuest: boolean().notNull().default(false),
+    /** history brought by an import: it earned nothing here and counts for no achievement */
+    imported: boolean().notNull().default(false),
   },
   (t) => [
     foreignKey({ name: 'task_completions_task_id_fkey', columns: [t.taskId], foreignColumns: [tasks.id] }).onDelete('set null'),
@@ -278,6 +282,8 @@ export const wishlistItems = schema.table(
     status: text({ enum: WISHLIST_STATUSES }).notNull().default('OPEN'),
     createdAt: created(),
     closedAt: instant(),
+    /** brought by an import: a purchase made elsewhere counts for no achievement */
+    imported: boolean().notNull().default(false),
   },
   (t) => [
     index('wishlist_items_user').on(t.userId, t.createdAt),
@@ -312,4 +318,75 @@ export const reminderActionUses = schema.table(
     usedAt: created(),
   },
   (t) => [index('reminder_action_uses_used_at').on(t.usedAt)],
+);
+
+/**
+ * Imports (docs/moving.md): one row per uploaded file, from its preview to its result. The file
+ * itself stays in import_chunks (as the gateway handed it over, piece by piece) until the import
+ * is done, cancelled or expired: the confirm reads it again rather than trusting a stored plan.
+ */
+export const imports = schema.table(
+  'imports',
+  {
+    id: uuid().primaryKey(),
+    userId: uuid().notNull(),
+    status: text({ enum: IMPORT_STATUSES }).notNull(),
+    format: text({ enum: IMPORT_FORMATS }).notNull(),
+    fileName: text().notNull(),
+    bytes: integer().notNull(),
+    sha256: text().notNull(),
+    /** the day (user's zone) the preview was made on: relative dates of the file are read as of then, at the confirm too */
+    referenceDate: day().notNull(),
+    /** the user's zone then: instants of the file become calendar dates in it, at the confirm too */
+    timeZone: text().notNull(),
+    /** the digest of what the preview showed; the confirm imports only an identical plan */
+    planDigest: text().notNull(),
+    /** the preview as the API shows it (ImportView.preview, with the whole lists) */
+    preview: jsonb().notNull(),
+    progressDone: integer().notNull().default(0),
+    progressTotal: integer().notNull().default(0),
+    /** the runner of a running import touches this; a stale one was interrupted (and wrote nothing) */
+    heartbeatAt: instant(),
+    result: jsonb(),
+    error: text(),
+    createdAt: created(),
+    updatedAt: created(),
+    expiresAt: instant().notNull(),
+  },
+  (t) => [
+    index('imports_user').on(t.userId, t.createdAt),
+    index('imports_expires').on(t.expiresAt),
+    check('imports_status_check', oneOf('status', IMPORT_STATUSES)),
+    check('imports_format_check', oneOf('format', IMPORT_FORMATS)),
+  ],
+);
+
+/** The pieces of an uploaded file, in order (a bus message has a size limit). */
+export const importChunks = schema.table(
+  'import_chunks',
+  {
+    importId: uuid().notNull(),
+    userId: uuid().notNull(),
+    seq: integer().notNull(),
+    data: bytea().notNull(),
+    createdAt: created(),
+  },
+  (t) => [primaryKey({ name: 'import_chunks_pkey', columns: [t.importId, t.seq] }), index('import_chunks_created').on(t.createdAt)],
+);
+
+/**
+ * What earlier imports brought, per user, by the item's id in its source (`todoist:…`, `ics:<UID>`,
+ * `momo:task:<id>`…): importing the same file twice adds nothing. `targetId` is the row it became.
+ */
+export const importSources = schema.table(
+  'import_sources',
+  {
+    userId: uuid().notNull(),
+    sourceKey: text().notNull(),
+    kind: text().notNull(),
+    targetId: uuid(),
+    importId: uuid().notNull(),
+    createdAt: created(),
+  },
+  (t) => [primaryKey({ name: 'import_sources_pkey', columns: [t.userId, t.sourceKey] })],
 );

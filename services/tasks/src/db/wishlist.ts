@@ -12,7 +12,7 @@ const ITEM = {
   createdAt: wishlistItems.createdAt,
   closedAt: wishlistItems.closedAt,
 };
-export type ItemRow = Omit<typeof wishlistItems.$inferSelect, 'userId'>;
+export type ItemRow = Omit<typeof wishlistItems.$inferSelect, 'userId' | 'imported'>;
 
 /** Open items first, then the rest, newest change first. */
 export async function listItems(q: Queryable, userId: string): Promise<ItemRow[]> {

@@ -1,0 +1,69 @@
+import type { ImportFormat } from '@tasksvc/proto';
+import type { ReadContext } from './context.ts';
+import { emptyPlan, fileError, fitToModel, type ImportPlan } from './plan.ts';
+import { isReferenceExport, readReferenceExport } from './reference.ts';
+import { decodeText } from './text.ts';
+import { looksLikeTodoistCsv, readTodoistCsv, readTodoistZip } from './todoist.ts';
+
+/**
+ * One uploaded file → its import plan. The format is recognised from the content (a ZIP's
+ * signature, a JSON document's keys, iCalendar's BEGIN:VCALENDAR, Todoist's CSV header), never from
+ * the name. A file that cannot be read throws ImportFileError naming file, row and field.
+ */
+export function readImport(fileName: string, bytes: Uint8Array, ctx: ReadContext): ImportPlan {
+  const items = { count: 0 };
+  const whole = { file: fileName, row: null, field: null };
+  if (bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && (bytes[2] === 0x03 || bytes[2] === 0x05)) {
+    const plan = emptyPlan('todoist-zip', []);
+    readTodoistZip(fileName, bytes, ctx, plan, items);
+    return finish(plan, ctx);
+  }
+  const text = decodeText(fileName, bytes);
+  const start = text.trimStart();
+  if (start.startsWith('{') || start.startsWith('[')) {
+    const doc = parseJson(fileName, text);
+    if (isReferenceExport(doc)) {
+      const plan = emptyPlan('reference', [fileName]);
+      readReferenceExport(fileName, doc as Record<string, unknown>, ctx, plan, items);
+      return finish(plan, ctx);
+    }
+    throw fileError(whole, 'a JSON file that is neither a Task Service export nor a Momo export: no format to read it as');
+  }
+  if (/^BEGIN:VCALENDAR/i.test(start)) {
+    throw fileError(whole, 'iCalendar files cannot be imported yet');
+  }
+  if (looksLikeTodoistCsv(text)) {
+    const plan = emptyPlan('todoist-csv', [fileName]);
+    readTodoistCsv(fileName, text, ctx, plan, items);
+    return finish(plan, ctx);
+  }
+  throw fileError(whole, 'not a format this import reads: expected a Task Service or Momo export (JSON), a Todoist CSV or backup ZIP, or an iCalendar file with tasks (.ics)');
+}
+
+/** The format a file is, without reading it whole (for messages and tests). */
+export function formatOf(plan: ImportPlan): ImportFormat {
+  return plan.format;
+}
+
+function parseJson(file: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    // V8 names the position: "… in JSON at position 1234 (line 40 column 3)"
+    const m = /line (\d+) column (\d+)/.exec((err as Error).message);
+    const truncated = /end of (JSON|data) input|Unterminated/i.test((err as Error).message) ? ': the file ends early — is it truncated?' : '';
+    throw fileError({ file, row: m ? Number(m[1]) : null, field: null }, `not valid JSON (${(err as Error).message})${truncated}`);
+  }
+}
+
+/** The plan fitted to the model, and subtasks flattened (reported) where tasks here have no parent. */
+function finish(plan: ImportPlan, ctx: ReadContext): ImportPlan {
+  if (!ctx.subtasks) {
+    for (const t of plan.tasks) {
+      if (!t.parentKey) continue;
+      plan.problems.push({ ...t.at, title: t.title, outcome: 'changed', message: 'a subtask: this version has no subtasks, so it is imported as a task of its own' });
+      t.parentKey = null;
+    }
+  }
+  return fitToModel(plan);
+}
