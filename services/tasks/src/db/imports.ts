@@ -203,11 +203,14 @@ export async function insertOutboxRows(q: Queryable, schema: string, rows: Outbo
   );
 }
 
-/** Take `count` list positions and count the tasks on the profile (as a create does); returns the first position. */
-export async function reserveTasks(q: Queryable, userId: string, count: number): Promise<number> {
+/**
+ * Take `count` list positions and count the tasks on the profile (as a create does), the next
+ * position never below `atLeast` (tasks that keep their own order); returns the first position taken.
+ */
+export async function reserveTasks(q: Queryable, userId: string, count: number, atLeast = 0): Promise<number> {
   const [r] = await orm(q)
     .update(profiles)
-    .set({ nextSortOrder: sql`${profiles.nextSortOrder} + ${count}`, taskCount: sql`${profiles.taskCount} + ${count}`, updatedAt: sql`now()` })
+    .set({ nextSortOrder: sql`GREATEST(${profiles.nextSortOrder}, ${atLeast}) + ${count}`, taskCount: sql`${profiles.taskCount} + ${count}`, updatedAt: sql`now()` })
     .where(eq(profiles.userId, userId))
     .returning({ next: profiles.nextSortOrder });
   return r!.next - count;

@@ -39,6 +39,8 @@ type TaskInsert = typeof tasks.$inferInsert;
 
 /** Whether the tasks table has a parent column (the subtasks feature); the plan's parents are kept only then. */
 export interface ApplyOptions {
+  /** the user's zone the plan was read in */
+  timeZone: string;
   subtasks: boolean;
   dueTime: boolean;
   /** called after each batch with items written so far (on another connection: the transaction is not visible) */
@@ -105,7 +107,7 @@ async function applyIn(c: PoolClient, importId: string, userId: string, plan: Im
       archived: t.archived,
       sequential: t.sequential,
       defaultEnergyLevel: t.defaultEnergyLevel,
-      sortOrder: 1_000 + i,
+      sortOrder: t.sortOrder ?? 1_000 + i,
       imported: true,
     }));
   await insertTopicRows(c, topicRows);
@@ -124,24 +126,33 @@ async function applyIn(c: PoolClient, importId: string, userId: string, plan: Im
   const writing = fresh.filter((t) => claimed.has(t.key));
   // parents first, so a subtask's parent exists when it is written
   writing.sort((a, b) => Number(!!a.parentKey) - Number(!!b.parentKey));
-  const first = writing.length > 0 ? await reserveTasks(c, userId, writing.length) : 0;
+  // the source's own order where it has one (this app's export), else after every task there is
+  const highest = writing.reduce((m, t) => Math.max(m, t.sortOrder ?? -1), -1);
+  const first = writing.length > 0 ? await reserveTasks(c, userId, writing.length, highest + 1) : 0;
   const rows: TaskInsert[] = [];
   const events: ReturnType<typeof taskEventRow>[] = [];
   writing.forEach((t, i) => {
-    const row = taskRow(t, { id: ids.get(t.key)!, userId, sortOrder: first + i, topicId: t.topicKey ? (topicIds.get(t.topicKey) ?? null) : null, now, parentId: t.parentKey ? (ids.get(t.parentKey) ?? null) : null }, opts);
+    const row = taskRow(t, { id: ids.get(t.key)!, userId, sortOrder: t.sortOrder ?? first + i, topicId: t.topicKey ? (topicIds.get(t.topicKey) ?? null) : null, now, parentId: t.parentKey ? (ids.get(t.parentKey) ?? null) : null }, opts);
     rows.push(row);
     events.push(
-      taskEventRow('task.created', {
-        id: row.id!,
-        userId,
-        title: row.title,
-        type: row.type,
-        priority: row.priority ?? 'NORMAL',
-        topicId: row.topicId ?? null,
-        dueDate: row.dueDate ?? null,
-        nextDueDate: row.nextDueDate ?? null,
-        createdAt: row.createdAt as Date,
-      }),
+      taskEventRow(
+        'task.created',
+        {
+          id: row.id!,
+          userId,
+          title: row.title,
+          type: row.type,
+          priority: row.priority ?? 'NORMAL',
+          topicId: row.topicId ?? null,
+          dueDate: row.dueDate ?? null,
+          dueTime: row.dueTime ?? null,
+          nextDueDate: row.nextDueDate ?? null,
+          completedAt: row.completedAt ?? null,
+          reminders: row.reminders ?? [],
+          createdAt: row.createdAt as Date,
+        },
+        opts.timeZone,
+      ),
     );
   });
   for (let i = 0; i < rows.length; i += 1000) {
@@ -149,7 +160,15 @@ async function applyIn(c: PoolClient, importId: string, userId: string, plan: Im
     await step(Math.min(1000, rows.length - i));
   }
   const completions = writing.flatMap((t) =>
-    t.completions.map((x) => ({ taskId: ids.get(t.key)!, userId, completedAt: new Date(x.completedAt), localDate: x.localDate, coinsAwarded: 0, imported: true })),
+    t.completions.map((x) => ({
+      taskId: ids.get(t.key)!,
+      userId,
+      completedAt: new Date(x.completedAt),
+      localDate: x.localDate,
+      coinsAwarded: x.coinsAwarded ?? 0,
+      wasDailyQuest: x.wasDailyQuest ?? false,
+      imported: true,
+    })),
   );
   await insertCompletionRows(c, completions);
   await insertOutboxRows(c, SCHEMA, events);
@@ -192,6 +211,7 @@ async function applyIn(c: PoolClient, importId: string, userId: string, plan: Im
     const p = plan.progress;
     await updateProfile(c, userId, {
       coins: p.coins,
+      totalTasksCreated: Math.max(p.totalTasksCreated, profile.totalTasksCreated + writing.length),
       streakCurrent: p.streakCurrent,
       streakMax: p.streakMax,
       streakLastDate: p.streakLastDate,
@@ -244,6 +264,7 @@ function taskRow(
     recurrenceFixed: r?.fixed ?? false,
     recurrenceAnchor: r ? t.anchor : null,
     dueDate: t.dueDate,
+    reminders: t.reminders,
     nextDueDate: r ? t.nextDueDate : null,
     completedAt: t.type === 'RECURRING' || !t.completedAt ? null : new Date(t.completedAt),
     coinValue: t.coinValue,
@@ -258,6 +279,6 @@ function taskRow(
     updatedAt: a.now,
   };
   if (opts.subtasks) row.parentId = a.parentId;
-  if (opts.dueTime) row.dueTime = t.dueTime;
+  if (opts.dueTime) row.dueTime = t.dueDate ? t.dueTime : null;
   return row;
 }

@@ -233,6 +233,7 @@ export class ImportRunner {
       let last = 0;
       await applyPlan(pool, row.id, row.userId, plan, {
         ...this.ctx.features,
+        timeZone: row.timeZone,
         signal,
         progress: async (n) => {
           // at most a few writes a second: progress is for people

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ImportCount, ImportFormat, ImportKind, ImportProblem, ImportRecurrence } from '@tasksvc/proto';
+import type { Reminder } from '@tasksvc/proto/calendar/reminders.ts';
 import { validateRule, type RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
 
 /**
@@ -30,6 +31,8 @@ export interface PlannedTopic {
   archived: boolean;
   sequential: boolean;
   defaultEnergyLevel: Energy | null;
+  /** this app's own export: the topic's place in the list */
+  sortOrder?: number;
 }
 
 export interface PlannedCompletion {
@@ -37,6 +40,9 @@ export interface PlannedCompletion {
   completedAt: string;
   /** the completion's day in the user's zone */
   localDate: string;
+  /** this app's own export: what it granted there (part of the balance restored with it); 0 elsewhere */
+  coinsAwarded?: number;
+  wasDailyQuest?: boolean;
 }
 
 export interface PlannedTask {
@@ -52,6 +58,7 @@ export interface PlannedTask {
   dueDate: string | null;
   /** "HH:MM" in the user's zone, with a due date (kept where tasks here have a time of day) */
   dueTime: string | null;
+  reminders: Reminder[];
   /** RECURRING: the rule, and where its schedule stands (anchor and next due date) */
   rule: RecurrenceRule | null;
   anchor: string | null;
@@ -70,6 +77,8 @@ export interface PlannedTask {
   completions: PlannedCompletion[];
   /** this app's own export: the task's id there (a task of this very account is not added again) */
   ownId?: string | undefined;
+  /** this app's own export: the task's place in the list */
+  sortOrder?: number;
 }
 
 export interface PlannedWishlistItem {
@@ -92,6 +101,7 @@ export interface PlannedCheckin {
 /** Profile settings a file carries (only those it names are set). */
 export interface PlannedSettings {
   timezone?: string;
+  energyLevel?: Energy;
   vacationStartDate?: string | null;
   vacationEndDate?: string | null;
   postponeLimit?: number;
@@ -112,6 +122,7 @@ export interface PlannedSettings {
 /** Game progress of this app's own export, restored as it was (never earned anew). */
 export interface PlannedProgress {
   coins: number;
+  totalTasksCreated: number;
   streakCurrent: number;
   streakMax: number;
   streakLastDate: string | null;
@@ -190,6 +201,7 @@ export function plannedTask(key: string, at: SourceLocation, title: string, fiel
     parentKey: null,
     dueDate: null,
     dueTime: null,
+    reminders: [],
     rule: null,
     anchor: null,
     nextDueDate: null,

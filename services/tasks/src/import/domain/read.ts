@@ -1,6 +1,7 @@
-import type { ImportFormat } from '@tasksvc/proto';
 import type { ReadContext } from './context.ts';
 import { emptyPlan, fileError, fitToModel, type ImportPlan } from './plan.ts';
+import { readIcs } from './ics.ts';
+import { isOwnExport, readOwnExport } from './own.ts';
 import { isReferenceExport, readReferenceExport } from './reference.ts';
 import { decodeText } from './text.ts';
 import { looksLikeTodoistCsv, readTodoistCsv, readTodoistZip } from './todoist.ts';
@@ -22,6 +23,11 @@ export function readImport(fileName: string, bytes: Uint8Array, ctx: ReadContext
   const start = text.trimStart();
   if (start.startsWith('{') || start.startsWith('[')) {
     const doc = parseJson(fileName, text);
+    if (isOwnExport(doc)) {
+      const plan = emptyPlan('tasksvc', [fileName]);
+      readOwnExport(fileName, doc as Record<string, unknown>, ctx, plan, items);
+      return finish(plan, ctx);
+    }
     if (isReferenceExport(doc)) {
       const plan = emptyPlan('reference', [fileName]);
       readReferenceExport(fileName, doc as Record<string, unknown>, ctx, plan, items);
@@ -30,7 +36,9 @@ export function readImport(fileName: string, bytes: Uint8Array, ctx: ReadContext
     throw fileError(whole, 'a JSON file that is neither a Task Service export nor a Momo export: no format to read it as');
   }
   if (/^BEGIN:VCALENDAR/i.test(start)) {
-    throw fileError(whole, 'iCalendar files cannot be imported yet');
+    const plan = emptyPlan('icalendar', [fileName]);
+    readIcs(fileName, text, ctx, plan, items);
+    return finish(plan, ctx);
   }
   if (looksLikeTodoistCsv(text)) {
     const plan = emptyPlan('todoist-csv', [fileName]);
@@ -38,11 +46,6 @@ export function readImport(fileName: string, bytes: Uint8Array, ctx: ReadContext
     return finish(plan, ctx);
   }
   throw fileError(whole, 'not a format this import reads: expected a Task Service or Momo export (JSON), a Todoist CSV or backup ZIP, or an iCalendar file with tasks (.ics)');
-}
-
-/** The format a file is, without reading it whole (for messages and tests). */
-export function formatOf(plan: ImportPlan): ImportFormat {
-  return plan.format;
 }
 
 function parseJson(file: string, text: string): unknown {
@@ -58,6 +61,19 @@ function parseJson(file: string, text: string): unknown {
 
 /** The plan fitted to the model, and subtasks flattened (reported) where tasks here have no parent. */
 function finish(plan: ImportPlan, ctx: ReadContext): ImportPlan {
+  // subtasks here have one level: a deeper one hangs on its top-level task (reported)
+  const byKey = new Map(plan.tasks.map((t) => [t.key, t]));
+  for (const t of plan.tasks) {
+    let root = t.parentKey ? byKey.get(t.parentKey) : undefined;
+    if (!root?.parentKey) continue;
+    const seen = new Set([t.key]);
+    while (root.parentKey && byKey.has(root.parentKey) && !seen.has(root.key)) {
+      seen.add(root.key);
+      root = byKey.get(root.parentKey)!;
+    }
+    t.parentKey = root.key === t.key ? null : root.key;
+    plan.problems.push({ ...t.at, title: t.title, outcome: 'changed', message: `nested more than one level deep: made a subtask of "${root.title}" (subtasks here have one level)` });
+  }
   if (!ctx.subtasks) {
     for (const t of plan.tasks) {
       if (!t.parentKey) continue;
