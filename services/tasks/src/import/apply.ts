@@ -144,6 +144,7 @@ async function applyIn(c: PoolClient, importId: string, userId: string, plan: Im
           type: row.type,
           priority: row.priority ?? 'NORMAL',
           topicId: row.topicId ?? null,
+          parentId: row.parentId ?? null,
           dueDate: row.dueDate ?? null,
           dueTime: row.dueTime ?? null,
           nextDueDate: row.nextDueDate ?? null,

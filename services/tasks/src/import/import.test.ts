@@ -83,8 +83,8 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('import 
     const v = up.body.import;
     expect(v).toMatchObject({ status: 'previewed', format: 'todoist-csv', fileName: 'Home [2203306141].csv', files: ['Home [2203306141].csv'] });
     // 11 task rows, of which Milk and Oat milk are (sub)tasks; two identical "Learn the cello" rows stay two
-    const tasks = count(v.preview, 'tasks').toImport + count(v.preview, 'subtasks').toImport;
-    expect(tasks).toBe(11);
+    expect(count(v.preview, 'tasks').toImport).toBe(9);
+    expect(count(v.preview, 'subtasks').toImport).toBe(2);
     expect(count(v.preview, 'topics').toImport).toBe(3);
     const problems = v.preview.problems.items as any[];
     expect(problems.find((p) => p.row === 2 && p.field === 'TYPE')).toMatchObject({ outcome: 'skipped', file: 'Home [2203306141].csv' });
@@ -108,6 +108,10 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('import 
     expect(byTitle.get('Water the plants')).toMatchObject({ recurrenceType: 'WEEKDAY', recurrenceWeekdays: [0], estimatedMinutes: 15, notes: '— Use the rain barrel first' });
     expect(byTitle.get('Renew passport')).toMatchObject({ dueDate: '2027-01-15', estimatedMinutes: 1440 });
     expect(byTitle.get('Clean the gutters')).toMatchObject({ type: 'ONE_TIME', dueDate: null });
+    // INDENT 2 is a subtask; INDENT 3 hangs on its top-level task (one level here)
+    const groceries = byTitle.get('Buy groceries');
+    expect(byTitle.get('Milk')).toMatchObject({ parentId: groceries.id, topicId: groceries.topicId });
+    expect(byTitle.get('Oat milk: which brand?')).toMatchObject({ parentId: groceries.id });
     const topics = await api('GET', '/api/topics', { as: ada });
     expect(topics.body.topics.map((t: any) => t.title).sort()).toEqual(['Home', 'Home / Errands', 'Home / Someday']);
     expect(byTitle.get('Buy groceries').topicId).toBe(topics.body.topics.find((t: any) => t.title === 'Home / Errands').id);
@@ -125,6 +129,43 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('import 
     const second = await confirmAndWait(ada, again.body.import.id);
     expect(count(second.result, 'tasks').toImport).toBe(0);
     expect((await api('GET', '/api/tasks?limit=50', { as: ada })).body.total).toBe(11);
+  });
+
+  it('iCalendar VTODO files from Thunderbird, Nextcloud Tasks and tasks.org', async () => {
+    const gus = randomUUID();
+    const tb = await upload(gus, 'thunderbird.ics', sample('thunderbird.ics'), 'text/calendar');
+    expect(tb.status, JSON.stringify(tb.body)).toBe(201);
+    const p = tb.body.import.preview;
+    expect(tb.body.import.format).toBe('icalendar');
+    expect(count(p, 'tasks').toImport).toBe(5);
+    const rec = new Map<string, any>(p.recurrences.items.map((r: any) => [r.title, r]));
+    expect(rec.get('Team sync notes – prepare the agenda')).toMatchObject({ outcome: 'mapped', field: 'RRULE', rule: { type: 'WEEKDAY', weekdays: [0, 2] } });
+    expect(rec.get('Pay the electricity bill')).toMatchObject({ outcome: 'mapped', rule: { type: 'MONTHLY' } });
+    expect(rec.get('Physiotherapy exercises (ten sessions)')).toMatchObject({ outcome: 'not-expressible', rule: null, source: 'RRULE:FREQ=DAILY;COUNT=10' });
+    expect(rec.get("Water the neighbour's cat while they are away")).toMatchObject({ outcome: 'not-expressible' });
+    const problems = p.problems.items as any[];
+    expect(problems.find((x) => x.title === 'Renew the gym membership')).toMatchObject({ outcome: 'skipped', field: 'STATUS', row: 75 });
+    expect(problems.find((x) => x.field === 'VEVENT')).toMatchObject({ outcome: 'skipped', title: 'Dentist' });
+    expect((await confirmAndWait(gus, tb.body.import.id)).status).toBe('done');
+    const tasks = new Map<string, any>((await api('GET', '/api/tasks?limit=50', { as: gus })).body.tasks.map((t: any) => [t.title, t]));
+    // 09:30 in Berlin is 08:30 in the user's zone (UTC)
+    expect(tasks.get('Team sync notes – prepare the agenda')).toMatchObject({ type: 'RECURRING', recurrenceType: 'WEEKDAY', recurrenceWeekdays: [0, 2], dueTime: '08:30', priority: 'HIGH' });
+    expect(tasks.get('Book the train to Zürich')).toMatchObject({ completedAt: '2026-11-20T17:30:00.000Z' });
+    expect(tasks.get('Physiotherapy exercises (ten sessions)')).toMatchObject({ type: 'ONE_TIME', dueDate: '2026-12-08' });
+
+    const nc = await upload(gus, 'nextcloud.ics', sample('nextcloud-tasks.ics'), 'text/calendar');
+    expect(count(nc.body.import.preview, 'subtasks').toImport).toBe(2);
+    expect((await confirmAndWait(gus, nc.body.import.id)).status).toBe('done');
+    const all = (await api('GET', '/api/tasks?limit=100', { as: gus })).body.tasks as any[];
+    const move = all.find((t) => t.title === 'Umzug nach Köln vorbereiten 📦');
+    expect(move.notes).toContain('Nachsendeauftrag stellen – die Post braucht zwei Wochen Vorlauf');
+    expect(all.filter((t) => t.parentId === move.id).map((t) => t.title).sort()).toEqual(['Bei der Drogerie nach Bananenkisten fragen', 'Kartons besorgen']);
+    expect(all.find((t) => t.title === 'Floating reminder: call Mum at six')).toMatchObject({ dueDate: '2026-12-12', dueTime: '18:00' });
+
+    const org = await upload(gus, 'tasks-org.ics', sample('tasks-org.ics'), 'text/calendar');
+    const orgRec = new Map<string, any>(org.body.import.preview.recurrences.items.map((r: any) => [r.title, r]));
+    expect(orgRec.get('Last Friday of the month: review the budget')).toMatchObject({ outcome: 'mapped', rule: { type: 'NTH_WEEKDAY', weekOfMonth: -1, weekdays: [4] } });
+    expect(orgRec.get('First and third Monday (cannot be held)')).toMatchObject({ outcome: 'not-expressible' });
   });
 
   it('a Todoist backup ZIP of project CSVs', async () => {
@@ -149,6 +190,8 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('import 
       ['notes.txt', 'just some words\n', { file: 'notes.txt' }],
       ['cut.json', sample('momo-export.json').subarray(0, 900), { file: 'cut.json' }],
       ['broken.zip', zipSync({ 'a.csv': sample('Inbox.csv') }).subarray(0, 60), { file: 'broken.zip' }],
+      ['bad-date.ics', sample('bad-date.ics'), { file: 'bad-date.ics', row: 14, field: 'DUE' }],
+      ['truncated.ics', sample('truncated.ics'), { file: 'truncated.ics' }],
     ];
     for (const [name, body, where] of cases) {
       const res = await upload(cy, name, body);

@@ -4,7 +4,7 @@ import type { Ctx } from '../handlers/common.ts';
 import * as h from './handlers.ts';
 
 /** What tasks here can hold besides the basics: a file's subtasks and times of day are kept only where they can be. */
-export const IMPORT_FEATURES = { subtasks: false, dueTime: true };
+export const IMPORT_FEATURES = { subtasks: true, dueTime: true };
 
 /**
  * The import (docs/moving.md): its HTTP routes and the pieces of its uploads, served from the

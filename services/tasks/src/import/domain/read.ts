@@ -74,6 +74,22 @@ function finish(plan: ImportPlan, ctx: ReadContext): ImportPlan {
     t.parentKey = root.key === t.key ? null : root.key;
     plan.problems.push({ ...t.at, title: t.title, outcome: 'changed', message: `nested more than one level deep: made a subtask of "${root.title}" (subtasks here have one level)` });
   }
+  for (const t of plan.tasks) {
+    if (!t.parentKey) continue;
+    const parent = byKey.get(t.parentKey);
+    const detach = (message: string) => {
+      plan.problems.push({ ...t.at, title: t.title, outcome: 'changed', message });
+      t.parentKey = null;
+    };
+    if (!parent) detach('its parent task is not imported with it: imported as a task of its own');
+    else if (t.type === 'RECURRING') detach(`a subtask never repeats here: imported as a task of its own (not under "${parent.title}"), keeping its repetition`);
+    else if (ctx.subtasks && t.topicKey !== parent.topicKey) {
+      // a subtask is in its parent's topic
+      const topic = (key: string | null) => plan.topics.find((x) => x.key === key)?.title ?? 'no topic';
+      plan.problems.push({ ...t.at, title: t.title, outcome: 'changed', message: `a subtask is in its parent's topic here: in "${topic(parent.topicKey)}", not "${topic(t.topicKey)}"` });
+      t.topicKey = parent.topicKey;
+    }
+  }
   if (!ctx.subtasks) {
     for (const t of plan.tasks) {
       if (!t.parentKey) continue;
