@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { defineRpc } from './bus.ts';
 import { defineRoute, storedId, uploadChunk, uploadChunkAck, uploadRef, type AnyRoute } from './http.ts';
 import { RECURRENCE_TYPES } from './calendar/recurrence.ts';
+import { IMPORT_FORMATS, IMPORT_LIMITS } from './import-formats.ts';
+
+export { IMPORT_FORMATS, IMPORT_FORMAT_LABELS, IMPORT_LIMITS, type ImportFormat } from './import-formats.ts';
 
 /**
  * Import of a person's tasks from another app or from this one's export (docs/moving.md):
@@ -9,33 +12,7 @@ import { RECURRENCE_TYPES } from './calendar/recurrence.ts';
  * runs in the background and is atomic (all or nothing); progress is polled with GET.
  */
 
-/** Every format the import reads, each recognised from the file's content (never from its name alone). */
-export const IMPORT_FORMATS = ['tasksvc', 'reference', 'todoist-csv', 'todoist-zip', 'icalendar'] as const;
 export const importFormat = z.enum(IMPORT_FORMATS);
-export type ImportFormat = z.infer<typeof importFormat>;
-
-/** How each format is named to a person. */
-export const IMPORT_FORMAT_LABELS: Record<ImportFormat, string> = {
-  tasksvc: 'Task Service export',
-  reference: 'Momo export',
-  'todoist-csv': 'Todoist project (CSV)',
-  'todoist-zip': 'Todoist backup (ZIP of CSVs)',
-  icalendar: 'iCalendar tasks (VTODO)',
-};
-
-/** The limits of one import (docs/api.md): a larger file is 413, more items 400 naming where they were crossed. */
-export const IMPORT_LIMITS = {
-  /** the uploaded file */
-  maxBytes: 16 * 1024 * 1024,
-  /** all members of a ZIP together, unpacked */
-  maxUnpackedBytes: 64 * 1024 * 1024,
-  /** members of a ZIP */
-  maxFiles: 500,
-  /** rows, components or records read from the file(s) */
-  maxItems: 50_000,
-  /** a preview waits this long for its confirm, then it and its file are dropped */
-  previewHours: 24,
-} as const;
 
 export const IMPORT_STATUSES = ['previewed', 'running', 'done', 'failed', 'cancelled', 'expired'] as const;
 export const importStatus = z.enum(IMPORT_STATUSES);

@@ -3,6 +3,10 @@
 export interface Issue {
   path: string;
   message: string;
+  /** an import file's issue: the file, its row or line, its column or property */
+  file?: string;
+  row?: number;
+  field?: string;
 }
 
 export class ApiError extends Error {
@@ -43,6 +47,21 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   } catch {
     throw new ApiError(0, 'NETWORK', 'The server cannot be reached. Check your connection and try again.');
   }
+  return answer<T>(res);
+}
+
+/** A file as the raw body of a POST (the import's upload): answered and failed as any call. */
+export async function upload<T = unknown>(path: string, file: Blob): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, { method: 'POST', credentials: 'same-origin', headers: { accept: 'application/json', 'content-type': file.type || 'application/octet-stream' }, body: file });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'The server cannot be reached. Check your connection and try again.');
+  }
+  return answer<T>(res);
+}
+
+async function answer<T>(res: Response): Promise<T> {
   if (res.status === 204) return undefined as T;
   const text = await res.text();
   let data: unknown;

@@ -58,8 +58,8 @@ function checkDates(todo: ICAL.Component, where: (property: string) => SourceLoc
     const [name, , , ...values] = p.toJSON() as [string, unknown, string, ...unknown[]];
     const bad = DATED.has(name) ? values.find((v) => !validDateValue(v)) : undefined;
     const until = name === 'rrule' ? (values[0] as { until?: unknown } | undefined)?.until : undefined;
-    if (bad !== undefined) throw fileError(where(name), `"${String(bad)}" is not a real date`);
-    if (until !== undefined && !validDateValue(until)) throw fileError(where('rrule'), `UNTIL "${String(until)}" is not a real date`);
+    if (bad !== undefined) throw fileError(where(name), `${JSON.stringify(bad)} is not a real date`);
+    if (until !== undefined && !validDateValue(until)) throw fileError(where('rrule'), `UNTIL ${JSON.stringify(until)} is not a real date`);
   }
 }
 

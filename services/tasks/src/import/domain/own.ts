@@ -1,5 +1,4 @@
 import { USER_EXPORT_FORMAT, USER_EXPORT_VERSION, userExport } from '@tasksvc/proto';
-import type { Reminder } from '@tasksvc/proto/calendar/reminders.ts';
 import type { ReadContext } from './context.ts';
 import { fileError, ImportFileError, plannedTask, type ImportPlan, type PlannedSettings } from './plan.ts';
 
@@ -73,7 +72,7 @@ export function readOwnExport(file: string, doc: Record<string, unknown>, ctx: R
       parentKey: parentId ? `tasksvc:task:${parentId}` : null,
       dueDate: t.dueDate,
       dueTime: t.dueTime,
-      reminders: t.reminders as Reminder[],
+      reminders: t.reminders,
       rule: t.type === 'RECURRING' ? rule : null,
       anchor: t.recurrenceAnchor,
       nextDueDate: t.nextDueDate,

@@ -58,6 +58,13 @@ export function readTodoistCsv(fileName: string, text: string, ctx: ReadContext,
   const col = new Map<string, number>(header.map((h, i) => [h, i]));
   if (!col.has('TYPE') || !col.has('CONTENT')) throw fileError(at(1, null), 'not a Todoist CSV export: its first row must name the columns, TYPE and CONTENT among them');
 
+  // an export repeats its few date phrases over and over: each is read once per file
+  const readings = new Map<string, ReturnType<ReadContext['when']>>();
+  const when: ReadContext['when'] = (phrase, c) => {
+    let r = readings.get(phrase);
+    if (!r) readings.set(phrase, (r = ctx.when(phrase, c)));
+    return r;
+  };
   const project = projectOf(fileName);
   const inbox = project.name.toLowerCase() === 'inbox';
   const unique = uniqueKeys();
@@ -132,7 +139,7 @@ export function readTodoistCsv(fileName: string, text: string, ctx: ReadContext,
       topicKey,
       parentKey: parent?.key ?? null,
     });
-    readDate(task, get('DATE'), get('DATE_LANG'), at(row, 'DATE'), ctx, plan);
+    readDate(task, get('DATE'), get('DATE_LANG'), at(row, 'DATE'), { ...ctx, when }, plan);
     readDuration(task, get('DURATION'), get('DURATION_UNIT'), row, fileName, plan);
     const deadline = get('DEADLINE');
     if (deadline) plan.problems.push({ ...at(row, 'DEADLINE'), title: content, outcome: 'changed', message: `the deadline "${deadline}" is not kept (tasks here have one due date)` });
