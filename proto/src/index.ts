@@ -7,6 +7,7 @@ export * from './notify.ts';
 export * from './auth.ts';
 export * from './admin.ts';
 export * from './tasks.ts';
+export * from './caldav.ts';
 export * from './game.ts';
 export * from './webhooks.ts';
 export * from './user-data.ts';

@@ -4,6 +4,7 @@ import { registerPageGates } from './page-gates.ts';
 import { registerPages } from './pages.ts';
 import { registerCron } from './cron.ts';
 import { registerOpenApi } from './openapi.ts';
+import { registerCaldav } from './caldav.ts';
 
 /**
  * Gateway routes that are not plain forwarded JSON routes (the Auth.js proxy, the cron trigger,
@@ -15,4 +16,5 @@ export const extensions: GatewayExtension[] = [
   registerPages,
   registerCron,
   registerOpenApi,
+  registerCaldav,
 ];

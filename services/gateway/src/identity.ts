@@ -10,11 +10,12 @@ export const SESSION_COOKIE_RE = /(?:^|;\s*)(?:__Secure-)?authjs\.session-token=
 /**
  * Who is calling: asks the auth service (session cookie or API key). Null when anonymous. `fresh`:
  * never from the cache (the auth service's own account routes always see the credential as it is now).
+ * `bearer`: this API key instead of the request's credentials, cookie ignored (CalDAV's app password).
  */
-export async function resolveIdentity(req: FastifyRequest, bus: Bus, config: Config, opts: { fresh?: boolean } = {}): Promise<Identity | null> {
-  const authorization = req.headers.authorization;
+export async function resolveIdentity(req: FastifyRequest, bus: Bus, config: Config, opts: { fresh?: boolean; bearer?: string } = {}): Promise<Identity | null> {
+  const authorization = opts.bearer !== undefined ? `Bearer ${opts.bearer}` : req.headers.authorization;
   // Only the session cookie identifies anyone: other cookies (CSRF, callback URL…) need no round trip.
-  const cookie = req.headers.cookie && SESSION_COOKIE_RE.test(req.headers.cookie) ? req.headers.cookie : undefined;
+  const cookie = opts.bearer === undefined && req.headers.cookie && SESSION_COOKIE_RE.test(req.headers.cookie) ? req.headers.cookie : undefined;
   if (!cookie && !authorization) return null;
   // An API key alone is answered from the cache (the cookie, when there is one, is ignored then too).
   const cache = authorization?.startsWith('Bearer ') && !opts.fresh ? identityCache(bus) : undefined;

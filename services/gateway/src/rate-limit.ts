@@ -23,9 +23,13 @@ export const WRITE_LIMITS_PER_MINUTE: Readonly<Record<string, number>> = {
  * database anyway. RATE_LIMIT_WRITES=false turns the limits off (load tests, benchmarks).
  */
 export async function enforceRateLimit(route: AnyRoute, user: Identity | null, deps: { pool: Pool; log: Logger; config: Config }, reply: FastifyReply): Promise<void> {
-  const subject = route.rpc.subject;
-  const limit = WRITE_LIMITS_PER_MINUTE[subject];
-  if (!limit || !user || !deps.config.RATE_LIMIT_WRITES) return;
+  const limit = WRITE_LIMITS_PER_MINUTE[route.rpc.subject];
+  if (limit) await enforceLimit(route.rpc.subject, limit, `${route.method} ${route.path}`, user, deps, reply);
+}
+
+/** Count one call against `limit` per user and minute under `subject` (a route's, or an area's such as CalDAV writes). */
+export async function enforceLimit(subject: string, limit: number, what: string, user: Identity | null, deps: { pool: Pool; log: Logger; config: Config }, reply: FastifyReply): Promise<void> {
+  if (!user || !deps.config.RATE_LIMIT_WRITES) return;
   let row: { hits: number; resetIn: number } | undefined;
   try {
     row = await countCall(deps.pool, user.id, subject);
@@ -37,6 +41,6 @@ export async function enforceRateLimit(route: AnyRoute, user: Identity | null, d
   }
   if (row && row.hits > limit) {
     void reply.header('retry-after', String(Math.max(1, row.resetIn)));
-    throw new AppError('RATE_LIMITED', `at most ${limit} calls per minute to ${route.method} ${route.path}; try again in ${Math.max(1, row.resetIn)} s`);
+    throw new AppError('RATE_LIMITED', `at most ${limit} calls per minute to ${what}; try again in ${Math.max(1, row.resetIn)} s`);
   }
 }

@@ -1,4 +1,4 @@
-import { taskEvents, tasksApi } from '@tasksvc/proto';
+import { davRpc, taskEvents, tasksApi } from '@tasksvc/proto';
 import { startOutboxRelay, type ServiceDefinition, type Subscription } from '@tasksvc/runtime';
 import type { Ctx } from './handlers/common.ts';
 import { CreateBatcher } from './db/create-batcher.ts';
@@ -6,6 +6,8 @@ import { ZoneCache } from './zone-cache.ts';
 import * as settings from './handlers/settings.ts';
 import * as tasks from './handlers/tasks.ts';
 import * as topics from './handlers/topics.ts';
+import { CALDAV_TOMBSTONE_DAYS, handleDav } from './handlers/caldav.ts';
+import { purgeTombstones } from './db/caldav.ts';
 import { registerGame } from './game/index.ts';
 import { GAME_OUTBOX_SCHEMA } from './game/unlock.ts';
 import { serveTasksAdminStats } from './admin-stats.ts';
@@ -50,14 +52,19 @@ export const tasksService: ServiceDefinition = {
       bus.serve(api.feedRotate.rpc, (call) => settings.feedRotate(ctx, call)),
       bus.serve(api.feedRevoke.rpc, (call) => settings.feedRevoke(ctx, call)),
       bus.serve(api.feed.rpc, (call) => settings.feed(ctx, call)),
+      bus.serve(davRpc, (req) => handleDav(ctx, req)),
       ...registerGame(bus, ctx),
       serveTasksAdminStats(bus, pool),
       registerImport(bus, ctx),
     ];
     // Events committed before a crash are still pending: publish them now rather than at the first poll.
     relay.kick();
+    // CalDAV tombstones past their retention go hourly (any replica may do it; the delete is idempotent)
+    const purge = setInterval(() => void purgeTombstones(pool, CALDAV_TOMBSTONE_DAYS).catch((err: unknown) => log.warn({ err }, 'tombstone purge failed')), 3_600_000);
+    purge.unref();
     return {
       async stop() {
+        clearInterval(purge);
         for (const s of subs) await s.stop();
         await relay.stop();
       },

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, date, foreignKey, index, integer, jsonb, pgSchema, primaryKey, smallint, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
+import { boolean, check, customType, date, foreignKey, index, integer, jsonb, pgSchema, primaryKey, smallint, text, timestamp, unique, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { energyLevel, IMPORT_FORMATS, IMPORT_STATUSES, recurrenceType, taskPriority, taskType, wishlistItem, type CronJob } from '@tasksvc/proto';
 import type { Reminder } from '@tasksvc/proto/calendar/reminders.ts';
 import { bytea, oneOf, timeOfDay } from '@tasksvc/runtime/db/columns.ts';
@@ -26,6 +26,13 @@ const instant = () => timestamp({ withTimezone: true });
 /** A calendar date in the user's zone, `YYYY-MM-DD` (never a JS Date). */
 const day = () => date({ mode: 'string' });
 const created = () => instant().notNull().defaultNow();
+/**
+ * The transaction that last changed a row (PostgreSQL's 64-bit xid8, read as its decimal text): CalDAV
+ * sync tokens compare it with a snapshot's xmin, which is right however transactions interleave
+ * (docs/caldav.md, Sync). Set by the column default on insert and by each UPDATE that changes what a
+ * client sees, in the same statement: no trigger, no extra statement on the REST hot paths.
+ */
+const changeXid = () => customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' })().notNull().default(sql`pg_current_xact_id()`);
 
 /**
  * Which profile settings switch each cron job on and set its local time, and the job's due index:
@@ -119,8 +126,11 @@ export const topics = schema.table(
     updatedAt: created(),
     /** brought by an import: it counts for no achievement */
     imported: boolean().notNull().default(false),
+    /** the path segment of the topic's CalDAV collection when a client named it (MKCALENDAR); else its id */
+    davName: text(),
   },
   (t) => [
+    uniqueIndex('topics_user_dav_name').on(t.userId, t.davName).where(sql`dav_name IS NOT NULL`),
     index('topics_user').on(t.userId, t.sortOrder, t.createdAt),
     check('topics_priority_check', oneOf('priority', PRIORITIES)),
     check('topics_default_energy_level_check', oneOf('default_energy_level', ENERGY)),
@@ -169,6 +179,7 @@ export const tasks = schema.table(
     pausedUntil: day(),
     createdAt: created(),
     updatedAt: created(),
+    changeXid: changeXid(),
   },
   (t) => [
     foreignKey({ name: 'tasks_topic_id_fkey', columns: [t.topicId], foreignColumns: [topics.id] }).onDelete('set null'),
@@ -181,6 +192,8 @@ export const tasks = schema.table(
     index('tasks_user_topic_order').on(t.userId, t.topicId, t.sortOrder, t.createdAt, t.id),
     // open work by due date for the due-today / overdue reminders and quest selection
     index('tasks_user_open_due').on(t.userId, t.dueDate).where(sql`completed_at IS NULL`),
+    // CalDAV: a collection's changes since a sync token, and its newest change
+    index('tasks_user_topic_change').on(t.userId, t.topicId, t.changeXid),
     check('tasks_type_check', oneOf('type', TASK_TYPES)),
     check('tasks_priority_check', oneOf('priority', PRIORITIES)),
     check('tasks_recurrence_type_check', oneOf('recurrence_type', RECURRENCE_TYPES)),
@@ -389,4 +402,42 @@ export const importSources = schema.table(
     createdAt: created(),
   },
   (t) => [primaryKey({ name: 'import_sources_pkey', columns: [t.userId, t.sourceKey] })],
+);
+
+/**
+ * What a CalDAV client gave a task beyond its fields: the resource name it PUT it under, its UID and
+ * the iCalendar properties and components the task has no field for (vtodo.ts KeptProperties),
+ * returned unchanged. A task made elsewhere has no row: its name is `<id>.ics`, its UID `taskUid(id)`.
+ */
+export const caldavObjects = schema.table(
+  'caldav_objects',
+  {
+    taskId: uuid().primaryKey(),
+    userId: uuid().notNull(),
+    name: text().notNull(),
+    uid: text().notNull(),
+    kept: jsonb().$type<{ props: unknown[]; components: unknown[]; priority?: number | null }>().notNull(),
+  },
+  (t) => [
+    foreignKey({ name: 'caldav_objects_task_id_fkey', columns: [t.taskId], foreignColumns: [tasks.id] }).onDelete('cascade'),
+    unique('caldav_objects_user_name').on(t.userId, t.name),
+    unique('caldav_objects_user_uid').on(t.userId, t.uid),
+  ],
+);
+
+/**
+ * A resource that left a CalDAV collection (its task deleted, or moved to another topic), so an
+ * incremental sync reports it removed. Kept CALDAV_TOMBSTONE_DAYS; older sync tokens expire.
+ */
+export const caldavTombstones = schema.table(
+  'caldav_tombstones',
+  {
+    userId: uuid().notNull(),
+    /** the collection it left: a topic, or null for the tasks without one */
+    topicId: uuid(),
+    name: text().notNull(),
+    changeXid: changeXid(),
+    createdAt: created(),
+  },
+  (t) => [index('caldav_tombstones_user_topic_change').on(t.userId, t.topicId, t.changeXid), index('caldav_tombstones_created').on(t.createdAt)],
 );

@@ -1,7 +1,7 @@
 import { columnName, jsonStatement, names, orm, selectList, statement, StatementCache, type JsonView, type OutboxRowValues, type Queryable, type Statement } from '@tasksvc/runtime';
 import { and, count, desc, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
-import { profiles, taskCompletions, tasks, topics } from './schema.ts';
+import { caldavObjects, caldavTombstones, profiles, taskCompletions, tasks, topics } from './schema.ts';
 
 /**
  * SQL for tasks and completions. Every statement is scoped by user_id. A task row carries the
@@ -16,12 +16,12 @@ export type TaskRow = typeof tasks.$inferSelect & {
 };
 
 /** What a create or an update may set: every column but the keys, the timestamps and the quest flags (kept by the quest). */
-export type TaskColumns = Partial<Omit<typeof tasks.$inferInsert, 'id' | 'userId' | 'createdAt' | 'updatedAt' | 'isDailyQuest' | 'dailyQuestDate'>>;
+export type TaskColumns = Partial<Omit<typeof tasks.$inferInsert, 'id' | 'userId' | 'createdAt' | 'updatedAt' | 'isDailyQuest' | 'dailyQuestDate' | 'changeXid'>>;
 const COLUMNS = getTableColumns(tasks);
 type ColumnKey = keyof typeof COLUMNS;
 /** each column's name in the database, by its key (found once: drizzle converts the case at every call) */
 const COLUMN_NAMES = Object.fromEntries(Object.entries(COLUMNS).map(([k, c]) => [k, columnName(c)])) as Record<ColumnKey, string>;
-const NOT_WRITABLE = new Set<string>(['id', 'userId', 'createdAt', 'updatedAt', 'isDailyQuest', 'dailyQuestDate']);
+const NOT_WRITABLE = new Set<string>(['id', 'userId', 'createdAt', 'updatedAt', 'isDailyQuest', 'dailyQuestDate', 'changeXid']);
 const isWritable = (k: string): k is keyof TaskColumns & ColumnKey => k in COLUMNS && !NOT_WRITABLE.has(k);
 
 /** The task columns among `fields` that are set (a request body's, say): a new column reaches the statements without a change here. */
@@ -347,7 +347,16 @@ export type TaskGuard = { open: true } | { completed: true } | { nextDueDate: st
 const updates = new StatementCache<TaskRow>();
 const kid = alias(tasks, 'kid');
 
-/** Update columns of one task, optionally only while `guard` holds. */
+/** A change CalDAV clients see: the row's change_xid moves with it (schema.ts). */
+const touched = sql`${names(tasks.changeXid)} = pg_current_xact_id()`;
+
+/** A task's CalDAV resource name (the client's, else `<id>.ics`), for a tombstone of the row `r` (its `id`). */
+const resourceName = (r: string) => sql`COALESCE((SELECT ${caldavObjects.name} FROM ${caldavObjects} WHERE ${caldavObjects.taskId} = ${sql.raw(r)}.id), ${sql.raw(r)}.id || '.ics')`;
+
+/**
+ * Update columns of one task, optionally only while `guard` holds. A new topic moves the task to
+ * another CalDAV collection: the same statement leaves a tombstone in the one it left.
+ */
 export async function updateTask(q: Queryable, userId: string, id: string, cols: TaskColumns, today: string, guard?: TaskGuard): Promise<TaskRow | null> {
   const keys = Object.keys(cols).filter(isWritable);
   const kind = !guard ? '' : 'open' in guard ? 'open' : 'completed' in guard ? 'completed' : 'childless' in guard ? 'childless' : 'due';
@@ -360,17 +369,29 @@ export async function updateTask(q: Queryable, userId: string, id: string, cols:
       due: sql` AND ${t.nextDueDate} = ${p('guardDue')}::date`,
       childless: sql` AND NOT EXISTS (SELECT 1 FROM ${tasks} kid WHERE ${kid.parentId} = ${t.id})`,
     }[kind];
-    return task(sql`UPDATE ${tasks} AS t SET ${sql.join([...sets, sql`${names(tasks.updatedAt)} = now()`], sql`, `)}
-      WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')}${check} RETURNING ${ROW}`);
+    const change = sql`UPDATE ${tasks} AS t SET ${sql.join([...sets, sql`${names(tasks.updatedAt)} = now()`, touched], sql`, `)}
+      WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')}${check} RETURNING ${ROW}`;
+    if (!keys.includes('topicId')) return task(change);
+    // `old` reads the row as the statement's snapshot has it (a FOR UPDATE there would find the row
+    // already changed by `u`, its own statement's update, and return nothing)
+    return task(sql`WITH old AS (
+        SELECT ${t.id}, ${t.topicId} FROM ${tasks} t WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')}
+      ), u AS (${change}), gone AS (
+        INSERT INTO ${caldavTombstones} (${names(caldavTombstones.userId, caldavTombstones.topicId, caldavTombstones.name)})
+        SELECT ${p('userId')}, old.topic_id, ${resourceName('old')} FROM old JOIN u ON u.id = old.id WHERE old.topic_id IS DISTINCT FROM u."topicId"
+      )
+      SELECT * FROM u`);
   });
   const guardDue = guard && 'nextDueDate' in guard ? guard.nextDueDate : null;
   return (await update.run(q, { ...values(cols), id, userId, today, guardDue })).rows[0] ?? null;
 }
 
-/** Delete one task with its subtasks, and take them off the profile's task count. */
+/** Delete one task with its subtasks, take them off the profile's task count and leave their CalDAV tombstones. */
 const remove = statement(
   sql`WITH d AS (
         DELETE FROM ${tasks} AS t WHERE ${t.userId} = ${p('userId')} AND (${t.id} = ${p('id')} OR ${t.parentId} = ${p('id')}) RETURNING ${selectList(gone)}
+      ), tomb AS (
+        INSERT INTO ${caldavTombstones} (${names(caldavTombstones.userId, caldavTombstones.topicId, caldavTombstones.name)}) SELECT d."userId", d."topicId", ${resourceName('d')} FROM d
       ), c AS (
         UPDATE ${profiles} SET ${names(profiles.taskCount)} = ${profiles.taskCount} - (SELECT count(*) FROM d)::int WHERE ${profiles.userId} = ${p('userId')} AND EXISTS (SELECT 1 FROM d)
       )
@@ -442,7 +463,14 @@ export async function setTaskOrder(q: Queryable, userId: string, topicId: string
   return (await reorder.run(q, { userId, topicId, ids: taskIds })).rowCount;
 }
 
-const detach = task(sql`UPDATE ${tasks} AS t SET ${names(tasks.topicId)} = NULL, ${names(tasks.updatedAt)} = now() WHERE ${t.userId} = ${p('userId')} AND ${t.topicId} = ${p('topicId')} RETURNING ${ROW}`);
+const detach = task(sql`UPDATE ${tasks} AS t SET ${names(tasks.topicId)} = NULL, ${names(tasks.updatedAt)} = now(), ${touched} WHERE ${t.userId} = ${p('userId')} AND ${t.topicId} = ${p('topicId')} RETURNING ${ROW}`);
+
+const touchTopic = statement(sql`UPDATE ${tasks} AS t SET ${touched} WHERE ${t.userId} = ${p('userId')} AND ${t.topicId} = ${p('topicId')}`);
+
+/** The topic's title is in each of its tasks' VTODO (CATEGORIES): a rename is a change CalDAV clients sync. */
+export async function touchTopicTasks(q: Queryable, userId: string, topicId: string): Promise<void> {
+  await touchTopic.run(q, { userId, topicId });
+}
 
 /** Detach a topic's tasks before the topic goes (so each detached task can emit task.updated). */
 export async function detachTopic(q: Queryable, userId: string, topicId: string, today: string): Promise<TaskRow[]> {
@@ -467,7 +495,7 @@ export async function lockTaskDates(q: Queryable, userId: string, id: string) {
 export async function postponeDates(q: Queryable, userId: string, id: string, moved: Pick<TaskColumns, 'snoozedUntil' | 'dueDate' | 'nextDueDate'>): Promise<void> {
   await orm(q)
     .update(tasks)
-    .set({ ...moved, postponeCount: sql`${tasks.postponeCount} + 1`, updatedAt: sql`now()` })
+    .set({ ...moved, postponeCount: sql`${tasks.postponeCount} + 1`, updatedAt: sql`now()`, changeXid: sql`pg_current_xact_id()` })
     .where(mine(userId, id));
 }
 
@@ -482,6 +510,7 @@ export async function unpostponeDates(q: Queryable, userId: string, id: string, 
       snoozedUntil: previous.snoozedUntil,
       postponeCount: sql`GREATEST(${tasks.postponeCount} - 1, 0)`,
       updatedAt: sql`now()`,
+      changeXid: sql`pg_current_xact_id()`,
     })
     .where(mine(userId, id));
 }

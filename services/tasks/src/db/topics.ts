@@ -5,7 +5,7 @@ import { tasks, topics } from './schema.ts';
 
 export type TopicRow = typeof topics.$inferSelect & { taskCount: number; openTaskCount: number };
 /** What a create or an update may set. */
-export type TopicColumns = Partial<Pick<typeof topics.$inferInsert, 'title' | 'description' | 'color' | 'icon' | 'priority' | 'archived' | 'sequential' | 'defaultEnergyLevel'>>;
+export type TopicColumns = Partial<Pick<typeof topics.$inferInsert, 'title' | 'description' | 'color' | 'icon' | 'priority' | 'archived' | 'sequential' | 'defaultEnergyLevel' | 'davName'>>;
 
 const k = alias(tasks, 'k');
 const tp = alias(topics, 'tp');

@@ -526,3 +526,11 @@ export function keepCategories(kept: KeptProperties, categories: string[], topic
   cat.setValues(own);
   return { ...kept, props: [...kept.props, cat.toJSON()] };
 }
+
+/** Kept properties with a RELATED-TO to `parentUid` (a parent the task cannot have here is returned as the client wrote it). */
+export function keepParentLink(kept: KeptProperties, parentUid: string): KeptProperties {
+  const link = new ICAL.Property('related-to');
+  link.setValue(parentUid);
+  link.setParameter('reltype', 'PARENT');
+  return { ...kept, props: [...kept.props, link.toJSON()] };
+}

@@ -11,6 +11,7 @@ import {
   getTask,
   hasSubtasks,
   insertCompletion,
+  insertTask,
   listTasks,
   lockParent,
   moveSubtasksToTopic,
@@ -138,17 +139,13 @@ export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTa
   const b = call.body;
   const userId = userOf(call).id;
   const sent = sentZone(call);
-  const { parentId = null, ...fields } = b;
+  const parentId = b.parentId ?? null;
   if (parentId && b.type === 'RECURRING') throw fieldError('type', SUBTASK_RECURS);
   // reminders are kept in the profile's zone, also when the request named its own for "today"
   const reminderZone = b.reminders?.length && sent ? (ctx.zones.get(userId) ?? (await profileZone(ctx.pool, userId))) : null;
   // no connection held here: the insert waits for its batch's (CreateBatcher)
   const { result, zone } = await inUserZone(ctx, ctx.pool, userId, sent, (today, now, check) => {
-    const schedule = scheduleOrThrow(ruleInput(b.type, b), b.dueDate ?? today);
-    // a subtask's statement checks its parent and gives it the parent's topic (and so its event: db/tasks.ts)
-    const cols = { ...writableColumns(fields), ...(parentId ? { parentId } : {}), ...schedule, id: randomUUID(), createdAt: now, title: b.title, type: b.type };
-    checkTimeFields(cols, {}, b);
-    const event = taskEventRow('task.created', { topicId: null, parentId: null, dueDate: null, dueTime: null, reminders: [], completedAt: null, ...cols, userId, priority: b.priority }, check ?? reminderZone ?? 'UTC');
+    const { cols, event } = createRow(userId, b, today, now, check ?? reminderZone ?? 'UTC');
     return ctx.creates.insert({ userId, cols, today, outbox: { schema: SCHEMA, row: event }, zone: check });
   });
   if (result.row) {
@@ -171,6 +168,36 @@ async function parentRefused(q: Queryable, userId: string, parentId: string, top
   return new AppError('CONFLICT', 'the parent changed while the subtask was being created; try again');
 }
 
+/**
+ * The columns and task.created event of a create (REST and CalDAV alike). `extra`: columns the
+ * caller decided itself (CalDAV: a schedule anchored before its due date); `eventZone`: the zone
+ * the event's reminder instants are given in.
+ */
+function createRow(userId: string, b: CreateTaskBody, today: string, now: Date, eventZone: string, extra: TaskColumns = {}) {
+  const { parentId = null, ...fields } = b;
+  if (parentId && b.type === 'RECURRING') throw fieldError('type', SUBTASK_RECURS);
+  const schedule = scheduleOrThrow(ruleInput(b.type, b), b.dueDate ?? today);
+  // a subtask's statement checks its parent and gives it the parent's topic (and so its event: db/tasks.ts)
+  const cols = { ...writableColumns(fields), ...(parentId ? { parentId } : {}), ...schedule, ...extra, id: randomUUID(), createdAt: now, title: b.title, type: b.type };
+  checkTimeFields(cols, {}, b);
+  const event = taskEventRow('task.created', { topicId: null, parentId: null, dueDate: null, dueTime: null, reminders: [], completedAt: null, ...cols, userId, priority: b.priority }, eventZone);
+  return { cols, event, parentId };
+}
+
+/**
+ * Create a task inside the transaction `c` (CalDAV PUT): the same columns, checks and task.created
+ * event as a REST create, in the same single statement (insertTask), without the batcher (whose
+ * statements run on connections of their own). `today` is in `zone`, the profile's, read in `c`.
+ */
+export async function createIn(c: PoolClient, who: { userId: string; today: string; now: Date }, zone: string, b: CreateTaskBody, extra: TaskColumns = {}): Promise<TaskRow> {
+  const { userId, today, now } = who;
+  if (b.topicId) await requireTopic(c, userId, b.topicId);
+  const { cols, event, parentId } = createRow(userId, b, today, now, zone, extra);
+  const { row } = await insertTask(c, { userId, cols, today, outbox: { schema: SCHEMA, row: event }, zone: null });
+  if (!row) throw parentId ? await parentRefused(c, userId, parentId, b.topicId) : topicNotFound();
+  return row;
+}
+
 /** The body fields a recurrence rule is made of (RecurrenceInput's, and the task row's, names). */
 const RULE_KEYS = ['recurrenceType', 'recurrenceInterval', 'recurrenceWeekdays', 'recurrenceWeekOfMonth', 'recurrenceFixed', 'dueDate'] as const;
 type RuleKey = (typeof RULE_KEYS)[number];
@@ -189,38 +216,43 @@ function ruleInput(type: RecurrenceInput['type'], from: { [K in RuleKey]?: Recur
 }
 
 export async function update(ctx: Ctx, call: IdCall<UpdateTaskBody>) {
-  const b = call.body;
   return transact(ctx, async (c) => {
-    const { userId, today } = await caller(c, call);
-    const current = await getTask(c, userId, call.params.id, today);
+    const who = await caller(c, call);
+    const current = await getTask(c, who.userId, call.params.id, who.today);
     if (!current) throw taskNotFound();
-    if (b.topicId !== undefined) await requireTopic(c, userId, b.topicId);
-    const cols: TaskColumns = writableColumns(b);
-    const guard = await placeInTree(c, userId, current, b, cols);
-    const type = b.type ?? current.type;
-    const subtask = cols.parentId !== undefined ? cols.parentId !== null : current.parentId !== null;
-    if (type === 'RECURRING' && subtask) throw cols.parentId ? fieldError('parentId', 'a recurring task cannot be a subtask') : fieldError('type', SUBTASK_RECURS);
-    if (b.sortOrder !== undefined) await reserveSortOrder(c, userId, b.sortOrder);
-    if (b.type !== undefined || RULE_KEYS.some((k) => b[k] !== undefined)) {
-      // The body's rule fields over the stored ones, which carry over only while the task stays
-      // RECURRING (leaving RECURRING drops them; the due date always carries over).
-      const keep = type === 'RECURRING' && current.type === 'RECURRING';
-      const stored = keep ? current : { dueDate: current.dueDate };
-      const merged = ruleInput(type, { ...stored, ...cols });
-      // A changed rule restarts the schedule from the new due date, else from where it stood.
-      Object.assign(cols, scheduleOrThrow(merged, b.dueDate ?? current.nextDueDate ?? current.dueDate ?? today));
-      // RECURRING tasks are never "completed"; turning a completed task recurring reopens it.
-      if (type === 'RECURRING') cols.completedAt = null;
-    }
-    checkTimeFields(cols, current, b);
-    if (Object.keys(cols).length === 0) return { task: toTask(current) };
-    const row = await updateTask(c, userId, current.id, cols, today, guard);
-    if (!row) throw guard ? fieldError('parentId', 'a task with subtasks cannot be a subtask (subtasks are one level deep)') : taskNotFound();
-    await emitTaskEvent(c, 'task.updated', row, { before: current });
-    // a parent's subtasks stay in its topic
-    if (!row.parentId && row.topicId !== current.topicId) for (const moved of await moveSubtasksToTopic(c, userId, row.id, row.topicId, today)) await emitTaskEvent(c, 'task.updated', moved);
-    return { task: toTask(row) };
+    return { task: toTask(await updateIn(c, who, current, call.body)) };
   });
+}
+
+/** Apply an update body to a task read in `c` (REST PATCH, CalDAV PUT): schedule, tree and time fields as the body says; task.updated when anything changed. */
+export async function updateIn(c: PoolClient, who: { userId: string; today: string }, current: TaskRow, b: UpdateTaskBody): Promise<TaskRow> {
+  const { userId, today } = who;
+  if (b.topicId !== undefined) await requireTopic(c, userId, b.topicId);
+  const cols: TaskColumns = writableColumns(b);
+  const guard = await placeInTree(c, userId, current, b, cols);
+  const type = b.type ?? current.type;
+  const subtask = cols.parentId !== undefined ? cols.parentId !== null : current.parentId !== null;
+  if (type === 'RECURRING' && subtask) throw cols.parentId ? fieldError('parentId', 'a recurring task cannot be a subtask') : fieldError('type', SUBTASK_RECURS);
+  if (b.sortOrder !== undefined) await reserveSortOrder(c, userId, b.sortOrder);
+  if (b.type !== undefined || RULE_KEYS.some((k) => b[k] !== undefined)) {
+    // The body's rule fields over the stored ones, which carry over only while the task stays
+    // RECURRING (leaving RECURRING drops them; the due date always carries over).
+    const keep = type === 'RECURRING' && current.type === 'RECURRING';
+    const stored = keep ? current : { dueDate: current.dueDate };
+    const merged = ruleInput(type, { ...stored, ...cols });
+    // A changed rule restarts the schedule from the new due date, else from where it stood.
+    Object.assign(cols, scheduleOrThrow(merged, b.dueDate ?? current.nextDueDate ?? current.dueDate ?? today));
+    // RECURRING tasks are never "completed"; turning a completed task recurring reopens it.
+    if (type === 'RECURRING') cols.completedAt = null;
+  }
+  checkTimeFields(cols, current, b);
+  if (Object.keys(cols).length === 0) return current;
+  const row = await updateTask(c, userId, current.id, cols, today, guard);
+  if (!row) throw guard ? fieldError('parentId', 'a task with subtasks cannot be a subtask (subtasks are one level deep)') : taskNotFound();
+  await emitTaskEvent(c, 'task.updated', row, { before: current });
+  // a parent's subtasks stay in its topic
+  if (!row.parentId && row.topicId !== current.topicId) for (const moved of await moveSubtasksToTopic(c, userId, row.id, row.topicId, today)) await emitTaskEvent(c, 'task.updated', moved);
+  return row;
 }
 
 /**
@@ -250,12 +282,17 @@ async function placeInTree(c: PoolClient, userId: string, current: TaskRow, b: U
 
 export async function remove(ctx: Ctx, call: IdCall) {
   return transact(ctx, async (c) => {
-    const userId = userOf(call).id;
-    const rows = await deleteTask(c, userId, call.params.id);
-    if (rows[0]?.id !== call.params.id) throw taskNotFound();
-    for (const row of rows) await emitTaskEvent(c, 'task.deleted', row);
+    if (!(await removeIn(c, userOf(call).id, call.params.id))) throw taskNotFound();
     return { success: true as const };
   });
+}
+
+/** Delete a task and its subtasks in `c`, a task.deleted event each; false when the user has no such task. */
+export async function removeIn(c: PoolClient, userId: string, id: string): Promise<boolean> {
+  const rows = await deleteTask(c, userId, id);
+  if (rows[0]?.id !== id) return false;
+  for (const row of rows) await emitTaskEvent(c, 'task.deleted', row);
+  return true;
 }
 
 /**
@@ -263,7 +300,7 @@ export async function remove(ctx: Ctx, call: IdCall) {
  * (or concurrent) completion fails with 409. RECURRING: advance next_due_date along its schedule,
  * guarded on the due date it was read with. Records the completion with the coins it granted.
  */
-async function completeIn(c: PoolClient, who: { userId: string; today: string; now: Date }, current: TaskRow, opts: { awardCoins: boolean }) {
+export async function completeIn(c: PoolClient, who: { userId: string; today: string; now: Date }, current: TaskRow, opts: { awardCoins: boolean }) {
   const { userId, today, now } = who;
   let row: TaskRow | null;
   const rule = ruleOf(current);
@@ -306,35 +343,42 @@ export async function complete(ctx: Ctx, call: IdCall) {
 
 export async function undoComplete(ctx: Ctx, call: IdCall) {
   return transact(ctx, async (c) => {
-    const { userId, today, now } = await caller(c, call);
-    const current = await getTask(c, userId, call.params.id, today);
+    const who = await caller(c, call);
+    const current = await getTask(c, who.userId, call.params.id, who.today);
     if (!current) throw taskNotFound();
-    let row: TaskRow | null;
-    let completion;
-    if (current.type === 'RECURRING') {
-      completion = await popLatestCompletion(c, userId, current.id);
-      if (!completion?.previousNextDueDate) throw new AppError('CONFLICT', 'the task has no completion to undo');
-      const restored = { nextDueDate: completion.previousNextDueDate, recurrenceAnchor: completion.previousAnchor ?? completion.previousNextDueDate };
-      row = await updateTask(c, userId, current.id, restored, today, { nextDueDate: current.nextDueDate });
-      if (!row) throw new AppError('CONFLICT', 'the task changed while undoing; try again');
-    } else {
-      row = await updateTask(c, userId, current.id, { completedAt: null }, today, { completed: true });
-      if (!row) throw new AppError('CONFLICT', 'task is not completed');
-      completion = await popLatestCompletion(c, userId, current.id);
-    }
-    const removed = completion?.coinsAwarded ?? 0;
-    if (removed > 0) await addCoins(c, userId, -removed);
-    await emitTaskEvent(c, 'task.updated', row);
-    await afterUndo(c, {
-      userId,
-      task: row,
-      completionId: completion?.id ?? '00000000-0000-0000-0000-000000000000',
-      completedAt: completion?.completedAt ?? now,
-      localDate: completion?.localDate ?? today,
-      awardedCoins: removed,
-    });
-    return { task: toTask(row), coinsRemoved: removed, coins: await coinBalance(c, userId) };
+    const undone = await undoCompleteIn(c, who, current);
+    return { task: toTask(undone.row), coinsRemoved: undone.coinsRemoved, coins: await coinBalance(c, who.userId) };
   });
+}
+
+/** Undo a task's latest completion in `c`, taking back exactly the coins it granted (REST, and a CalDAV client reopening a task). */
+export async function undoCompleteIn(c: PoolClient, who: { userId: string; today: string; now: Date }, current: TaskRow): Promise<{ row: TaskRow; coinsRemoved: number }> {
+  const { userId, today, now } = who;
+  let row: TaskRow | null;
+  let completion;
+  if (current.type === 'RECURRING') {
+    completion = await popLatestCompletion(c, userId, current.id);
+    if (!completion?.previousNextDueDate) throw new AppError('CONFLICT', 'the task has no completion to undo');
+    const restored = { nextDueDate: completion.previousNextDueDate, recurrenceAnchor: completion.previousAnchor ?? completion.previousNextDueDate };
+    row = await updateTask(c, userId, current.id, restored, today, { nextDueDate: current.nextDueDate });
+    if (!row) throw new AppError('CONFLICT', 'the task changed while undoing; try again');
+  } else {
+    row = await updateTask(c, userId, current.id, { completedAt: null }, today, { completed: true });
+    if (!row) throw new AppError('CONFLICT', 'task is not completed');
+    completion = await popLatestCompletion(c, userId, current.id);
+  }
+  const removed = completion?.coinsAwarded ?? 0;
+  if (removed > 0) await addCoins(c, userId, -removed);
+  await emitTaskEvent(c, 'task.updated', row);
+  await afterUndo(c, {
+    userId,
+    task: row,
+    completionId: completion?.id ?? '00000000-0000-0000-0000-000000000000',
+    completedAt: completion?.completedAt ?? now,
+    localDate: completion?.localDate ?? today,
+    awardedCoins: removed,
+  });
+  return { row, coinsRemoved: removed };
 }
 
 export async function snooze(ctx: Ctx, call: IdCall<{ snoozedUntil: string }>) {

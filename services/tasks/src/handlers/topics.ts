@@ -1,7 +1,7 @@
 import type { CreateTopicBody, HttpCall, UpdateTopicBody } from '@tasksvc/proto';
 import { localDate } from '@tasksvc/proto/calendar/dates.ts';
 import { ensureProfile } from '../db/profiles.ts';
-import { detachTopic, listTasks, setTaskOrder, tasksByIds } from '../db/tasks.ts';
+import { detachTopic, listTasks, setTaskOrder, tasksByIds, touchTopicTasks } from '../db/tasks.ts';
 import { countOwnTopics, deleteTopic, getTopic, insertTopic, listTopics, setTopicOrder, updateTopic } from '../db/topics.ts';
 import { emitTaskEvent, taskNotFound, toTopic, topicNotFound, transact, userOf, type Ctx } from './common.ts';
 
@@ -37,9 +37,12 @@ export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTo
 export async function update(ctx: Ctx, call: IdCall<UpdateTopicBody>) {
   const b = call.body;
   const userId = userOf(call).id;
-  const row = await updateTopic(ctx.pool, userId, call.params.id, b);
-  if (!row) throw topicNotFound();
-  return { topic: toTopic(row) };
+  return transact(ctx, async (c) => {
+    const row = await updateTopic(c, userId, call.params.id, b);
+    if (!row) throw topicNotFound();
+    if (b.title !== undefined) await touchTopicTasks(c, userId, row.id);
+    return { topic: toTopic(row) };
+  });
 }
 
 /** Deleting a topic keeps its tasks (topic set to none), each announced with task.updated. */
