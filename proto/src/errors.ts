@@ -29,6 +29,7 @@ export const ERROR_STATUS = {
   /** the import is not in a state that allows this (already running, done, expired…) */
   IMPORT_STATE: 409,
   LIMIT_EXCEEDED: 422,
+  IDEMPOTENCY_KEY_REUSED: 422,
   PAYLOAD_TOO_LARGE: 413,
   LIMIT_REACHED: 429,
   RATE_LIMITED: 429,

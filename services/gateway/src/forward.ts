@@ -3,6 +3,7 @@ import { AppError, issuesFromZod, UPLOAD_CHUNK_BYTES, type AnyRoute, type Identi
 import type { Bus, Config, Logger, Pool } from '@tasksvc/runtime';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorize, resolveIdentity } from './identity.ts';
+import { idempotencyKeyOf, withIdempotency, type Answer } from './idempotency.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 
 /** What fastify sends a JSON reply as. */
@@ -89,27 +90,36 @@ function registerRoutes(app: FastifyInstance, routes: AnyRoute[], deps: { bus: B
           throw err;
         });
         authorize(route.auth, route.method, user);
-        await enforceRateLimit(route, user, deps, reply);
-        const params = parsePart(route, 'params', req.params ?? {});
-        const query = parsePart(route, 'query', req.query ?? {});
-        // an upload's body is the file: it goes to the service in pieces first (user is set: upload routes are never public)
-        const body = route.upload
-          ? await sendUpload(deps.bus, route.upload, user!, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), req.headers['content-type'], String(req.id))
-          : parsePart(route, 'body', req.body ?? (route.method === 'GET' || route.method === 'DELETE' ? undefined : {}));
-        const call = { user, params, query, body, ip: req.ip, userAgent: req.headers['user-agent'] };
-        // every part is the route's own parse, and the user the auth service's checked answer
-        const ro = { requestId: String(req.id), timeoutMs: 30_000, checked: true };
-        if (route.kind === 'raw') {
-          const raw = (await deps.bus.request(route.rpc, call, ro)) as RawResponse;
-          return reply.code(raw.status).headers(raw.headers).type(raw.contentType).send(raw.body);
-        }
-        if (route.status === 204) {
-          await deps.bus.request(route.rpc, call, ro);
-          return reply.code(204).send();
-        }
-        // the owning service has checked its reply against the route's schema: its JSON is the answer
-        // (parsing, checking and writing it out again here was a third of the gateway's CPU for a list)
-        return reply.code(route.status).type(JSON_TYPE).send(await deps.bus.requestJson(route.rpc, call, ro));
+        const key = idempotencyKeyOf(req, route, user);
+        const run = async (): Promise<Answer> => {
+          await enforceRateLimit(route, user, deps, reply);
+          const params = parsePart(route, 'params', req.params ?? {});
+          const query = parsePart(route, 'query', req.query ?? {});
+          // an upload's body is the file: it goes to the service in pieces first (user is set: upload routes are never public)
+          const body = route.upload
+            ? await sendUpload(deps.bus, route.upload, user!, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), req.headers['content-type'], String(req.id))
+            : parsePart(route, 'body', req.body ?? (route.method === 'GET' || route.method === 'DELETE' ? undefined : {}));
+          const call = { user, params, query, body, ip: req.ip, userAgent: req.headers['user-agent'] };
+          // every part is the route's own parse, and the user the auth service's checked answer
+          const ro = { requestId: String(req.id), timeoutMs: 30_000, checked: true };
+          if (route.kind === 'raw') {
+            const raw = (await deps.bus.request(route.rpc, call, ro)) as RawResponse;
+            return { status: raw.status, contentType: raw.contentType, headers: raw.headers, body: raw.body };
+          }
+          if (route.status === 204) {
+            await deps.bus.request(route.rpc, call, ro);
+            return { status: 204, contentType: null, headers: null, body: null };
+          }
+          // the owning service has checked its reply against the route's schema: its JSON is the answer
+          // (parsing, checking and writing it out again here was a third of the gateway's CPU for a list)
+          return { status: route.status, contentType: JSON_TYPE, headers: null, body: await deps.bus.requestJson(route.rpc, call, ro) };
+        };
+        if (key && user) return withIdempotency(deps, req, reply, user.id, key, run);
+        const a = await run();
+        void reply.code(a.status);
+        if (a.headers) void reply.headers(a.headers);
+        if (a.contentType) void reply.type(a.contentType);
+        return a.body === null ? reply.send() : reply.send(a.body);
       },
     });
   }
