@@ -34,14 +34,13 @@ const sameUser = (given: string | null, user: Identity) => given === null || giv
  */
 export async function registerCaldav(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
   for (const m of EXTRA_METHODS) if (!app.supportedMethods.includes(m)) app.addHttpMethod(m, { hasBody: true });
-  const anyMethod = [...DAV_METHODS, 'POST'];
-
-  // RFC 6764 §5: the well-known URI redirects to the context path, for every method a client tries
-  app.route({ method: anyMethod, url: WELL_KNOWN_CALDAV, exposeHeadRoute: false, handler: (_req, reply) => reply.code(301).header('location', `${DAV_ROOT}/`).send() });
-
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: DAV_BODY_LIMIT }, (_req, body, done) => done(null, body));
+
+    // RFC 6764 §5: the well-known URI redirects to the context path, for every method a client tries
+    const redirect = (_req: FastifyRequest, reply: FastifyReply) => reply.code(301).header('location', `${DAV_ROOT}/`).send();
+    scope.route({ method: [...DAV_METHODS, 'POST'], url: WELL_KNOWN_CALDAV, exposeHeadRoute: false, handler: redirect });
 
     const handler = async (req: FastifyRequest, reply: FastifyReply) => {
       const method = req.method as DavRequest['method'];

@@ -398,15 +398,20 @@ async function memberAt(req: Req, coll: Collection, name: string, q: Queryable =
 
 // ─── sync tokens ───────────────────────────────────────────────────────────────────────────
 
-const tokenOf = (xid: string, at = new Date()) => `${TOKEN_PREFIX}${xid}.${Math.floor(at.getTime() / 1000)}`;
+/**
+ * A sync token: the transaction id changes are counted from, and the day it was made (days since
+ * 1970, UTC) so that a token older than the tombstones can be told apart. The day keeps the token
+ * (and the ctag) the same while nothing changes, except once at midnight UTC.
+ */
+const tokenOf = (xid: string, at = new Date()) => `${TOKEN_PREFIX}${xid}.${Math.floor(at.getTime() / 86_400_000)}`;
 
 /** The transaction id a client's token counts from; a token that is malformed, beyond the ids handed out or older than the tombstones is invalid. */
 function sinceOf(token: string, next: string): string {
-  const m = /^urn:tasksvc:sync:(\d{1,20})\.(\d{1,12})$/.exec(token.trim());
+  const m = /^urn:tasksvc:sync:(\d{1,20})\.(\d{1,6})$/.exec(token.trim());
   const invalid = () => davError(403, [D('valid-sync-token')], 'the sync token is unknown or has expired: sync again from the start');
   if (!m) throw invalid();
-  const age = Date.now() / 1000 - Number(m[2]);
-  if (age > (CALDAV_TOMBSTONE_DAYS - 1) * 86_400 || age < -3600 || BigInt(m[1]!) > BigInt(next)) throw invalid();
+  const ageDays = Math.floor(Date.now() / 86_400_000) - Number(m[2]);
+  if (ageDays > CALDAV_TOMBSTONE_DAYS - 2 || ageDays < 0 || BigInt(m[1]!) > BigInt(next)) throw invalid();
   return m[1]!;
 }
 
