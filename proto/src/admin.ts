@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRpc } from './bus.ts';
+import { deadLettersReply, defineRpc, replayReply, SERVICE_NAMES } from './bus.ts';
 import { adminMetrics, cronJobsStatus } from './health.ts';
 import { defineRoute, type AnyRoute } from './http.ts';
 
@@ -75,7 +75,44 @@ export const adminApi = {
     summary: "Key figures (requests, outbox backlog, webhook deliveries, cron runs) from the running processes' metrics registries (ADMIN_USER_IDS only)",
     tag: 'admin',
   }),
+  deadLetters: defineRoute({
+    method: 'GET',
+    path: '/api/admin/dead-letters',
+    auth: 'admin',
+    subject: 'gateway.http.admin.dead-letters',
+    response: z.object({
+      generatedAt: z.string(),
+      /** each service's parked events (none is the healthy answer) */
+      services: z.array(deadLettersReply),
+      /** services that did not answer (down, or of a release without parking) */
+      missing: z.array(z.string()),
+    }),
+    summary: 'Events parked because a consumer could not read them, per service (ADMIN_USER_IDS only)',
+    tag: 'admin',
+  }),
+  replayDeadLetters: defineRoute({
+    method: 'POST',
+    path: '/api/admin/dead-letters/replay',
+    auth: 'admin',
+    subject: 'gateway.http.admin.dead-letters.replay',
+    body: z
+      .object({
+        /** one service's parked events; all services when left out */
+        service: z.enum(SERVICE_NAMES).optional(),
+        /** only these parked events (of `service`) */
+        ids: z.array(z.uuid()).min(1).max(500).optional(),
+      })
+      .strict()
+      .refine((b) => !b.ids || b.service, { message: 'name the service whose events these are', path: ['service'] }),
+    response: z.object({ results: z.array(replayReply), missing: z.array(z.string()) }),
+    status: 200,
+    summary: 'Hand parked events to their consumers again, e.g. after upgrading them (ADMIN_USER_IDS only)',
+    tag: 'admin',
+  }),
 };
 
 /** HTTP routes the gateway answers itself (over the bus, like any service's). */
 export const adminRoutes: AnyRoute[] = Object.values(adminApi);
+
+export type AdminDeadLetters = z.infer<typeof adminApi.deadLetters.response>;
+export type AdminReplay = z.infer<typeof adminApi.replayDeadLetters.response>;

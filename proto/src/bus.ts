@@ -48,3 +48,46 @@ export function pingRpc(service: string): Rpc<Record<string, never>, PingReply> 
 
 export const SERVICE_NAMES = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+// ---- Parked events (dead letters) -------------------------------------------------------------
+
+/**
+ * An event one of this service's consumers could not read (it fails the consumer's schema even read
+ * tolerantly): kept in the service's `dead_letters` table until it is replayed. What the admin page
+ * lists: where and why, never the payload (it holds user data).
+ */
+export const parkedEvent = z.object({
+  id: z.uuid(),
+  /** the durable consumer that parked it */
+  durable: z.string(),
+  subject: z.string(),
+  /** the event's id (the outbox id) */
+  msgId: z.string(),
+  /** why it could not be read (or, after a replay, why it still cannot) */
+  error: z.string(),
+  /** deliveries and replays that failed */
+  attempts: z.number().int(),
+  parkedAt: z.string(),
+  lastTriedAt: z.string().nullable(),
+});
+export type ParkedEvent = z.infer<typeof parkedEvent>;
+
+export const deadLettersReply = z.object({ service: z.string(), total: z.number().int(), events: z.array(parkedEvent) });
+export type DeadLettersReply = z.infer<typeof deadLettersReply>;
+/** `svc.<name>.dead-letters`: the events this service has parked (the oldest first, at most `limit`). */
+export function deadLettersRpc(service: string): Rpc<{ limit?: number | undefined }, DeadLettersReply> {
+  return defineRpc(`svc.${service}.dead-letters`, z.object({ limit: z.number().int().min(1).max(500).optional() }), deadLettersReply);
+}
+
+export const replayReply = z.object({
+  service: z.string(),
+  /** handled by the consumer now and removed from the table */
+  replayed: z.number().int(),
+  /** still unreadable (or their handler failed): kept, with the reason */
+  stillParked: z.array(z.object({ id: z.string(), error: z.string() })),
+});
+export type ReplayReply = z.infer<typeof replayReply>;
+/** `svc.<name>.dead-letters.replay`: hand parked events (all, or those named) to the consumer again. */
+export function replayDeadLettersRpc(service: string): Rpc<{ ids?: string[] | undefined }, ReplayReply> {
+  return defineRpc(`svc.${service}.dead-letters.replay`, z.object({ ids: z.array(z.uuid()).max(500).optional() }), replayReply);
+}

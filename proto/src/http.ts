@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineRpc, type Rpc } from './bus.ts';
+import { exact } from './contracts.ts';
 
 /**
  * HTTP routes are declared once, here: the gateway registers them, validates input with these
@@ -138,10 +139,12 @@ export interface RouteSpec<P, Q, B, Res> {
 }
 
 export function defineRoute<P = Empty, Q = Empty, B = Empty, Res = unknown>(spec: RouteSpec<P, Q, B, Res>): HttpRoute<P, Q, B, Res> {
-  const params = (spec.params ?? emptyObject) as z.ZodType<P>;
-  const query = (spec.query ?? emptyObject) as z.ZodType<Q>;
+  // The public API's inputs are read exactly on both sides of the bus (contracts.ts): a field the
+  // answering release does not know is a 400 naming it, never dropped.
+  const params = exact((spec.params ?? emptyObject) as z.ZodType<P>);
+  const query = exact((spec.query ?? emptyObject) as z.ZodType<Q>);
   // GET and DELETE carry no body; the key vanishes on the wire, hence optional.
-  const body = (spec.body ?? (spec.upload ? uploadRef : spec.method === 'GET' || spec.method === 'DELETE' ? emptyObject.optional() : emptyObject)) as z.ZodType<B>;
+  const body = exact((spec.body ?? (spec.upload ? uploadRef : spec.method === 'GET' || spec.method === 'DELETE' ? emptyObject.optional() : emptyObject)) as z.ZodType<B>);
   const call = z.object({
     user: identity.nullable(),
     params,

@@ -1,5 +1,6 @@
 export * from './errors.ts';
 export * from './bus.ts';
+export * from './contracts.ts';
 export * from './http.ts';
 export * from './health.ts';
 export * from './task-events.ts';

@@ -104,7 +104,7 @@ export interface SchemaDrift {
  * Does `schema.ts` describe exactly the database its service's migrations make? Applies the
  * migrations (and the runtime's outbox tables) to a fresh database with the service's own migrator,
  * introspects it with `drizzle-kit pull`, and diffs that against the schema module with drizzle-kit's
- * own differ (`generateMigration`). The runtime's tables (`schema_migrations`, `outbox`) are not the
+ * own differ (`generateMigration`). The runtime's tables (`schema_migrations`, `outbox`, `dead_letters`) are not the
  * service's to declare and are left out. CHECK expressions are compared as PostgreSQL prints them
  * (the schema's are normalised by the database itself), so `type IN ('A', 'B')` in schema.ts equals
  * the stored `type = ANY (ARRAY['A'::text, 'B'::text])`.
@@ -123,7 +123,7 @@ export async function schemaDrift(service: ServiceDefinition, schema: Record<str
     await writeFile(join(dir, 'drizzle.config.ts'), `export default ${JSON.stringify({ dialect: 'postgresql', dbCredentials: { url }, schemaFilter: [m.schema], out: dir })};`);
     await run(DRIZZLE_KIT, ['pull', '--config', join(dir, 'drizzle.config.ts')], { cwd: dir, timeout: 120_000 });
     const pulled = JSON.parse(await readFile(join(dir, 'meta', '0000_snapshot.json'), 'utf8')) as Snapshot;
-    for (const key of Object.keys(pulled.tables)) if (['schema_migrations', 'outbox'].includes(pulled.tables[key]!.name)) delete pulled.tables[key];
+    for (const key of Object.keys(pulled.tables)) if (['schema_migrations', 'outbox', 'dead_letters'].includes(pulled.tables[key]!.name)) delete pulled.tables[key];
 
     const declared = generateDrizzleJson(schema, pulled.id, [m.schema], CASING) as unknown as Snapshot;
     await inPostgresSpelling(pool, pulled, declared);

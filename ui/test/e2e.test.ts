@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AdminMetrics } from '../../proto/src/index.ts';
+import { taskEvents, type AdminMetrics } from '../../proto/src/index.ts';
 import type { Config } from '../../services/runtime/src/index.ts';
 import { checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, setUpAuthenticator, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
 
@@ -468,7 +468,22 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await eventually(sinceStart).toBeGreaterThan(first);
     // The update banner reflects the scheduler's check, which these tests switch off (DISABLE_UPDATE_CHECK).
     await alice.getByTestId('update-banner').getByText(/Update check off: turned off with DISABLE_UPDATE_CHECK=true/).waitFor();
+    // Parked events: none while every consumer reads every event; one a consumer cannot read (a task
+    // event of a release with a task type this one does not know) is listed, and a replay keeps it
+    // while the consumer still cannot read it.
+    const parked = alice.getByTestId('admin-parked');
+    await parked.getByTestId('parked-none').waitFor();
+    // (sent as that release's producer would: checked against its own contract, which this one is not)
+    const unreadable = randomUUID();
+    await ui.system.bus.publish(taskEvents['task.updated'], { userId: aliceId, payload: { event: 'task.updated', task: { type: 'MILESTONE' } } } as never, unreadable);
+    await parked.getByRole('button', { name: 'Refresh' }).click();
+    await parked.getByTestId('parked-total').getByText('1 event could not be read').waitFor();
+    const row = parked.getByTestId('parked-events').locator('tbody tr');
+    expect(await row.locator('th, td').allTextContents()).toEqual(expect.arrayContaining(['webhook', 'webhook-deliveries', 'events.task.updated', unreadable]));
+    await parked.getByRole('button', { name: 'Replay' }).click();
+    await parked.getByTestId('parked-outcome').getByText('0 replayed, 1 still parked.').waitFor();
     await checkLayout(alice, 'admin');
+    await ui.system.pool.query('DELETE FROM webhook.dead_letters WHERE msg_id = $1', [unreadable]);
   });
 
   it('REQUIRE_2FA sends a user without a second factor to /setup/2fa until one is set up', async () => {

@@ -3,7 +3,9 @@ import {
   AppError,
   authAdminUsersRpc,
   cronJobsRpc,
+  deadLettersRpc,
   metricsSummaryRpc,
+  replayDeadLettersRpc,
   SERVICE_NAMES,
   tasksAdminStatsRpc,
   updateStatusRpc,
@@ -12,6 +14,7 @@ import {
   type HttpCall,
   type MetricsSummary,
   type Rpc,
+  type ServiceName,
 } from '@tasksvc/proto';
 import type { Bus, Logger, Subscription } from '@tasksvc/runtime';
 
@@ -81,5 +84,34 @@ export function serveAdmin(bus: Bus, log: Logger): Subscription[] {
     return mergeFigures(replies);
   };
 
-  return [bus.serve(adminApi.stats.rpc, stats), bus.serve(adminApi.metrics.rpc, metrics)];
+  /** Ask each named service for its own part; the answers, and the services that gave none in time. */
+  const askEach = async <Req, Res>(names: readonly ServiceName[], rpcOf: (name: ServiceName) => Rpc<Req, Res>, payload: Req, what: string, timeoutMs = ASK_MS) => {
+    const replies = await Promise.all(
+      names.map((name) =>
+        bus.request(rpcOf(name), payload, { timeoutMs }).then(
+          (answer) => ({ answer }),
+          (err: unknown) => {
+            log.warn({ err, service: name }, `admin ${what}: no answer`);
+            return { missing: name };
+          },
+        ),
+      ),
+    );
+    return { answers: replies.flatMap((r) => ('answer' in r ? [r.answer] : [])), missing: replies.flatMap((r) => ('missing' in r ? [r.missing] : [])) };
+  };
+
+  // Parked events live with the service that consumes them; each is asked for its own.
+  const deadLetters = async (call: HttpCall<unknown, unknown, unknown>) => {
+    requireAdmin(call);
+    const { answers, missing } = await askEach(SERVICE_NAMES, deadLettersRpc, {}, 'dead letters');
+    return { generatedAt: new Date().toISOString(), services: answers, missing };
+  };
+  const replay = async (call: HttpCall<unknown, unknown, { service?: ServiceName | undefined; ids?: string[] | undefined }>) => {
+    requireAdmin(call);
+    // a replay runs the consumer over every parked event: more time than a look-up
+    const { answers, missing } = await askEach(call.body.service ? [call.body.service] : SERVICE_NAMES, replayDeadLettersRpc, { ids: call.body.ids }, 'replay', 25_000);
+    return { results: answers, missing };
+  };
+
+  return [bus.serve(adminApi.stats.rpc, stats), bus.serve(adminApi.metrics.rpc, metrics), bus.serve(adminApi.deadLetters.rpc, deadLetters), bus.serve(adminApi.replayDeadLetters.rpc, replay)];
 }

@@ -12,3 +12,4 @@ export * from './metrics.ts';
 export * from './tracing.ts';
 export * from './figures.ts';
 export * from './gc-tuning.ts';
+export * from './dead-letters.ts';

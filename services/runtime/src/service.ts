@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { metricsSummaryRpc, pingRpc, type ServiceFigures, type ServiceName } from '@tasksvc/proto';
+import { deadLettersRpc, metricsSummaryRpc, pingRpc, replayDeadLettersRpc, type ServiceFigures, type ServiceName } from '@tasksvc/proto';
 import type { Bus, DurableDeclaration, Subscription } from './bus/types.ts';
 import { createNatsBus } from './bus/nats.ts';
 import { natsAuthOptions } from './nats-auth.ts';
@@ -7,9 +7,10 @@ import { ConfigError, configWarnings, loadConfig, type Config } from './config.t
 import { createPool, type Pool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
 import { outboxFigures } from './outbox.ts';
+import { createDeadLetters } from './dead-letters.ts';
 import { startHealthListener } from './health-listener.ts';
 import { createLogger, prettyLogs, type Logger } from './logger.ts';
-import { startTracing } from './tracing.ts';
+import { detached, startTracing } from './tracing.ts';
 import { tuneGarbageCollection } from './gc-tuning.ts';
 import { STARTED_AT, VERSION } from './version.ts';
 
@@ -39,8 +40,16 @@ export interface ServiceDefinition {
 /** Migrate (before anything listens), start, and answer `svc.<name>.ping`. */
 export async function startService(def: ServiceDefinition, deps: ServiceDeps): Promise<RunningService> {
   const log = deps.log;
-  if (def.migrations) await migrate(deps.pool, { ...def.migrations, log });
-  const running = await def.start({ ...deps, log });
+  // a service that consumes events parks what it cannot read in a table of its schema (dead-letters.ts)
+  const consumes = (def.durables?.length ?? 0) > 0 && def.migrations !== undefined;
+  if (def.migrations) await migrate(deps.pool, { ...def.migrations, deadLetters: consumes, log });
+  const deadLetters = consumes ? createDeadLetters({ pool: deps.pool, schema: def.migrations!.schema, service: def.name, log }) : undefined;
+  const running = await def.start({ ...deps, bus: deadLetters ? deadLetters.bus(deps.bus) : deps.bus, log });
+  // An upgraded consumer reads what its predecessor parked: each start hands the parked events over once.
+  if (deadLetters) detached(() => void deadLetters.replay().catch((err: unknown) => log.warn({ err }, 'replaying parked events failed; replay them from the admin page')));
+  const parked: Subscription[] = deadLetters
+    ? deadLetters.serve(deps.bus)
+    : [deps.bus.serve(deadLettersRpc(def.name), async () => ({ service: def.name, total: 0, events: [] })), deps.bus.serve(replayDeadLettersRpc(def.name), async () => ({ service: def.name, replayed: 0, stillParked: [] }))];
   const instance = `${hostname()}:${process.pid}`;
   const ping: Subscription = deps.bus.serve(pingRpc(def.name), async () => ({
     service: def.name,
@@ -63,7 +72,9 @@ export async function startService(def: ServiceDefinition, deps: ServiceDeps): P
     async stop() {
       await ping.stop();
       await figures.stop();
+      for (const s of parked) await s.stop();
       await running.stop();
+      deadLetters?.close();
     },
   };
 }

@@ -4,7 +4,7 @@
  */
 import type { achievementsReply, completeTaskReply, energyCheckinReply, statsReply, vacationMode, weeklyReviewReply } from '../../../proto/src/index.ts';
 
-export type { Task, Topic, Profile, AdminStats, AdminMetrics, DailyQuestReply, WebhookEndpoint, WebhookDelivery, NotificationChannel, NotificationChannelType, UpdateStatus, WishlistItem } from '../../../proto/src/index.ts';
+export type { Task, Topic, Profile, AdminStats, AdminMetrics, AdminDeadLetters, AdminReplay, DailyQuestReply, WebhookEndpoint, WebhookDelivery, NotificationChannel, NotificationChannelType, UpdateStatus, WishlistItem } from '../../../proto/src/index.ts';
 
 /** The parsed type of a zod schema, without importing zod into the UI. */
 type Out<T> = T extends { _output: infer O } ? O : never;

@@ -6,6 +6,7 @@ import type { AdminMetrics, AdminStats, UpdateStatus } from '../lib/types.ts';
 import { DataTable } from '../components/DataTable.tsx';
 import { ErrorBanner, Spinner } from '../components/ui.tsx';
 import { Kpi, LiveFigures } from './AdminFigures.tsx';
+import { ParkedEvents } from './AdminParked.tsx';
 
 /** The update banner: always says when the check last ran, so a stale "current" is visible as such. */
 function UpdateBanner(props: { update: UpdateStatus }): JSX.Element {
@@ -56,6 +57,7 @@ export default function Admin(): JSX.Element {
                     {(f) => <LiveFigures figures={f()} refresh={() => void refreshFigures()} />}
                   </Show>
                 </Show>
+                <ParkedEvents />
                 <section class="card">
                   <h2>Users</h2>
                   <div class="kpis">

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { quietLogger, sharedNatsUrl, testDatabase, until } from '../../../../tools/testenv/index.ts';
 import { createPool } from '../db/pool.ts';
+import { createDeadLetters, deadLetterTableSql } from '../dead-letters.ts';
+import { registry } from '../metrics.ts';
 import { enqueueEvent, OUTBOX_RETENTION_DAYS, outboxTableSql, startOutboxRelay } from '../outbox.ts';
 import { createMemoryBus } from './memory.ts';
 import { createNatsBus } from './nats.ts';
@@ -15,6 +17,13 @@ const uid = () => randomUUID().slice(0, 8);
 
 const makeRpc = () =>
   defineRpc(`test${uid()}.add`, z.object({ a: z.number(), b: z.number() }).strict(), z.object({ sum: z.number() }));
+/** A counter's value in this process's registry, for one set of labels (summed over the rest). */
+async function counterValue(name: string, labels: Record<string, string>): Promise<number> {
+  const metric = registry.getSingleMetric(name);
+  if (!metric) return 0;
+  const { values } = await metric.get();
+  return values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((n, v) => n + v.value, 0);
+}
 const makeEvent = () => defineEvent(`events.test${uid()}.happened`, z.object({ n: z.number() }));
 
 
@@ -64,8 +73,38 @@ describe.each([
     server.serve(rpc, async () => ({ sum: 0 }));
     await Promise.all([server.flush(), client.flush()]);
     const lax = defineRpc(rpc.subject, z.any(), rpc.reply);
-    const err = await client.request(lax, { a: 1, b: 2, extra: true }).catch((e: unknown) => e);
+    const err = await client.request(lax, { a: 1, b: 'two' }).catch((e: unknown) => e);
     expect((err as AppError).code).toBe('VALIDATION_FAILED');
+    expect((err as AppError).issues?.[0]?.path).toBe('b');
+  });
+
+  it('reads requests and replies of another release tolerantly: unknown keys ignored, keys left out take their defaults', async () => {
+    const subject = `test${uid()}.describe`;
+    // release 2 added `unit` to the request and `rounded` to the reply; release 1 knows neither
+    const v1 = defineRpc(subject, z.object({ a: z.number() }).strict(), z.object({ text: z.string() }).strict());
+    const v2 = defineRpc(subject, z.object({ a: z.number(), unit: z.string().nullable() }).strict(), z.object({ text: z.string(), rounded: z.number().nullable() }).strict());
+    // a new server answers an old caller (the caller left `unit` out; it ignores `rounded`)
+    const seen: unknown[] = [];
+    const s2 = server.serve(v2, async (req) => (seen.push(req), { text: `${req.a}${req.unit ?? ''}`, rounded: Math.round(req.a) }));
+    await Promise.all([server.flush(), client.flush()]);
+    await expect(client.request(v1, { a: 1.5 })).resolves.toEqual({ text: '1.5' });
+    expect(seen).toEqual([{ a: 1.5, unit: null }]);
+    await s2.stop();
+    // an old server answers a new caller (it ignores `unit`; the caller reads `rounded` as null)
+    server.serve(v1, async (req) => ({ text: String(req.a) }));
+    await Promise.all([server.flush(), client.flush()]);
+    await expect(client.request(v2, { a: 2, unit: 'kg' })).resolves.toEqual({ text: '2', rounded: null });
+  });
+
+  it('reports a reply this release cannot read as an internal error naming the field, never as the caller’s 400', async () => {
+    const subject = `test${uid()}.count`;
+    const answering = defineRpc(subject, z.object({}), z.object({ n: z.string() }));
+    const asking = defineRpc(subject, z.object({}), z.object({ n: z.number() }));
+    server.serve(answering, async () => ({ n: 'many' }));
+    await Promise.all([server.flush(), client.flush()]);
+    const err = (await client.request(asking, {}).catch((e: unknown) => e)) as AppError;
+    expect(err.code).toBe('INTERNAL');
+    expect(err.message).toMatch(new RegExp(`reply of ${subject.replace('.', '\\.')} does not match this release's contract.*n: `));
   });
 
   it('passes a handler AppError through with its code; hides unexpected errors', async () => {
@@ -185,6 +224,56 @@ describe.each([
     });
     afterAll(async () => {
       await pool.end();
+    });
+
+    it('parks an event its consumer cannot read (never drops it), counts it, and replays it once the consumer can read it', async () => {
+      const subject = `events.test${uid()}.moved`;
+      // release 1 of the contract knows two kinds; release 2 added `kind: "c"` and an optional note
+      const v1 = defineEvent(subject, z.object({ n: z.number(), kind: z.enum(['a', 'b']) }).strict());
+      const v2 = defineEvent(subject, z.object({ n: z.number(), kind: z.enum(['a', 'b', 'c']), note: z.string().nullable() }).strict());
+      const schema = `dl_${uid()}`;
+      await pool.query(`CREATE SCHEMA ${schema}; ${deadLetterTableSql(schema)}`);
+      const durable = `park${uid()}`;
+      const parkedBefore = await counterValue('tasksvc_bus_events_parked_total', { durable });
+      // the old consumer: reads what a new producer sends where it can (the unknown note ignored), parks the rest
+      const old = createDeadLetters({ pool, schema, service: 'webhook', log });
+      const handledByOld: unknown[] = [];
+      const sub = await old.bus(server).consume(v1, async (p) => void handledByOld.push(p), { durable });
+      await server.flush();
+      const unreadable = randomUUID();
+      await client.publish(v2, { n: 1, kind: 'a', note: 'new key' }, randomUUID());
+      await client.publish(v2, { n: 2, kind: 'c', note: null }, unreadable);
+      await client.publish(v2, { n: 3, kind: 'b', note: null }, randomUUID());
+      await until(() => handledByOld.length >= 2, 'the readable events', 15_000);
+      await until(async () => (await old.list()).total === 1, 'the unreadable event parked', 15_000);
+      expect(handledByOld).toEqual([
+        { n: 1, kind: 'a' },
+        { n: 3, kind: 'b' },
+      ]);
+      const listed = await old.list();
+      expect(listed.events[0]).toMatchObject({ durable, subject, msgId: unreadable, attempts: 1 });
+      expect(listed.events[0]!.error).toMatch(/^kind: /);
+      expect(await counterValue('tasksvc_bus_events_parked_total', { durable })).toBe(parkedBefore + 1);
+      // replaying to a consumer that still cannot read it keeps it, saying why
+      const still = await old.replay();
+      expect(still).toMatchObject({ replayed: 0, stillParked: [{ error: expect.stringMatching(/^kind: /) }] });
+      await sub.stop();
+      old.close();
+      // the upgraded consumer reads it (and an old producer's event without the note, as null)
+      const upgraded = createDeadLetters({ pool, schema, service: 'webhook', log });
+      const handledByNew: unknown[] = [];
+      const sub2 = await upgraded.bus(server).consume(v2, async (p, meta) => void handledByNew.push({ ...p, id: meta.msgId }), { durable });
+      await server.flush();
+      await client.publish(v1, { n: 4, kind: 'a' }, randomUUID());
+      await until(() => handledByNew.length >= 1, 'the old producer’s event', 15_000);
+      expect(await upgraded.replay()).toEqual({ service: 'webhook', replayed: 1, stillParked: [] });
+      expect(handledByNew).toEqual([
+        { n: 4, kind: 'a', note: null, id: expect.any(String) },
+        { n: 2, kind: 'c', note: null, id: unreadable },
+      ]);
+      expect((await upgraded.list()).total).toBe(0);
+      await sub2.stop();
+      upgraded.close();
     });
 
     it('delivers every committed event at least once although the consumer fails at first, and nothing from a rolled-back transaction', async () => {

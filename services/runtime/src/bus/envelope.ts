@@ -1,4 +1,4 @@
-import { AppError, isErrorCode, parseMessage, type ErrorBody, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
+import { AppError, isErrorCode, issuesFromZod, parseMessage, tolerant, type ErrorBody, type EventDef, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { busMetrics, outcomeOfCode } from '../metrics.ts';
 import { openSpan, withSpan } from '../tracing.ts';
@@ -39,8 +39,9 @@ export async function handleRequest<Req, Res>(
 async function answer<Req, Res>(rpc: Rpc<Req, Res>, raw: unknown, handler: (payload: Req, ctx: RequestContext) => Promise<Res>, ctx: RequestContext, checked?: boolean): Promise<ReplyEnvelope<Res>> {
   let envelope: ReplyEnvelope<Res>;
   try {
-    // in-process, the caller has already checked the request against the same schema
-    const payload = checked ? (raw as Req) : parseMessage(rpc.request, raw, `request for ${rpc.subject}`);
+    // in-process, the caller has already checked the request against the same schema; what arrives
+    // over the wire is read tolerantly (a caller of another release may add or leave out keys)
+    const payload = checked ? (raw as Req) : parseMessage(tolerant(rpc.request), raw, `request for ${rpc.subject}`);
     const result = await handler(payload, ctx);
     const reply = rpc.reply.safeParse(result);
     // A reply that breaks its own contract is this service's bug, never the caller's.
@@ -93,12 +94,21 @@ export function toErrorBody(err: unknown, log: Logger, subject: string): ErrorBo
   return { code: 'INTERNAL', message: 'internal error' };
 }
 
-/** Unwrap a reply envelope on the caller's side, checking the reply against its schema. */
+/**
+ * Unwrap a reply envelope on the caller's side, reading the reply tolerantly (contracts.ts). A reply
+ * this release still cannot read is the answering side's problem, not the caller's input: an
+ * INTERNAL error naming the subject and the fields, never a 400.
+ */
 export function unwrapReply<Res>(rpc: Rpc<unknown, Res>, envelope: unknown, opts: { checked?: boolean } = {}): Res {
   const env = envelope as ReplyEnvelope<unknown> | undefined;
   if (!env || typeof env !== 'object' || typeof env.ok !== 'boolean') throw new AppError('INTERNAL', `malformed reply on ${rpc.subject}`);
   // in-process, handleRequest has just produced env.data from rpc.reply itself
-  if (env.ok) return opts.checked ? (env.data as Res) : parseMessage(rpc.reply, env.data, `reply of ${rpc.subject}`);
+  if (env.ok) {
+    if (opts.checked) return env.data as Res;
+    const r = tolerant(rpc.reply).safeParse(env.data);
+    if (!r.success) throw new AppError('INTERNAL', `the reply of ${rpc.subject} does not match this release's contract (is the answering service of another release?): ${describeIssues(r.error.issues)}`);
+    return r.data;
+  }
   const code = isErrorCode(env.error?.code) ? env.error.code : 'INTERNAL';
   throw new AppError(code, env.error?.message ?? 'error', env.error?.issues);
 }
@@ -150,4 +160,17 @@ export function subjectMatches(filter: string, subject: string): boolean {
     if (f[i] !== '*' && f[i] !== s[i]) return false;
   }
   return f.length === s.length;
+}
+
+/** A schema's complaints as one line: each field path with its problem. */
+export function describeIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): string {
+  return issuesFromZod(issues)
+    .map((i) => `${i.path}: ${i.message}`)
+    .join('; ');
+}
+
+/** An event as its consumer reads it: tolerantly (contracts.ts), or why it cannot be read. */
+export function readEvent<T>(event: EventDef<T>, raw: unknown): { ok: true; data: T } | { ok: false; error: string } {
+  const r = tolerant(event.schema).safeParse(raw);
+  return r.success ? { ok: true, data: r.data } : { ok: false, error: describeIssues(r.error.issues) };
 }

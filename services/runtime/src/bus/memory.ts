@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, parseMessage, type EventDef, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { currentTraceparent } from '../tracing.ts';
-import { handleRequest, subjectMatches, unwrapReply, requestContext } from './envelope.ts';
+import { handleRequest, readEvent, subjectMatches, unwrapReply, requestContext } from './envelope.ts';
 import { instrumentBus } from './instrument.ts';
 import type { Bus, ConsumeOptions, DurableDeclaration, EventMeta, RequestContext, RequestOptions, ServeOptions, Subscription } from './types.ts';
 
@@ -136,8 +136,14 @@ export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclarati
     },
 
     async consume<T>(event: EventDef<T>, handler: (payload: T, meta: EventMeta) => Promise<void>, opts: ConsumeOptions): Promise<Subscription> {
-      // each member parses for itself, so no consumer sees another's (or the publisher's) object
-      const member: RawConsumer = async (raw, meta) => handler(parseMessage(event.schema, raw, `event ${meta.subject}`), meta);
+      // each member parses for itself, so no consumer sees another's (or the publisher's) object; what
+      // it cannot read is parked (dead-letters.ts), or else the publish fails and the relay retries it
+      const member: RawConsumer = async (raw, meta) => {
+        const read = readEvent(event, raw);
+        if (read.ok) return handler(read.data, meta);
+        if (!opts.park) throw new AppError('VALIDATION_FAILED', `event ${meta.subject} fails the schema of durable ${opts.durable}: ${read.error}`);
+        await opts.park({ durable: opts.durable, subject: meta.subject, msgId: meta.msgId, data: raw, error: read.error });
+      };
       const d = durable(opts.durable, opts.filter ?? event.subject);
       d.members.push(member);
       for (const w of d.waiting.splice(0)) w.resolve();

@@ -5,7 +5,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy,
 import { AppError, EVENT_STREAM, EVENT_SUBJECTS, parseMessage, REQUEST_ID_HEADER, type EventDef, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { currentTraceparent } from '../tracing.ts';
-import { envelopeJson, handleRequest, replyDataJson, requestContext, unwrapReply } from './envelope.ts';
+import { envelopeJson, handleRequest, readEvent, replyDataJson, requestContext, unwrapReply } from './envelope.ts';
 import { BATCH_HEADER, decodeBatch, encodeBatch, groupForSending, type BatchedEvent, type OutgoingEvent } from './event-batch.ts';
 import { instrumentBus } from './instrument.ts';
 import { createReplyInbox } from './reply-inbox.ts';
@@ -272,26 +272,23 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
                 m.nak(redeliveryDelayMs(m.info.deliveryCount));
                 continue;
               }
-              let invalid = 0;
               let failed = false;
               const handleOne = async (e: BatchedEvent) => {
                 const meta: EventMeta = { msgId: e.id, subject: m.subject, deliveryCount: m.info.deliveryCount, traceparent: e.traceparent };
+                const read = readEvent(event, e.data);
                 try {
-                  await handler(parseMessage(event.schema, e.data, `event ${m.subject}`), meta);
+                  if (read.ok) await handler(read.data, meta);
+                  else if (co.park) await co.park({ durable: co.durable, subject: m.subject, msgId: e.id, data: e.data, error: read.error });
+                  else throw new Error(`event fails its schema and this consumer has no dead-letter table: ${read.error}`);
                 } catch (err) {
-                  if (err instanceof AppError && err.code === 'VALIDATION_FAILED') {
-                    invalid++;
-                    log.error({ err, subject: m.subject, msgId: e.id }, 'event fails its schema; dropping it');
-                  } else {
-                    failed = true;
-                    log.warn({ err, subject: m.subject, msgId: e.id, deliveryCount: meta.deliveryCount }, 'event handler failed; will redeliver');
-                  }
+                  failed = true;
+                  log.warn({ err, subject: m.subject, msgId: e.id, deliveryCount: meta.deliveryCount }, read.ok ? 'event handler failed; will redeliver' : 'unreadable event not parked; will redeliver');
                 }
               };
               await forEachLimited(events, co.concurrency ?? 1, handleOne, () => m.working());
-              // a handler that failed gets its event again (with the rest of the message: handlers are idempotent)
+              // a handler that failed gets its event again (with the rest of the message: handlers are
+              // idempotent); an unreadable event is parked, never dropped (dead-letters.ts)
               if (failed) m.nak(redeliveryDelayMs(m.info.deliveryCount));
-              else if (invalid === events.length) m.term();
               else m.ack();
             }
           } catch (err) {

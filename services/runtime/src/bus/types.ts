@@ -44,6 +44,23 @@ export interface ConsumeOptions {
    * event-batch.ts): 1 (the default) hands them over one after another, in order.
    */
   concurrency?: number;
+  /**
+   * Where an event goes that fails the consumer's schema even read tolerantly (a release whose
+   * contract this one cannot read): its service's dead-letter table (dead-letters.ts; the service
+   * runtime sets it). Once it resolves the event counts as handled. Without it such an event is
+   * delivered again later, never dropped.
+   */
+  park?: (e: UnreadableEvent) => Promise<void>;
+}
+
+/** An event a consumer could not read, as it is parked. */
+export interface UnreadableEvent {
+  durable: string;
+  subject: string;
+  msgId: string;
+  data: unknown;
+  /** the schema's complaints, one line */
+  error: string;
 }
 
 /** A durable consumer a service will register, declared before anything publishes (see createMemoryBus). */

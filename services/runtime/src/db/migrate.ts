@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { Logger } from '../logger.ts';
+import { deadLetterTableSql } from '../dead-letters.ts';
 import { outboxTableSql } from '../outbox.ts';
 
 /** All services share this advisory lock class; the second key is the schema's hash. */
@@ -12,9 +13,10 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
 /**
  * Apply the pending `*.sql` files of one service's schema, in name order, each in its own
  * transaction, under a Postgres advisory lock so replicas starting together take turns. Then make
- * sure the service's outbox tables exist (`outboxes`: the schemas whose outbox it owns).
+ * sure the runtime's tables of the service exist: its outboxes (`outboxes`: the schemas whose outbox
+ * it owns) and, for a service that consumes events, its dead-letter table (`deadLetters`).
  */
-export async function migrate(pool: pg.Pool, opts: { schema: string; dir: string; outboxes?: string[]; log: Logger }): Promise<string[]> {
+export async function migrate(pool: pg.Pool, opts: { schema: string; dir: string; outboxes?: string[]; deadLetters?: boolean; log: Logger }): Promise<string[]> {
   const { schema, dir, log, outboxes = [] } = opts;
   for (const s of [schema, ...outboxes]) if (!SCHEMA_NAME.test(s)) throw new Error(`bad schema name ${s}`);
   const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
@@ -43,6 +45,7 @@ export async function migrate(pool: pg.Pool, opts: { schema: string; dir: string
         log.info({ schema, migration: file }, 'migration applied');
       }
       for (const box of outboxes) await client.query(outboxTableSql(box));
+      if (opts.deadLetters) await client.query(deadLetterTableSql(schema));
     } finally {
       await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS, schema]).catch(() => undefined);
     }
