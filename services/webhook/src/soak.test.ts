@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { buildGateway } from '@tasksvc/gateway';
-import { pingRpc, taskEvents, webhookRoutes, type TaskEventName, type TaskEventPayload } from '@tasksvc/proto';
+import { pingRpc, taskEvent, taskEvents, webhookRoutes, type TaskEventName, type TaskEventPayload } from '@tasksvc/proto';
 import { createNatsBus, createPool, freePort, type Bus, type Pool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quietLogger, serveTestIdentities, startNats, testDatabase, testConfig, type LocalNats } from '../../../tools/testenv/index.ts';
@@ -165,16 +165,11 @@ describe('webhook soak (separate process, SIGKILL ×2, NATS restart ×1)', () =>
       }
       if (i === 500) await nats.restart();
       const event = names[i % 4]!;
-      const now = new Date().toISOString();
-      const payload: TaskEventPayload = {
-        event,
-        timestamp: now,
-        task: { id: randomUUID(), title: `soak ${i}`, type: 'ONE_TIME', priority: 'NORMAL', topicId: null, dueDate: null, completedAt: event === 'task.completed' ? now : null, createdAt: now },
-      };
-      taskIds.push(payload.task.id);
+      const message = taskEvent(event, { id: randomUUID(), userId: user, title: `soak ${i}`, type: 'ONE_TIME', priority: 'NORMAL', createdAt: new Date() });
+      taskIds.push(message.payload.task.id);
       const msgId = randomUUID();
       // the producer's relay retries until the PubAck (same msgId: JetStream drops duplicates)
-      await until(async () => bus.publish(taskEvents[event], { userId: user, payload }, msgId).then(() => true, () => false), `publish ${i}`, 60_000);
+      await until(async () => bus.publish(taskEvents[event], message, msgId).then(() => true, () => false), `publish ${i}`, 60_000);
       if (i % 50 === 0) await new Promise((r) => setTimeout(r, 20));
     }
     await waitReady();

@@ -1,4 +1,4 @@
-import { AppError, taskEvents, type HttpCall, type Identity, type Profile, type ReminderSchedule, type Task, type TaskEventMessage, type TaskEventName, type Topic } from '@tasksvc/proto';
+import { AppError, taskEvent, taskEvents, type HttpCall, type Identity, type Profile, type ReminderSchedule, type Task, type TaskEventName, type TaskEventSource, type Topic } from '@tasksvc/proto';
 import { enqueueEvent, inTransaction, jsonView, outboxRow, type Config, type Logger, type OutboxRelay, type Pool, type PoolClient } from '@tasksvc/runtime';
 import type { RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
 import { upcomingReminders } from '@tasksvc/proto/calendar/reminders.ts';
@@ -65,9 +65,10 @@ export const toTopic = (r: TopicRow): Topic => jsonView(r);
 export const toProfile = (r: ProfileRow): Profile => jsonView(r);
 
 /** The date a task is due on: the next occurrence for RECURRING tasks, else its due date. */
-export const effectiveDueDate = (r: Pick<TaskRow, 'type' | 'dueDate' | 'nextDueDate'>) => (r.type === 'RECURRING' ? r.nextDueDate : r.dueDate);
+export { dueDateOf as effectiveDueDate } from '@tasksvc/proto/calendar/reminders.ts';
 
-type EventRow = Pick<TaskRow, 'id' | 'userId' | 'title' | 'type' | 'priority' | 'topicId' | 'parentId' | 'dueDate' | 'nextDueDate' | 'createdAt' | 'dueTime' | 'reminders' | 'completedAt'>;
+/** What a task event is made from here: a row (or the columns of a new one), with what its reminder schedule needs. */
+type EventRow = TaskEventSource & Pick<TaskRow, 'reminders' | 'completedAt' | 'dueDate' | 'nextDueDate' | 'dueTime'>;
 type EventOptions = {
   completedAt?: Date;
   dueDate?: string | null;
@@ -87,40 +88,20 @@ export function reminderScheduleOf(name: TaskEventName, row: EventRow, zone: str
   return { version: now.toISOString(), due: finished ? [] : upcomingReminders(row, zone, now).map((r) => ({ key: r.key, at: r.at.toISOString() })) };
 }
 
-/** A task event's message. The payload is exactly the spec's; completedAt is set only on task.completed. */
-function taskEvent(name: TaskEventName, row: EventRow, opts: EventOptions, schedule: ReminderSchedule | null, now = new Date()): TaskEventMessage {
-  return {
-    userId: row.userId,
-    ...(schedule ? { reminders: schedule } : {}),
-    payload: {
-      event: name,
-      timestamp: now.toISOString(),
-      task: {
-        id: row.id,
-        title: row.title,
-        type: row.type,
-        priority: row.priority,
-        topicId: row.topicId,
-        parentId: row.parentId,
-        dueDate: opts.dueDate !== undefined ? opts.dueDate : effectiveDueDate(row),
-        completedAt: name === 'task.completed' ? (opts.completedAt ?? new Date()).toISOString() : null,
-        createdAt: row.createdAt.toISOString(),
-      },
-    },
-  };
+/** A task event's message (the one mapper, proto's taskEvent) with the task's reminder schedule. */
+function eventMessage(name: TaskEventName, row: EventRow, opts: EventOptions, zone: string, now = new Date()) {
+  return taskEvent(name, row, { now, completedAt: opts.completedAt, dueDate: opts.dueDate, reminders: reminderScheduleOf(name, row, zone, now, opts.before) });
 }
 
 /** A task event's outbox row, for a statement that writes it itself (the create: `zone` is the user's). */
 export function taskEventRow(name: TaskEventName, row: EventRow, zone: string, opts: EventOptions = {}) {
-  const now = new Date();
-  return outboxRow(taskEvents[name], taskEvent(name, row, opts, reminderScheduleOf(name, row, zone, now, opts.before), now));
+  return outboxRow(taskEvents[name], eventMessage(name, row, opts, zone));
 }
 
 /** Write a task event into the outbox on the transaction's client: it is published if and only if the change commits. */
 export async function emitTaskEvent(c: PoolClient, name: TaskEventName, row: EventRow, opts: EventOptions = {}): Promise<void> {
-  const now = new Date();
   const relevant = row.reminders.length > 0 || Boolean(opts.before?.reminders.length);
   // the zone matters only for a task with reminders; read inside the transaction, so it is the one committed with the change
   const zone = relevant && name !== 'task.deleted' ? (opts.zone ?? (await profileZone(c, row.userId))) : 'UTC';
-  await enqueueEvent(c, SCHEMA, taskEvents[name], taskEvent(name, row, opts, reminderScheduleOf(name, row, zone, now, opts.before), now));
+  await enqueueEvent(c, SCHEMA, taskEvents[name], eventMessage(name, row, opts, zone));
 }

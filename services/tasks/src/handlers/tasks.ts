@@ -180,7 +180,7 @@ function createRow(userId: string, b: CreateTaskBody, today: string, now: Date, 
   // a subtask's statement checks its parent and gives it the parent's topic (and so its event: db/tasks.ts)
   const cols = { ...writableColumns(fields), ...(parentId ? { parentId } : {}), ...schedule, ...extra, id: randomUUID(), createdAt: now, title: b.title, type: b.type };
   checkTimeFields(cols, {}, b);
-  const event = taskEventRow('task.created', { topicId: null, parentId: null, dueDate: null, dueTime: null, reminders: [], completedAt: null, ...cols, userId, priority: b.priority }, eventZone);
+  const event = taskEventRow('task.created', { reminders: [], completedAt: null, dueDate: null, dueTime: null, ...cols, userId, priority: b.priority }, eventZone);
   return { cols, event, parentId };
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, MAX_WEBHOOK_ENDPOINTS, webhookApi, type Identity, type TaskEventPayload } from '@tasksvc/proto';
+import { AppError, MAX_WEBHOOK_ENDPOINTS, taskEvent, webhookApi, type Identity, type TaskEventPayload } from '@tasksvc/proto';
 import { encryptSecret, inTransaction, OutboundError, type Bus, type Config, type Outbound, type Pool, type Subscription } from '@tasksvc/runtime';
 import { deliveryView, getDelivery, insertTestDelivery, listDeliveries, requeue, type ClaimedDelivery } from '../db/deliveries.ts';
 import { deleteEndpoint, endpointView, getEndpoint, insertEndpoint, listEndpoints, updateEndpoint } from '../db/endpoints.ts';
@@ -30,13 +30,10 @@ function sealSecret(config: Config, secret: string | null | undefined): string |
   return encryptSecret(config.TOTP_ENCRYPTION_KEY, secret);
 }
 
-function testPayload(): Omit<TaskEventPayload, 'event'> & { event: 'task.test' } {
-  const now = new Date().toISOString();
-  return {
-    event: 'task.test',
-    timestamp: now,
-    task: { id: randomUUID(), title: 'Test event', type: 'ONE_TIME', priority: 'NORMAL', topicId: null, parentId: null, dueDate: null, completedAt: null, createdAt: now },
-  };
+/** A task event's payload about a made-up task, named `task.test` (the task's fields as a real event's). */
+function testPayload(userId: string): Omit<TaskEventPayload, 'event'> & { event: 'task.test' } {
+  const { payload } = taskEvent('task.created', { id: randomUUID(), userId, title: 'Test event', type: 'ONE_TIME', priority: 'NORMAL', createdAt: new Date() });
+  return { ...payload, event: 'task.test' };
 }
 
 export function serveWebhookApi(deps: WorkerDeps & { bus: Bus; pool: Pool }): Subscription[] {
@@ -72,7 +69,7 @@ export function serveWebhookApi(deps: WorkerDeps & { bus: Bus; pool: Pool }): Su
     bus.serve(webhookApi.test.rpc, async ({ user, params }) => {
       const userId = caller(user);
       await getEndpoint(pool, userId, params.id);
-      const claimed = await inTransaction(pool, (c) => insertTestDelivery(c, userId, params.id, JSON.stringify(testPayload()), leaseMs(config)));
+      const claimed = await inTransaction(pool, (c) => insertTestDelivery(c, userId, params.id, JSON.stringify(testPayload(userId)), leaseMs(config)));
       return sendNow(userId, params.id, claimed, claimed.id);
     }),
     bus.serve(webhookApi.deliveries.rpc, async ({ user, params, query }) => {
