@@ -21,6 +21,8 @@ describe('the task event payload: derived from the task, made by one mapper', ()
         task: expect.objectContaining({ id, title: 'Write report', type: 'ONE_TIME', priority: 'HIGH', topicId: null, dueDate: '2026-12-24', completedAt: null, createdAt: createdAt.toISOString() }),
       },
     });
+    // and the fields added to tasks since, with their defaults
+    expect(created.payload.task).toMatchObject({ parentId: null, dueTime: null, reminders: [] });
     expect(created.payload.task).not.toHaveProperty('notes');
     expect(created.payload.task).not.toHaveProperty('userId');
     expect(taskEvent('task.completed', source, { now }).payload.task.completedAt).toBe(now.toISOString());
@@ -33,13 +35,13 @@ describe('the task event payload: derived from the task, made by one mapper', ()
   });
 
   it('takes a field added to the task into the payload without an edit, with its tolerant default for an older receiver', () => {
-    // what a contributor adding `parentId` to `task` does: nothing else
-    const payloadTask = eventTaskOf(task.extend({ parentId: z.string().nullable() }));
-    expect(Object.keys(payloadTask.shape)).toEqual([...Object.keys(taskEventTask.shape), 'parentId']);
-    // an event of the release before (no parentId) reads in the new receiver as parentId: null
+    // what a contributor adding `location` to `task` does: nothing else
+    const payloadTask = eventTaskOf(task.extend({ location: z.string().nullable() }));
+    expect(Object.keys(payloadTask.shape)).toEqual([...Object.keys(taskEventTask.shape), 'location']);
+    // an event of the release before (no location) reads in the new receiver as location: null
     const old = taskEvent('task.created', { id, userId, title: 't', type: 'ONE_TIME', priority: 'NORMAL', createdAt }, { now }).payload;
-    expect(tolerant(payloadTask).parse(old.task)).toMatchObject({ parentId: null });
+    expect(tolerant(payloadTask).parse(old.task)).toMatchObject({ location: null });
     // and the new event reads in the old receiver, the unknown key ignored
-    expect(tolerant(taskEventPayload).parse({ ...old, task: { ...old.task, parentId: id } }).task).toEqual(old.task);
+    expect(tolerant(taskEventPayload).parse({ ...old, task: { ...old.task, location: 'Berlin' } }).task).toEqual(old.task);
   });
 });
