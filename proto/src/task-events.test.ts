@@ -22,7 +22,7 @@ describe('the task event payload: derived from the task, made by one mapper', ()
       },
     });
     // and the fields added to tasks since, with their defaults
-    expect(created.payload.task).toMatchObject({ parentId: null, dueTime: null, reminders: [] });
+    expect(created.payload.task).toMatchObject({ parentId: null, dueTime: null });
     expect(created.payload.task).not.toHaveProperty('notes');
     expect(created.payload.task).not.toHaveProperty('userId');
     expect(taskEvent('task.completed', source, { now }).payload.task.completedAt).toBe(now.toISOString());

@@ -34,6 +34,8 @@ const NOT_IN_EVENTS = {
   dailyQuestDate: true,
   blocked: true,
   updatedAt: true,
+  /** the definitions; their instants travel beside the payload as the message's `reminders` schedule */
+  reminders: true,
 } as const satisfies { [K in keyof Task]?: true };
 
 /** A task event's task, from the task's shape: its fields but those NOT_IN_EVENTS, ids as UUIDs. */

@@ -63,7 +63,8 @@ describe('dueTime and reminders on a task', () => {
       { key: 'before:30', at: '2031-07-15T16:00:00.000Z' },
       { key: `at:${at}`, at },
     ]);
-    // the webhook payload stays exactly the spec's
+    // the webhook payload carries the time of day, not the reminders (their schedule travels beside it)
+    expect(e.payload.task).toMatchObject({ dueDate: '2031-07-15', dueTime: '18:30' });
     expect(Object.keys(e.payload.task)).not.toContain('reminders');
   });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TASK_EVENTS_FILTER, taskEvents, type TaskEventMessage } from '@tasksvc/proto';
+import { TASK_EVENTS_FILTER, taskEvent, taskEvents, type TaskEventMessage } from '@tasksvc/proto';
 import type { Subscription } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../tools/system.ts';
@@ -61,7 +61,8 @@ describe('subtasks: the parentId field', () => {
     // naming the same topic is fine
     expect((await createTask(ann, { title: 'Tape the edges', parentId: parent.id, topicId: topic.id })).topicId).toBe(topic.id);
     const created = await eventFor('task.created', sub.id);
-    expect(created.payload.task).toEqual({ id: sub.id, title: 'Buy paint', type: 'ONE_TIME', priority: 'NORMAL', topicId: topic.id, parentId: parent.id, dueDate: null, completedAt: null, createdAt: sub.createdAt });
+    expect(created.payload.task).toMatchObject({ id: sub.id, title: 'Buy paint', type: 'ONE_TIME', priority: 'NORMAL', topicId: topic.id, parentId: parent.id, dueDate: null, completedAt: null, createdAt: sub.createdAt });
+    expect(created.payload.task).toEqual(taskEvent('task.created', sub).payload.task);
     expect((await eventFor('task.created', parent.id)).payload.task.parentId).toBeNull();
     expect((await getTask(ann, sub.id)).parentId).toBe(parent.id);
   });
