@@ -17,6 +17,8 @@ const BY_FORMAT: Record<string, string> = {
   duration: 'PT1H',
   ipv4: '192.0.2.1',
   ipv6: '2001:db8::1',
+  base64: 'aGVsbG8=',
+  base64url: 'aGVsbG8',
 };
 const CANDIDATES = [
   'example',
@@ -38,6 +40,7 @@ const CANDIDATES = [
   'ts_live_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg',
   '123456',
   `ts_cal_${'A'.repeat(43)}.ics`,
+  '0123456789abcdef'.repeat(4),
   'A'.repeat(87),
   'x',
 ];
