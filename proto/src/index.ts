@@ -9,6 +9,7 @@ export * from './auth.ts';
 export * from './admin.ts';
 export * from './tasks.ts';
 export * from './caldav.ts';
+export * from './reminders.ts';
 export * from './game.ts';
 export * from './webhooks.ts';
 export * from './user-data.ts';

@@ -67,19 +67,37 @@ self.addEventListener('push', (event) => {
     data = { title: 'Task Service', body: event.data ? event.data.text() : '' };
   }
   const title = data.title || 'Task Service';
+  // A reminder's buttons (Done, Snooze 1 h): each a signed single-use link of this app, POSTed when tapped.
+  const actions = Array.isArray(data.actions) ? data.actions.filter((a) => a && typeof a.url === 'string' && a.url.startsWith('/api/reminder-actions/')) : [];
   event.waitUntil(
     self.registration.showNotification(title, {
       body: data.body || '',
-      tag: data.tag || undefined,
+      // reminders of different tasks must not replace each other
+      tag: data.tag && data.tag !== 'reminder' ? data.tag : undefined,
       icon: '/icon-192.png',
       badge: '/icon-192.png',
-      data: { url: typeof data.url === 'string' && data.url.startsWith('/') ? data.url : '/dashboard' },
+      actions: actions.map((a) => ({ action: a.action, title: a.title })),
+      data: { url: typeof data.url === 'string' && data.url.startsWith('/') ? data.url : '/dashboard', actions: Object.fromEntries(actions.map((a) => [a.action, a.url])) },
     }),
   );
 });
 
 self.addEventListener('notificationclick', (event) => {
   event.notification.close();
+  const actionUrl = event.action && event.notification.data && event.notification.data.actions && event.notification.data.actions[event.action];
+  if (actionUrl) {
+    // the button does its work without opening the app; only a failure is worth a word
+    event.waitUntil(
+      fetch(actionUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+        .then(async (res) => {
+          if (res.ok) return;
+          const body = await res.json().catch(() => ({}));
+          await self.registration.showNotification('Task Service', { body: body.message || `That did not work (HTTP ${res.status})`, icon: '/icon-192.png' });
+        })
+        .catch(() => self.registration.showNotification('Task Service', { body: 'Offline: the reminder was not answered', icon: '/icon-192.png' })),
+    );
+    return;
+  }
   const url = (event.notification.data && event.notification.data.url) || '/dashboard';
   event.waitUntil(
     self.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((list) => {

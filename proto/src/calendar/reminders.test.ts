@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dueInstant, localInstant, reminderInstants, reminderKey, snoozedReminders, upcomingReminders, type ReminderTask } from './reminders.ts';
+import { dueInstant, localInstant, localTime, reminderInstants, reminderKey, snoozedReminders, upcomingReminders, type ReminderTask } from './reminders.ts';
 
 const task = (t: Partial<ReminderTask>): ReminderTask => ({ type: 'ONE_TIME', dueDate: null, nextDueDate: null, dueTime: null, reminders: [], ...t });
 const iso = (d: Date | null) => d?.toISOString() ?? null;
@@ -31,6 +31,11 @@ describe('localInstant', () => {
     // Lord Howe shifts by 30 minutes
     expect(iso(localInstant('2026-10-04', '02:15', 'Australia/Lord_Howe'))).toBe('2026-10-03T15:45:00.000Z'); // 02:45 +11
   });
+});
+
+it('localTime: HH:MM on the wall clock of a zone', () => {
+  expect(localTime(new Date('2026-07-15T16:05:00Z'), 'Europe/Berlin')).toBe('18:05');
+  expect(localTime(new Date('2026-07-15T22:00:00Z'), 'Europe/Berlin')).toBe('00:00');
 });
 
 describe('reminder instants', () => {

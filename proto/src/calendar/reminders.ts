@@ -54,6 +54,14 @@ export function localInstant(date: LocalDate, time: string, timeZone: string): D
   return new Date(candidates.length > 0 ? Math.min(...candidates) : wall - before * 60_000);
 }
 
+const clocks = new Map<string, Intl.DateTimeFormat>();
+/** The local wall-clock time `HH:MM` of an instant in a zone. */
+export function localTime(instant: Date, timeZone: string): string {
+  let f = clocks.get(timeZone);
+  if (!f) clocks.set(timeZone, (f = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })));
+  return f.format(instant);
+}
+
 /** The date a task is due on: the next occurrence for RECURRING tasks. */
 export function dueDateOf(t: Pick<ReminderTask, 'type' | 'dueDate' | 'nextDueDate'>): LocalDate | null {
   return t.type === 'RECURRING' ? t.nextDueDate : t.dueDate;

@@ -40,3 +40,22 @@ export const cronMetrics = {
     };
   },
 };
+
+const reminderDelay = histogram(
+  'tasksvc_reminder_delay_seconds',
+  'Reminders sent by this scheduler, by how long after their time they were handed to the notifier.',
+  [],
+  [1, 5, 15, 30, 60, 120, 600, 3600],
+);
+const remindersDropped = counter('tasksvc_reminders_dropped_total', 'Due reminders not sent, by reason (deleted, completed, removed, paused, vacation).', ['reason']);
+for (const reason of ['deleted', 'completed', 'removed', 'paused', 'vacation']) remindersDropped.inc({ reason }, 0);
+
+/** Reminder metrics (docs/observability.md). */
+export const reminderMetrics = {
+  sent(delaySeconds: number): void {
+    reminderDelay.observe({}, delaySeconds);
+  },
+  dropped(reason: string): void {
+    remindersDropped.inc({ reason });
+  },
+};

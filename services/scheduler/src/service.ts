@@ -1,7 +1,8 @@
-import { cronJobsRpc, cronRunRpc, cronStatusRpc, notificationRequested, updateStatusRpc } from '@tasksvc/proto';
+import { cronJobsRpc, cronRunRpc, cronStatusRpc, notificationRequested, TASK_EVENTS_FILTER, updateStatusRpc } from '@tasksvc/proto';
 import { startOutboxRelay, updateCheckOffReason, VERSION, type ServiceDefinition } from '@tasksvc/runtime';
 import { dispatchCron } from './dispatch.ts';
 import { cronMetrics } from './metrics.ts';
+import { consumeReminderSchedules, listenForArmed, REMINDER_CONSUMER, startReminderTimer } from './reminders.ts';
 import { cronJobs, cronStatus } from './status.ts';
 import { readUpdateStatus, runUpdateCheck } from './update-check.ts';
 
@@ -13,6 +14,8 @@ export interface SchedulerOptions {
   /** the dispatcher's clock; tests pass a crafted time */
   now?: () => Date;
   fetch?: typeof fetch;
+  /** the reminder timer's longest sleep (tests shorten it) */
+  reminderMaxSleepMs?: number;
 }
 
 /** Outbox rows per relay round (the runtime's default is 200). */
@@ -23,6 +26,7 @@ export function createSchedulerService(opts: SchedulerOptions = {}): ServiceDefi
   return {
     name: 'scheduler',
     migrations: { schema: 'scheduler', dir: new URL('../migrations', import.meta.url).pathname, outboxes: ['scheduler'] },
+    durables: [{ durable: REMINDER_CONSUMER, filter: TASK_EVENTS_FILTER }],
     async start({ bus, pool, log, config }) {
       // Large rounds: a dispatch enqueues thousands of rows at once, and each round's SELECT steps
       // over the entries of the rows published before it (until vacuum), so fewer, larger rounds.
@@ -44,6 +48,11 @@ export function createSchedulerService(opts: SchedulerOptions = {}): ServiceDefi
         bus.serve(updateStatusRpc, async () => readUpdateStatus(pool, { disabled: offReason !== null, reason: offReason, currentVersion: VERSION })),
       ];
 
+      // reminders at a time: the due-queue kept from task events, and the timer that fires it
+      const reminderDeps = { pool, bus, log, relay };
+      const timer = startReminderTimer(reminderDeps, { maxSleepMs: opts.reminderMaxSleepMs });
+      subs.push(listenForArmed(bus, timer), await consumeReminderSchedules(reminderDeps));
+
       let poll: NodeJS.Timeout | undefined;
       let first: NodeJS.Timeout | undefined;
       if (offReason === null) {
@@ -58,6 +67,7 @@ export function createSchedulerService(opts: SchedulerOptions = {}): ServiceDefi
           clearTimeout(first);
           clearInterval(poll);
           for (const s of subs) await s.stop();
+          await timer.stop();
           await relay.stop();
         },
       };

@@ -8,6 +8,7 @@ import * as tasks from './handlers/tasks.ts';
 import * as topics from './handlers/topics.ts';
 import { CALDAV_TOMBSTONE_DAYS, handleDav } from './handlers/caldav.ts';
 import { purgeTombstones } from './db/caldav.ts';
+import { registerReminders } from './handlers/reminders.ts';
 import { registerGame } from './game/index.ts';
 import { GAME_OUTBOX_SCHEMA } from './game/unlock.ts';
 import { serveTasksAdminStats } from './admin-stats.ts';
@@ -54,6 +55,7 @@ export const tasksService: ServiceDefinition = {
       bus.serve(api.feed.rpc, (call) => settings.feed(ctx, call)),
       bus.serve(davRpc, (req) => handleDav(ctx, req)),
       ...registerGame(bus, ctx),
+      ...registerReminders(bus, ctx),
       serveTasksAdminStats(bus, pool),
       registerImport(bus, ctx),
     ];

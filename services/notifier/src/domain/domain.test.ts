@@ -30,6 +30,22 @@ describe('notification messages', () => {
     expect(JSON.parse(full.body as string)).toMatchObject({ priority: 5, tags: ['due-today'], click: 'https://tasks.example.test/tasks?view=today' });
   });
 
+  it('a reminder\'s actions: ntfy "http" action buttons (absolute URL, POST) and Web Push actions', () => {
+    const actions = [
+      { id: 'done' as const, label: 'Done', url: '/api/reminder-actions/abc.def' },
+      { id: 'snooze' as const, label: 'Snooze 1 h', url: '/api/reminder-actions/ghi.jkl' },
+    ];
+    const m = ntfyMessage({ server: 'https://ntfy.sh', topic: 't1', priority: null, token: null }, { ...n, tag: 'reminder', actions }, APP);
+    expect(JSON.parse(m.body as string).actions).toEqual([
+      { action: 'http', label: 'Done', url: 'https://tasks.example.test/api/reminder-actions/abc.def', method: 'POST', clear: true },
+      { action: 'http', label: 'Snooze 1 h', url: 'https://tasks.example.test/api/reminder-actions/ghi.jkl', method: 'POST', clear: true },
+    ]);
+    expect(JSON.parse(pushPayload({ ...n, actions })).actions).toEqual([
+      { action: 'done', title: 'Done', url: '/api/reminder-actions/abc.def' },
+      { action: 'snooze', title: 'Snooze 1 h', url: '/api/reminder-actions/ghi.jkl' },
+    ]);
+  });
+
   it('Pushover and Telegram requests', () => {
     const po = pushoverMessage('https://api.pushover.net', { appToken: 'a', userKey: 'u', device: 'phone', priority: -1 }, n, APP);
     expect(po.url).toBe('https://api.pushover.net/1/messages.json');

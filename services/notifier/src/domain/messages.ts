@@ -1,4 +1,4 @@
-import type { HttpAlertPayload } from '@tasksvc/proto';
+import type { HttpAlertPayload, NotificationAction } from '@tasksvc/proto';
 
 /**
  * Pure message building for the six channels, and how an answer is judged. No I/O here: the
@@ -12,6 +12,8 @@ export interface Notice {
   /** relative application path, e.g. `/tasks` */
   url: string | null;
   tag: string | null;
+  /** buttons (a reminder's Done / Snooze 1 h), for the channels that show them */
+  actions?: NotificationAction[] | undefined;
 }
 
 export interface HttpMessage {
@@ -40,6 +42,12 @@ export function ntfyMessage(cfg: { server: string; topic: string; priority: numb
   if (n.tag) body.tags = [n.tag];
   if (cfg.priority) body.priority = cfg.priority;
   if (link) body.click = link;
+  // ntfy's "http" action: the ntfy app sends the request itself when the button is tapped
+  const actions = (n.actions ?? []).flatMap((a) => {
+    const url = appLink(appUrl, a.url);
+    return url ? [{ action: 'http', label: a.label, url, method: 'POST', clear: true }] : [];
+  });
+  if (actions.length > 0) body.actions = actions;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (cfg.token) headers.authorization = `Bearer ${cfg.token}`;
   return { url: `${cfg.server.replace(/\/+$/, '')}/`, method: 'POST', headers, body: JSON.stringify(body) };
@@ -84,9 +92,10 @@ export function emailMessage(from: string, to: string, n: Notice, appUrl: string
   return { from, to, subject: n.title, text, html };
 }
 
-/** What the service worker receives (decrypted) in its push event. */
+/** What the service worker receives (decrypted) in its push event; `actions` become notification buttons (ui/public/sw.js). */
 export function pushPayload(n: Notice): string {
-  return JSON.stringify({ title: n.title, body: n.body, url: n.url, tag: n.tag });
+  const actions = (n.actions ?? []).map((a) => ({ action: a.id, title: a.label, url: a.url }));
+  return JSON.stringify({ title: n.title, body: n.body, url: n.url, tag: n.tag, ...(actions.length > 0 ? { actions } : {}) });
 }
 
 export type SendOutcome = { kind: 'sent' } | { kind: 'retry'; error: string } | { kind: 'failed'; error: string } | { kind: 'gone'; error: string };

@@ -62,3 +62,31 @@ export const updateCheck = scheduler.table(
   },
   () => [check('update_check_id_check', sql`id = 1`)],
 );
+
+/**
+ * The reminders' due-queue: one row per reminder instant still to fire (and, once fired, kept as
+ * its record a while: a redelivered older schedule then cannot queue it again). The timer asks only
+ * for the earliest unsent row (`reminder_queue_due`), and the claim takes due rows FOR UPDATE SKIP
+ * LOCKED, so its cost does not grow with the reminders waiting in the future.
+ */
+export const reminderQueue = scheduler.table(
+  'reminder_queue',
+  {
+    taskId: uuid().notNull(),
+    /** the reminder within its task (`before:30`, `at:<instant>`) */
+    reminderKey: text().notNull(),
+    fireAt: timestamp({ withTimezone: true }).notNull(),
+    userId: uuid().notNull(),
+    /** the time of the task event whose schedule queued it last: older schedules never remove it */
+    version: timestamp({ withTimezone: true }).notNull(),
+    /** when it was handled (sent, dropped or moved); null while it waits */
+    handledAt: timestamp({ withTimezone: true }),
+    /** sent, or why not: deleted, completed, removed, paused, vacation, moved */
+    outcome: text(),
+  },
+  (t) => [
+    primaryKey({ name: 'reminder_queue_pkey', columns: [t.taskId, t.reminderKey, t.fireAt] }),
+    index('reminder_queue_due').on(t.fireAt).where(sql`handled_at IS NULL`),
+    index('reminder_queue_handled_at').using('brin', t.handledAt),
+  ],
+);

@@ -557,3 +557,16 @@ export async function questsCompletedOn(q: Queryable, userId: string, localDate:
     .where(and(eq(taskCompletions.userId, userId), eq(taskCompletions.localDate, localDate), eq(taskCompletions.wasDailyQuest, true)));
   return row!.n;
 }
+
+// ─── reminders ─────────────────────────────────────────────────────────────────────────────
+
+const forReminders = { ...getTableColumns(t), blocked: sql<boolean>`false`, zone: sql<string>`COALESCE(${z.timezone}, 'UTC')`, vacationStartDate: z.vacationStartDate, vacationEndDate: z.vacationEndDate };
+const remindersOf = statement(
+  sql`SELECT ${selectList(forReminders)} FROM ${tasks} t LEFT JOIN ${profiles} z ON ${z.userId} = ${t.userId} WHERE ${t.id} = ANY(${p('ids')}::uuid[])`,
+  forReminders,
+) as Statement<TaskRow & { zone: string; vacationStartDate: string | null; vacationEndDate: string | null }>;
+
+/** The tasks whose reminders are due, with their owner's zone and vacation (the scheduler's question; checked against each reminder's user). */
+export async function tasksForReminders(q: Queryable, ids: string[]) {
+  return (await remindersOf.run(q, { ids })).rows;
+}

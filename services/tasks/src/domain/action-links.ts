@@ -1,9 +1,11 @@
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * The signed links behind a reminder's "Done" and "Snooze 1 h" buttons (pure: the key is given).
- * A token is `<base64url JSON claims>.<base64url HMAC-SHA256 of that text>`; the key is the tasks
- * service's own, for this purpose only. One notification's two links share a nonce, so the first
+ * A token is `<base64url claims>.<base64url HMAC-SHA256 of them, first 128 bits>`, the claims packed
+ * in 50 bytes (action, task id, user id, a 96-bit nonce, expiry in seconds), so a link stays short
+ * enough for a URL path segment (90 characters); the key is the tasks service's own, for this
+ * purpose only. One notification's two links share a nonce, so the first
  * one used spends both (the tasks service records spent nonces).
  */
 
@@ -13,25 +15,34 @@ export interface LinkClaims {
   action: LinkAction;
   taskId: string;
   userId: string;
-  /** shared by the links of one notification; recorded when one is used */
+  /** shared by the links of one notification (24 hex digits); recorded when one is used */
   nonce: string;
-  /** the instant (ms) after which the link answers 410 */
+  /** the instant (ms, whole seconds) after which the link answers 410 */
   expires: number;
 }
 
 /** How long a notification's buttons work. */
 export const LINK_LIFETIME_MS = 7 * 86_400_000;
 
-const mac = (key: Buffer, text: string) => createHmac('sha256', key).update(text).digest();
+const ACTIONS: LinkAction[] = ['done', 'snooze'];
+const SIZE = 50;
+const mac = (key: Buffer, claims: Buffer) => createHmac('sha256', key).update(claims).digest().subarray(0, 16);
+const uuidBytes = (id: string) => Buffer.from(id.replaceAll('-', ''), 'hex');
+const uuidText = (b: Buffer) => b.toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
 
 export function signLink(key: Buffer, claims: LinkClaims): string {
-  const text = Buffer.from(JSON.stringify({ a: claims.action, t: claims.taskId, u: claims.userId, n: claims.nonce, x: claims.expires })).toString('base64url');
-  return `${text}.${mac(key, text).toString('base64url')}`;
+  const b = Buffer.alloc(SIZE);
+  b[0] = ACTIONS.indexOf(claims.action) + 1;
+  uuidBytes(claims.taskId).copy(b, 1);
+  uuidBytes(claims.userId).copy(b, 17);
+  Buffer.from(claims.nonce, 'hex').copy(b, 33, 0, 12);
+  b.writeUIntBE(Math.max(0, Math.floor(claims.expires / 1000)), 45, 5);
+  return `${b.toString('base64url')}.${mac(key, b).toString('base64url')}`;
 }
 
 /** Both links of one notification about a task. */
 export function notificationLinks(key: Buffer, taskId: string, userId: string, now: Date): Record<LinkAction, string> {
-  const base = { taskId, userId, nonce: randomUUID(), expires: now.getTime() + LINK_LIFETIME_MS };
+  const base = { taskId, userId, nonce: randomBytes(12).toString('hex'), expires: now.getTime() + LINK_LIFETIME_MS };
   return { done: signLink(key, { ...base, action: 'done' }), snooze: signLink(key, { ...base, action: 'snooze' }) };
 }
 
@@ -41,17 +52,13 @@ export type LinkCheck = { ok: true; claims: LinkClaims } | { ok: false; why: 'in
 export function verifyLink(key: Buffer, token: string, now: Date): LinkCheck {
   const [text, sig, extra] = token.split('.');
   if (!text || !sig || extra !== undefined) return { ok: false, why: 'invalid' };
+  const claims = Buffer.from(text, 'base64url');
   const given = Buffer.from(sig, 'base64url');
-  const expected = mac(key, text);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, why: 'invalid' };
-  let raw: { a?: unknown; t?: unknown; u?: unknown; n?: unknown; x?: unknown };
-  try {
-    raw = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as typeof raw;
-  } catch {
-    return { ok: false, why: 'invalid' };
-  }
-  const { a, t, u, n, x } = raw;
-  if ((a !== 'done' && a !== 'snooze') || typeof t !== 'string' || typeof u !== 'string' || typeof n !== 'string' || typeof x !== 'number') return { ok: false, why: 'invalid' };
-  if (now.getTime() > x) return { ok: false, why: 'expired' };
-  return { ok: true, claims: { action: a, taskId: t, userId: u, nonce: n, expires: x } };
+  const expected = mac(key, claims);
+  if (claims.length !== SIZE || given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, why: 'invalid' };
+  const action = ACTIONS[claims[0]! - 1];
+  if (!action) return { ok: false, why: 'invalid' };
+  const expires = claims.readUIntBE(45, 5) * 1000;
+  if (now.getTime() > expires) return { ok: false, why: 'expired' };
+  return { ok: true, claims: { action, taskId: uuidText(claims.subarray(1, 17)), userId: uuidText(claims.subarray(17, 33)), nonce: claims.subarray(33, 45).toString('hex'), expires } };
 }
