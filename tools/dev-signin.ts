@@ -2,6 +2,7 @@ import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config, DevSignInClient, Logger } from '@tasksvc/runtime';
+import { signInOrigins } from '../services/auth/src/domain/origins.ts';
 
 /**
  * The development sign-in of `npm start`: a real OpenID provider (oidc-provider) on its own loopback
@@ -118,7 +119,8 @@ export async function startDevSignIn(config: Config, log: Logger): Promise<DevSi
       {
         client_id: CLIENT_ID,
         client_secret: clientSecret,
-        redirect_uris: [`${config.AUTH_CALLBACK_URL}/api/auth/callback/${DEV_PROVIDER_ID}`],
+        // every loopback name of this machine signs in (the printed 127.0.0.1 address as well as localhost)
+        redirect_uris: signInOrigins(config.AUTH_CALLBACK_URL).map((o) => `${o}/api/auth/callback/${DEV_PROVIDER_ID}`),
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',

@@ -5,6 +5,7 @@ import { gatewayService } from '../../gateway/src/service.ts';
 import { testSystemConfig } from '../../../tools/testenv/index.ts';
 import { startSystem, type RunningSystem } from '../../../tools/system.ts';
 import { createAuthService, type AuthServiceOptions } from '../src/service.ts';
+import { signInOrigins } from '../src/domain/origins.ts';
 
 export const OIDC_CLIENT_ID = 'task-service-test';
 export const OIDC_CLIENT_SECRET = 'task-service-test-secret-0123456789abcdef';
@@ -32,8 +33,8 @@ export async function startOp(appOrigin: string): Promise<LocalOp> {
       {
         client_id: OIDC_CLIENT_ID,
         client_secret: OIDC_CLIENT_SECRET,
-        redirect_uris: [`${appOrigin}/api/auth/callback/oidc`],
-        post_logout_redirect_uris: [`${appOrigin}/`],
+        redirect_uris: signInOrigins(appOrigin).map((o) => `${o}/api/auth/callback/oidc`),
+        post_logout_redirect_uris: signInOrigins(appOrigin).map((o) => `${o}/`),
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',

@@ -7,6 +7,7 @@ import { generateSessionToken, SESSION_MAX_AGE_SECONDS, SESSION_UPDATE_AGE_SECON
 import { deleteSessionByHash, insertSession, sessionAndUser, updateSessionExpiry } from '../db/sessions.ts';
 import { insertAccount, insertUser, updateUser, userByAccount, userByEmail, userById, type UserRow } from '../db/users.ts';
 import { secureCookies, type AuthDeps } from './context.ts';
+import { signInOrigin, signInOrigins } from '../domain/origins.ts';
 
 /** Client address and agent of the request Auth.js is handling, for the session row it may create. */
 const requestMeta = new AsyncLocalStorage<{ ip?: string | undefined; userAgent?: string | undefined }>();
@@ -77,13 +78,14 @@ export function createAdapter(deps: AuthDeps): Adapter {
 /** Where the browser goes after signing in when the requested place is not on this site. */
 export const DEFAULT_LANDING = '/dashboard';
 
-export function authjsConfig(deps: AuthDeps): AuthConfig {
+/** Auth.js's configuration for sign-in on `origin` (AUTH_CALLBACK_URL's, or another loopback name of it: domain/origins.ts). */
+export function authjsConfig(deps: AuthDeps, origin = new URL(deps.config.AUTH_CALLBACK_URL).origin): AuthConfig {
   const { config, log } = deps;
-  const origin = new URL(config.AUTH_CALLBACK_URL).origin;
   return {
     secret: config.AUTH_SECRET,
-    // The request URL is always built from AUTH_CALLBACK_URL (never from a client's Host header) and
-    // the gateway rejects unrecognised hosts unless AUTH_TRUST_HOST is true, so Auth.js may trust it.
+    // The request URL is always built from AUTH_CALLBACK_URL (a client's Host header only picks one of
+    // its loopback names in development) and the gateway rejects unrecognised hosts unless
+    // AUTH_TRUST_HOST is true, so Auth.js may trust it.
     trustHost: true,
     basePath: '/api/auth',
     providers: buildProviders(config),
@@ -105,9 +107,11 @@ const DROP_REQUEST_HEADERS = new Set(['content-length', 'connection', 'transfer-
 
 /** Run one forwarded `/api/auth/*` request through Auth.js. */
 export function createAuthjsHandler(deps: AuthDeps): (req: AuthjsRequest) => Promise<AuthjsResponse> {
-  const authConfig = authjsConfig(deps);
-  const origin = new URL(deps.config.AUTH_CALLBACK_URL).origin;
+  const configs = new Map(signInOrigins(deps.config.AUTH_CALLBACK_URL).map((o) => [o, authjsConfig(deps, o)]));
   return async (req) => {
+    const host = Object.entries(req.headers).find(([k]) => k.toLowerCase() === 'host')?.[1];
+    const origin = signInOrigin(deps.config.AUTH_CALLBACK_URL, host);
+    const authConfig = configs.get(origin)!;
     if (!req.path.startsWith('/api/auth/')) return { status: 404, headers: [['content-type', 'application/json']], body: JSON.stringify({ code: 'NOT_FOUND', message: 'not an Auth.js path' }) };
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) if (!DROP_REQUEST_HEADERS.has(k.toLowerCase())) headers.set(k, v);

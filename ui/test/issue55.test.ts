@@ -1,0 +1,60 @@
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { chromiumSuite, eventually, hasChromium, signIn, SIZES } from './support.ts';
+
+/**
+ * Issue 55's bugs along the real click path in Chromium, at 390 and 1280 px, against the whole
+ * system (screenshots under test-results/screenshots/issue55-*).
+ */
+
+const suite = chromiumSuite('issue55');
+
+describe.skipIf(!hasChromium)('issue 55 in Chromium', () => {
+  it.each(SIZES)('bug 6: sign-in works at the 127.0.0.1 address a terminal prints as well as at localhost (%s)', async (label, size) => {
+    const printed = suite.url.replace('//localhost:', '//127.0.0.1:');
+    const page = await suite.newPage(size);
+    await signIn(page, printed, `loopback-${label}@example.test`);
+    expect(new URL(page.url()).origin).toBe(printed);
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    expect(await page.getByText('Sign-in is misconfigured').count()).toBe(0);
+    // signed in there: the API answers with this origin's session
+    expect((await page.request.get(`${printed}/api/stats`)).status()).toBe(200);
+    await suite.shot(page, 'signed-in-127');
+    const local = await suite.newPage(size);
+    await signIn(local, suite.url, `localhost-${label}@example.test`);
+    expect(new URL(local.url()).origin).toBe(suite.url);
+  });
+
+  it.each(SIZES)('bug 5: buying a wish spends coins but never lowers the level (%s)', async (label, size) => {
+    const page = await suite.newPage(size);
+    await signIn(page, suite.url, `level-${label}@example.test`);
+    await earn(page, 4, 10); // 40 + tasks_1 (10) = 50 at least: level 2
+    await page.reload();
+    const card = page.getByTestId('streak-card');
+    await eventually(() => card.locator('.kpi', { hasText: 'level' }).locator('.value').textContent()).toBe('2');
+    const stats = async () => (await (await page.request.get('/api/stats')).json()) as { coins: number; coinsEarned: number; level: number };
+    const before = await stats();
+    expect(before.level).toBe(2);
+    await page.getByTestId('streak-card').getByRole('link', { name: 'wishlist' }).click();
+    await page.getByLabel('Wish', { exact: true }).fill('Cinema');
+    await page.getByLabel('Price (coins)').fill('50');
+    await page.getByRole('form', { name: 'Add a wish' }).getByRole('button', { name: 'Add' }).click();
+    await page.getByRole('button', { name: 'Buy Cinema' }).click();
+    await page.getByText('Bought “Cinema” for 50 coins').waitFor();
+    // the balance pays 50 (the first purchase's achievement gives 10 back); what was earned only grows
+    expect(await stats()).toMatchObject({ coins: before.coins - 50 + 10, coinsEarned: before.coinsEarned + 10, level: 2 });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Today' }).click();
+    await eventually(() => card.locator('.kpi', { hasText: 'level' }).locator('.value').textContent()).toBe('2');
+    await card.getByText(/more coins to earn for level 3/).waitFor();
+    await suite.shot(page, 'level-after-wish');
+  });
+});
+
+/** Complete `n` tasks worth `coins` each, through the API the page itself uses. */
+async function earn(page: Page, n: number, coins: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const created = await page.request.post('/api/tasks', { data: { title: `Earn ${i}`, coinValue: coins } });
+    const task = ((await created.json()) as { task: { id: string } }).task;
+    expect((await page.request.post(`/api/tasks/${task.id}/complete`, { data: {} })).status()).toBe(200);
+  }
+}
