@@ -249,36 +249,35 @@ function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, co
     // until the new pod has subscribed before it stops the old one.
     env: [
       ...serviceEnv(ts, w),
+      // Every service answers probes on HEALTH_PORT from its first moment (runtime/health-listener.ts):
+      // alive while it waits for the database or the bus, never restarted for their outage.
+      { name: 'HEALTH_PORT', value: String(BUS_SERVICE_HEALTH_PORT) },
       ...(isGateway
         ? [
             { name: 'SHUTDOWN_DELAY_SECONDS', value: String(GATEWAY_SHUTDOWN_DELAY_SECONDS) },
             { name: 'METRICS_PORT', value: String(GATEWAY_METRICS_PORT) },
           ]
-        : [{ name: 'HEALTH_PORT', value: String(BUS_SERVICE_HEALTH_PORT) }]),
+        : []),
     ],
     envFrom: serviceEnvFrom(ts, spec),
     resources,
     securityContext: restrictedContainerSecurity,
+    // Liveness never depends on the database or NATS: every replica shares them, so a probe that did
+    // would restart them all during an outage, and each restart waits out the kubelet's backoff.
+    livenessProbe: { httpGet: { path: '/livez', port: 'health' }, initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
     ...(isGateway
       ? {
           ports: [
             { name: 'http', containerPort: GATEWAY_PORT, protocol: 'TCP' },
             { name: 'metrics', containerPort: GATEWAY_METRICS_PORT, protocol: 'TCP' },
+            { name: 'health', containerPort: BUS_SERVICE_HEALTH_PORT, protocol: 'TCP' },
           ],
-          // spec: liveness GET /api/health every 30 s, restart after 3 failures; readiness every 10 s.
-          // The initial delay leaves room for migrations, which run before the server listens.
-          livenessProbe: {
-            httpGet: { path: '/api/health', port: 'http' },
-            initialDelaySeconds: 30,
-            periodSeconds: 30,
-            timeoutSeconds: 5,
-            failureThreshold: 3,
-          },
-          readinessProbe: { httpGet: { path: '/api/health', port: 'http' }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
+          // Ready once it listens (after migrations), until it drains. Not the database: a gateway out of
+          // the Service turns the 503 that says "database unavailable" into a refused connection.
+          readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 },
         }
       : {
           ports: [{ name: 'health', containerPort: BUS_SERVICE_HEALTH_PORT, protocol: 'TCP' }],
-          livenessProbe: { httpGet: { path: '/livez', port: 'health' }, initialDelaySeconds: 30, periodSeconds: 30, timeoutSeconds: 5, failureThreshold: 3 },
           readinessProbe: { httpGet: { path: '/health', port: 'health' }, periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 },
         }),
   };

@@ -87,7 +87,7 @@ describe('desired state (L0)', () => {
     expect(text).toBe(readFileSync(file, 'utf8'));
   });
 
-  it('gateway: port 3000, the spec probes and 512Mi/500m by default; 2 replicas of every service', () => {
+  it('gateway: port 3000, probes that never depend on the database and 512Mi/500m by default; 2 replicas of every service', () => {
     const objs = desiredChildren(minimal(), v1);
     const gw = find(objs, 'Deployment', 'demo-gateway');
     const c = gw.spec.template.spec.containers[0];
@@ -95,9 +95,12 @@ describe('desired state (L0)', () => {
     expect(c.ports).toEqual([
       { name: 'http', containerPort: 3000, protocol: 'TCP' },
       { name: 'metrics', containerPort: 9464, protocol: 'TCP' },
+      { name: 'health', containerPort: 8080, protocol: 'TCP' },
     ]);
-    expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/api/health', port: 'http' }, periodSeconds: 30, failureThreshold: 3 });
-    expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/api/health', port: 'http' }, periodSeconds: 10 });
+    // liveness on the health listener, up before the database is reached; readiness once it listens
+    expect(c.env).toContainEqual({ name: 'HEALTH_PORT', value: '8080' });
+    expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/livez', port: 'health' } });
+    expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/readyz', port: 'http' } });
     // rollouts: keep answering until kube-proxy has dropped the endpoint, within the grace period
     expect(c.env).toContainEqual({ name: 'SHUTDOWN_DELAY_SECONDS', value: '5' });
     expect(gw.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + 10);
@@ -108,7 +111,7 @@ describe('desired state (L0)', () => {
     expect(tasks.ports).toEqual([{ name: 'health', containerPort: 8080, protocol: 'TCP' }]);
     expect(tasks.readinessProbe).toMatchObject({ httpGet: { path: '/health', port: 'health' } });
     // liveness does not depend on NATS: an outage makes pods unready, it does not restart them all
-    expect(tasks.livenessProbe).toMatchObject({ httpGet: { path: '/livez', port: 'health' }, failureThreshold: 3 });
+    expect(tasks.livenessProbe).toMatchObject({ httpGet: { path: '/livez', port: 'health' } });
     expect(c.resources).toEqual({ requests: { memory: '512Mi', cpu: '500m' }, limits: { memory: '512Mi', cpu: '500m' } });
     expect(gw.spec.template.spec.securityContext).toMatchObject({ runAsUser: 1001, runAsNonRoot: true });
     for (const s of SERVICES) expect(find(objs, 'Deployment', `demo-${s}`).spec.replicas).toBe(2);

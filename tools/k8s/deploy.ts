@@ -5,9 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { API_VERSION, KIND } from '../../operator/src/crd.ts';
+import { tcpProxy, type TcpProxy } from '../testenv/tcp-proxy.ts';
 import { IMAGE_TAG, imageName } from './images.ts';
 import type { NodeCluster } from './node.ts';
 import { REPO } from './paths.ts';
@@ -16,32 +16,8 @@ export const OPERATOR_NAMESPACE = 'tasksvc-system';
 export const APP_NAMESPACE = 'tasks';
 export const TS_NAME = 'task-service';
 
-/** Listens on host:0 and pipes every connection to target; resolves with the port and a close(). */
-export async function forward(host: string, target: { host: string; port: number }): Promise<{ port: number; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = createConnection(target);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
+/** Listens on host (a free port) and pipes every connection to target: how pods reach host listeners. */
+export const forward = (host: string, target: { host: string; port: number }): Promise<TcpProxy> => tcpProxy(host, target);
 
 export async function installOperator(cluster: NodeCluster): Promise<void> {
   await cluster.helm(

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError, routes as allRoutes } from '@tasksvc/proto';
-import { activeTraceIds, nameRequestSpan, traceRequests, tracingOn } from '@tasksvc/runtime';
+import { activeTraceIds, databaseUnavailable, nameRequestSpan, traceRequests, tracingOn } from '@tasksvc/runtime';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { trustedHops } from './client-address.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -16,7 +16,7 @@ import { quietRequest, RequestLogController } from './request-log.ts';
 import { registerStaticAssets } from './static-assets.ts';
 
 /** Machine endpoints called by probes and schedulers by IP or service name, not by public host. */
-const HOST_CHECK_EXEMPT = new Set(['/api/health', '/api/cron']);
+const HOST_CHECK_EXEMPT = new Set(['/api/health', '/api/cron', '/livez', '/readyz']);
 
 const BODY_LIMIT = 1024 * 1024;
 
@@ -82,6 +82,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     if (status && status >= 400 && status < 500) {
       const code = status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST';
       return reply.code(status).send({ code, message: err.message });
+    }
+    if (databaseUnavailable(err)) {
+      req.log.warn({ err: err.message }, 'database unavailable');
+      return reply.code(503).send({ code: 'DATABASE_UNAVAILABLE', message: 'the database is unavailable; try again shortly' });
     }
     req.log.error({ err }, 'unhandled error');
     return reply.code(500).send({ code: 'INTERNAL', message: 'internal error' });

@@ -15,6 +15,8 @@ export interface GatewayDeps {
   routes?: AnyRoute[];
   /** folder of the built UI; served with a single-page-app fallback when present */
   uiDir?: string;
+  /** true once the gateway is stopping (GET /readyz then answers 503) */
+  draining?: () => boolean;
 }
 
 /** A gateway route area that is not a plain forwarded JSON route; listed in extensions.ts. */

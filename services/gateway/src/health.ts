@@ -25,8 +25,20 @@ async function databaseReachable(pool: Pool): Promise<boolean> {
  * GET /api/health exactly as the spec has it: 200 `ok`, or 503 `error` when the database is
  * unreachable; `version` and `commit` always (they need no database); `cron` is informational.
  */
-export function registerHealth(app: FastifyInstance, deps: { bus: Bus; pool: Pool; config: Config }): void {
+export function registerHealth(app: FastifyInstance, deps: { bus: Bus; pool: Pool; config: Config; draining?: () => boolean }): void {
   const commit = deps.config.SERVICE_COMMIT ?? null;
+  // Kubernetes probes. Neither asks the database or the bus: every replica shares them, so a probe
+  // that failed with them would restart (liveness) or unlist (readiness) every gateway at once, and a
+  // client would get refused connections instead of the 503 that says what is wrong. /api/health
+  // still reports the database for monitoring and the spec's contract.
+  app.get('/livez', async (_req, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    const draining = deps.draining?.() ?? false;
+    return reply
+      .code(draining ? 503 : 200)
+      .header('cache-control', 'no-store')
+      .send({ status: draining ? 'draining' : 'ok' });
+  });
   app.get('/api/health', async (_req, reply) => {
     const [dbOk, cron] = await Promise.all([
       databaseReachable(deps.pool),

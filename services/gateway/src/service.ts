@@ -40,10 +40,10 @@ export const gatewayService: ServiceDefinition = {
   // its own schema: the shared per-user rate-limit counters (rate-limit.ts)
   migrations: { schema: 'gateway', dir: new URL('../migrations', import.meta.url).pathname },
   async start(deps) {
-    const app = await buildGateway({ ...deps, uiDir: DEFAULT_UI_DIR });
     // Stopping on Kubernetes: the endpoint removal reaches kube-proxy a moment after SIGTERM, so keep
     // answering for SHUTDOWN_DELAY_SECONDS and tell each client to reconnect (to a pod that stays).
     let draining = false;
+    const app = await buildGateway({ ...deps, uiDir: DEFAULT_UI_DIR, draining: () => draining });
     app.addHook('onSend', (_req, reply, payload, done) => {
       if (draining) reply.header('connection', 'close');
       done(null, payload);

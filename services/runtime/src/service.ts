@@ -5,6 +5,7 @@ import { createNatsBus } from './bus/nats.ts';
 import { natsAuthOptions } from './nats-auth.ts';
 import { ConfigError, configWarnings, loadConfig, type Config } from './config.ts';
 import { createPool, type Pool } from './db/pool.ts';
+import { waitForDatabase } from './db/availability.ts';
 import { migrate } from './db/migrate.ts';
 import { outboxFigures } from './outbox.ts';
 import { createDeadLetters } from './dead-letters.ts';
@@ -129,9 +130,19 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
     process.stderr.write(`${def.name}: refusing to start.\nInvalid configuration:\n  - NATS_URL: is required when a service runs as its own process (e.g. nats://127.0.0.1:4222)\n`);
     process.exit(1);
   }
+  // Probes first: a pod that waits for the database or the bus is alive (GET /livez) and says why it
+  // is not ready (GET /health), rather than exiting into the kubelet's crash-loop backoff.
+  const health = config.HEALTH_PORT ? await startHealthListener(config.HEALTH_PORT, def.name) : undefined;
   const pool = createPool(config.DATABASE_URL, log, { application: def.name, prepare: config.DATABASE_PREPARED_STATEMENTS });
+  await waitForDatabase(pool, log, { onWaiting: (reason) => health?.starting(reason) }).catch((err: unknown) => {
+    // not an outage (those are waited out) but e.g. a wrong password or database name
+    process.stderr.write(`${def.name}: refusing to start.\nDATABASE_URL: the database refused the connection: ${(err as Error).message}\n`);
+    process.exit(1);
+  });
+  health?.starting('connecting to the message bus');
   const bus = await createNatsBus({ servers: config.NATS_URL, name: def.name, log, ...natsAuthOptions(config) });
-  const health = config.HEALTH_PORT ? await startHealthListener(config.HEALTH_PORT, def.name, bus) : undefined;
+  health?.attachBus(bus);
+  health?.starting('migrating and subscribing');
   const running = await startService(def, { config, bus, pool, log });
   health?.ready();
   onShutdown(

@@ -1,4 +1,5 @@
 import { AppError, isErrorCode, issuesFromZod, parseMessage, tolerant, type ErrorBody, type EventDef, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
+import { databaseUnavailable } from '../db/availability.ts';
 import type { Logger } from '../logger.ts';
 import { busMetrics, outcomeOfCode } from '../metrics.ts';
 import { openSpan, withSpan } from '../tracing.ts';
@@ -66,17 +67,6 @@ function fromPostgres(err: unknown): ErrorBody | undefined {
   if (code === '23503') return { code: 'VALIDATION_FAILED', message: 'a referenced item does not exist' };
   if (code === '23514' || code === '23502') return { code: 'VALIDATION_FAILED', message: 'a value breaks a rule' };
   return undefined;
-}
-
-/**
- * The database is out of reach (refused or dropped connection, server shutting down or starting, pool
- * connect timeout): a 503 the client may retry, not an internal error.
- */
-function databaseUnavailable(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown } | undefined;
-  const code = typeof e?.code === 'string' ? e.code : '';
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(code) || /^(08...|57P0[1-3])$/.test(code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(typeof e?.message === 'string' ? e.message : '');
 }
 
 export function toErrorBody(err: unknown, log: Logger, subject: string): ErrorBody {
