@@ -134,6 +134,16 @@ describe('desired state (L0)', () => {
     for (const rule of ingress?.spec.rules ?? []) for (const p of rule.http.paths) expect(p.backend.service.port.number).toBe(3000);
   });
 
+  it('the Ingress sends /.well-known/caldav and /dav to the gateway (CalDAV clients discover the server there, RFC 6764)', () => {
+    const ts = full();
+    ts.spec.ingress = { host: 'tasks.example.com' };
+    const objs = desiredChildren(ts, v1);
+    const ingress = objs.find((o) => o.kind === 'Ingress') as unknown as { spec: { rules: { http: { paths: { path: string; pathType: string; backend: { service: { name: string } } }[] } }[] } };
+    const routed = (url: string) =>
+      ingress.spec.rules.flatMap((r) => r.http.paths).find((p) => (p.pathType === 'Prefix' ? url === p.path || url.startsWith(p.path.endsWith('/') ? p.path : `${p.path}/`) : url === p.path));
+    for (const url of ['/.well-known/caldav', '/dav/', '/dav/calendars/x/tasks/y.ics']) expect(routed(url)?.backend.service.name, url).toBe('prod-gateway');
+  });
+
   it('secrets come from Secret references, non-secret config from the ConfigMap', () => {
     const objs = desiredChildren(full(), v1);
     const c = find(objs, 'Deployment', 'prod-auth').spec.template.spec.containers[0];

@@ -206,6 +206,11 @@ describe.skipIf(!hasChromium)('accessibility (axe-core): no serious or critical 
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByTestId('new-api-key').waitFor();
     await check(page, 'settings-api-keys-created');
+    await open(page, '/settings/connect');
+    await page.getByLabel('App', { exact: true }).fill('Phone');
+    await page.getByRole('button', { name: 'Make an app password' }).click();
+    await page.getByTestId('caldav-password').waitFor();
+    await check(page, 'settings-connect-app');
     await open(page, '/no-such-page');
     await check(page, 'not-found');
     // /admin for someone who is not an administrator: 403, a styled page inside the app.

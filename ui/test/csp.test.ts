@@ -26,6 +26,7 @@ const SIGNED_IN = [
   '/settings/notifications',
   '/settings/integrations',
   '/settings/calendar',
+  '/settings/connect',
   '/settings/security',
   '/settings/vacation',
   '/wishlist',

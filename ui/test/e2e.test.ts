@@ -404,6 +404,27 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     expect(((await write.json()) as { code: string }).code).toBe('READ_ONLY_KEY');
   });
 
+  it('Connect an app: shows the server URL and user name, makes an app password that a CalDAV client signs in with', async () => {
+    await alice.goto('/settings/connect');
+    const server = await alice.getByTestId('caldav-server').inputValue();
+    expect(server).toBe(`${url}/dav/`);
+    const user = await alice.getByTestId('caldav-user').inputValue();
+    expect(user).toContain('@');
+    await alice.getByLabel('App', { exact: true }).fill('Thunderbird');
+    await alice.getByLabel(/Read-only/).check();
+    await alice.getByRole('button', { name: 'Make an app password' }).click();
+    const password = await alice.getByTestId('caldav-password').inputValue();
+    const basic = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+    const found = await fetch(server, { method: 'PROPFIND', headers: { authorization: basic, depth: '0' } });
+    expect(found.status).toBe(207);
+    expect(await found.text()).toContain('/dav/principals/');
+    // read-only: the app may read but not write
+    const put = await fetch(`${server}calendars/x/tasks/nope.ics`, { method: 'PUT', headers: { authorization: basic, 'content-type': 'text/calendar' }, body: 'BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n' });
+    expect(put.status).toBe(403);
+    await alice.goto('/settings/api-keys');
+    await alice.getByText('App: Thunderbird').waitFor();
+  });
+
   it('keeps a sequential topic in order: later tasks wait for the first', async () => {
     await alice.goto('/topics');
     await alice.getByRole('button', { name: 'New topic' }).click();

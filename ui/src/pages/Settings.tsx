@@ -9,6 +9,7 @@ const Calendar = lazy(() => import('./settings/Calendar.tsx'));
 const Security = lazy(() => import('./settings/Security.tsx'));
 const ApiKeys = lazy(() => import('./settings/ApiKeys.tsx'));
 const Vacation = lazy(() => import('./settings/Vacation.tsx'));
+const ConnectApp = lazy(() => import('./settings/ConnectApp.tsx'));
 
 const SECTIONS = [
   { href: '/settings', label: 'Profile' },
@@ -16,6 +17,7 @@ const SECTIONS = [
   { href: '/settings/vacation', label: 'Vacation' },
   { href: '/settings/integrations', label: 'Webhooks' },
   { href: '/settings/calendar', label: 'Calendar' },
+  { href: '/settings/connect', label: 'Connect an app' },
   { href: '/settings/security', label: 'Security' },
   { href: '/settings/api-keys', label: 'API keys' },
 ];
@@ -45,6 +47,9 @@ export default function Settings(): JSX.Element {
         </Match>
         <Match when={section() === 'calendar'}>
           <Calendar />
+        </Match>
+        <Match when={section() === 'connect'}>
+          <ConnectApp />
         </Match>
         <Match when={section() === 'security'}>
           <Security />
