@@ -16,11 +16,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createDatabase, createLogger, freePort, loadConfig, startLocalPostgres } from '@tasksvc/runtime';
-import { tasksService } from '@tasksvc/tasks';
-import { serveTestIdentities } from '../../services/tasks/test/support.ts';
-import { ALL_SERVICES, startSystem } from '../system.ts';
+import { createLogger, startLocalPostgres } from '@tasksvc/runtime';
 import { emitRows } from './lib/report.ts';
+import { tasksUnderTest } from './lib/servers.ts';
 import { median, percentile } from './lib/stats.ts';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string', default: '10000' }, rounds: { type: 'string', default: '30' } } });
@@ -38,17 +36,8 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-caldav-'));
 const pg = await startLocalPostgres({ dataDir: join(dir, 'pg'), log });
 
 try {
-  const config = loadConfig({
-    DATABASE_URL: await createDatabase(pg.url, `bench_${randomUUID().slice(0, 8)}`),
-    AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0',
-    AUTH_TRUST_HOST: 'true',
-    PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_WRITES: 'false',
-  });
-  const system = await startSystem(config, { log, services: [tasksService, ALL_SERVICES.find((s) => s.name === 'gateway')!] });
-  const identity = serveTestIdentities(system.bus);
+  const running = await tasksUnderTest(pg.url, log);
+  const system = running.system;
   const rows: (string | number)[][] = [];
   try {
     const users = [randomUUID(), randomUUID()];
@@ -116,8 +105,7 @@ try {
       rows.push([`incremental sync after one change, ${n.toLocaleString('en')} tasks`, Math.round(median(times) * 10) / 10, Math.round(percentile(times, 95) * 10) / 10, '1 task', Math.round((median(times) / baseline) * 100) / 100]);
     }
   } finally {
-    await identity.stop();
-    await system.stop();
+    await running.stop();
   }
   console.log(`CalDAV benchmark: Node ${process.version}, ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}; one process (gateway + tasks, in-process bus), one PostgreSQL.`);
   console.log(`Times in ms as a client on loopback sees them (median and p95 over ${ROUNDS} rounds for the incremental and baseline rows). Target: incremental ≤ 50 ms at any calendar size.\n`);

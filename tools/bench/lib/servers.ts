@@ -1,7 +1,11 @@
 /** What the benches share to start a system under test and wait for it. */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { Pool } from '@tasksvc/runtime';
+import { randomUUID } from 'node:crypto';
+import { createDatabase, freePort, loadConfig, type Logger, type Pool } from '@tasksvc/runtime';
+import { tasksService } from '@tasksvc/tasks';
+import { serveTestIdentities } from '../../../services/tasks/test/support.ts';
+import { ALL_SERVICES, startSystem, type RunningSystem } from '../../system.ts';
 import { until } from '../../testenv/wait.ts';
 import { createUserWithApiKey } from '../../testenv/users.ts';
 
@@ -43,4 +47,27 @@ export async function apiKeys(pool: Pool, n: number): Promise<string[]> {
   const keys: string[] = [];
   for (let i = 0; i < n; i++) keys.push((await createUserWithApiKey(pool)).apiKey);
   return keys;
+}
+
+/**
+ * The tasks service and the gateway in this process (in-process bus, or NATS at `natsUrl`) on a new
+ * database of `pgUrl`, with the tasks tests' identity TEST DOUBLE (a bearer `test-<uuid>`).
+ */
+export async function tasksUnderTest(pgUrl: string, log: Logger, natsUrl?: string): Promise<{ system: RunningSystem; stop(): Promise<void> }> {
+  const config = loadConfig({
+    ...SINGLE_PROCESS_ENV,
+    DATABASE_URL: await createDatabase(pgUrl, `bench_${randomUUID().slice(0, 8)}`),
+    PORT: String(await freePort()),
+    NATS_URL: natsUrl,
+    LOG_LEVEL: 'silent',
+  });
+  const system = await startSystem(config, { log, services: [tasksService, ALL_SERVICES.find((s) => s.name === 'gateway')!] });
+  const identity = serveTestIdentities(system.bus);
+  return {
+    system,
+    async stop() {
+      await identity.stop();
+      await system.stop();
+    },
+  };
 }
