@@ -24,6 +24,7 @@ export const ERROR_STATUS = {
   IMPORT_NOT_FOUND: 404,
   CONFLICT: 409,
   ALREADY_COMPLETED: 409,
+  SUBTASKS_OPEN: 409,
   INSUFFICIENT_COINS: 409,
   LINK_EXPIRED: 410,
   /** the import is not in a state that allows this (already running, done, expired…) */

@@ -33,6 +33,9 @@ const NOT_IN_EVENTS = {
   isDailyQuest: true,
   dailyQuestDate: true,
   blocked: true,
+  /** a parent's progress moves with its subtasks, which send their own events */
+  subtaskCount: true,
+  subtasksDone: true,
   updatedAt: true,
   /** the definitions; their instants travel beside the payload as the message's `reminders` schedule */
   reminders: true,

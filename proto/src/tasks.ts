@@ -46,6 +46,9 @@ export const task = z.object({
   topicId: storedId.nullable(),
   /** the task this one is a subtask of (one level deep: a parent is never itself a subtask) */
   parentId: storedId.nullable(),
+  /** how many subtasks it has, and how many of them are done (progress "2/5") */
+  subtaskCount: z.number().int(),
+  subtasksDone: z.number().int(),
   title: z.string(),
   notes: z.string().nullable(),
   type: taskType,
@@ -166,15 +169,56 @@ export const taskReply = z.object({ task });
 export const taskListReply = z.object({ tasks: z.array(task), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
 export const successReply = z.object({ success: z.literal(true) });
 
+/** Most subtasks one task may have. */
+export const MAX_SUBTASKS = 50;
+
+export const completeTaskBody = z
+  .object({
+    timezone: clientTimezone,
+    /** a task with open subtasks is completed only with this set: its open subtasks are completed with it (else 409 SUBTASKS_OPEN) */
+    completeSubtasks: z.boolean().optional(),
+  })
+  .strict()
+  .optional();
+
 export const completeTaskReply = z.object({
   task,
-  /** coins granted by this completion (doubled when the task was postponed 3 or more times) */
+  /** coins granted by this completion (doubled when the task was postponed 3 or more times; a subtask earns none) */
   coinsEarned: z.number().int(),
   completionId: z.uuid(),
   /** the user's coin balance afterwards */
   coins: z.number().int(),
+  /** a subtask's parent after this completion; null for a task that is no subtask */
+  parent: z
+    .object({
+      task,
+      /** every subtask of the parent is done: offer to complete it (unless `completed`) */
+      allSubtasksDone: z.boolean(),
+      /** completed along with its last subtask (the user's autoCompleteParent setting) */
+      completed: z.boolean(),
+      /** the coins that completion granted */
+      coinsEarned: z.number().int(),
+    })
+    .nullable(),
 });
+/** `coinsRemoved`: everything the undo took back, also from completions undone with it (a parent its last subtask completed, subtasks completed with their parent). */
 export const undoCompleteReply = z.object({ task, coinsRemoved: z.number().int(), coins: z.number().int() });
+
+export const createSubtaskBody = createTaskBody.omit({ parentId: true });
+export const breakdownBody = z
+  .object({
+    /** the subtasks to add, in order (the reference's field) */
+    subtaskTitles: z.array(title).min(2, 'at least 2 subtasks').max(10, 'at most 10 subtasks at once'),
+  })
+  .strict();
+export const breakdownReply = z.object({ task, subtasks: z.array(task) });
+export const subtasksReply = z.object({ tasks: z.array(task) });
+
+export const taskSettings = z.object({
+  /** completing a task's last open subtask completes the task too (default false: the reply offers it) */
+  autoCompleteParent: z.boolean(),
+});
+export const taskSettingsBody = taskSettings.partial().strict();
 
 export const snoozeBody = z.object({ snoozedUntil: calendarDate, timezone: clientTimezone }).strict();
 
@@ -268,6 +312,7 @@ export const profile = z.object({
   morningBriefingEnabled: z.boolean(),
   morningBriefingTime: z.string(),
   weeklyReviewTime: z.string(),
+  autoCompleteParent: z.boolean(),
   createdAt: z.string(),
 });
 export type Profile = z.infer<typeof profile>;
@@ -291,8 +336,12 @@ export const tasksApi = {
   get: defineRoute({ method: 'GET', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.get', params: uuidParam, response: taskReply, summary: 'Get a task', tag: TAG_TASKS }),
   update: defineRoute({ method: 'PATCH', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.update', params: uuidParam, body: updateTaskBody, response: taskReply, summary: 'Update a task', tag: TAG_TASKS }),
   remove: defineRoute({ method: 'DELETE', path: '/api/tasks/:id', auth: 'user', subject: 'tasks.http.delete', params: uuidParam, response: successReply, summary: 'Delete a task', tag: TAG_TASKS }),
-  complete: defineRoute({ method: 'POST', path: '/api/tasks/:id/complete', auth: 'user', subject: 'tasks.http.complete', params: uuidParam, body: timezoneOnly, response: completeTaskReply, status: 200, summary: 'Complete a task (RECURRING: advance to the next due date)', tag: TAG_TASKS }),
+  complete: defineRoute({ method: 'POST', path: '/api/tasks/:id/complete', auth: 'user', subject: 'tasks.http.complete', params: uuidParam, body: completeTaskBody, response: completeTaskReply, status: 200, summary: 'Complete a task (RECURRING: advance to the next due date; open subtasks: 409 SUBTASKS_OPEN unless completeSubtasks)', tag: TAG_TASKS }),
   undoComplete: defineRoute({ method: 'DELETE', path: '/api/tasks/:id/complete', auth: 'user', subject: 'tasks.http.uncomplete', params: uuidParam, response: undoCompleteReply, summary: 'Undo the latest completion, taking back exactly the coins it granted', tag: TAG_TASKS }),
+  listSubtasks: defineRoute({ method: 'GET', path: '/api/tasks/:id/subtasks', auth: 'user', subject: 'tasks.http.subtasks.list', params: uuidParam, response: subtasksReply, summary: "A task's subtasks, in their order", tag: TAG_TASKS }),
+  createSubtask: defineRoute({ method: 'POST', path: '/api/tasks/:id/subtasks', auth: 'user', subject: 'tasks.http.subtasks.create', params: uuidParam, body: createSubtaskBody, response: taskReply, summary: 'Add a subtask (as POST /api/tasks with parentId)', tag: TAG_TASKS }),
+  reorderSubtasks: defineRoute({ method: 'PUT', path: '/api/tasks/:id/subtasks/reorder', auth: 'user', subject: 'tasks.http.subtasks.reorder', params: uuidParam, body: reorderTasksBody, response: successReply, summary: "Order a task's subtasks (array index becomes the order; every subtask, once)", tag: TAG_TASKS }),
+  breakdown: defineRoute({ method: 'POST', path: '/api/tasks/:id/breakdown', auth: 'user', subject: 'tasks.http.breakdown', params: uuidParam, body: breakdownBody, response: breakdownReply, summary: 'Split a task into 2–10 subtasks (added after any it has)', tag: TAG_TASKS }),
   snooze: defineRoute({ method: 'POST', path: '/api/tasks/:id/snooze', auth: 'user', subject: 'tasks.http.snooze', params: uuidParam, body: snoozeBody, response: taskReply, status: 200, summary: 'Snooze a task until a future date', tag: TAG_TASKS }),
   unsnooze: defineRoute({ method: 'DELETE', path: '/api/tasks/:id/snooze', auth: 'user', subject: 'tasks.http.unsnooze', params: uuidParam, response: taskReply, summary: 'Wake a snoozed task', tag: TAG_TASKS }),
   pause: defineRoute({ method: 'POST', path: '/api/tasks/:id/pause', auth: 'user', subject: 'tasks.http.pause', params: uuidParam, body: z.object({ until: calendarDate.nullable().optional(), timezone: clientTimezone }).strict().optional(), response: taskReply, status: 200, summary: 'Pause a task (until a date, or until resumed): no quest, no reminders', tag: TAG_TASKS }),
@@ -309,6 +358,8 @@ export const tasksApi = {
   getTimezone: defineRoute({ method: 'GET', path: '/api/settings/timezone', auth: 'user', subject: 'tasks.http.timezone.get', response: timezoneReply, summary: "The user's IANA timezone (default UTC)", tag: TAG_SETTINGS }),
   setTimezone: defineRoute({ method: 'PATCH', path: '/api/settings/timezone', auth: 'user', subject: 'tasks.http.timezone.set', body: timezoneBody, response: successReply.extend({ timezone: z.string() }), summary: "Set the user's IANA timezone", tag: TAG_SETTINGS }),
   setTimezonePut: defineRoute({ method: 'PUT', path: '/api/settings/timezone', auth: 'user', subject: 'tasks.http.timezone.put', body: timezoneBody, response: successReply.extend({ timezone: z.string() }), summary: "Set the user's IANA timezone (same as PATCH)", tag: TAG_SETTINGS }),
+  getTaskSettings: defineRoute({ method: 'GET', path: '/api/settings/tasks', auth: 'user', subject: 'tasks.http.settings.tasks.get', response: taskSettings, summary: 'Task settings: whether completing the last open subtask completes its parent', tag: TAG_SETTINGS }),
+  setTaskSettings: defineRoute({ method: 'PUT', path: '/api/settings/tasks', auth: 'user', subject: 'tasks.http.settings.tasks.put', body: taskSettingsBody, response: taskSettings, summary: 'Change task settings', tag: TAG_SETTINGS }),
   getProfile: defineRoute({ method: 'GET', path: '/api/settings/profile', auth: 'user', subject: 'tasks.http.profile.get', response: z.object({ profile }), summary: "The user's task profile: timezone, coins, reminder settings", tag: TAG_SETTINGS }),
   feedStatus: defineRoute({ method: 'GET', path: '/api/settings/calendar-feed', auth: 'user', subject: 'tasks.http.feed.status', response: calendarFeedStatus, summary: 'Whether a calendar feed URL exists (the token is never shown again)', tag: TAG_CALENDAR }),
   feedRotate: defineRoute({ method: 'POST', path: '/api/settings/calendar-feed', auth: 'user', subject: 'tasks.http.feed.rotate', body: z.object({}).strict().optional(), response: calendarFeedCreated, status: 200, summary: 'Create or rotate the secret calendar feed URL (shown once)', tag: TAG_CALENDAR }),

@@ -127,7 +127,7 @@ export const exportedTopic = topic.omit({ userId: true, taskCount: true, openTas
  * and the derived `blocked`, plus the anchor its recurrence is counted from. Its completions are the
  * document's `completions` with its id.
  */
-export const exportedTask = task.omit({ userId: true, blocked: true }).extend({
+export const exportedTask = task.omit({ userId: true, blocked: true, subtaskCount: true, subtasksDone: true }).extend({
   /** RECURRING: the date the schedule is counted from */
   recurrenceAnchor: isoDate.nullable(),
 });

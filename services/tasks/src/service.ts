@@ -9,6 +9,8 @@ import * as topics from './handlers/topics.ts';
 import { CALDAV_TOMBSTONE_DAYS, handleDav } from './handlers/caldav.ts';
 import { purgeTombstones } from './db/caldav.ts';
 import { registerReminders } from './handlers/reminders.ts';
+import * as completion from './handlers/completion.ts';
+import * as subtasks from './handlers/subtasks.ts';
 import { registerGame } from './game/index.ts';
 import { GAME_OUTBOX_SCHEMA } from './game/unlock.ts';
 import { serveTasksAdminStats } from './admin-stats.ts';
@@ -30,8 +32,12 @@ export const tasksService: ServiceDefinition = {
       bus.serve(api.get.rpc, (call) => tasks.get(ctx, call)),
       bus.serve(api.update.rpc, (call) => tasks.update(ctx, call)),
       bus.serve(api.remove.rpc, (call) => tasks.remove(ctx, call)),
-      bus.serve(api.complete.rpc, (call) => tasks.complete(ctx, call)),
-      bus.serve(api.undoComplete.rpc, (call) => tasks.undoComplete(ctx, call)),
+      bus.serve(api.complete.rpc, (call) => completion.complete(ctx, call)),
+      bus.serve(api.undoComplete.rpc, (call) => completion.undoComplete(ctx, call)),
+      bus.serve(api.listSubtasks.rpc, (call) => subtasks.list(ctx, call)),
+      bus.serve(api.createSubtask.rpc, (call) => subtasks.add(ctx, call)),
+      bus.serve(api.reorderSubtasks.rpc, (call) => subtasks.reorder(ctx, call)),
+      bus.serve(api.breakdown.rpc, (call) => subtasks.breakdown(ctx, call)),
       bus.serve(api.snooze.rpc, (call) => tasks.snooze(ctx, call)),
       bus.serve(api.unsnooze.rpc, (call) => tasks.unsnooze(ctx, call)),
       bus.serve(api.postpone.rpc, (call) => tasks.postpone(ctx, call)),
@@ -49,6 +55,8 @@ export const tasksService: ServiceDefinition = {
       bus.serve(api.setTimezone.rpc, (call) => settings.putTimezone(ctx, call)),
       bus.serve(api.setTimezonePut.rpc, (call) => settings.putTimezone(ctx, call)),
       bus.serve(api.getProfile.rpc, (call) => settings.getProfile(ctx, call)),
+      bus.serve(api.getTaskSettings.rpc, (call) => settings.getTaskSettings(ctx, call)),
+      bus.serve(api.setTaskSettings.rpc, (call) => settings.putTaskSettings(ctx, call)),
       bus.serve(api.feedStatus.rpc, (call) => settings.feedStatus(ctx, call)),
       bus.serve(api.feedRotate.rpc, (call) => settings.feedRotate(ctx, call)),
       bus.serve(api.feedRevoke.rpc, (call) => settings.feedRevoke(ctx, call)),

@@ -191,7 +191,7 @@ describe('subtasks: the parentId field', () => {
     const second = await createTask(hal, { title: 'second', topicId: topic.id });
     expect(sub.blocked).toBe(false);
     expect(second.blocked).toBe(true);
-    await api('POST', `/api/tasks/${first.id}/complete`, { as: hal });
+    await api('POST', `/api/tasks/${first.id}/complete`, { as: hal, body: { completeSubtasks: true } });
     expect((await getTask(hal, second.id)).blocked).toBe(false);
   });
 
@@ -204,5 +204,196 @@ describe('subtasks: the parentId field', () => {
     const event = ics.split('BEGIN:VEVENT').find((e) => e.includes(`UID:task-${sub.id}@task-service`))!;
     expect(event).toContain(`RELATED-TO;RELTYPE=PARENT:task-${parent.id}@task-service`);
     expect(ics.split('BEGIN:VEVENT').find((e) => e.includes(`UID:task-${parent.id}@`))).not.toContain('RELATED-TO');
+  });
+});
+
+/** Coins the completions of these tasks recorded (what undo would take back), in order. */
+async function awarded(...taskIds: string[]): Promise<number[]> {
+  const { rows } = await system.pool.query<{ coins_awarded: number }>('SELECT coins_awarded FROM tasks.task_completions WHERE task_id = ANY($1) ORDER BY created_at', [taskIds]);
+  return rows.map((r) => r.coins_awarded);
+}
+const complete = (as: string, id: string, body: Record<string, unknown> = {}) => api('POST', `/api/tasks/${id}/complete`, { as, body });
+const undo = (as: string, id: string) => api('DELETE', `/api/tasks/${id}/complete`, { as });
+const setAuto = (as: string, on: boolean) => api('PUT', '/api/settings/tasks', { as, body: { autoCompleteParent: on } });
+/** A parent with subtasks made by the breakdown route. */
+async function withSteps(as: string, parent: Record<string, unknown>, steps: string[]) {
+  const p = await createTask(as, parent);
+  const res = await api('POST', `/api/tasks/${p.id}/breakdown`, { as, body: { subtaskTitles: steps } });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { parent: res.body.task, subs: res.body.subtasks as { id: string; title: string }[] };
+}
+
+describe('subtasks: the completion rules', () => {
+  it('completing a parent with open subtasks is a 409 SUBTASKS_OPEN that changes nothing, unless completeSubtasks is sent', async () => {
+    const ida = randomUUID();
+    const { parent, subs } = await withSteps(ida, { title: 'Move house', coinValue: 4 }, ['pack', 'carry', 'unpack']);
+    expect(parent).toMatchObject({ subtaskCount: 3, subtasksDone: 0 });
+    const early = await complete(ida, subs[0]!.id);
+    expect(early.body).toMatchObject({ coinsEarned: 0, parent: { allSubtasksDone: false, completed: false, task: { id: parent.id, subtaskCount: 3, subtasksDone: 1 } } });
+    const refused = await complete(ida, parent.id);
+    expectRefused(refused, 409, 'SUBTASKS_OPEN', 'body.completeSubtasks');
+    expect(refused.body.message).toMatch(/2 subtasks are still open/);
+    expect(await getTask(ida, parent.id)).toMatchObject({ completedAt: null, subtasksDone: 1 });
+    expect(await awarded(parent.id)).toEqual([]);
+
+    const done = await complete(ida, parent.id, { completeSubtasks: true });
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ coinsEarned: 4, parent: null, task: { subtaskCount: 3, subtasksDone: 3 } });
+    expect(done.body.task.completedAt).not.toBeNull();
+    for (const sub of subs) expect((await getTask(ida, sub.id)).completedAt).not.toBeNull();
+    expect(await awarded(...subs.map((x) => x.id), parent.id), 'the subtasks earned nothing, the parent its value once').toEqual([0, 0, 0, 4]);
+    await eventFor('task.completed', subs[2]!.id);
+
+    // undo takes back what that completion did: the subtasks completed with it reopen, the one done before stays done
+    const back = await undo(ida, parent.id);
+    expect(back.body).toMatchObject({ coinsRemoved: 4, task: { completedAt: null, subtasksDone: 1 } });
+    expect((await getTask(ida, subs[0]!.id)).completedAt).not.toBeNull();
+    expect((await getTask(ida, subs[1]!.id)).completedAt).toBeNull();
+    expect(await awarded(...subs.map((x) => x.id), parent.id)).toEqual([0]);
+  });
+
+  it('completing the last open subtask offers the parent (the default), or completes it too with autoCompleteParent; undoing that subtask reopens both', async () => {
+    const jo = randomUUID();
+    expect((await api('GET', '/api/settings/tasks', { as: jo })).body).toEqual({ autoCompleteParent: false });
+    const { parent, subs } = await withSteps(jo, { title: 'Bake', coinValue: 3 }, ['mix', 'bake']);
+    await complete(jo, subs[0]!.id);
+    const last = await complete(jo, subs[1]!.id);
+    expect(last.body.parent).toMatchObject({ allSubtasksDone: true, completed: false, coinsEarned: 0, task: { id: parent.id, completedAt: null, subtasksDone: 2 } });
+    expect((await getTask(jo, parent.id)).completedAt).toBeNull();
+    await undo(jo, subs[1]!.id);
+
+    expect((await setAuto(jo, true)).body).toEqual({ autoCompleteParent: true });
+    expect((await api('GET', '/api/settings/profile', { as: jo })).body.profile.autoCompleteParent).toBe(true);
+    const auto = await complete(jo, subs[1]!.id);
+    expect(auto.body).toMatchObject({ coinsEarned: 0, parent: { allSubtasksDone: true, completed: true, coinsEarned: 3 } });
+    expect(auto.body.parent.task.completedAt).not.toBeNull();
+    await eventFor('task.completed', parent.id);
+    const back = await undo(jo, subs[1]!.id);
+    expect(back.body).toMatchObject({ coinsRemoved: 3, task: { completedAt: null } });
+    expect(await getTask(jo, parent.id)).toMatchObject({ completedAt: null, subtasksDone: 1 });
+    expect(await awarded(parent.id)).toEqual([]);
+  });
+
+  it('reopening a subtask of a completed parent reopens the parent (a parent is done only with all its subtasks)', async () => {
+    const kai = randomUUID();
+    const { parent, subs } = await withSteps(kai, { title: 'Garden', coinValue: 2 }, ['dig', 'plant']);
+    await complete(kai, subs[0]!.id);
+    await complete(kai, parent.id, { completeSubtasks: true });
+    const back = await undo(kai, subs[0]!.id);
+    expect(back.body.coinsRemoved).toBe(2);
+    // the parent's completion is undone with everything it did: 'plant' was completed with it
+    expect(await getTask(kai, parent.id)).toMatchObject({ completedAt: null, subtasksDone: 0 });
+    expect((await getTask(kai, subs[1]!.id)).completedAt).toBeNull();
+  });
+
+  it("a recurring parent's subtasks start again when it recurs; undo puts them back as they were", async () => {
+    const lou = randomUUID();
+    await setAuto(lou, true);
+    const { parent, subs } = await withSteps(lou, { title: 'Weekly clean', type: 'RECURRING', recurrenceType: 'INTERVAL', recurrenceInterval: 7, recurrenceFixed: true, dueDate: '2030-01-07', coinValue: 2 }, ['vacuum', 'dishes']);
+    await complete(lou, subs[0]!.id);
+    const last = await complete(lou, subs[1]!.id);
+    expect(last.body.parent).toMatchObject({ completed: true, coinsEarned: 2, task: { nextDueDate: '2030-01-14', subtasksDone: 0, subtaskCount: 2 } });
+    expect(last.body.task.completedAt, 'the subtask just done starts again with the next occurrence').toBeNull();
+    for (const sub of subs) expect((await getTask(lou, sub.id)).completedAt).toBeNull();
+    await until(() => eventsOf(subs[0]!.id).findLast((e) => e.payload.event === 'task.updated'), 'reset announced');
+
+    const back = await undo(lou, subs[1]!.id);
+    expect(back.body.coinsRemoved).toBe(2);
+    expect(await getTask(lou, parent.id)).toMatchObject({ nextDueDate: '2030-01-07', subtasksDone: 1 });
+    expect((await getTask(lou, subs[0]!.id)).completedAt, 'done before the occurrence was completed: done again').not.toBeNull();
+    expect((await getTask(lou, subs[1]!.id)).completedAt).toBeNull();
+
+    // completed with open subtasks when asked: they are done for this occurrence and open for the next
+    const all = await complete(lou, parent.id, { completeSubtasks: true });
+    expect(all.body.task).toMatchObject({ nextDueDate: '2030-01-14', subtasksDone: 0 });
+    expect((await undo(lou, parent.id)).body.task).toMatchObject({ nextDueDate: '2030-01-07', subtasksDone: 1 });
+  });
+
+  it('breaking a task into ten pays what the task paid, not ten times: subtasks earn no coins and count toward no "tasks completed" achievement', async () => {
+    const max = randomUUID();
+    await setAuto(max, true);
+    const steps = Array.from({ length: 10 }, (_, i) => `step ${i + 1}`);
+    const { parent, subs } = await withSteps(max, { title: 'Big one', coinValue: 5 }, steps);
+    const before = (await api('GET', '/api/settings/profile', { as: max })).body.profile.coins;
+    let earned = 0;
+    for (const sub of subs) {
+      const r = await complete(max, sub.id);
+      earned += r.body.coinsEarned + (r.body.parent?.coinsEarned ?? 0);
+    }
+    expect(earned).toBe(5);
+    expect((await getTask(max, parent.id)).completedAt).not.toBeNull();
+    expect(await awarded(...subs.map((x) => x.id), parent.id)).toEqual([...Array(10).fill(0), 5]);
+    const achievements = (await api('GET', '/api/achievements', { as: max })).body.achievements as { key: string; unlocked: boolean; reward: number }[];
+    expect(achievements.find((a) => a.key === 'tasks_1')?.unlocked, 'the parent is one task completed').toBe(true);
+    expect(achievements.find((a) => a.key === 'tasks_10')?.unlocked, 'ten subtasks are not ten tasks').toBe(false);
+    const after = (await api('GET', '/api/settings/profile', { as: max })).body.profile.coins;
+    const achievementCoins = achievements.filter((a) => a.unlocked).reduce((n, a) => n + a.reward, 0);
+    expect(after - before).toBe(5 + achievementCoins - 0);
+  });
+
+  it('bulk complete skips a parent with open subtasks, and completes one whose open subtasks are all in the request (subtasks first)', async () => {
+    const nia = randomUUID();
+    const a = await withSteps(nia, { title: 'A' }, ['a1', 'a2']);
+    const b = await withSteps(nia, { title: 'B' }, ['b1', 'b2']);
+    const res = await api('PATCH', '/api/tasks/bulk', { as: nia, body: { action: 'complete', taskIds: [a.parent.id, b.parent.id, b.subs[0]!.id, b.subs[1]!.id, a.subs[0]!.id] } });
+    expect(res.body).toEqual({ success: true, affected: 4 });
+    expect((await getTask(nia, a.parent.id)).completedAt).toBeNull();
+    expect((await getTask(nia, b.parent.id)).completedAt).not.toBeNull();
+    expect(await awarded(a.parent.id, b.parent.id, ...b.subs.map((x) => x.id)), 'bulk grants no coins').toEqual([0, 0, 0]);
+  });
+});
+
+describe('subtasks: their routes and the breakdown', () => {
+  it('GET/POST /api/tasks/<id>/subtasks and PUT …/subtasks/reorder', async () => {
+    const oli = randomUUID();
+    const other = randomUUID();
+    const topic = await newTopic(oli, { title: 'Trip' });
+    const parent = await createTask(oli, { title: 'Plan the trip', topicId: topic.id });
+    const added = await api('POST', `/api/tasks/${parent.id}/subtasks`, { as: oli, body: { title: 'Book train', dueDate: '2030-05-01' } });
+    expect(added.status).toBe(201);
+    expect(added.body.task).toMatchObject({ parentId: parent.id, topicId: topic.id, dueDate: '2030-05-01' });
+    const hotel = (await api('POST', `/api/tasks/${parent.id}/subtasks`, { as: oli, body: { title: 'Book hotel' } })).body.task;
+    const bag = (await api('POST', `/api/tasks/${parent.id}/subtasks`, { as: oli, body: { title: 'Pack' } })).body.task;
+    const listed = async () => (await api('GET', `/api/tasks/${parent.id}/subtasks`, { as: oli })).body.tasks.map((t: { title: string }) => t.title);
+    expect(await listed()).toEqual(['Book train', 'Book hotel', 'Pack']);
+    expect((await api('PUT', `/api/tasks/${parent.id}/subtasks/reorder`, { as: oli, body: { taskIds: [bag.id, hotel.id, added.body.task.id] } })).body).toEqual({ success: true });
+    expect(await listed()).toEqual(['Pack', 'Book hotel', 'Book train']);
+    // not its subtask, another user's, a subtask as parent: refused, nothing changed
+    const loose = await createTask(oli, { title: 'Loose' });
+    expectRefused(await api('PUT', `/api/tasks/${parent.id}/subtasks/reorder`, { as: oli, body: { taskIds: [loose.id] } }), 404, 'TASKS_NOT_FOUND', 'body.taskIds');
+    expect((await api('GET', `/api/tasks/${parent.id}/subtasks`, { as: other })).status).toBe(404);
+    expect((await api('POST', `/api/tasks/${parent.id}/subtasks`, { as: other, body: { title: 'x' } })).body.code).toBe('TASKS_NOT_FOUND');
+    expectRefused(await api('POST', `/api/tasks/${bag.id}/subtasks`, { as: oli, body: { title: 'x' } }), 400, 'VALIDATION_FAILED', 'params.id');
+    expectRefused(await api('POST', `/api/tasks/${parent.id}/subtasks`, { as: oli, body: { title: 'x', type: 'RECURRING' } }), 400, 'VALIDATION_FAILED', 'body.type');
+    expect(await listed()).toEqual(['Pack', 'Book hotel', 'Book train']);
+  });
+
+  it('breakdown splits a task into 2–10 subtasks, in order, with its priority; refuses a subtask, a completed task, too few or too many', async () => {
+    const pia = randomUUID();
+    const other = randomUUID();
+    const parent = await createTask(pia, { title: 'Write the thesis', priority: 'HIGH', energyLevel: 'HIGH' });
+    const res = await api('POST', `/api/tasks/${parent.id}/breakdown`, { as: pia, body: { subtaskTitles: ['outline', 'draft', 'revise'] } });
+    expect(res.status).toBe(201);
+    expect(res.body.task).toMatchObject({ id: parent.id, subtaskCount: 3, subtasksDone: 0, parentId: null });
+    expect(res.body.subtasks.map((t: { title: string; priority: string; energyLevel: string; parentId: string }) => [t.title, t.priority, t.energyLevel, t.parentId])).toEqual([
+      ['outline', 'HIGH', 'HIGH', parent.id],
+      ['draft', 'HIGH', 'HIGH', parent.id],
+      ['revise', 'HIGH', 'HIGH', parent.id],
+    ]);
+    for (const t of res.body.subtasks) await eventFor('task.created', t.id);
+    const post = (id: string, titles: unknown, as = pia) => api('POST', `/api/tasks/${id}/breakdown`, { as, body: { subtaskTitles: titles } });
+    expectRefused(await post(parent.id, ['only one']), 400, 'VALIDATION_FAILED', 'body.subtaskTitles');
+    expectRefused(await post(parent.id, Array.from({ length: 11 }, (_, i) => `s${i}`)), 400, 'VALIDATION_FAILED', 'body.subtaskTitles');
+    expectRefused(await post(parent.id, ['ok', '']), 400, 'VALIDATION_FAILED', 'body.subtaskTitles.1');
+    expectRefused(await post(res.body.subtasks[0].id, ['a', 'b']), 400, 'VALIDATION_FAILED', 'params.id');
+    expect((await post(parent.id, ['a', 'b'], other)).status).toBe(404);
+    const done = await createTask(pia, { title: 'Done already' });
+    await complete(pia, done.id);
+    expect((await post(done.id, ['a', 'b'])).body.code).toBe('ALREADY_COMPLETED');
+    expectRefused(await api('POST', '/api/tasks', { as: pia, body: { title: 'late step', parentId: done.id } }), 409, 'ALREADY_COMPLETED', 'body.parentId');
+    // at most 50 subtasks: 3 + 4 × 10 = 43, so 10 more would make 53
+    for (let i = 0; i < 4; i++) expect((await post(parent.id, Array.from({ length: 10 }, (_, j) => `batch ${i}.${j}`))).status).toBe(201);
+    expectRefused(await post(parent.id, Array.from({ length: 10 }, (_, j) => `over ${j}`)), 400, 'VALIDATION_FAILED', 'body.subtaskTitles');
+    expect((await getTask(pia, parent.id)).subtaskCount).toBe(43);
   });
 });

@@ -3,7 +3,11 @@ import { count, eq, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { energyCheckins, profiles, taskCompletions, tasks, topics, userAchievements, wishlistItems } from './schema.ts';
 
-/** What the achievement rules look at, for one user. */
+/**
+ * What the achievement rules look at, for one user. Completions of subtasks are steps of one task:
+ * they count toward no "tasks completed" milestone (their coins would make a task split in ten pay
+ * more than the task: docs/tasks.md).
+ */
 export interface AchievementStats {
   coins: number;
   coinsEarned: number;
@@ -27,11 +31,11 @@ const t = alias(tasks, 't');
 const n = (from: ReturnType<typeof sql>) => sql`(SELECT count(*)::int FROM ${from})`;
 const stats = statement<AchievementStats>(
   sql`SELECT ${pr.coins} AS coins, ${pr.coinsEarned} AS "coinsEarned", ${pr.streakMax} AS "streakMax", ${pr.questStreakMax} AS "questStreakMax",
-        ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND NOT ${taskCompletions.imported}`)} AS "tasksCompleted",
+        ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND NOT ${taskCompletions.imported} AND ${taskCompletions.subtaskOf} IS NULL`)} AS "tasksCompleted",
         ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND ${taskCompletions.wasDailyQuest}`)} AS "questsCompleted",
         ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId} AND NOT ${topics.imported}`)} AS topics,
         ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId} AND NOT ${topics.imported} AND ${topics.sequential}`)} AS sequential,
-        ${n(sql`${taskCompletions} tc JOIN ${tasks} t ON ${t.id} = ${tc.taskId} WHERE ${tc.userId} = ${pr.userId} AND NOT ${tc.imported} AND ${t.priority} = 'HIGH'`)} AS high,
+        ${n(sql`${taskCompletions} tc JOIN ${tasks} t ON ${t.id} = ${tc.taskId} WHERE ${tc.userId} = ${pr.userId} AND NOT ${tc.imported} AND ${tc.subtaskOf} IS NULL AND ${t.priority} = 'HIGH'`)} AS high,
         ${n(sql`${wishlistItems} WHERE ${wishlistItems.userId} = ${pr.userId} AND NOT ${wishlistItems.imported} AND ${wishlistItems.status} = 'BOUGHT'`)} AS purchases,
         ARRAY(SELECT ${energyCheckins.localDate}::text FROM ${energyCheckins} WHERE ${energyCheckins.userId} = ${pr.userId} ORDER BY ${energyCheckins.localDate} DESC LIMIT 31) AS checkins,
         ARRAY(SELECT ${userAchievements.achievementKey} FROM ${userAchievements} WHERE ${userAchievements.userId} = ${pr.userId}) AS unlocked

@@ -95,6 +95,8 @@ export const profiles = schema.table(
     taskCount: integer().notNull().default(0),
     /** a vacation runs from its first day to vacationEndDate (inclusive; null while open-ended) */
     vacationStartDate: day(),
+    /** completing a task's last open subtask completes the task too (else the reply offers it) */
+    autoCompleteParent: boolean().notNull().default(false),
   },
   (t) => [
     unique('profiles_calendar_feed_token_hash_key').on(t.calendarFeedTokenHash),
@@ -148,6 +150,9 @@ export const tasks = schema.table(
      * is in its parent's topic and never RECURRING; docs/tasks.md). Deleting a parent deletes its subtasks.
      */
     parentId: uuid(),
+    /** a parent's subtasks, and how many of them are done: kept by a trigger on every change of a subtask (migration 0110_subtask_rules) */
+    subtaskCount: integer().notNull().default(0),
+    subtasksDone: integer().notNull().default(0),
     title: text().notNull(),
     notes: text(),
     type: text({ enum: TASK_TYPES }).notNull(),
@@ -225,10 +230,17 @@ export const taskCompletions = schema.table(
     wasDailyQuest: boolean().notNull().default(false),
     /** history brought by an import: it earned nothing here and counts for no achievement */
     imported: boolean().notNull().default(false),
+    /** the completed task was a subtask of this task (it earns no coins and counts toward no "tasks completed" achievement) */
+    subtaskOf: uuid(),
+    /** made along with that completion (a parent's subtasks completed with it, a parent completed by its last subtask): undoing that one undoes this one */
+    partOf: uuid(),
+    /** a RECURRING parent's subtasks this completion reopened for the next occurrence, as they were (an undo puts them back) */
+    resetSubtasks: jsonb().$type<{ id: string; completedAt: string }[]>(),
   },
   (t) => [
     foreignKey({ name: 'task_completions_task_id_fkey', columns: [t.taskId], foreignColumns: [tasks.id] }).onDelete('set null'),
     index('task_completions_task').on(t.taskId, t.createdAt.desc().nullsFirst()),
+    index('task_completions_part_of').on(t.partOf).where(sql`part_of IS NOT NULL`),
     index('task_completions_user_date').on(t.userId, t.localDate),
   ],
 );

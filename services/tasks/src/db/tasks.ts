@@ -1,6 +1,7 @@
 import { columnName, jsonStatement, names, orm, selectList, statement, StatementCache, type JsonView, type OutboxRowValues, type Queryable, type Statement } from '@tasksvc/runtime';
 import { and, count, desc, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
+import { MAX_SUBTASKS } from '@tasksvc/proto';
 import { caldavObjects, caldavTombstones, profiles, taskCompletions, tasks, topics } from './schema.ts';
 
 /**
@@ -15,13 +16,13 @@ export type TaskRow = typeof tasks.$inferSelect & {
   blocked: boolean;
 };
 
-/** What a create or an update may set: every column but the keys, the timestamps and the quest flags (kept by the quest). */
-export type TaskColumns = Partial<Omit<typeof tasks.$inferInsert, 'id' | 'userId' | 'createdAt' | 'updatedAt' | 'isDailyQuest' | 'dailyQuestDate' | 'changeXid'>>;
+/** What a create or an update may set: every column but the keys, the timestamps, the quest flags (kept by the quest), the subtask counters (kept by a trigger) and the change stamp. */
+export type TaskColumns = Partial<Omit<typeof tasks.$inferInsert, 'id' | 'userId' | 'createdAt' | 'updatedAt' | 'isDailyQuest' | 'dailyQuestDate' | 'changeXid' | 'subtaskCount' | 'subtasksDone'>>;
 const COLUMNS = getTableColumns(tasks);
 type ColumnKey = keyof typeof COLUMNS;
 /** each column's name in the database, by its key (found once: drizzle converts the case at every call) */
 const COLUMN_NAMES = Object.fromEntries(Object.entries(COLUMNS).map(([k, c]) => [k, columnName(c)])) as Record<ColumnKey, string>;
-const NOT_WRITABLE = new Set<string>(['id', 'userId', 'createdAt', 'updatedAt', 'isDailyQuest', 'dailyQuestDate', 'changeXid']);
+const NOT_WRITABLE = new Set<string>(['id', 'userId', 'createdAt', 'updatedAt', 'isDailyQuest', 'dailyQuestDate', 'changeXid', 'subtaskCount', 'subtasksDone']);
 const isWritable = (k: string): k is keyof TaskColumns & ColumnKey => k in COLUMNS && !NOT_WRITABLE.has(k);
 
 /** The task columns among `fields` that are set (a request body's, say): a new column reaches the statements without a change here. */
@@ -166,8 +167,8 @@ const zoneOf = statement(sql`SELECT ${z.timezone} AS zone FROM ${profiles} z WHE
  * The create statement for one set of columns (see insertTask). Without a topic (the usual create)
  * it leaves out the topic check and the `blocked` subquery (a task outside a topic is never
  * blocked): PostgreSQL builds every node of a plan at each run, taken or not. A subtask's (one with
- * `parentId`) checks its parent instead: the user's, not itself a subtask, and (`checkTopic`) in the
- * topic the request named; the subtask takes the parent's topic (its event's too) and is never
+ * `parentId`) checks its parent instead: the user's, not itself a subtask, open, with room for
+ * another subtask, and (`checkTopic`) in the topic the request named; the subtask takes the parent's topic (its event's too) and is never
  * blocked. The parent is locked while its subtask is added, so it cannot become a subtask meanwhile.
  */
 function createStatement(outboxSchema: string, keys: ColumnKey[]) {
@@ -179,6 +180,7 @@ function createStatement(outboxSchema: string, keys: ColumnKey[]) {
       sql`WITH ${inParent ? sql`pa AS (
             SELECT ${pa.topicId} AS topic_id FROM ${tasks} pa
             WHERE ${pa.id} = ${p('parentId')} AND ${pa.userId} = ${p('userId')} AND ${pa.parentId} IS NULL
+              AND ${pa.completedAt} IS NULL AND ${pa.subtaskCount} < ${sql.raw(String(MAX_SUBTASKS))}
               AND (NOT ${p('checkTopic')}::boolean OR ${pa.topicId} IS NOT DISTINCT FROM ${p('topicId')}::uuid)
             FOR NO KEY UPDATE
           ), ` : sql``}p AS (
@@ -408,7 +410,7 @@ export async function deleteTask(q: Queryable, userId: string, id: string): Prom
 /** The parent a task is to go under, locked (FOR NO KEY UPDATE) so it cannot become a subtask meanwhile; null: no such task of the user. */
 export async function lockParent(q: Queryable, userId: string, id: string) {
   const [row] = await orm(q)
-    .select({ id: tasks.id, parentId: tasks.parentId, topicId: tasks.topicId })
+    .select({ id: tasks.id, parentId: tasks.parentId, topicId: tasks.topicId, completedAt: tasks.completedAt, subtaskCount: tasks.subtaskCount })
     .from(tasks)
     .where(and(eq(tasks.id, id), eq(tasks.userId, userId)))
     .for('no key update');
@@ -426,13 +428,70 @@ export async function hasSubtasks(q: Queryable, userId: string, id: string): Pro
 }
 
 const followTopic = task(
-  sql`UPDATE ${tasks} AS t SET ${names(tasks.topicId)} = ${p('topicId')}, ${names(tasks.updatedAt)} = now()
-      WHERE ${t.userId} = ${p('userId')} AND ${t.parentId} = ${p('parentId')} AND ${t.topicId} IS DISTINCT FROM ${p('topicId')}::uuid RETURNING ${ROW}`,
+  sql`WITH old AS (
+        SELECT ${t.id}, ${t.topicId} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.parentId} = ${p('parentId')} AND ${t.topicId} IS DISTINCT FROM ${p('topicId')}::uuid
+      ), u AS (
+        UPDATE ${tasks} AS t SET ${names(tasks.topicId)} = ${p('topicId')}, ${names(tasks.updatedAt)} = now(), ${touched}
+          FROM old WHERE ${t.id} = old.id RETURNING ${ROW}
+      ), gone AS (
+        INSERT INTO ${caldavTombstones} (${names(caldavTombstones.userId, caldavTombstones.topicId, caldavTombstones.name)})
+        SELECT ${p('userId')}, old.topic_id, ${resourceName('old')} FROM old JOIN u ON u.id = old.id
+      )
+      SELECT * FROM u`,
 );
 
-/** A parent moved to another topic (or none): its subtasks go with it. Returns the subtasks moved. */
+/** A parent moved to another topic (or none): its subtasks go with it (each leaves a CalDAV tombstone in the collection it left, as updateTask). Returns the subtasks moved. */
 export async function moveSubtasksToTopic(q: Queryable, userId: string, parentId: string, topicId: string | null, today: string): Promise<TaskRow[]> {
   return (await followTopic.run(q, { userId, parentId, topicId, today })).rows;
+}
+
+/**
+ * Lock the family a task belongs to: its parent when it is a subtask, else the task itself
+ * (FOR NO KEY UPDATE). Whatever changes a subtask's completion or a parent with its subtasks takes
+ * this first, so two such changes of one family run one after the other (the trigger that counts
+ * subtasks updates the parent: taking the parent first keeps the lock order one way).
+ */
+export async function lockFamily(q: Queryable, userId: string, id: string): Promise<void> {
+  const head = sql`(SELECT COALESCE(${kid.parentId}, ${kid.id}) FROM ${tasks} kid WHERE ${kid.id} = ${id} AND ${kid.userId} = ${userId})`;
+  await orm(q)
+    .select({ id: tasks.id })
+    .from(tasks)
+    .where(and(eq(tasks.id, head), eq(tasks.userId, userId)))
+    .for('no key update');
+}
+
+const subtasksOf = task(sql`SELECT ${ROW} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.parentId} = ${p('parentId')} ORDER BY ${ORDER}`);
+
+/** A task's subtasks, in their order. */
+export async function listSubtasks(q: Queryable, userId: string, parentId: string, today: string): Promise<TaskRow[]> {
+  return (await subtasksOf.run(q, { userId, parentId, today })).rows;
+}
+
+const markSubtasks = task(
+  sql`UPDATE ${tasks} AS t SET ${names(tasks.completedAt)} = v.at, ${names(tasks.updatedAt)} = now(), ${touched}
+        FROM unnest(${p('ids')}::uuid[], ${p('ats')}::timestamptz[]) AS v(id, at)
+       WHERE ${t.id} = v.id AND ${t.userId} = ${p('userId')} AND ${t.parentId} = ${p('parentId')} AND (${t.completedAt} IS NULL) <> (v.at IS NULL)
+      RETURNING ${ROW}`,
+);
+
+/**
+ * Set (or clear: null) the completion instant of some of a parent's subtasks: a recurring parent's
+ * reset, and its undo. A subtask already in that state, moved out or gone, is left alone. Returns the
+ * subtasks changed.
+ */
+export async function setSubtasksCompleted(q: Queryable, userId: string, parentId: string, changes: { id: string; completedAt: Date | null }[], today: string): Promise<TaskRow[]> {
+  if (changes.length === 0) return [];
+  const { rows } = await markSubtasks.run(q, { userId, parentId, today, ids: changes.map((c) => c.id), ats: changes.map((c) => c.completedAt?.toISOString() ?? null) });
+  return rows;
+}
+
+const reorderSubtasks = statement(
+  sql`UPDATE ${tasks} t SET ${names(tasks.sortOrder)} = o.ord - 1, ${names(tasks.updatedAt)} = now() FROM unnest(${p('ids')}::uuid[]) WITH ORDINALITY AS o(id, ord)
+      WHERE ${t.id} = o.id AND ${t.userId} = ${p('userId')} AND ${t.parentId} = ${p('parentId')}`,
+);
+
+export async function setSubtaskOrder(q: Queryable, userId: string, parentId: string, taskIds: string[]): Promise<number> {
+  return (await reorderSubtasks.run(q, { userId, parentId, ids: taskIds })).rowCount;
 }
 
 const byIds = task(sql`SELECT ${ROW} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.id} = ANY(${p('ids')}::uuid[]) ORDER BY ${ORDER}`);
@@ -521,27 +580,32 @@ export type CompletionRow = typeof taskCompletions.$inferSelect;
 
 export async function insertCompletion(
   q: Queryable,
-  c: Pick<typeof taskCompletions.$inferInsert, 'taskId' | 'userId' | 'completedAt' | 'localDate' | 'coinsAwarded' | 'previousNextDueDate' | 'previousAnchor'>,
+  c: Pick<
+    typeof taskCompletions.$inferInsert,
+    'id' | 'taskId' | 'userId' | 'completedAt' | 'localDate' | 'coinsAwarded' | 'previousNextDueDate' | 'previousAnchor' | 'subtaskOf' | 'partOf' | 'resetSubtasks'
+  >,
 ): Promise<string> {
   const [done] = await orm(q).insert(taskCompletions).values(c).returning({ id: taskCompletions.id });
   return done!.id;
 }
 
-/** Remove and return the task's latest completion. */
-export async function popLatestCompletion(q: Queryable, userId: string, taskId: string): Promise<CompletionRow | null> {
+/** Remove and return the task's latest completion, or the one named (`completionId`, if it is that task's). */
+export async function popCompletion(q: Queryable, userId: string, taskId: string, completionId?: string): Promise<CompletionRow | null> {
   const db = orm(q);
-  const latest = db
-    .select({ id: taskCompletions.id })
-    .from(taskCompletions)
-    .where(and(eq(taskCompletions.taskId, taskId), eq(taskCompletions.userId, userId)))
-    .orderBy(desc(taskCompletions.createdAt), desc(taskCompletions.id))
-    .limit(1)
-    .for('update');
-  const [row] = await db
-    .delete(taskCompletions)
-    .where(eq(taskCompletions.id, sql`(${latest})`))
-    .returning();
+  const mine = and(eq(taskCompletions.taskId, taskId), eq(taskCompletions.userId, userId));
+  const which = completionId
+    ? and(mine, eq(taskCompletions.id, completionId))
+    : eq(taskCompletions.id, sql`(${db.select({ id: taskCompletions.id }).from(taskCompletions).where(mine).orderBy(desc(taskCompletions.createdAt), desc(taskCompletions.id)).limit(1).for('update')})`);
+  const [row] = await db.delete(taskCompletions).where(which).returning();
   return row ?? null;
+}
+
+/** The completions made along with `completionId` (undoing it undoes them). */
+export async function completionsPartOf(q: Queryable, userId: string, completionId: string): Promise<CompletionRow[]> {
+  return orm(q)
+    .select()
+    .from(taskCompletions)
+    .where(and(eq(taskCompletions.partOf, completionId), eq(taskCompletions.userId, userId)));
 }
 
 /** The completion completed the day's quest. */

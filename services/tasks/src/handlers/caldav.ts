@@ -28,7 +28,8 @@ import { ensureProfile } from '../db/profiles.ts';
 import { getTask, updateTask } from '../db/tasks.ts';
 import { deleteTopic, insertTopic, updateTopic } from '../db/topics.ts';
 import { detachTopic } from '../db/tasks.ts';
-import { completeIn, createIn, removeIn, undoCompleteIn, updateIn } from './tasks.ts';
+import { createIn, removeIn, updateIn } from './tasks.ts';
+import { completeIn, undoCompleteIn } from './completion.ts';
 import { emitTaskEvent, ruleOf, type Ctx } from './common.ts';
 
 /**
@@ -774,12 +775,13 @@ async function applyChanges(c: PoolClient, who: Who, current: Member, t: VtodoTa
     // the client's schedule may be anchored before its due date ("the 31st", due on Feb 28)
     updated = await updateTask(c, who.userId, task.id, scheduleColumns(t), who.today);
   }
+  // a client cannot be asked whether a parent's open subtasks go with it: completing it completes them (docs/tasks.md)
   if (completeRepeat) {
-    await completeIn(c, who, updated ?? (await row()), { awardCoins: true });
+    await completeIn(c, who, updated ?? (await row()), { awardCoins: true, completeSubtasks: true });
     return;
   }
   if (task.type === 'RECURRING') return;
-  if (t.status === 'completed' && !task.completedAt) await completeIn(c, who, updated ?? (await row()), { awardCoins: true });
+  if (t.status === 'completed' && !task.completedAt) await completeIn(c, who, updated ?? (await row()), { awardCoins: true, completeSubtasks: true });
   else if (t.status === 'open' && task.completedAt) await undoCompleteIn(c, who, updated ?? (await row()));
 }
 

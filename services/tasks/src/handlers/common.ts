@@ -1,8 +1,9 @@
 import { AppError, taskEvent, taskEvents, type HttpCall, type Identity, type Profile, type ReminderSchedule, type Task, type TaskEventName, type TaskEventSource, type Topic } from '@tasksvc/proto';
-import { enqueueEvent, inTransaction, jsonView, outboxRow, type Config, type Logger, type OutboxRelay, type Pool, type PoolClient } from '@tasksvc/runtime';
+import { enqueueEvent, inTransaction, jsonView, outboxRow, type Config, type Logger, type OutboxRelay, type Pool, type PoolClient, type Queryable } from '@tasksvc/runtime';
 import type { RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
 import { upcomingReminders } from '@tasksvc/proto/calendar/reminders.ts';
-import { profileZone } from '../db/profiles.ts';
+import { isValidTimeZone, localDate } from '@tasksvc/proto/calendar/dates.ts';
+import { ensureProfile, profileZone } from '../db/profiles.ts';
 import type { ProfileRow } from '../db/profiles.ts';
 import type { TaskRow } from '../db/tasks.ts';
 import type { TopicRow } from '../db/topics.ts';
@@ -10,6 +11,23 @@ import type { CreateBatcher } from '../db/create-batcher.ts';
 import type { ZoneCache } from '../zone-cache.ts';
 
 export const SCHEMA = 'tasks';
+
+/** The caller's id and "today" in their timezone (profile created on first use). */
+export async function caller(c: Queryable, call: HttpCall<unknown, unknown, unknown>, now = new Date()) {
+  return callerWith(call, await ensureProfile(c, userOf(call).id), now);
+}
+
+export function callerWith<P extends ProfileRow>(call: HttpCall<unknown, unknown, unknown>, profile: P, now = new Date()) {
+  const timezone = sentZone(call) ?? profile.timezone;
+  return { userId: profile.userId, profile, now, today: localDate(now, timezone) };
+}
+
+/** A zone sent with the request (reference behaviour) decides this request's "today". */
+export function sentZone(call: HttpCall<unknown, unknown, unknown>): string | undefined {
+  const sent = (call.body as { timezone?: unknown } | undefined)?.timezone;
+  if (typeof sent === 'string' && !isValidTimeZone(sent)) throw fieldError('timezone', 'must be an IANA timezone such as Europe/Berlin');
+  return typeof sent === 'string' ? sent : undefined;
+}
 
 export interface Ctx {
   pool: Pool;
@@ -20,11 +38,26 @@ export interface Ctx {
   creates: CreateBatcher;
 }
 
-/** Run a change in one transaction, then nudge the outbox relay so its events leave right away. */
+/** PostgreSQL chose the transaction as a deadlock's victim (and rolled it back whole). */
+const isDeadlock = (err: unknown) => (err as { code?: unknown } | null)?.code === '40P01';
+
+/**
+ * Run a change in one transaction, then nudge the outbox relay so its events leave right away. A
+ * transaction that lost a deadlock wrote nothing; it runs again (at most twice more): handlers take
+ * their locks in one order (a task's family before its members: db/tasks.ts lockFamily), but writers
+ * that do not (an import, two moves between the same parents at once) can still meet one the other way.
+ */
 export async function transact<T>(ctx: Ctx, fn: (c: PoolClient) => Promise<T>): Promise<T> {
-  const result = await inTransaction(ctx.pool, fn);
-  ctx.relay.kick();
-  return result;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await inTransaction(ctx.pool, fn);
+      ctx.relay.kick();
+      return result;
+    } catch (err) {
+      if (!isDeadlock(err) || attempt >= 3) throw err;
+      ctx.log.warn({ err, attempt }, 'deadlock: running the transaction again');
+    }
+  }
 }
 
 /** The gateway only forwards `auth: 'user'` routes with a user; a call without one is refused anyway. */

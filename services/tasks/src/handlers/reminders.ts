@@ -3,11 +3,11 @@ import { localDate } from '@tasksvc/proto/calendar/dates.ts';
 import { localTime, reminderInstants, snoozedReminders } from '@tasksvc/proto/calendar/reminders.ts';
 import { purposeKey, type Bus, type Subscription } from '@tasksvc/runtime';
 import { spendActionLink } from '../db/reminder-actions.ts';
-import { getTask, tasksForReminders, updateTask } from '../db/tasks.ts';
+import { getTask, lockFamily, tasksForReminders, updateTask } from '../db/tasks.ts';
 import { ensureProfile } from '../db/profiles.ts';
 import { notificationLinks, verifyLink } from '../domain/action-links.ts';
 import { emitTaskEvent, toTask, transact, type Ctx } from './common.ts';
-import { completeIn } from './tasks.ts';
+import { afterSubtaskDone, completeIn } from './completion.ts';
 
 /**
  * Reminders at a time, the tasks service's part: at the moment the scheduler's due-queue fires a
@@ -81,11 +81,15 @@ async function act(ctx: Ctx, key: Buffer, call: HttpCall<{ token: string }, unkn
     if (spent) throw new AppError('CONFLICT', `this reminder was already answered (${spent.action} at ${spent.usedAt.toISOString()})`);
     const profile = await ensureProfile(c, userId);
     const today = localDate(now, profile.timezone);
+    await lockFamily(c, userId, taskId);
     const current = await getTask(c, userId, taskId, today);
     if (!current) throw new AppError('TASKS_NOT_FOUND', 'the task no longer exists');
     if (action === 'done') {
       if (current.completedAt) throw new AppError('ALREADY_COMPLETED', 'task already completed');
-      const done = await completeIn(c, { userId, today, now }, current, { awardCoins: true });
+      // "Done" cannot ask about open subtasks: the person said the task is done, so they are too (docs/tasks.md)
+      const who = { userId, today, now };
+      const done = await completeIn(c, who, current, { awardCoins: true, completeSubtasks: true });
+      if (current.parentId) await afterSubtaskDone(c, who, current.parentId, done.completionId, { awardCoins: true, autoComplete: profile.autoCompleteParent });
       return { action, task: toTask(done.row), coinsEarned: done.coins, remindAt: null };
     }
     const reminders = snoozedReminders(current.reminders, now, SNOOZE_MINUTES);

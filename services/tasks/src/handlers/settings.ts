@@ -2,7 +2,7 @@ import { AppError, CALENDAR_TOKEN_PREFIX, type HttpCall, type RawResponse } from
 import { randomToken, sha256Hex } from '@tasksvc/runtime';
 import { isValidTimeZone } from '@tasksvc/proto/calendar/dates.ts';
 import { buildCalendar, type FeedTask } from '../domain/ical.ts';
-import { ensureProfile, profileByFeedHash, setFeedTokenHash, setTimezone } from '../db/profiles.ts';
+import { ensureProfile, profileByFeedHash, setFeedTokenHash, setTimezone, updateProfile } from '../db/profiles.ts';
 import { feedTasks } from '../db/tasks.ts';
 import { effectiveDueDate, fieldError, ruleOf, toProfile, userOf, type Ctx } from './common.ts';
 
@@ -20,6 +20,18 @@ export async function putTimezone(ctx: Ctx, call: HttpCall<unknown, unknown, { t
   await setTimezone(ctx.pool, userOf(call).id, tz);
   ctx.zones.set(userOf(call).id, tz); // this replica's next create need not find out by a retry
   return { success: true as const, timezone: tz };
+}
+
+export async function getTaskSettings(ctx: Ctx, call: HttpCall<unknown, unknown, unknown>) {
+  const p = await ensureProfile(ctx.pool, userOf(call).id);
+  return { autoCompleteParent: p.autoCompleteParent };
+}
+
+export async function putTaskSettings(ctx: Ctx, call: HttpCall<unknown, unknown, { autoCompleteParent?: boolean }>) {
+  const userId = userOf(call).id;
+  await ensureProfile(ctx.pool, userId);
+  if (call.body.autoCompleteParent !== undefined) await updateProfile(ctx.pool, userId, { autoCompleteParent: call.body.autoCompleteParent });
+  return getTaskSettings(ctx, call);
 }
 
 export async function getProfile(ctx: Ctx, call: HttpCall<unknown, unknown, unknown>) {

@@ -1,21 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, type BulkBody, type CreateTaskBody, type HttpCall, type ListTasksQuery, type UpdateTaskBody } from '@tasksvc/proto';
+import { AppError, MAX_SUBTASKS, type BulkBody, type CreateTaskBody, type HttpCall, type ListTasksQuery, type UpdateTaskBody } from '@tasksvc/proto';
 import type { PoolClient, Queryable } from '@tasksvc/runtime';
-import { isValidTimeZone, localDate } from '@tasksvc/proto/calendar/dates.ts';
-import { advanceOnCompletion } from '@tasksvc/proto/calendar/recurrence.ts';
+import { localDate } from '@tasksvc/proto/calendar/dates.ts';
 import { dueDateOf, type Reminder } from '@tasksvc/proto/calendar/reminders.ts';
-import { completionCoins, resolveRecurrence, type RecurrenceInput } from '../domain/task-schedule.ts';
-import { addCoins, coinBalance, ensureProfile, profileZone, reserveSortOrder, type ProfileRow } from '../db/profiles.ts';
+import { resolveRecurrence, type RecurrenceInput } from '../domain/task-schedule.ts';
+import { ensureProfile, profileZone, reserveSortOrder } from '../db/profiles.ts';
 import {
   deleteTask,
   getTask,
   hasSubtasks,
-  insertCompletion,
   insertTask,
   listTasks,
+  lockFamily,
   lockParent,
   moveSubtasksToTopic,
-  popLatestCompletion,
   tasksByIds,
   updateTask,
   writableColumns,
@@ -24,28 +22,12 @@ import {
   type TaskRow,
 } from '../db/tasks.ts';
 import { topicExists } from '../db/topics.ts';
-import { afterComplete, afterUndo } from '../game/hooks.ts';
 import { postponeTask } from '../game/postponements.ts';
-import { effectiveDueDate, emitTaskEvent, fieldError, parentNotFound, ruleOf, SCHEMA, taskEventRow, taskNotFound, toTask, topicNotFound, transact, userOf, type Ctx } from './common.ts';
+import { caller, emitTaskEvent, fieldError, parentNotFound, SCHEMA, sentZone, taskEventRow, taskNotFound, toTask, topicNotFound, transact, userOf, type Ctx } from './common.ts';
+import { afterSubtaskDone, completeIn } from './completion.ts';
+import { openSubtasks } from '../domain/subtasks.ts';
 
 type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
-
-/** The caller's id and "today" in their timezone (profile created on first use). */
-async function caller(c: Queryable, call: HttpCall<unknown, unknown, unknown>, now = new Date()) {
-  return callerWith(call, await ensureProfile(c, userOf(call).id), now);
-}
-
-function callerWith<P extends ProfileRow>(call: HttpCall<unknown, unknown, unknown>, profile: P, now = new Date()) {
-  const timezone = sentZone(call) ?? profile.timezone;
-  return { userId: profile.userId, profile, now, today: localDate(now, timezone) };
-}
-
-/** A zone sent with the request (reference behaviour) decides this request's "today". */
-function sentZone(call: HttpCall<unknown, unknown, unknown>): string | undefined {
-  const sent = (call.body as { timezone?: unknown } | undefined)?.timezone;
-  if (typeof sent === 'string' && !isValidTimeZone(sent)) throw fieldError('timezone', 'must be an IANA timezone such as Europe/Berlin');
-  return typeof sent === 'string' ? sent : undefined;
-}
 
 function scheduleOrThrow(input: RecurrenceInput, start: string) {
   const r = resolveRecurrence(input, start);
@@ -158,12 +140,15 @@ export async function create(ctx: Ctx, call: HttpCall<unknown, unknown, CreateTa
 }
 
 const SUBTASK_RECURS = 'a subtask cannot recur; make its parent recurring instead';
+const parentCompleted = () => new AppError('ALREADY_COMPLETED', 'the parent task is completed: reopen it first to add an open subtask', [{ path: 'body.parentId', message: 'that task is completed' }]);
 
 /** Why a create under `parentId` wrote nothing (read after the fact, off the usual path). */
 async function parentRefused(q: Queryable, userId: string, parentId: string, topicId: string | null | undefined): Promise<AppError> {
   const parent = await getTask(q, userId, parentId, '1970-01-01');
   if (!parent) return parentNotFound();
   if (parent.parentId) return fieldError('parentId', 'that task is itself a subtask (subtasks are one level deep)');
+  if (parent.completedAt) return parentCompleted();
+  if (parent.subtaskCount >= MAX_SUBTASKS) return fieldError('parentId', `that task has ${MAX_SUBTASKS} subtasks already`);
   if (topicId !== undefined && topicId !== parent.topicId) return fieldError('topicId', "a subtask is in its parent's topic");
   return new AppError('CONFLICT', 'the parent changed while the subtask was being created; try again');
 }
@@ -274,6 +259,8 @@ async function placeInTree(c: PoolClient, userId: string, current: TaskRow, b: U
   const parent = await lockParent(c, userId, b.parentId);
   if (!parent) throw parentNotFound();
   if (parent.parentId) throw fieldError('parentId', 'that task is itself a subtask (subtasks are one level deep)');
+  if (parent.completedAt && !current.completedAt) throw parentCompleted();
+  if (parent.subtaskCount >= MAX_SUBTASKS) throw fieldError('parentId', `that task has ${MAX_SUBTASKS} subtasks already`);
   if (b.topicId !== undefined && b.topicId !== parent.topicId) throw fieldError('topicId', "a subtask is in its parent's topic");
   if (await hasSubtasks(c, userId, current.id)) throw fieldError('parentId', 'a task with subtasks cannot be a subtask (subtasks are one level deep)');
   cols.topicId = parent.topicId;
@@ -282,7 +269,9 @@ async function placeInTree(c: PoolClient, userId: string, current: TaskRow, b: U
 
 export async function remove(ctx: Ctx, call: IdCall) {
   return transact(ctx, async (c) => {
-    if (!(await removeIn(c, userOf(call).id, call.params.id))) throw taskNotFound();
+    const userId = userOf(call).id;
+    await lockFamily(c, userId, call.params.id);
+    if (!(await removeIn(c, userId, call.params.id))) throw taskNotFound();
     return { success: true as const };
   });
 }
@@ -293,92 +282,6 @@ export async function removeIn(c: PoolClient, userId: string, id: string): Promi
   if (rows[0]?.id !== id) return false;
   for (const row of rows) await emitTaskEvent(c, 'task.deleted', row);
   return true;
-}
-
-/**
- * Complete one task inside `c`. ONE_TIME/DAILY_ELIGIBLE: set completed_at, guarded so a second
- * (or concurrent) completion fails with 409. RECURRING: advance next_due_date along its schedule,
- * guarded on the due date it was read with. Records the completion with the coins it granted.
- */
-export async function completeIn(c: PoolClient, who: { userId: string; today: string; now: Date }, current: TaskRow, opts: { awardCoins: boolean }) {
-  const { userId, today, now } = who;
-  let row: TaskRow | null;
-  const rule = ruleOf(current);
-  if (current.type === 'RECURRING' && rule && current.nextDueDate && current.recurrenceAnchor) {
-    const next = advanceOnCompletion(rule, { anchor: current.recurrenceAnchor, nextDueDate: current.nextDueDate }, today);
-    row = await updateTask(c, userId, current.id, { nextDueDate: next.nextDueDate, recurrenceAnchor: next.anchor, snoozedUntil: null }, today, { nextDueDate: current.nextDueDate });
-    if (!row) throw new AppError('CONFLICT', 'the task changed while completing it; try again');
-  } else {
-    row = await updateTask(c, userId, current.id, { completedAt: now }, today, { open: true });
-    if (!row) throw new AppError('ALREADY_COMPLETED', 'task already completed');
-  }
-  const coins = opts.awardCoins ? completionCoins(current.coinValue, current.postponeCount) : 0;
-  const completionId = await insertCompletion(c, {
-    taskId: current.id,
-    userId,
-    completedAt: now,
-    localDate: today,
-    coinsAwarded: coins,
-    previousNextDueDate: current.nextDueDate,
-    previousAnchor: current.recurrenceAnchor,
-  });
-  if (coins > 0) await addCoins(c, userId, coins);
-  // Webhook consumers see the occurrence that was done, not the one the schedule moved on to.
-  await emitTaskEvent(c, 'task.completed', row, { completedAt: now, dueDate: effectiveDueDate(current) });
-  await afterComplete(c, { userId, task: row, completionId, completedAt: now, localDate: today, awardedCoins: coins });
-  return { row, coins, completionId };
-}
-
-export async function complete(ctx: Ctx, call: IdCall) {
-  return transact(ctx, async (c) => {
-    const who = await caller(c, call);
-    const current = await getTask(c, who.userId, call.params.id, who.today);
-    if (!current) throw taskNotFound();
-    if (current.completedAt) throw new AppError('ALREADY_COMPLETED', 'task already completed');
-    const done = await completeIn(c, who, current, { awardCoins: true });
-    // Read after the game hooks, which may have granted achievement coins too.
-    return { task: toTask(done.row), coinsEarned: done.coins, completionId: done.completionId, coins: await coinBalance(c, who.userId) };
-  });
-}
-
-export async function undoComplete(ctx: Ctx, call: IdCall) {
-  return transact(ctx, async (c) => {
-    const who = await caller(c, call);
-    const current = await getTask(c, who.userId, call.params.id, who.today);
-    if (!current) throw taskNotFound();
-    const undone = await undoCompleteIn(c, who, current);
-    return { task: toTask(undone.row), coinsRemoved: undone.coinsRemoved, coins: await coinBalance(c, who.userId) };
-  });
-}
-
-/** Undo a task's latest completion in `c`, taking back exactly the coins it granted (REST, and a CalDAV client reopening a task). */
-export async function undoCompleteIn(c: PoolClient, who: { userId: string; today: string; now: Date }, current: TaskRow): Promise<{ row: TaskRow; coinsRemoved: number }> {
-  const { userId, today, now } = who;
-  let row: TaskRow | null;
-  let completion;
-  if (current.type === 'RECURRING') {
-    completion = await popLatestCompletion(c, userId, current.id);
-    if (!completion?.previousNextDueDate) throw new AppError('CONFLICT', 'the task has no completion to undo');
-    const restored = { nextDueDate: completion.previousNextDueDate, recurrenceAnchor: completion.previousAnchor ?? completion.previousNextDueDate };
-    row = await updateTask(c, userId, current.id, restored, today, { nextDueDate: current.nextDueDate });
-    if (!row) throw new AppError('CONFLICT', 'the task changed while undoing; try again');
-  } else {
-    row = await updateTask(c, userId, current.id, { completedAt: null }, today, { completed: true });
-    if (!row) throw new AppError('CONFLICT', 'task is not completed');
-    completion = await popLatestCompletion(c, userId, current.id);
-  }
-  const removed = completion?.coinsAwarded ?? 0;
-  if (removed > 0) await addCoins(c, userId, -removed);
-  await emitTaskEvent(c, 'task.updated', row);
-  await afterUndo(c, {
-    userId,
-    task: row,
-    completionId: completion?.id ?? '00000000-0000-0000-0000-000000000000',
-    completedAt: completion?.completedAt ?? now,
-    localDate: completion?.localDate ?? today,
-    awardedCoins: removed,
-  });
-  return { row, coinsRemoved: removed };
 }
 
 export async function snooze(ctx: Ctx, call: IdCall<{ snoozedUntil: string }>) {
@@ -447,8 +350,10 @@ export async function bulk(ctx: Ctx, call: HttpCall<unknown, unknown, BulkBody>)
   return transact(ctx, async (c) => {
     const who = await caller(c, call);
     const { userId, today } = who;
-    // parents first, so a subtask in the request goes with its parent rather than on its own
-    const rows = (await tasksByIds(c, userId, [...new Set(b.taskIds)], today)).sort((x, y) => Number(x.parentId !== null) - Number(y.parentId !== null));
+    // Parents first, so a subtask in the request goes with its parent rather than on its own; to
+    // complete, subtasks first, so a parent whose subtasks are all in the request is done with them.
+    const subtasksFirst = b.action === 'complete' ? -1 : 1;
+    const rows = (await tasksByIds(c, userId, [...new Set(b.taskIds)], today)).sort((x, y) => subtasksFirst * (Number(x.parentId !== null) - Number(y.parentId !== null)));
     let affected = 0;
     if (b.action === 'changeTopic') await requireTopic(c, userId, b.topicId);
     if (b.action === 'snooze' && b.snoozedUntil !== null && b.snoozedUntil <= today) throw fieldError('snoozedUntil', `must be after today (${today} in your timezone)`);
@@ -461,13 +366,18 @@ export async function bulk(ctx: Ctx, call: HttpCall<unknown, unknown, BulkBody>)
       }
       switch (b.action) {
         case 'complete': {
-          // Reference: bulk completion skips RECURRING tasks and grants no coins.
-          if (current.type === 'RECURRING' || current.completedAt) continue;
-          await completeIn(c, who, current, { awardCoins: false });
+          // Reference: bulk completion skips RECURRING tasks and grants no coins. A task with open
+          // subtasks is skipped too (completing it is asked for one by one: docs/tasks.md).
+          await lockFamily(c, userId, current.id);
+          const now = (await getTask(c, userId, current.id, today))!;
+          if (now.type === 'RECURRING' || now.completedAt || openSubtasks(now) > 0) continue;
+          const done = await completeIn(c, who, now, { awardCoins: false });
+          if (now.parentId) await afterSubtaskDone(c, who, now.parentId, done.completionId, { awardCoins: false, autoComplete: who.profile.autoCompleteParent });
           affected++;
           break;
         }
         case 'delete': {
+          await lockFamily(c, userId, current.id);
           // a parent takes its subtasks along
           const gone = await deleteTask(c, userId, current.id);
           for (const row of gone) {

@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, type HttpCall } from '@tasksvc/proto';
+import type { PoolClient } from '@tasksvc/runtime';
+import { advanceOnCompletion } from '@tasksvc/proto/calendar/recurrence.ts';
+import { coinsFor, openSubtasks, parentAfterSubtask } from '../domain/subtasks.ts';
+import { addCoins, coinBalance } from '../db/profiles.ts';
+import { completionsPartOf, getTask, insertCompletion, listSubtasks, lockFamily, popCompletion, setSubtasksCompleted, updateTask, type TaskRow } from '../db/tasks.ts';
+import { afterComplete, afterUndo } from '../game/hooks.ts';
+import { caller, effectiveDueDate, emitTaskEvent, ruleOf, taskNotFound, toTask, transact, type Ctx } from './common.ts';
+
+/**
+ * Completing and un-completing tasks, with the subtask rules (docs/tasks.md): a task with open
+ * subtasks is completed only together with them; completing the last open subtask completes the
+ * parent (a setting) or offers to; a RECURRING parent's subtasks start again with each occurrence;
+ * a subtask earns no coins; an undo takes back everything its completion did.
+ */
+
+/** Who completes, and when ("today" in their zone). */
+export interface Who {
+  userId: string;
+  today: string;
+  now: Date;
+}
+
+export interface CompleteOptions {
+  /** grant the completion's coins (bulk completion grants none) */
+  awardCoins: boolean;
+  /** complete the task's open subtasks with it; without, a task with open subtasks is refused */
+  completeSubtasks?: boolean;
+  /** the completion this one is made along with (undone with it) */
+  partOf?: string;
+}
+
+const subtasksOpen = (n: number) =>
+  new AppError('SUBTASKS_OPEN', `${n} subtask${n === 1 ? ' is' : 's are'} still open: complete them first, or send completeSubtasks: true to complete them with it`, [
+    { path: 'body.completeSubtasks', message: 'set it to complete the open subtasks too' },
+  ]);
+
+/**
+ * Complete one task inside `c` (its family locked: lockFamily). ONE_TIME/DAILY_ELIGIBLE: set
+ * completed_at, guarded so a second (or concurrent) completion fails with 409. RECURRING: advance
+ * next_due_date along its schedule, guarded on the due date it was read with, after reopening its
+ * subtasks for the next occurrence. Records the completion with the coins it granted.
+ */
+export async function completeIn(c: PoolClient, who: Who, current: TaskRow, opts: CompleteOptions) {
+  const { userId, today, now } = who;
+  const completionId = randomUUID();
+  const open = openSubtasks(current);
+  if (open > 0 && !opts.completeSubtasks) throw subtasksOpen(open);
+  const subtasks = current.subtaskCount > 0 ? await listSubtasks(c, userId, current.id, today) : [];
+  for (const s of subtasks) if (!s.completedAt) await completeIn(c, who, s, { awardCoins: opts.awardCoins, partOf: completionId });
+  let row: TaskRow | null;
+  let resetSubtasks: { id: string; completedAt: string }[] | null = null;
+  const rule = ruleOf(current);
+  if (current.type === 'RECURRING' && rule && current.nextDueDate && current.recurrenceAnchor) {
+    if (subtasks.length > 0) {
+      // the next occurrence starts with its steps open again; the completion keeps how they were (for an undo)
+      resetSubtasks = subtasks.map((s) => ({ id: s.id, completedAt: (s.completedAt ?? now).toISOString() }));
+      const reopened = await setSubtasksCompleted(c, userId, current.id, subtasks.map((s) => ({ id: s.id, completedAt: null })), today);
+      for (const s of reopened) await emitTaskEvent(c, 'task.updated', s);
+    }
+    const next = advanceOnCompletion(rule, { anchor: current.recurrenceAnchor, nextDueDate: current.nextDueDate }, today);
+    row = await updateTask(c, userId, current.id, { nextDueDate: next.nextDueDate, recurrenceAnchor: next.anchor, snoozedUntil: null }, today, { nextDueDate: current.nextDueDate });
+    if (!row) throw new AppError('CONFLICT', 'the task changed while completing it; try again');
+  } else {
+    row = await updateTask(c, userId, current.id, { completedAt: now }, today, { open: true });
+    if (!row) throw new AppError('ALREADY_COMPLETED', 'task already completed');
+  }
+  const coins = opts.awardCoins ? coinsFor(current) : 0;
+  await insertCompletion(c, {
+    id: completionId,
+    taskId: current.id,
+    userId,
+    completedAt: now,
+    localDate: today,
+    coinsAwarded: coins,
+    previousNextDueDate: current.nextDueDate,
+    previousAnchor: current.recurrenceAnchor,
+    subtaskOf: current.parentId,
+    partOf: opts.partOf ?? null,
+    resetSubtasks,
+  });
+  if (coins > 0) await addCoins(c, userId, coins);
+  // Webhook consumers see the occurrence that was done, not the one the schedule moved on to.
+  await emitTaskEvent(c, 'task.completed', row, { completedAt: now, dueDate: effectiveDueDate(current) });
+  await afterComplete(c, { userId, task: row, completionId, completedAt: now, localDate: today, awardedCoins: coins });
+  return { row, coins, completionId };
+}
+
+/** What completing a subtask did to its parent: the parent now, whether all its subtasks are done, whether it was completed too (and its coins). */
+export interface ParentOutcome {
+  task: TaskRow;
+  allSubtasksDone: boolean;
+  completed: boolean;
+  coinsEarned: number;
+}
+
+/**
+ * After the subtask completion `completionId`: complete its parent too when that was its last open
+ * subtask and the user chose so (`autoComplete`: the profile's autoCompleteParent).
+ */
+export async function afterSubtaskDone(c: PoolClient, who: Who, parentId: string, completionId: string, opts: { awardCoins: boolean; autoComplete: boolean }): Promise<ParentOutcome | null> {
+  const parent = await getTask(c, who.userId, parentId, who.today);
+  if (!parent) return null;
+  const next = parentAfterSubtask(parent, opts.autoComplete);
+  if (next === 'complete') {
+    const done = await completeIn(c, who, parent, { awardCoins: opts.awardCoins, partOf: completionId });
+    return { task: done.row, allSubtasksDone: true, completed: true, coinsEarned: done.coins };
+  }
+  return { task: parent, allSubtasksDone: next === 'offer', completed: false, coinsEarned: 0 };
+}
+
+type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
+
+export async function complete(ctx: Ctx, call: IdCall<{ completeSubtasks?: boolean } | undefined>) {
+  return transact(ctx, async (c) => {
+    const who = await caller(c, call);
+    await lockFamily(c, who.userId, call.params.id);
+    const current = await getTask(c, who.userId, call.params.id, who.today);
+    if (!current) throw taskNotFound();
+    if (current.completedAt) throw new AppError('ALREADY_COMPLETED', 'task already completed');
+    const done = await completeIn(c, who, current, { awardCoins: true, completeSubtasks: call.body?.completeSubtasks === true });
+    const parent = current.parentId ? await afterSubtaskDone(c, who, current.parentId, done.completionId, { awardCoins: true, autoComplete: who.profile.autoCompleteParent }) : null;
+    // a recurring parent completed along with it has started its subtasks again, this one too
+    const task = parent?.completed ? ((await getTask(c, who.userId, current.id, who.today)) ?? done.row) : done.row;
+    return {
+      task: toTask(task),
+      coinsEarned: done.coins,
+      completionId: done.completionId,
+      // Read after the game hooks, which may have granted achievement coins too.
+      coins: await coinBalance(c, who.userId),
+      parent: parent && { task: toTask(parent.task), allSubtasksDone: parent.allSubtasksDone, completed: parent.completed, coinsEarned: parent.coinsEarned },
+    };
+  });
+}
+
+/**
+ * Undo a completion of `current` inside `c` (its latest, or the one named), with everything it did:
+ * a recurring parent's subtasks as they were before it reset them, and the completions made along
+ * with it (a parent completed by its last subtask, subtasks completed with their parent), each giving
+ * back exactly the coins it recorded. A subtask reopened leaves its parent open too (`reopenParent`:
+ * a parent is done only with all its subtasks). Returns the task and every coin taken back.
+ */
+async function undoIn(c: PoolClient, who: Who, current: TaskRow, opts: { completionId?: string; reopenParent: boolean }): Promise<{ row: TaskRow; removed: number }> {
+  const { userId, today, now } = who;
+  const completion = await popCompletion(c, userId, current.id, opts.completionId);
+  let removed = 0;
+  if (completion) {
+    if (completion.resetSubtasks?.length) {
+      const restored = completion.resetSubtasks.map((s) => ({ id: s.id, completedAt: new Date(s.completedAt) }));
+      for (const s of await setSubtasksCompleted(c, userId, current.id, restored, today)) await emitTaskEvent(c, 'task.updated', s);
+    }
+    for (const along of await completionsPartOf(c, userId, completion.id)) {
+      const task = along.taskId ? await getTask(c, userId, along.taskId, today) : null;
+      if (task) removed += (await undoIn(c, who, task, { completionId: along.id, reopenParent: false })).removed;
+    }
+  }
+  let row: TaskRow | null;
+  if (current.type === 'RECURRING') {
+    if (!completion?.previousNextDueDate) throw new AppError('CONFLICT', 'the task has no completion to undo');
+    const restored = { nextDueDate: completion.previousNextDueDate, recurrenceAnchor: completion.previousAnchor ?? completion.previousNextDueDate };
+    row = await updateTask(c, userId, current.id, restored, today, { nextDueDate: current.nextDueDate });
+    if (!row) throw new AppError('CONFLICT', 'the task changed while undoing; try again');
+  } else {
+    row = await updateTask(c, userId, current.id, { completedAt: null }, today, { completed: true });
+    if (!row) throw new AppError('CONFLICT', 'task is not completed');
+  }
+  const own = completion?.coinsAwarded ?? 0;
+  if (own > 0) await addCoins(c, userId, -own);
+  removed += own;
+  await emitTaskEvent(c, 'task.updated', row);
+  await afterUndo(c, {
+    userId,
+    task: row,
+    completionId: completion?.id ?? '00000000-0000-0000-0000-000000000000',
+    completedAt: completion?.completedAt ?? now,
+    localDate: completion?.localDate ?? today,
+    awardedCoins: own,
+  });
+  if (opts.reopenParent && row.parentId) {
+    const parent = await getTask(c, userId, row.parentId, today);
+    if (parent?.completedAt) removed += (await undoIn(c, who, parent, { reopenParent: false })).removed;
+  }
+  return { row, removed };
+}
+
+/** Undo a task's latest completion in `c` with everything it did (REST, and a CalDAV client reopening a task). */
+export async function undoCompleteIn(c: PoolClient, who: Who, current: TaskRow): Promise<{ row: TaskRow; coinsRemoved: number }> {
+  const { row, removed } = await undoIn(c, who, current, { reopenParent: true });
+  return { row, coinsRemoved: removed };
+}
+
+export async function undoComplete(ctx: Ctx, call: IdCall) {
+  return transact(ctx, async (c) => {
+    const who = await caller(c, call);
+    await lockFamily(c, who.userId, call.params.id);
+    const current = await getTask(c, who.userId, call.params.id, who.today);
+    if (!current) throw taskNotFound();
+    const undone = await undoCompleteIn(c, who, current);
+    return { task: toTask(undone.row), coinsRemoved: undone.coinsRemoved, coins: await coinBalance(c, who.userId) };
+  });
+}
