@@ -238,6 +238,18 @@ export const exportPageRequest = forUser.extend({ after: z.string().max(200).nul
 export const exportTasksPageRpc = defineRpc('tasks.user-data.tasks', exportPageRequest, z.object({ tasks: z.array(exportedTask), next: z.string().nullable() }));
 export const exportCompletionsPageRpc = defineRpc('tasks.user-data.completions', exportPageRequest, z.object({ completions: z.array(exportedCompletion), next: z.string().nullable() }));
 
+/**
+ * The iCalendar export in pieces: the head (VCALENDAR's properties and the user's VTIMEZONE), then
+ * pages of VTODOs, each with the VTIMEZONE of any other zone its tasks name that the earlier pages
+ * did not (`zonesWritten`); the gateway writes `END:VCALENDAR` after the last.
+ */
+export const exportIcsHeadRpc = defineRpc('tasks.user-data.ics.head', forUser, z.object({ text: z.string(), zone: z.string(), taskCount: z.number().int() }));
+export const exportIcsPageRpc = defineRpc(
+  'tasks.user-data.ics.page',
+  exportPageRequest.extend({ zonesWritten: z.array(z.string().max(100)).max(1000) }),
+  z.object({ text: z.string(), zones: z.array(z.string()), next: z.string().nullable() }),
+);
+
 export const exportNotificationsRpc = defineRpc('notifier.user-data.export', forUser, exportedNotifications);
 export const exportWebhooksRpc = defineRpc('webhook.user-data.export', forUser, z.object({ webhooks: z.array(exportedWebhook) }));
 

@@ -1,9 +1,11 @@
-import { authAdminUsersRpc, authApi, authjsRpc, resolveIdentityRpc, secondFactorPageRpc, type HttpRoute } from '@tasksvc/proto';
-import type { ServiceDefinition, Subscription } from '@tasksvc/runtime';
+import { AppError, authAdminUsersRpc, authApi, exportAccountRpc, userDataApi, userDeleted, authjsRpc, resolveIdentityRpc, secondFactorPageRpc, type HttpRoute } from '@tasksvc/proto';
+import { startOutboxRelay, type ServiceDefinition, type Subscription } from '@tasksvc/runtime';
 import { userStats } from './db/stats.ts';
+import { exportAccount } from './db/user-data.ts';
 import { userNames } from './db/users.ts';
 import { accountHandlers } from './handlers/account.ts';
 import { createAuthjsHandler } from './handlers/authjs.ts';
+import { AUTH_OUTBOX_SCHEMA, deleteAccountHandler } from './handlers/delete-account.ts';
 import type { AuthDeps } from './handlers/context.ts';
 import { changingIdentity, pendingPage, resolveIdentity } from './handlers/identity.ts';
 import { passkeyHandlers } from './handlers/passkeys.ts';
@@ -18,12 +20,14 @@ export interface AuthServiceOptions {
 export function createAuthService(opts: AuthServiceOptions = {}): ServiceDefinition {
   return {
     name: 'auth',
-    migrations: { schema: 'auth', dir: new URL('../migrations', import.meta.url).pathname },
+    migrations: { schema: 'auth', dir: new URL('../migrations', import.meta.url).pathname, outboxes: [AUTH_OUTBOX_SCHEMA] },
     async start({ bus, pool, config, log }) {
       const deps: AuthDeps = { bus, pool, config, log };
       const twoFactor = twoFactorHandlers(deps, opts);
       const passkeys = passkeyHandlers(deps);
       const account = accountHandlers(deps);
+      // a deletion event is deleted once it is out: the database keeps no trace of the user it named
+      const relay = startOutboxRelay({ pool, bus, schema: AUTH_OUTBOX_SCHEMA, events: [userDeleted], log, keepPublished: false });
       const subs: Subscription[] = [];
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const route = <P, Q, B, R>(r: HttpRoute<P, Q, B, R>, handler: (call: any) => Promise<R>) =>
@@ -57,12 +61,23 @@ export function createAuthService(opts: AuthServiceOptions = {}): ServiceDefinit
       route(authApi.apiKeys, account.listApiKeys);
       route(authApi.apiKeyCreate, account.createApiKey);
       route(authApi.apiKeyRevoke, account.revokeApiKey);
+      route(userDataApi.deleteAccount, deleteAccountHandler(deps, relay));
+      relay.kick();
+      // the user's export: the gateway asks each service for its part
+      subs.push(
+        bus.serve(exportAccountRpc, async ({ userId }) => {
+          const account = await exportAccount(pool, userId);
+          if (!account) throw new AppError('NOT_FOUND', 'no such user');
+          return account;
+        }),
+      );
       // the admin page's user part (the gateway gathers the page)
       subs.push(bus.serve(authAdminUsersRpc, async ({ names }) => ({ users: await userStats(pool), names: names.length ? [...(await userNames(pool, names))].map(([userId, name]) => ({ userId, name })) : [] })));
 
       return {
         async stop() {
           for (const s of subs) await s.stop();
+          await relay.stop();
         },
       };
     },

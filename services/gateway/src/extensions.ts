@@ -5,6 +5,7 @@ import { registerPages } from './pages.ts';
 import { registerCron } from './cron.ts';
 import { registerOpenApi } from './openapi.ts';
 import { registerCaldav } from './caldav.ts';
+import { registerUserExport } from './user-export.ts';
 
 /**
  * Gateway routes that are not plain forwarded JSON routes (the Auth.js proxy, the cron trigger,
@@ -17,4 +18,5 @@ export const extensions: GatewayExtension[] = [
   registerCron,
   registerOpenApi,
   registerCaldav,
+  registerUserExport,
 ];

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { startMetricsListener, type ServiceDefinition } from '@tasksvc/runtime';
+import { consumeUserDeletion, startMetricsListener, userDeletionDurable, type ServiceDefinition } from '@tasksvc/runtime';
+import * as schema from './db/schema.ts';
 import { serveAdmin } from './admin.ts';
 import { buildGateway, DEFAULT_UI_DIR } from './app.ts';
 import { startHttpFigures } from './http-metrics.ts';
@@ -39,6 +40,7 @@ export const gatewayService: ServiceDefinition = {
   name: 'gateway',
   // its own schema: the shared per-user rate-limit counters (rate-limit.ts)
   migrations: { schema: 'gateway', dir: new URL('../migrations', import.meta.url).pathname },
+  durables: [userDeletionDurable('gateway')],
   async start(deps) {
     // Stopping on Kubernetes: the endpoint removal reaches kube-proxy a moment after SIGTERM, so keep
     // answering for SHUTDOWN_DELAY_SECONDS and tell each client to reconnect (to a pod that stays).
@@ -59,11 +61,14 @@ export const gatewayService: ServiceDefinition = {
     }
     const http = startHttpFigures();
     const admin = serveAdmin(deps.bus, deps.log);
+    // a deleted account's rate-limit counters go too (tables derived from db/schema.ts)
+    const deletion = await consumeUserDeletion(deps, 'gateway', schema);
     return {
       figures: async () => ({ http: await http.figures() }),
       async stop() {
         http.stop();
         for (const s of admin) await s.stop();
+        await deletion.stop();
         const delayMs = deps.config.SHUTDOWN_DELAY_SECONDS * 1000;
         if (delayMs > 0) {
           draining = true;

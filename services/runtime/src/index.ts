@@ -6,6 +6,7 @@ export * from './service.ts';
 export * from './version.ts';
 export * from './crypto.ts';
 export * from './outbox.ts';
+export * from './user-rows.ts';
 export * from './net/index.ts';
 export * from './nats-auth.ts';
 export * from './metrics.ts';

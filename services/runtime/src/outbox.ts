@@ -147,8 +147,14 @@ export function startOutboxRelay(opts: {
   batch?: number;
   /** a kicked round starts no sooner than this after the previous one started (default 25 ms) */
   minRoundGapMs?: number;
+  /**
+   * false: a row is deleted once published rather than kept OUTBOX_RETENTION_DAYS (the auth service's
+   * account deletions: keeping them would keep the id of someone who asked to be forgotten)
+   */
+  keepPublished?: boolean;
 }): OutboxRelay {
   const { pool, bus, schema, log } = opts;
+  const keep = opts.keepPublished ?? true;
   const bySubject = new Map(opts.events.map((e) => [e.subject, e]));
   const batch = opts.batch ?? 200;
   let stopped = false;
@@ -205,8 +211,9 @@ export function startOutboxRelay(opts: {
           ]);
           log.warn({ err: failed[0]!.error, outboxIds: failed.slice(0, 10).map((f) => f.id), failed: failed.length }, 'outbox publish failed; will retry');
         }
-        // One statement marks the whole round; a crash before it re-publishes these rows (same msgIds, deduplicated).
-        if (done.length > 0) await client.query(`UPDATE "${schema}".outbox SET published_at = clock_timestamp(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [done]);
+        // One statement marks the whole round (or deletes it: keepPublished false); a crash before it re-publishes these rows (same msgIds, deduplicated).
+        if (done.length > 0 && keep) await client.query(`UPDATE "${schema}".outbox SET published_at = clock_timestamp(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [done]);
+        else if (done.length > 0) await client.query(`DELETE FROM "${schema}".outbox WHERE id = ANY($1::uuid[])`, [done]);
         return done.length;
       } finally {
         await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);

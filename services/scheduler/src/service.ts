@@ -1,5 +1,6 @@
 import { cronJobsRpc, cronRunRpc, cronStatusRpc, notificationRequested, TASK_EVENTS_FILTER, updateStatusRpc } from '@tasksvc/proto';
-import { startOutboxRelay, updateCheckOffReason, VERSION, type ServiceDefinition } from '@tasksvc/runtime';
+import { consumeUserDeletion, startOutboxRelay, updateCheckOffReason, userDeletionDurable, VERSION, type ServiceDefinition } from '@tasksvc/runtime';
+import * as schema from './db/schema.ts';
 import { dispatchCron } from './dispatch.ts';
 import { cronMetrics } from './metrics.ts';
 import { consumeReminderSchedules, listenForArmed, REMINDER_CONSUMER, startReminderTimer } from './reminders.ts';
@@ -26,7 +27,7 @@ export function createSchedulerService(opts: SchedulerOptions = {}): ServiceDefi
   return {
     name: 'scheduler',
     migrations: { schema: 'scheduler', dir: new URL('../migrations', import.meta.url).pathname, outboxes: ['scheduler'] },
-    durables: [{ durable: REMINDER_CONSUMER, filter: TASK_EVENTS_FILTER }],
+    durables: [{ durable: REMINDER_CONSUMER, filter: TASK_EVENTS_FILTER }, userDeletionDurable('scheduler')],
     async start({ bus, pool, log, config }) {
       // Large rounds: a dispatch enqueues thousands of rows at once, and each round's SELECT steps
       // over the entries of the rows published before it (until vacuum), so fewer, larger rounds.
@@ -53,6 +54,8 @@ export function createSchedulerService(opts: SchedulerOptions = {}): ServiceDefi
       const timer = startReminderTimer(reminderDeps, { maxSleepMs: opts.reminderMaxSleepMs });
       subs.push(listenForArmed(bus, timer), await consumeReminderSchedules(reminderDeps));
 
+      // a deleted account's reminders stop: what was sent and what is queued for them (tables derived from db/schema.ts)
+      const deletion = await consumeUserDeletion({ bus, pool, log }, 'scheduler', schema, ['scheduler']);
       let poll: NodeJS.Timeout | undefined;
       let first: NodeJS.Timeout | undefined;
       if (offReason === null) {
@@ -68,6 +71,7 @@ export function createSchedulerService(opts: SchedulerOptions = {}): ServiceDefi
           clearInterval(poll);
           for (const s of subs) await s.stop();
           await timer.stop();
+          await deletion.stop();
           await relay.stop();
         },
       };

@@ -1,5 +1,6 @@
 import { davRpc, taskEvents, tasksApi } from '@tasksvc/proto';
-import { startOutboxRelay, type ServiceDefinition, type Subscription } from '@tasksvc/runtime';
+import { consumeUserDeletion, startOutboxRelay, userDeletionDurable, type ServiceDefinition, type Subscription } from '@tasksvc/runtime';
+import * as schema from './db/schema.ts';
 import type { Ctx } from './handlers/common.ts';
 import { CreateBatcher } from './db/create-batcher.ts';
 import { ZoneCache } from './zone-cache.ts';
@@ -15,10 +16,12 @@ import { registerGame } from './game/index.ts';
 import { GAME_OUTBOX_SCHEMA } from './game/unlock.ts';
 import { serveTasksAdminStats } from './admin-stats.ts';
 import { registerImport } from './import/index.ts';
+import { serveUserDataExport } from './handlers/user-data.ts';
 
 export const tasksService: ServiceDefinition = {
   name: 'tasks',
   migrations: { schema: 'tasks', dir: new URL('../migrations', import.meta.url).pathname, outboxes: ['tasks', GAME_OUTBOX_SCHEMA] },
+  durables: [userDeletionDurable('tasks')],
   async start({ bus, pool, log, config }) {
     const relay = startOutboxRelay({ pool, bus, schema: 'tasks', events: Object.values(taskEvents), log });
     const ctx: Ctx = { pool, relay, config, log, zones: new ZoneCache(), creates: new CreateBatcher(pool) };
@@ -66,7 +69,10 @@ export const tasksService: ServiceDefinition = {
       ...registerReminders(bus, ctx),
       serveTasksAdminStats(bus, pool),
       registerImport(bus, ctx),
+      ...serveUserDataExport(bus, ctx),
     ];
+    // an account deleted in the auth service: its rows here go too (tables derived from db/schema.ts)
+    subs.push(await consumeUserDeletion({ bus, pool, log }, 'tasks', schema, ['tasks', GAME_OUTBOX_SCHEMA]));
     // Events committed before a crash are still pending: publish them now rather than at the first poll.
     relay.kick();
     // CalDAV tombstones past their retention go hourly (any replica may do it; the delete is idempotent)

@@ -1,5 +1,6 @@
 import { notificationRequested, TASK_EVENTS_FILTER } from '@tasksvc/proto';
-import { createOutbound, startOutboxRelay, type ServiceDefinition } from '@tasksvc/runtime';
+import { consumeUserDeletion, createOutbound, startOutboxRelay, userDeletionDurable, type ServiceDefinition } from '@tasksvc/runtime';
+import * as schema from './db/schema.ts';
 import { consumeTaskEvents, WEBHOOK_CONSUMER } from './handlers/events.ts';
 import { serveWebhookApi } from './handlers/http.ts';
 import { webhookMetrics } from './metrics.ts';
@@ -9,7 +10,7 @@ import { startDeliveryWorker, type WorkerDeps } from './worker.ts';
 export const webhookService: ServiceDefinition = {
   name: 'webhook',
   migrations: { schema: 'webhook', dir: new URL('../migrations', import.meta.url).pathname, outboxes: ['webhook'] },
-  durables: [{ durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER }],
+  durables: [{ durable: WEBHOOK_CONSUMER, filter: TASK_EVENTS_FILTER }, userDeletionDurable('webhook')],
   async start({ config, bus, pool, log }) {
     const outbound = createOutbound({ allowList: config.OUTBOUND_ALLOW_LIST, userAgent: 'TaskService-Webhooks/1' });
     const relay = startOutboxRelay({ pool, bus, schema: 'webhook', events: [notificationRequested], log });
@@ -17,10 +18,13 @@ export const webhookService: ServiceDefinition = {
     const worker = startDeliveryWorker(deps);
     const api = serveWebhookApi({ ...deps, bus });
     const consumer = await consumeTaskEvents({ bus, pool, onIngested: (hosts) => worker.kick(hosts) });
+    // a deleted account's endpoints go, and with them every delivery still pending (tables derived from db/schema.ts)
+    const deletion = await consumeUserDeletion({ bus, pool, log }, 'webhook', schema, ['webhook']);
     return {
       figures: async () => ({ webhooks: await webhookMetrics.figures() }),
       async stop() {
         await consumer.stop();
+        await deletion.stop();
         for (const s of api) await s.stop();
         await worker.stop();
         await relay.stop();

@@ -124,6 +124,14 @@ export async function history(q: Queryable, userId: string, limit = 50) {
     .from(deliveries).where(eq(deliveries.userId, userId)).orderBy(desc(deliveries.updatedAt), asc(deliveries.id)).limit(limit);
 }
 
+/** Every delivery the user has on record (the log keeps 30 days), oldest first: the export's notification log. */
+export async function notificationLog(q: Queryable, userId: string) {
+  const d = deliveries;
+  return orm(q)
+    .select({ channel: d.channel, title: d.title, tag: d.tag, status: d.status, attempts: d.attempts, error: d.error, test: d.test, createdAt: d.createdAt })
+    .from(deliveries).where(eq(deliveries.userId, userId)).orderBy(asc(deliveries.createdAt), asc(deliveries.id));
+}
+
 /** Keep the dedupe keys for 30 days (redeliveries come far sooner), then drop them. */
 export async function pruneDeliveries(q: Queryable): Promise<void> {
   await orm(q)

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   AppError,
   channelConfigInput,
+  exportNotificationsRpc,
   issuesFromZod,
   NOTIFICATION_CHANNEL_TYPES,
   notifyApi,
@@ -18,6 +19,7 @@ import {
   deletePushSubscription,
   getChannel,
   history,
+  notificationLog,
   listChannels,
   listPushSubscriptions,
   upsertChannel,
@@ -72,6 +74,15 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
   const devicesOf = async (userId: string) => (await listPushSubscriptions(pool, userId)).length;
 
   return [
+    // the user's export: settings that are not secrets, the names of the secrets set, devices by host, the log
+    bus.serve(exportNotificationsRpc, async ({ userId }) => {
+      const [rows, subs, log] = await Promise.all([listChannels(pool, userId), listPushSubscriptions(pool, userId), notificationLog(pool, userId)]);
+      return {
+        channels: rows.map((r) => ({ type: r.type, enabled: r.enabled, config: r.config, secretsSet: r.secretFields, updatedAt: r.updatedAt.toISOString() })),
+        pushDevices: subs.map((r) => ({ endpointHost: subscriptionView(r).endpointHost, userAgent: r.userAgent, createdAt: r.createdAt.toISOString() })),
+        log: log.map((d) => ({ channel: d.channel, title: d.title, tag: d.tag, status: d.status, attempts: d.attempts, error: d.error, test: d.test, createdAt: d.createdAt.toISOString() })),
+      };
+    }),
     bus.serve(notifyApi.channels.rpc, async ({ user }) => {
       const me = caller(user);
       const rows = new Map((await listChannels(pool, me.id)).map((r) => [r.type, r]));

@@ -197,7 +197,7 @@ export function taskToVtodo(task: VtodoSource, ctx: VtodoContext): ICAL.Componen
 const isParentLink = (p: ICAL.Property) => p.name === 'related-to' && String(p.getParameter('reltype') ?? 'PARENT').toUpperCase() === 'PARENT';
 
 /** TZIDs a component's properties name. */
-function tzidsOf(comp: ICAL.Component, into = new Set<string>()): Set<string> {
+export function tzidsOf(comp: ICAL.Component, into = new Set<string>()): Set<string> {
   for (const p of comp.getAllProperties()) {
     const tzid = p.getParameter('tzid');
     if (typeof tzid === 'string') into.add(tzid);

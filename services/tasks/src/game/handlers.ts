@@ -169,7 +169,7 @@ const REMINDERS = {
   morningBriefing: ['morningBriefingEnabled', 'morningBriefingTime'],
 } as const satisfies Record<string, readonly [keyof ProfileColumns, keyof ProfileColumns]>;
 
-function notificationSettings(p: ProfileRow) {
+export function notificationSettings(p: ProfileRow) {
   const reminder = ([enabled, time]: (typeof REMINDERS)[keyof typeof REMINDERS]) => ({ enabled: p[enabled], time: p[time] });
   return {
     enabled: p.notificationEnabled,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, MAX_WEBHOOK_ENDPOINTS, taskEvent, webhookApi, type Identity, type TaskEventPayload } from '@tasksvc/proto';
+import { AppError, exportWebhooksRpc, MAX_WEBHOOK_ENDPOINTS, taskEvent, webhookApi, type Identity, type TaskEventPayload } from '@tasksvc/proto';
 import { encryptSecret, inTransaction, OutboundError, type Bus, type Config, type Outbound, type Pool, type Subscription } from '@tasksvc/runtime';
 import { deliveryView, getDelivery, insertTestDelivery, listDeliveries, requeue, type ClaimedDelivery } from '../db/deliveries.ts';
 import { deleteEndpoint, endpointView, getEndpoint, insertEndpoint, listEndpoints, updateEndpoint } from '../db/endpoints.ts';
@@ -47,6 +47,8 @@ export function serveWebhookApi(deps: WorkerDeps & { bus: Bus; pool: Pool }): Su
 
   return [
     bus.serve(webhookApi.list.rpc, async ({ user }) => ({ webhooks: (await listEndpoints(pool, caller(user))).map(endpointView), limit: MAX_WEBHOOK_ENDPOINTS })),
+    // the user's export (the endpoint as the API shows it: the secret only as hasSecret)
+    bus.serve(exportWebhooksRpc, async ({ userId }) => ({ webhooks: (await listEndpoints(pool, userId)).map(endpointView) })),
     bus.serve(webhookApi.create.rpc, async ({ user, body }) => {
       const userId = caller(user);
       const url = await checkUrl(outbound, body.url);
