@@ -111,9 +111,11 @@ todos = [c for c in cal.walk('VTODO')]
 print(json.dumps({
   'zones': [str(z['TZID']) for z in cal.walk('VTIMEZONE')],
   'todos': [{'summary': str(t['SUMMARY']), 'status': str(t.get('STATUS')), 'priority': int(t['PRIORITY']), 'rrule': t['RRULE'].to_ical().decode() if 'RRULE' in t else None,
-             'categories': [str(c) for c in t['CATEGORIES'].cats] if 'CATEGORIES' in t else [], 'due': t['DUE'].to_ical().decode() if 'DUE' in t else None} for t in todos]}))
+             'categories': [str(c) for c in t['CATEGORIES'].cats] if 'CATEGORIES' in t else [], 'due': t['DUE'].to_ical().decode() if 'DUE' in t else None,
+             'tzid': t['DUE'].params.get('TZID') if 'DUE' in t else None, 'uid': str(t['UID']), 'related': str(t['RELATED-TO']) if 'RELATED-TO' in t else None} for t in todos]}))
 `;
-    const read = JSON.parse(execFileSync(PYTHON, ['-c', script], { input: ics, encoding: 'utf8' })) as { zones: string[]; todos: { summary: string; status: string; priority: number; rrule: string | null; categories: string[]; due: string | null }[] };
+    type Todo = { summary: string; status: string; priority: number; rrule: string | null; categories: string[]; due: string | null; tzid: string | null; uid: string; related: string | null };
+    const read = JSON.parse(execFileSync(PYTHON, ['-c', script], { input: ics, encoding: 'utf8' })) as { zones: string[]; todos: Todo[] };
     expect(read.todos).toHaveLength(alice.taskIds.length);
     expect(read.zones).toContain('Europe/Berlin');
     const plants = read.todos.find((t) => t.summary === 'Water the plants')!;
@@ -123,6 +125,9 @@ print(json.dumps({
     const taxes = read.todos.find((t) => t.summary === 'File taxes')!;
     expect(taxes).toMatchObject({ status: 'COMPLETED', priority: 1, due: '20260531' });
     expect(read.todos.find((t) => t.summary === 'Someday: learn the cello')).toMatchObject({ priority: 9, status: 'NEEDS-ACTION' });
+    // a subtask names its parent, and its time of day is in the user's zone
+    const trip = read.todos.find((t) => t.summary === 'Plan the trip')!;
+    expect(read.todos.find((t) => t.summary === 'Book the train')).toMatchObject({ related: trip.uid, due: '20260401T183000', tzid: 'Europe/Berlin' });
   });
 
   it(`allows ${EXPORTS_PER_HOUR} exports per hour per user (JSON and .ics together), then 429 with Retry-After`, async () => {

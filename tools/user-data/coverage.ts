@@ -26,6 +26,7 @@ export const EXPORT_COVERAGE: Record<string, Coverage> = {
   'tasks.user_achievements': { exported: 'game.achievements', entries: (d) => d.game.achievements.length },
   'tasks.wishlist_items': { exported: 'game.wishlist', entries: (d) => d.game.wishlist.length },
   'tasks.energy_checkins': { exported: 'game.energyCheckins', entries: (d) => d.game.energyCheckins.length },
+  'tasks.reminder_action_uses': { excluded: 'spent one-time links of reminder notifications (Done / Snooze 1 h), pruned once the links have expired' },
   'notifier.channels': { exported: 'notifications.channels', entries: (d) => d.notifications.channels.length },
   'notifier.push_subscriptions': { exported: 'notifications.pushDevices', entries: (d) => d.notifications.pushDevices.length },
   'notifier.deliveries': { exported: 'notifications.log', entries: (d) => d.notifications.log.length },

@@ -9,6 +9,7 @@ import { SESSION_COOKIE } from '@tasksvc/auth/domain/cookies.ts';
 import { orm, type Pool } from '@tasksvc/runtime';
 import * as n from '@tasksvc/notifier/db/schema.ts';
 import * as s from '@tasksvc/scheduler/db/schema.ts';
+import * as t from '@tasksvc/tasks/db/schema.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { until } from '../testenv/wait.ts';
 import { userRowCounts } from './tables.ts';
@@ -82,7 +83,9 @@ export async function seedUserEverywhere(sys: { url: string; pool: Pool; authSec
   await make({ title: 'Water the plants', type: 'RECURRING', recurrenceType: 'WEEKDAY', recurrenceWeekdays: [0, 3], recurrenceFixed: true, dueDate: '2026-03-02', topicId: topic.topic.id, notes: 'Both balconies — ümlauts too' });
   await make({ title: 'File taxes', priority: 'HIGH', dueDate: '2026-05-31', estimatedMinutes: 90 });
   await make({ title: 'Someday: learn the cello', priority: 'SOMEDAY' });
-  for (let i = 3; i < (opts.tasks ?? 3); i++) await make({ title: `Task ${i}` });
+  await make({ title: 'Plan the trip', topicId: topic.topic.id });
+  await make({ title: 'Book the train', parentId: taskIds[3], topicId: topic.topic.id, dueDate: '2026-04-01', dueTime: '18:30' });
+  for (let i = taskIds.length; i < (opts.tasks ?? 0); i++) await make({ title: `Task ${i}` });
   await ok('GET', '/api/daily-quest');
   await ok('POST', `/api/tasks/${taskIds[0]}/complete`, {});
   await ok('POST', `/api/tasks/${taskIds[1]}/complete`, {});
@@ -109,6 +112,7 @@ export async function seedUserEverywhere(sys: { url: string; pool: Pool; authSec
   await db.insert(a.secondFactorAttempts).values({ userId, windowStart: new Date(), attempts: 1 });
   // a push subscription is only sent to with VAPID keys (the test systems have none): no traffic
   await db.insert(n.pushSubscriptions).values({ id: randomUUID(), userId, endpoint: 'http://127.0.0.1:9/push/device', p256dh: 'p'.repeat(87), auth: 'a'.repeat(22), userAgent: 'seed' });
+  await db.insert(t.reminderActionUses).values({ nonce: randomBytes(16).toString('base64url'), userId, taskId: taskIds[1]!, action: 'done' });
   await db.insert(s.cronSent).values({ dedupeKey: `streak:${userId}:2026-03-01`, job: 'streak-reminder', bucket: new Date('2026-03-01T19:00:00Z'), userId });
 
   // the webhook service ingests the task events on its own time

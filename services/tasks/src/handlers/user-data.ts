@@ -2,7 +2,7 @@ import { exportCompletionsPageRpc, exportIcsHeadRpc, exportIcsPageRpc, exportTas
 import { jsonView, type Bus, type Subscription } from '@tasksvc/runtime';
 import { ensureProfile } from '../db/profiles.ts';
 import { completionPage, exportCounts, taskPage, topicTitles, userRecords } from '../db/user-data.ts';
-import { newCalendar } from '../domain/icalendar.ts';
+import { newCalendar, taskUid } from '../domain/icalendar.ts';
 import { taskToVtodo, tzidsOf, vtimezone } from '../domain/vtodo.ts';
 import { ACHIEVEMENT_BY_KEY } from '../game/domain/achievements.ts';
 import { levelForCoins } from '../game/domain/levels.ts';
@@ -91,7 +91,7 @@ export function serveUserDataExport(bus: Bus, ctx: Ctx): Subscription[] {
     bus.serve(exportIcsPageRpc, async ({ userId, after, limit, zonesWritten }) => {
       const [p, page, titles] = await Promise.all([ensureProfile(pool, userId), taskPage(pool, userId, after, limit), topicTitles(pool, userId)]);
       // each task's VTODO through THE mapper (domain/vtodo.ts), as text
-      const todos = page.rows.map((t) => taskToVtodo(t, { timezone: p.timezone, topicTitle: t.topicId ? (titles.get(t.topicId) ?? null) : null }));
+      const todos = page.rows.map((t) => taskToVtodo(t, { timezone: p.timezone, topicTitle: t.topicId ? (titles.get(t.topicId) ?? null) : null, parentUid: t.parentId ? taskUid(t.parentId) : null }));
       const texts = todos.map((v) => `${v.toString()}\r\n`);
       const { taken, next } = fit(texts, page.cursors, limit, (t) => t.length);
       // a zone a VTODO names that no earlier page (nor the head) has written gets its VTIMEZONE here (RFC 5545 wants one per TZID, in any order)
