@@ -124,7 +124,9 @@ print(json.dumps({
     expect(plants.categories).toEqual(['Home']);
     const taxes = read.todos.find((t) => t.summary === 'File taxes')!;
     expect(taxes).toMatchObject({ status: 'COMPLETED', priority: 1, due: '20260531' });
-    expect(read.todos.find((t) => t.summary === 'Someday: learn the cello')).toMatchObject({ priority: 9, status: 'NEEDS-ACTION' });
+    // a task a CalDAV client wrote keeps the client's UID
+    expect(read.todos.find((t) => t.summary === 'Someday: learn the cello')).toMatchObject({ priority: 9, status: 'NEEDS-ACTION', uid: `client-uid-${alice.userId}` });
+    expect(ics).toMatch(/^X-CLIENT-FLAG(;VALUE=TEXT)?:kept\r$/m);
     // a subtask names its parent, and its time of day is in the user's zone
     const trip = read.todos.find((t) => t.summary === 'Plan the trip')!;
     expect(read.todos.find((t) => t.summary === 'Book the train')).toMatchObject({ related: trip.uid, due: '20260401T183000', tzid: 'Europe/Berlin' });

@@ -113,6 +113,13 @@ export async function seedUserEverywhere(sys: { url: string; pool: Pool; authSec
   // a push subscription is only sent to with VAPID keys (the test systems have none): no traffic
   await db.insert(n.pushSubscriptions).values({ id: randomUUID(), userId, endpoint: 'http://127.0.0.1:9/push/device', p256dh: 'p'.repeat(87), auth: 'a'.repeat(22), userAgent: 'seed' });
   await db.insert(t.reminderActionUses).values({ nonce: randomBytes(16).toString('base64url'), userId, taskId: taskIds[1]!, action: 'done' });
+  // a task as a CalDAV client wrote it, a sync record of a deleted one, and an import's traces
+  await db.insert(t.caldavObjects).values({ taskId: taskIds[2]!, userId, name: 'cello.ics', uid: `client-uid-${userId}`, kept: { props: [['x-client-flag', {}, 'text', 'kept']], components: [] } });
+  await db.insert(t.caldavTombstones).values({ userId, topicId: null, name: 'gone.ics' });
+  const importId = randomUUID();
+  await db.insert(t.imports).values({ id: importId, userId, status: 'done', format: 'todoist-csv', fileName: 'todoist.csv', bytes: 10, sha256: 'a'.repeat(64), referenceDate: '2026-03-01', timeZone: 'Europe/Berlin', planDigest: 'b'.repeat(64), preview: {}, expiresAt: new Date(Date.now() + 86_400_000) });
+  await db.insert(t.importChunks).values({ importId, userId, seq: 0, data: Buffer.from('TYPE,CONTENT\n') });
+  await db.insert(t.importSources).values({ userId, sourceKey: `todoist:${importId}`, kind: 'task', targetId: taskIds[2]!, importId });
   await db.insert(s.cronSent).values({ dedupeKey: `streak:${userId}:2026-03-01`, job: 'streak-reminder', bucket: new Date('2026-03-01T19:00:00Z'), userId });
 
   // the webhook service ingests the task events on its own time

@@ -1,7 +1,7 @@
 import { AppError } from '@tasksvc/proto';
 import { jsonView, orm, type JsonView, type Queryable } from '@tasksvc/runtime';
-import { asc, eq, getTableColumns, sql } from 'drizzle-orm';
-import { dailyQuests, energyCheckins, questPostponements, taskCompletions, tasks, topics, userAchievements, wishlistItems } from './schema.ts';
+import { and, asc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
+import { caldavObjects, dailyQuests, energyCheckins, questPostponements, taskCompletions, tasks, topics, userAchievements, wishlistItems } from './schema.ts';
 
 /**
  * Reads for the user's export (GET /api/user/export): everything of one user, the tasks and their
@@ -71,6 +71,16 @@ export async function exportCounts(q: Queryable, userId: string): Promise<{ task
     })
     .from(sql`(SELECT 1) one`);
   return row ?? { tasks: 0, completions: 0 };
+}
+
+/** What CalDAV clients gave these tasks (their UID and properties), by task id: the .ics export writes them back. */
+export async function caldavObjectsOf(q: Queryable, userId: string, taskIds: string[]): Promise<Map<string, { uid: string; kept: (typeof caldavObjects.$inferSelect)['kept'] }>> {
+  if (taskIds.length === 0) return new Map();
+  const rows = await orm(q)
+    .select({ taskId: caldavObjects.taskId, uid: caldavObjects.uid, kept: caldavObjects.kept })
+    .from(caldavObjects)
+    .where(and(eq(caldavObjects.userId, userId), inArray(caldavObjects.taskId, taskIds)));
+  return new Map(rows.map((r) => [r.taskId, { uid: r.uid, kept: r.kept }]));
 }
 
 /** Topic titles by id (a VTODO's CATEGORIES). */

@@ -1,7 +1,7 @@
 import { exportCompletionsPageRpc, exportIcsHeadRpc, exportIcsPageRpc, exportTasksPageRpc, exportTasksPartRpc } from '@tasksvc/proto';
 import { jsonView, type Bus, type Subscription } from '@tasksvc/runtime';
 import { ensureProfile } from '../db/profiles.ts';
-import { completionPage, exportCounts, taskPage, topicTitles, userRecords } from '../db/user-data.ts';
+import { caldavObjectsOf, completionPage, exportCounts, taskPage, topicTitles, userRecords } from '../db/user-data.ts';
 import { newCalendar, taskUid } from '../domain/icalendar.ts';
 import { taskToVtodo, tzidsOf, vtimezone } from '../domain/vtodo.ts';
 import { ACHIEVEMENT_BY_KEY } from '../game/domain/achievements.ts';
@@ -90,8 +90,13 @@ export function serveUserDataExport(bus: Bus, ctx: Ctx): Subscription[] {
     }),
     bus.serve(exportIcsPageRpc, async ({ userId, after, limit, zonesWritten }) => {
       const [p, page, titles] = await Promise.all([ensureProfile(pool, userId), taskPage(pool, userId, after, limit), topicTitles(pool, userId)]);
-      // each task's VTODO through THE mapper (domain/vtodo.ts), as text
-      const todos = page.rows.map((t) => taskToVtodo(t, { timezone: p.timezone, topicTitle: t.topicId ? (titles.get(t.topicId) ?? null) : null, parentUid: t.parentId ? taskUid(t.parentId) : null }));
+      // each task's VTODO through THE mapper (domain/vtodo.ts), as text, with the UID and properties a CalDAV client gave it
+      const ids = page.rows.flatMap((t) => (t.parentId ? [t.id, t.parentId] : [t.id]));
+      const objects = await caldavObjectsOf(pool, userId, [...new Set(ids)]);
+      const uidOf = (id: string) => objects.get(id)?.uid ?? taskUid(id);
+      const todos = page.rows.map((t) =>
+        taskToVtodo(t, { timezone: p.timezone, topicTitle: t.topicId ? (titles.get(t.topicId) ?? null) : null, parentUid: t.parentId ? uidOf(t.parentId) : null, uid: uidOf(t.id), kept: objects.get(t.id)?.kept ?? null }),
+      );
       const texts = todos.map((v) => `${v.toString()}\r\n`);
       const { taken, next } = fit(texts, page.cursors, limit, (t) => t.length);
       // a zone a VTODO names that no earlier page (nor the head) has written gets its VTIMEZONE here (RFC 5545 wants one per TZID, in any order)
