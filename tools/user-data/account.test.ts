@@ -129,7 +129,7 @@ print(json.dumps({
     expect(ics).toMatch(/^X-CLIENT-FLAG(;VALUE=TEXT)?:kept\r$/m);
     // a subtask names its parent, and its time of day is in the user's zone
     const trip = read.todos.find((t) => t.summary === 'Plan the trip')!;
-    expect(read.todos.find((t) => t.summary === 'Book the train')).toMatchObject({ related: trip.uid, due: '20260401T183000', tzid: 'Europe/Berlin' });
+    expect(read.todos.find((t) => t.summary === 'Book the train')).toMatchObject({ related: trip.uid, due: '20270401T183000', tzid: 'Europe/Berlin' });
   });
 
   it(`allows ${EXPORTS_PER_HOUR} exports per hour per user (JSON and .ics together), then 429 with Retry-After`, async () => {

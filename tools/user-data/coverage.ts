@@ -39,5 +39,7 @@ export const EXPORT_COVERAGE: Record<string, Coverage> = {
   'webhook.events': { excluded: 'copies of task events kept for their webhook deliveries (the tasks themselves are exported)' },
   'webhook.deliveries': { excluded: 'delivery attempts of task events to the webhook endpoints (each endpoint is exported)' },
   'scheduler.cron_sent': { excluded: 'which reminder went out when (the keys that keep a reminder from going out twice)' },
+  'scheduler.reminder_queue': { excluded: 'reminders of tasks queued to fire, and which fired (the reminders are exported with their tasks)' },
+  'gateway.idempotency_keys': { excluded: 'replies to requests sent with an Idempotency-Key, kept a day so a retried request gets the same answer' },
   'gateway.rate_limits': { excluded: 'request counters of the rate limits' },
 };

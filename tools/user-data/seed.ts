@@ -49,7 +49,7 @@ export interface SeededUser {
   taskIds: string[];
 }
 
-type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: unknown }>;
+type Call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; json: unknown }>;
 
 /**
  * A user with rows in every table that holds a user's id (tables.ts derives the list), made through
@@ -62,10 +62,10 @@ export async function seedUserEverywhere(sys: { url: string; pool: Pool; authSec
   const { pool } = sys;
   const user = await createUserWithApiKey(pool, { email: `seed-${randomUUID().slice(0, 8)}@example.test` });
   const { userId } = user;
-  const call: Call = async (method, path, body) => {
+  const call: Call = async (method, path, body, extra: Record<string, string> = {}) => {
     const res = await fetch(`${sys.url}${path}`, {
       method,
-      headers: { authorization: user.authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: user.authorization, ...extra, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -84,14 +84,15 @@ export async function seedUserEverywhere(sys: { url: string; pool: Pool; authSec
   await make({ title: 'File taxes', priority: 'HIGH', dueDate: '2026-05-31', estimatedMinutes: 90 });
   await make({ title: 'Someday: learn the cello', priority: 'SOMEDAY' });
   await make({ title: 'Plan the trip', topicId: topic.topic.id });
-  await make({ title: 'Book the train', parentId: taskIds[3], topicId: topic.topic.id, dueDate: '2026-04-01', dueTime: '18:30' });
+  await make({ title: 'Book the train', parentId: taskIds[3], topicId: topic.topic.id, dueDate: '2027-04-01', dueTime: '18:30', reminders: [{ beforeDueMinutes: 30 }] });
   for (let i = taskIds.length; i < (opts.tasks ?? 0); i++) await make({ title: `Task ${i}` });
   await ok('GET', '/api/daily-quest');
   await ok('POST', `/api/tasks/${taskIds[0]}/complete`, {});
   await ok('POST', `/api/tasks/${taskIds[1]}/complete`, {});
   await ok('POST', `/api/tasks/${taskIds[2]}/postpone`, {});
   await ok('POST', '/api/energy-checkin', { level: 'HIGH' });
-  await ok('POST', '/api/wishlist', { title: 'New headphones', price: 500 });
+  // sent with an Idempotency-Key, as a client that retries would
+  await call('POST', '/api/wishlist', { title: 'New headphones', price: 500 }, { 'idempotency-key': `seed-${userId}` });
   await ok('PUT', '/api/settings/vacation-mode', { active: true, endDate: '2999-01-01' });
   await ok('PUT', '/api/settings/notifications', { enabled: true, time: '08:30' });
 
