@@ -1,4 +1,5 @@
 import { createResource, For, Show, type JSX } from 'solid-js';
+import { lastGood, refetchOnReconnect } from '../lib/connection.ts';
 import { get, post } from '../lib/api.ts';
 import { refreshGame } from '../lib/game.ts';
 import type { EnergyCheckinReply } from '../lib/types.ts';
@@ -11,7 +12,10 @@ const LEVELS = [
 
 /** One tap a day: today's energy, which the daily quest matches (and a 7-day check-in streak). */
 export function EnergyCheckin(): JSX.Element {
-  const [state, { mutate }] = createResource(() => get<EnergyCheckinReply>('/api/energy-checkin'));
+  const [stateRes, { mutate, refetch }] = createResource(() => get<EnergyCheckinReply>('/api/energy-checkin'));
+  // Offline: the last check-in stays shown, and it loads again when back.
+  const state = lastGood(stateRes);
+  refetchOnReconnect(refetch);
   async function check(level: (typeof LEVELS)[number]['level']) {
     mutate(await post<EnergyCheckinReply>('/api/energy-checkin', { level }));
     refreshGame();
@@ -22,14 +26,14 @@ export function EnergyCheckin(): JSX.Element {
       <div class="row" role="group" aria-label="How much energy do you have today?">
         <For each={LEVELS}>
           {(l) => (
-            <button type="button" class="small" aria-pressed={state.latest?.today?.level === l.level} onClick={() => void check(l.level)}>
+            <button type="button" class="small" aria-pressed={state()?.today?.level === l.level} onClick={() => void check(l.level)}>
               {l.label}
             </button>
           )}
         </For>
       </div>
       <p class="small muted" style={{ margin: '0.5rem 0 0' }}>
-        <Show when={state.latest} fallback="The daily quest prefers tasks that match your energy.">
+        <Show when={state()} fallback="The daily quest prefers tasks that match your energy.">
           {(s) => <>{s().today ? `Checked in: ${s().today!.level.toLowerCase()}. ${s().streak}-day check-in streak.` : 'Not checked in yet today. The daily quest prefers tasks that match your energy.'}</>}
         </Show>
       </p>

@@ -2,6 +2,7 @@ import { A } from '@solidjs/router';
 import { createResource, Show, type JSX } from 'solid-js';
 import { Icon } from './icons.tsx';
 import { ApiError, del, get, post } from '../lib/api.ts';
+import { lastGood, refetchOnReconnect } from '../lib/connection.ts';
 import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
 import { toast, toastError } from '../lib/toast.ts';
 import type { CompleteTaskReply, DailyQuestReply } from '../lib/types.ts';
@@ -17,7 +18,10 @@ const TIER: Record<string, string> = {
 
 /** Today's daily quest: complete it, postpone it to tomorrow (with undo), or roll a different one. */
 export function QuestCard(props: { onChange: () => void }): JSX.Element {
-  const [quest, { refetch, mutate }] = createResource(() => get<DailyQuestReply>('/api/daily-quest'));
+  const [questRes, { refetch, mutate }] = createResource(() => get<DailyQuestReply>('/api/daily-quest'));
+  // Offline: the last quest stays shown (a failed refetch never throws into Today), and it loads again when back.
+  const quest = lastGood(questRes);
+  refetchOnReconnect(refetch);
   const after = (msg: string, action?: { label: string; run: () => void }) => {
     refreshGame();
     props.onChange();
@@ -62,25 +66,25 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
       <h2 id="quest-h">
         <Icon name="star" /> Daily quest
       </h2>
-      <Show when={quest() || !quest.loading} fallback={<Spinner />}>
-        <Show when={!quest.error} fallback={<p class="muted">{(quest.error as Error)?.message}</p>}>
+      <Show when={quest() || !questRes.loading} fallback={<Spinner />}>
+        <Show when={quest() || !questRes.error} fallback={<p class="muted">{(questRes.error as Error)?.message}</p>}>
           <Show when={quest()?.quest} fallback={<p class="muted">No quest today: add a task and the quest picks one of your open tasks.</p>}>
             {(t) => (
               <>
                 <p class="quest-title" data-testid="quest-title">
-                  {t().title}
+                  {t()?.title}
                 </p>
-                <Show when={quest()!.tier}>
+                <Show when={quest()?.tier}>
                   <p class="small muted" style={{ 'margin-top': '-0.5rem' }}>
-                    {TIER[quest()!.tier!] ?? quest()!.tier}
+                    {TIER[quest()?.tier ?? ''] ?? quest()?.tier}
                   </p>
                 </Show>
                 <Show
-                  when={!quest()!.completed}
+                  when={!quest()?.completed}
                   fallback={
                     <div class="banner ok row between" data-testid="quest-done" tabindex="-1" ref={done}>
                       <span role="status">Quest complete! See you tomorrow.</span>
-                      <button type="button" class="small" aria-label={`Undo completing the quest "${t().title}"`} onClick={() => void undoComplete(t().id)}>
+                      <button type="button" class="small" aria-label={`Undo completing the quest "${t()?.title}"`} onClick={() => void undoComplete(t().id)}>
                         Undo
                       </button>
                     </div>
@@ -90,13 +94,13 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
                     <AsyncButton class="primary" data-quest-complete action={() => complete(t().id)}>
                       Complete
                     </AsyncButton>
-                    <AsyncButton action={postpone} disabled={quest()!.postponesToday >= quest()!.postponeLimit}>
+                    <AsyncButton action={postpone} disabled={(quest()?.postponesToday ?? 0) >= (quest()?.postponeLimit ?? 0)}>
                       Postpone
                     </AsyncButton>
                     <AsyncButton action={async () => (mutate(await post<DailyQuestReply>('/api/daily-quest')), after('New quest rolled'))}>Re-roll</AsyncButton>
                   </div>
                   <p class="small muted" style={{ 'margin-top': '0.5rem' }}>
-                    Postponed today: {quest()!.postponesToday} of {quest()!.postponeLimit}
+                    Postponed today: {quest()?.postponesToday} of {quest()?.postponeLimit}
                   </p>
                 </Show>
               </>

@@ -1,9 +1,10 @@
 import { A, useLocation } from '@solidjs/router';
-import { createEffect, ErrorBoundary, For, on, Show, Suspense, type JSX } from 'solid-js';
+import { createEffect, ErrorBoundary, For, on, onCleanup, Show, Suspense, type JSX } from 'solid-js';
 import { Icon, type IconName } from './icons.tsx';
 import { session, signOut } from '../lib/session.ts';
 import { setTheme, theme, type Theme } from '../lib/theme.ts';
 import { dismiss, holdToast, runToastAction, toasts } from '../lib/toast.ts';
+import { connection } from '../lib/connection.ts';
 import { gameStats } from '../lib/game.ts';
 import { ConfirmDialog } from './ConfirmDialog.tsx';
 import { cssHeight, ErrorScreen, Spinner } from './ui.tsx';
@@ -36,6 +37,8 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
   // Going elsewhere clears a failed screen.
   let resetScreen: (() => void) | undefined;
   createEffect(on(() => location.pathname, () => resetScreen?.(), { defer: true }));
+  // Back online: a screen that failed for want of a network loads again by itself.
+  onCleanup(connection.onReconnect(() => resetScreen?.()));
   return (
     <>
       <header class="topbar">
@@ -86,6 +89,11 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
         </button>
       </header>
       <main class="main" id="main" tabindex="-1">
+        <Show when={!connection.online()}>
+          <div class="banner info" role="status" data-testid="offline-banner">
+            You are offline. What you see was loaded before; changes need the connection. The app picks up again by itself when it is back.
+          </div>
+        </Show>
         {/* A screen that fails (its chunk did not load, offline) keeps the navigation around it. */}
         <ErrorBoundary
           fallback={(err, reset) => {

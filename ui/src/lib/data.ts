@@ -1,5 +1,6 @@
 import { createMemo, createResource, createRoot } from 'solid-js';
 import { get } from './api.ts';
+import { connection, lastGood } from './connection.ts';
 import { session } from './session.ts';
 import { todayIn } from './dates.ts';
 import { isDeleted } from './undoable-delete.ts';
@@ -13,9 +14,18 @@ import type { Profile, Topic } from './types.ts';
 export const shared = createRoot(() => {
   const [profileRes, { refetch: refetchProfile }] = createResource(session.ready, async () => (await get<{ profile: Profile }>('/api/settings/profile')).profile, { initialValue: undefined as Profile | undefined });
   const [topicsRes, { refetch: refetchTopics }] = createResource(session.ready, async () => (await get<{ topics: Topic[] }>('/api/topics')).topics, { initialValue: undefined as Topic[] | undefined });
-  const profile = () => profileRes.latest;
+  const profile = lastGood(profileRes);
+  const topicList = lastGood(topicsRes);
   // A topic deleted with Undo pending is gone from every list and picker already.
-  const topics = () => topicsRes.latest?.filter((t) => !isDeleted(t.id));
+  const topics = () => topicList()?.filter((t) => !isDeleted(t.id));
+  // Back online: whatever failed meanwhile is fetched again (the last values stay shown until then).
+  connection.onReconnect(() => {
+    if (session.me.error) void session.refetch();
+    if (session.ready()) {
+      void refetchProfile();
+      void refetchTopics();
+    }
+  });
   const timezone = createMemo(() => profile()?.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone);
   /** today's calendar date in the user's configured timezone */
   const today = createMemo(() => todayIn(timezone()));

@@ -1,5 +1,6 @@
 import { createResource, createRoot } from 'solid-js';
 import { ApiError, get } from './api.ts';
+import { connection, lastGood } from './connection.ts';
 import { session } from './session.ts';
 import { toast } from './toast.ts';
 import type { AchievementsReply, StatsReply } from './types.ts';
@@ -43,10 +44,11 @@ const shared = createRoot(() => {
       throw err;
     }
   }, { initialValue: undefined });
-  return { stats, refetch };
+  connection.onReconnect(() => session.ready() && void refetch());
+  return { stats: lastGood(stats), refetch };
 });
 
-export const gameStats = () => shared.stats.latest;
+export const gameStats = () => shared.stats();
 export const refreshGame = () => void shared.refetch();
 
 /**

@@ -4,6 +4,7 @@ import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { addDays, formatDate } from '../lib/dates.ts';
 import { refreshGame } from '../lib/game.ts';
+import { lastGood, refetchOnReconnect } from '../lib/connection.ts';
 import { session } from '../lib/session.ts';
 import type { Task } from '../lib/types.ts';
 import { isDeleted } from '../lib/undoable-delete.ts';
@@ -29,7 +30,10 @@ export default function Dashboard(): JSX.Element {
     async (t, { value, refetching }: ResourceFetcherInfo<Task[]>) => keepJustCompleted(refetching ? value : undefined, (await get<{ tasks: Task[] }>(`/api/tasks${qs({ completed: false, dueBefore: t, snoozed: false, limit: 200 })}`)).tasks),
     { storage: reconciled },
   );
-  const open = () => (due.latest ?? []).filter((t) => !isDeleted(t.id));
+  // Offline: the last list stays (a failed refetch never throws into the page), and it loads again when back.
+  const dueNow = lastGood(due);
+  refetchOnReconnect(refetch);
+  const open = () => (dueNow() ?? []).filter((t) => !isDeleted(t.id));
   const overdue = createMemo(() => open().filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate)! < today()));
   const dueToday = createMemo(() => open().filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate) === today()));
   const changed = () => {
@@ -66,7 +70,7 @@ export default function Dashboard(): JSX.Element {
         {/* Morning-briefing style summary: the same facts the 08:00 notification carries. */}
         <section class="card" aria-labelledby="brief-h" data-testid="briefing">
           <h2 id="brief-h">Your day</h2>
-          <Show when={due.latest !== undefined} fallback={<Spinner />}>
+          <Show when={dueNow() !== undefined} fallback={due.error ? <p class="muted" style={{ margin: 0 }}>Not loaded: the server cannot be reached.</p> : <Spinner />}>
             <p style={{ margin: 0 }}>
               {dueToday().length === 0 && overdue().length === 0
                 ? 'Nothing is due today. '
@@ -79,7 +83,7 @@ export default function Dashboard(): JSX.Element {
           <StreakCard />
           <EnergyCheckin />
         </div>
-        <Show when={!due.error} fallback={<ErrorBanner error={due.error} />}>
+        <Show when={!due.error || dueNow() !== undefined} fallback={<ErrorBanner error={due.error} />}>
           <Show when={overdue().length > 0}>
             <section class="card" aria-labelledby="overdue-h">
               <h2 id="overdue-h">Overdue</h2>
@@ -93,7 +97,7 @@ export default function Dashboard(): JSX.Element {
                 All tasks →
               </A>
             </div>
-            <Show when={due.latest !== undefined} fallback={<Spinner />}>
+            <Show when={dueNow() !== undefined} fallback={<Spinner />}>
               <TaskList label="Tasks due today" tasks={dueToday()} today={today()} topics={shared.topics() ?? []} actions={actions} empty={<>Nothing due today. Plan tomorrow ({formatDate(addDays(today(), 1))}) on the Tasks page.</>} />
             </Show>
           </section>
