@@ -1,5 +1,6 @@
 import { createMemo, createSignal, For, Index, Show, type JSX } from 'solid-js';
 import { startSchedule, upcoming, validateRule, type RecurrenceRule, type RecurrenceType } from '../../../proto/src/calendar/recurrence.ts';
+import { MAX_REMINDERS, type Reminder } from '../../../proto/src/calendar/reminders.ts';
 import { ApiError, patch, post } from '../lib/api.ts';
 import { formatDate } from '../lib/dates.ts';
 import { errorText } from '../lib/toast.ts';
@@ -107,6 +108,90 @@ export function RecurrenceEditor(props: { rule: RecurrenceRule; start: string; o
   );
 }
 
+/** Offsets the reminder editor offers, in minutes before the due time. */
+const BEFORE_OPTIONS: [number, string][] = [
+  [0, 'At the due time'],
+  [5, '5 minutes before'],
+  [10, '10 minutes before'],
+  [15, '15 minutes before'],
+  [30, '30 minutes before'],
+  [60, '1 hour before'],
+  [120, '2 hours before'],
+  [1440, '1 day before'],
+  [2880, '2 days before'],
+  [10080, '1 week before'],
+];
+
+/** How a reminder reads in the editor. */
+export function reminderText(r: Reminder): string {
+  if ('at' in r) return new Date(r.at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  const named = BEFORE_OPTIONS.find(([m]) => m === r.beforeDueMinutes);
+  return named ? named[1] : `${r.beforeDueMinutes} minutes before`;
+}
+
+/** The reminders of a task: up to five, each before its due time or at a date and time. */
+export function RemindersEditor(props: { reminders: Reminder[]; hasDueDate: boolean; hasDueTime: boolean; error?: string | undefined; onChange: (r: Reminder[]) => void }): JSX.Element {
+  const [kind, setKind] = createSignal<'before' | 'at'>(props.hasDueDate ? 'before' : 'at');
+  const [before, setBefore] = createSignal(30);
+  const [at, setAt] = createSignal('');
+  const full = () => props.reminders.length >= MAX_REMINDERS;
+  const add = () => {
+    const next: Reminder | null = kind() === 'before' ? { beforeDueMinutes: before() } : at() ? { at: new Date(at()).toISOString() } : null;
+    if (!next || props.reminders.some((r) => JSON.stringify(r) === JSON.stringify(next))) return;
+    props.onChange([...props.reminders, next]);
+    setAt('');
+  };
+  return (
+    <fieldset data-testid="reminders-editor">
+      <legend>Reminders</legend>
+      <Show when={props.reminders.length > 0} fallback={<p class="small muted">No reminders.</p>}>
+        <ul class="plain" aria-label="Reminders">
+          <Index each={props.reminders}>
+            {(r, i) => (
+              <li class="row">
+                <span class="grow">{reminderText(r())}</span>
+                <button type="button" class="small" aria-label={`Remove reminder: ${reminderText(r())}`} onClick={() => props.onChange(props.reminders.filter((_, j) => j !== i))}>
+                  Remove
+                </button>
+              </li>
+            )}
+          </Index>
+        </ul>
+      </Show>
+      <div class="row" style={{ 'margin-top': '0.5rem', 'flex-wrap': 'wrap' }}>
+        <select aria-label="Reminder kind" value={kind()} onChange={(e) => setKind(e.currentTarget.value as 'before' | 'at')}>
+          <option value="before" disabled={!props.hasDueDate}>
+            Before it is due
+          </option>
+          <option value="at">At a date and time</option>
+        </select>
+        <Show
+          when={kind() === 'before'}
+          fallback={<input type="datetime-local" aria-label="Reminder date and time" value={at()} onInput={(e) => setAt(e.currentTarget.value)} />}
+        >
+          <select aria-label="How long before" value={String(before())} onChange={(e) => setBefore(Number(e.currentTarget.value))}>
+            <For each={BEFORE_OPTIONS}>{([m, label]) => <option value={String(m)}>{label}</option>}</For>
+          </select>
+        </Show>
+        <button type="button" onClick={add} disabled={full() || (kind() === 'before' && !props.hasDueDate) || (kind() === 'at' && !at())}>
+          Add reminder
+        </button>
+      </div>
+      <Show when={kind() === 'before' && props.hasDueDate && !props.hasDueTime}>
+        <p class="small muted">Without a time of day, reminders count back from 09:00 on the due date.</p>
+      </Show>
+      <Show when={full()}>
+        <p class="small muted">At most {MAX_REMINDERS} reminders.</p>
+      </Show>
+      <Show when={props.error}>
+        <p class="error small" role="alert" style={{ color: 'var(--danger)' }}>
+          {props.error}
+        </p>
+      </Show>
+    </fieldset>
+  );
+}
+
 function ruleOf(t: Partial<Task> | undefined): RecurrenceRule {
   return {
     type: (t?.recurrenceType as RecurrenceType | null) ?? 'INTERVAL',
@@ -137,6 +222,8 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
   const [priority, setPriority] = createSignal<Priority>((t?.priority as Priority) ?? 'NORMAL');
   const [topicId, setTopicId] = createSignal<string>(t?.topicId ?? props.defaultTopicId ?? '');
   const [dueDate, setDueDate] = createSignal(t?.type === 'RECURRING' ? (t?.nextDueDate ?? t?.dueDate ?? '') : (t?.dueDate ?? ''));
+  const [dueTime, setDueTime] = createSignal(t?.dueTime ?? '');
+  const [reminders, setReminders] = createSignal<Reminder[]>(t?.reminders ?? []);
   const [rule, setRule] = createSignal<RecurrenceRule>(ruleOf(t));
   const [minutes, setMinutes] = createSignal(t?.estimatedMinutes ? String(t.estimatedMinutes) : '');
   const [coins, setCoins] = createSignal(String(t?.coinValue ?? 1));
@@ -153,6 +240,8 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
       priority: priority(),
       topicId: topicId() || null,
       dueDate: dueDate() || null,
+      dueTime: dueDate() && dueTime() ? dueTime() : null,
+      reminders: reminders(),
       recurrenceType: recurring ? r.type : null,
       recurrenceInterval: recurring ? r.interval : null,
       recurrenceWeekdays: recurring && (r.type === 'WEEKDAY' || r.type === 'NTH_WEEKDAY') ? r.weekdays : null,
@@ -181,6 +270,8 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
   }
 
   const fieldError = (f: string) => (error() instanceof ApiError ? (error() as ApiError).fieldError(f) : undefined);
+  // one reminder's problem is reported at body.reminders.<n>…: shown with the list
+  const remindersError = () => (error() instanceof ApiError ? (error() as ApiError).issues.find((i) => i.path.startsWith('body.reminders'))?.message : undefined);
 
   return (
     <form class="stack" ref={(el) => dismissable(el, props.onCancel)} onSubmit={(e) => void save(e)} aria-label={t ? 'Edit task' : 'New task'} data-testid="task-editor">
@@ -213,6 +304,9 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
         <Field label={type() === 'RECURRING' ? 'Starts on' : 'Due date'} error={fieldError('dueDate')}>
           {(id, d) => <input id={id} aria-describedby={d} type="date" value={dueDate()} onInput={(e) => setDueDate(e.currentTarget.value)} />}
         </Field>
+        <Field label="Time" hint="optional; in your timezone" error={fieldError('dueTime')}>
+          {(id, d) => <input id={id} aria-describedby={d} type="time" value={dueTime()} disabled={!dueDate()} onInput={(e) => setDueTime(e.currentTarget.value)} />}
+        </Field>
         <Field label="Estimate (minutes)" error={fieldError('estimatedMinutes')}>
           {(id, d) => <input id={id} aria-describedby={d} type="number" min="1" max="1440" value={minutes()} onInput={(e) => setMinutes(e.currentTarget.value)} />}
         </Field>
@@ -223,6 +317,7 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
       <Show when={type() === 'RECURRING'}>
         <RecurrenceEditor rule={rule()} start={dueDate() || props.today} onChange={setRule} />
       </Show>
+      <RemindersEditor reminders={reminders()} hasDueDate={Boolean(dueDate())} hasDueTime={Boolean(dueTime())} error={remindersError()} onChange={setReminders} />
       <Field label="Notes" error={fieldError('notes')}>
         {(id, d) => <textarea id={id} aria-describedby={d} maxlength="5000" value={notes()} onInput={(e) => setNotes(e.currentTarget.value)} />}
       </Field>

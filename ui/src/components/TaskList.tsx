@@ -212,7 +212,12 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
             <span class="badge">Someday</span>
           </Show>
           <Show when={!done() && due()}>
-            {(d) => <span class={`badge ${d().kind === 'later' ? '' : d().kind}`}>{d().text}</span>}
+            {(d) => <span class={`badge ${d().kind === 'later' ? '' : d().kind}`} data-testid="due-badge">{t().dueTime ? `${d().text} ${t().dueTime}` : d().text}</span>}
+          </Show>
+          <Show when={!done() && t().reminders.length > 0}>
+            <span class="badge" title={`${t().reminders.length} reminder${t().reminders.length === 1 ? '' : 's'}`} data-testid="reminder-badge">
+              {t().reminders.length === 1 ? 'reminder' : `${t().reminders.length} reminders`}
+            </span>
           </Show>
           <Show when={t().type === 'RECURRING'}>
             <span class="badge" title="Recurring">
