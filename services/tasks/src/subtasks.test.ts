@@ -343,6 +343,22 @@ describe('subtasks: the completion rules', () => {
   });
 });
 
+describe('subtasks: the daily quest picks the next subtask, never a parent with open subtasks', () => {
+  it('the quest of a user whose only work is a task with steps is its first open step; completing it completes the quest', async () => {
+    const quin = randomUUID();
+    const { parent, subs } = await withSteps(quin, { title: 'Tidy the garage', dueDate: '2020-01-01' }, ['sort', 'sweep', 'shelve']);
+    await complete(quin, subs[0]!.id);
+    const quest = await api('GET', '/api/daily-quest', { as: quin });
+    expect(quest.status).toBe(200);
+    expect(quest.body.quest).toMatchObject({ id: subs[1]!.id, title: 'sweep' });
+    expect(quest.body.quest.id).not.toBe(parent.id);
+    expect((await getTask(quin, subs[1]!.id)).isDailyQuest).toBe(true);
+    await complete(quin, subs[1]!.id);
+    const after = (await api('GET', '/api/daily-quest', { as: quin })).body;
+    expect(after).toMatchObject({ quest: { id: subs[1]!.id }, completed: true, tier: 'overdue' });
+  });
+});
+
 describe('subtasks: their routes and the breakdown', () => {
   it('GET/POST /api/tasks/<id>/subtasks and PUT …/subtasks/reorder', async () => {
     const oli = randomUUID();

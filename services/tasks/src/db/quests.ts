@@ -47,6 +47,7 @@ const candidateFields = {
   type: t.type,
   priority: t.priority,
   topicId: t.topicId,
+  parentId: t.parentId,
   topicSequential: sql<boolean>`COALESCE(${tp.sequential}, false)`,
   dueDate: t.dueDate,
   nextDueDate: t.nextDueDate,

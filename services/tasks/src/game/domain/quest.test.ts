@@ -9,6 +9,7 @@ function task(over: Partial<QuestCandidate> & { id: string }): QuestCandidate {
     type: 'ONE_TIME',
     priority: 'NORMAL',
     topicId: null,
+    parentId: null,
     topicSequential: false,
     dueDate: null,
     nextDueDate: null,
@@ -115,6 +116,60 @@ describe('daily quest energy match', () => {
     const untagged = task({ id: 'untagged', dueDate: '2026-05-05' });
     const hi = task({ id: 'hi', dueDate: '2026-05-01', energyLevel: 'HIGH' });
     expect(pick([hi, untagged], { energy: 'MEDIUM' })).toMatchObject({ taskId: 'untagged', energyMatched: true });
+  });
+});
+
+describe('subtasks and the quest: a parent with open subtasks is picked as its next subtask', () => {
+  it('never picks the parent: the quest is its first open subtask in order', () => {
+    const parent = task({ id: 'parent', dueDate: '2026-05-01' });
+    const s1 = task({ id: 's1', parentId: 'parent', completed: true });
+    const s2 = task({ id: 's2', parentId: 'parent' });
+    const s3 = task({ id: 's3', parentId: 'parent' });
+    expect(pick([s3, parent, s2, s1])).toEqual({ taskId: 's2', tier: 'overdue', energyMatched: true });
+  });
+  it('a parent whose subtasks are all done is picked itself (completing it is what is left)', () => {
+    const parent = task({ id: 'parent', dueDate: '2026-05-01' });
+    expect(pick([parent, task({ id: 's1', parentId: 'parent', completed: true })])).toMatchObject({ taskId: 'parent' });
+  });
+  it('skips snoozed and paused subtasks for the next one; all of them snoozed leaves the parent out today', () => {
+    const parent = task({ id: 'parent', priority: 'HIGH', topicId: 't' });
+    const snoozed = task({ id: 'snoozed', parentId: 'parent', snoozedUntil: '2026-05-11' });
+    const paused = task({ id: 'paused', parentId: 'parent', pausedAt: '2026-05-01T00:00:00Z' });
+    const next = task({ id: 'next', parentId: 'parent' });
+    expect(pick([parent, snoozed, paused, next])).toMatchObject({ taskId: 'next', tier: 'high-priority' });
+    expect(pick([parent, snoozed, paused])).toBeNull();
+  });
+  it('an overdue subtask makes its parent overdue (the earliest due date of the parent and its open subtasks)', () => {
+    const overdueElsewhere = task({ id: 'other', dueDate: '2026-05-05' });
+    const parent = task({ id: 'parent' });
+    const first = task({ id: 'first', parentId: 'parent' });
+    const late = task({ id: 'late', parentId: 'parent', dueDate: '2026-05-02' });
+    expect(pick([overdueElsewhere, parent, first, late])).toEqual({ taskId: 'first', tier: 'overdue', energyMatched: true });
+  });
+  it('a recurring parent due today is picked as its next subtask', () => {
+    const chores = task({ id: 'chores', type: 'RECURRING', nextDueDate: TODAY });
+    expect(pick([chores, task({ id: 'vacuum', parentId: 'chores' })])).toMatchObject({ taskId: 'vacuum', tier: 'recurring-due' });
+  });
+  it('subtasks are never picked on their own: ten steps are one ticket in the random tier', () => {
+    const big = task({ id: 'big' });
+    const steps = Array.from({ length: 10 }, (_, i) => task({ id: `step${i}`, parentId: 'big' }));
+    const small = task({ id: 'small' });
+    const picks = new Set([0, 0.3, 0.49, 0.5, 0.7, 0.99].map((r) => pick([big, ...steps, small], { random: () => r })?.taskId));
+    expect(picks).toEqual(new Set(['step0', 'small']));
+  });
+  it("uses the next subtask's energy, and a re-roll away from a subtask moves on", () => {
+    const parent = task({ id: 'parent' });
+    const tired = task({ id: 'tired', parentId: 'parent', energyLevel: 'LOW' });
+    const other = task({ id: 'other', energyLevel: 'HIGH' });
+    expect(pick([parent, tired, other], { energy: 'LOW' })).toMatchObject({ taskId: 'tired', energyMatched: true });
+    expect(pick([parent, tired, other], { energy: 'LOW', exclude: new Set(['tired']) })).toMatchObject({ taskId: 'other' });
+  });
+  it('subtasks take no place in a sequential topic: the parent does', () => {
+    const first = task({ id: 'first', topicId: 't', topicSequential: true, priority: 'HIGH' });
+    const sub = task({ id: 'sub', topicId: 't', topicSequential: true, parentId: 'first' });
+    const second = task({ id: 'second', topicId: 't', topicSequential: true, priority: 'HIGH' });
+    expect([...blockedTaskIds([first, sub, second], TODAY)]).toEqual(['second']);
+    expect(pick([first, sub, second])).toMatchObject({ taskId: 'sub', tier: 'high-priority' });
   });
 });
 

@@ -11,6 +11,8 @@ export interface QuestCandidate {
   type: TaskType;
   priority: Priority;
   topicId: string | null;
+  /** a subtask's parent (subtasks are never picked on their own: see questUnits) */
+  parentId: string | null;
   /** the task's topic is sequential (only its first open task may be worked on) */
   topicSequential: boolean;
   dueDate: IsoDate | null;
@@ -46,7 +48,8 @@ const byOrder = (a: QuestCandidate, b: QuestCandidate) => a.sortOrder - b.sortOr
 export function blockedTaskIds(tasks: readonly QuestCandidate[], today: IsoDate): Set<string> {
   const lines = new Map<string, QuestCandidate[]>();
   for (const t of tasks) {
-    if (t.completed || t.type === 'RECURRING') continue;
+    // a topic's line is of its top-level tasks (a subtask goes with its parent)
+    if (t.completed || t.type === 'RECURRING' || t.parentId) continue;
     const keys: string[] = [];
     if (t.topicId && t.topicSequential) keys.push(`topic:${t.topicId}`);
     for (const k of keys) lines.set(k, [...(lines.get(k) ?? []), t]);
@@ -69,19 +72,53 @@ export interface SelectOptions {
   exclude?: ReadonlySet<string>;
 }
 
+/** A task the quest may choose, and the task it then becomes: itself, or a parent's next subtask. */
+interface QuestUnit extends QuestCandidate {
+  questTaskId: string;
+}
+
+/**
+ * What the quest chooses among (docs/tasks.md, "The daily quest"): the top-level tasks. A parent
+ * with open subtasks is never picked itself: it stands for its **next subtask** (the first open one
+ * in their order that is not snoozed or paused), which becomes the quest. It competes in the tiers
+ * as the parent (its type, priority, topic) with the earliest due date among it and its open
+ * subtasks, and with the next subtask's energy (or its own). A parent whose open subtasks are all
+ * snoozed or paused has nothing to do today. Subtasks are never chosen on their own, so a task
+ * split into ten is not ten tickets in the random tier.
+ */
+export function questUnits(tasks: readonly QuestCandidate[], today: IsoDate): QuestUnit[] {
+  const steps = new Map<string, QuestCandidate[]>();
+  for (const t of tasks) if (t.parentId && !t.completed) steps.set(t.parentId, [...(steps.get(t.parentId) ?? []), t]);
+  const units: QuestUnit[] = [];
+  for (const t of tasks) {
+    if (t.parentId) continue;
+    const open = (steps.get(t.id) ?? []).sort(byOrder);
+    if (open.length === 0) {
+      units.push({ ...t, questTaskId: t.id });
+      continue;
+    }
+    const next = open.find((s) => !isSnoozed(s, today) && !isPaused(s, today));
+    if (!next) continue;
+    const dueDates = [t.dueDate, ...open.map((s) => s.dueDate)].filter((d): d is IsoDate => d !== null).sort();
+    units.push({ ...t, dueDate: t.type === 'RECURRING' ? t.dueDate : (dueDates[0] ?? null), energyLevel: next.energyLevel ?? t.energyLevel, questTaskId: next.id });
+  }
+  return units;
+}
+
 /**
  * Pick today's quest (reference §3): the first tier with an eligible task wins; within a tier,
- * tasks matching the user's energy (or untagged) are tried before any energy.
+ * tasks matching the user's energy (or untagged) are tried before any energy. A parent with open
+ * subtasks is picked as its next subtask (questUnits).
  */
 export function selectQuest(tasks: readonly QuestCandidate[], opts: SelectOptions): QuestPick | null {
   const { today } = opts;
   const blocked = blockedTaskIds(tasks, today);
-  const open = tasks.filter((t) => {
-    if (opts.exclude?.has(t.id) || isSnoozed(t, today) || isPaused(t, today) || blocked.has(t.id)) return false;
+  const open = questUnits(tasks, today).filter((t) => {
+    if (opts.exclude?.has(t.id) || opts.exclude?.has(t.questTaskId) || isSnoozed(t, today) || isPaused(t, today) || blocked.has(t.id)) return false;
     return t.type === 'RECURRING' || !t.completed;
   });
 
-  const tiers: { tier: QuestTier; pick: (ts: QuestCandidate[]) => QuestCandidate | undefined }[] = [
+  const tiers: { tier: QuestTier; pick: (ts: QuestUnit[]) => QuestUnit | undefined }[] = [
     {
       tier: 'overdue',
       pick: (ts) =>
@@ -115,10 +152,10 @@ export function selectQuest(tasks: readonly QuestCandidate[], opts: SelectOption
   const matching = opts.energy === null ? open : open.filter((t) => t.energyLevel === null || t.energyLevel === opts.energy);
   for (const { tier, pick } of tiers) {
     const m = pick(matching);
-    if (m) return { taskId: m.id, tier, energyMatched: true };
+    if (m) return { taskId: m.questTaskId, tier, energyMatched: true };
     if (opts.energy !== null) {
       const any = pick(open);
-      if (any) return { taskId: any.id, tier, energyMatched: false };
+      if (any) return { taskId: any.questTaskId, tier, energyMatched: false };
     }
   }
   return null;
