@@ -108,3 +108,19 @@ describe.skipIf(!hasChromium)('issue 55 offline in Chromium (context.setOffline 
     await suite.shot(page, 'offline-today-recovered');
   });
 });
+
+describe.skipIf(!hasChromium)('issue 55, stale state in Chromium', () => {
+  it.each(SIZES)('bug 7: the first task ends the "New here?" banner and Profile counts it, without a reload (%s)', async (label, size) => {
+    const page = await suite.newPage(size);
+    await signIn(page, suite.url, `stale-${label}@example.test`);
+    await page.getByTestId('onboarding-hint').waitFor();
+    await page.getByLabel('Quick add a task').fill('First one');
+    await page.keyboard.press('Enter');
+    await page.locator('.toast').filter({ hasText: 'Added "First one"' }).waitFor();
+    await eventually(() => page.getByTestId('onboarding-hint').count()).toBe(0);
+    await page.request.post('/api/tasks', { data: { title: 'Second, from elsewhere' } });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    await eventually(() => page.locator('dt', { hasText: 'Tasks created' }).locator('xpath=following-sibling::dd[1]').textContent()).toBe('2');
+    await suite.shot(page, 'profile-counts');
+  });
+});

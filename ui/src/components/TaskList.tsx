@@ -2,6 +2,7 @@ import { createMemo, createSignal, For, onCleanup, Show, type JSX } from 'solid-
 import { del, patch, post } from '../lib/api.ts';
 import { addDays, dueLabel, formatDate } from '../lib/dates.ts';
 import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
+import { shared } from '../lib/data.ts';
 import { createBody, parseLine } from '../lib/quickadd.ts';
 import { closeToast, holdToast, toast, toastError } from '../lib/toast.ts';
 import type { CompleteTaskReply, Task, Topic } from '../lib/types.ts';
@@ -340,6 +341,8 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
     try {
       await post('/api/tasks', task);
       props.onCreated();
+      // the first task ends Today's "New here?" banner (the profile counts tasks created)
+      if (shared.profile()?.totalTasksCreated === 0) void shared.refetchProfile();
       toast(`Added "${task.title}"`);
     } catch (err) {
       if (!text()) setText(typed);

@@ -23,7 +23,11 @@ export default function Onboarding(): JSX.Element {
   async function addTask(e: SubmitEvent) {
     e.preventDefault();
     try {
-      if (title().trim()) await post('/api/tasks', { title: title().trim(), type: 'DAILY_ELIGIBLE' });
+      if (title().trim()) {
+        await post('/api/tasks', { title: title().trim(), type: 'DAILY_ELIGIBLE' });
+        // the profile counts tasks created: Today's "New here?" banner goes as soon as there is one
+        void shared.refetchProfile();
+      }
       setStep(3);
     } catch (err) {
       toastError(err);

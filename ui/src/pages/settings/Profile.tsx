@@ -10,6 +10,8 @@ import { Field, Spinner } from '../../components/ui.tsx';
 const ZONES: string[] = ['UTC', ...((Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? []).filter((z) => z !== 'UTC')];
 
 export default function Profile(): JSX.Element {
+  // its figures (tasks created) change with every task: read afresh whenever the page opens
+  void shared.refetchProfile();
   const [tz, setTz] = createSignal<string | null>(null);
   const browserTz = Intl.DateTimeFormat().resolvedOptions().timeZone;
   async function saveTz(e: SubmitEvent) {
