@@ -292,6 +292,24 @@ describe('REPORTs', () => {
     expect(next.syncToken).not.toBe(mid);
   });
 
+  it('a parent moved to another topic in the app takes its subtasks along: both leave the old list and arrive in the new one, linked by RELATED-TO', async () => {
+    const a = (await u.api('POST', '/api/topics', { title: 'List A' })).body.topic;
+    const b = (await u.api('POST', '/api/topics', { title: 'List B' })).body.topic;
+    const parent = (await u.api('POST', '/api/tasks', { title: 'parent', topicId: a.id })).body.task;
+    const child = (await u.api('POST', '/api/tasks', { title: 'child', parentId: parent.id })).body.task;
+    const [ca, cb] = [`${home}${a.id}/`, `${home}${b.id}/`];
+    const tokA = (await dav('REPORT', ca, { body: syncCollection(null, 'd:getetag') })).syncToken;
+    const tokB = (await dav('REPORT', cb, { body: syncCollection(null, 'd:getetag') })).syncToken;
+    expect((await u.api('PATCH', `/api/tasks/${parent.id}`, { topicId: b.id })).status).toBe(200);
+    const left = await dav('REPORT', ca, { body: syncCollection(tokA, 'd:getetag') });
+    expect(left.responses.map((r) => `${r.href} ${r.status}`).sort()).toEqual([`${ca}${child.id}.ics HTTP/1.1 404 Not Found`, `${ca}${parent.id}.ics HTTP/1.1 404 Not Found`].sort());
+    const arrived = await dav('REPORT', cb, { body: syncCollection(tokB, 'c:calendar-data') });
+    expect(arrived.responses).toHaveLength(2);
+    const kid = arrived.responses.find((r) => r.href.endsWith(`${child.id}.ics`))!;
+    // unfolded: the line is longer than 75 octets
+    expect(kid.props['{urn:ietf:params:xml:ns:caldav}calendar-data']!.replaceAll(/\r?\n /g, '')).toContain(`RELATED-TO;RELTYPE=PARENT:task-${parent.id}@task-service`);
+  });
+
   it('a topic rename is a change of its tasks (CATEGORIES)', async () => {
     const topic = (await u.api('POST', '/api/topics', { title: 'Before' })).body.topic;
     const t = (await u.api('POST', '/api/tasks', { title: 'in a topic', topicId: topic.id })).body.task;

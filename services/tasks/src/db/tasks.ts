@@ -427,6 +427,7 @@ export async function hasSubtasks(q: Queryable, userId: string, id: string): Pro
   return rows.length > 0;
 }
 
+/** The subtasks follow their parent's topic, each leaving a CalDAV tombstone in the list it left (see updateTask). */
 const followTopic = task(
   sql`WITH old AS (
         SELECT ${t.id}, ${t.topicId} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.parentId} = ${p('parentId')} AND ${t.topicId} IS DISTINCT FROM ${p('topicId')}::uuid
