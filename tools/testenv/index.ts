@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { createDatabase, createLogger, freePort, loadConfig, type Config, type Logger } from '@tasksvc/runtime';
+import { createDatabase, createLogger, createPool, freePort, loadConfig, startLocalPostgres, type Config, type LocalPostgres, type Logger } from '@tasksvc/runtime';
 
 export { serveTestIdentities } from './identity.ts';
 import { startNats, type LocalNats } from './nats.ts';
@@ -42,6 +44,44 @@ export function fileNats(): { url(): string } {
       if (!nats) throw new Error('fileNats(): the server starts in a beforeAll hook; call url() inside hooks and tests');
       return nats.url;
     },
+  };
+}
+
+/**
+ * A PostgreSQL server of this test file's own, from the system's packages, as a distribution runs it:
+ * Debian's PostgreSQL has JIT, on by default (the embedded build has no JIT library, so a plan that
+ * PostgreSQL would JIT-compile runs there as if JIT were off), and pg_stat_statements is loaded, so a
+ * test can read what each statement cost (`jit_functions`). Started before the file's other
+ * `beforeAll` hooks (call it at the top of the file), stopped after the file. `jit` tells whether
+ * the server can JIT-compile at all (pg_jit_available(): its llvmjit library is there).
+ */
+export function fileSystemPostgres(): { database(prefix?: string): Promise<string>; jit(): boolean } {
+  let server: LocalPostgres | undefined;
+  let dir: string | undefined;
+  let jit = false;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tasksvc-syspg-'));
+    server = await startLocalPostgres({ dataDir: join(dir, 'pg'), log: quietLogger('testenv'), binaries: 'system', settings: ['shared_preload_libraries=pg_stat_statements', 'jit=on'] });
+    const admin = createPool(server.url, quietLogger('testenv'), { max: 1 });
+    try {
+      jit = (await admin.query<{ jit: boolean }>('SELECT pg_jit_available() AS jit')).rows[0]!.jit;
+    } finally {
+      await admin.end();
+    }
+  });
+  afterAll(async () => {
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    async database(prefix = 'sys') {
+      if (!server) throw new Error('fileSystemPostgres(): the server starts in a beforeAll hook; call database() inside hooks and tests');
+      const url = await createDatabase(server.url, `${prefix}_${randomBytes(6).toString('hex')}`);
+      const c = createPool(url, quietLogger('testenv'), { max: 1 });
+      await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements').finally(() => c.end());
+      return url;
+    },
+    jit: () => jit,
   };
 }
 

@@ -135,19 +135,26 @@ export interface LocalPostgresOptions {
   durable?: boolean;
   /** extra server settings (`name=value`), e.g. shared_preload_libraries=pg_stat_statements for benches */
   settings?: string[];
+  /**
+   * Which PostgreSQL: the embedded package's (default; the system's when `postgres` cannot run it),
+   * or the system's only. The embedded build has no JIT library, so a plan that PostgreSQL would
+   * JIT-compile runs there as if JIT were off; the Debian package (and the official images) have it,
+   * with `jit = on` by default (tools/testenv: TESTENV_POSTGRES=system, fileSystemPostgres()).
+   */
+  binaries?: 'embedded' | 'system';
 }
 
 export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<LocalPostgres> {
   const { log } = opts;
   ensurePostgresUser(log);
-  const candidates = [embeddedBinDir(), systemBinDir()].filter((d): d is string => Boolean(d));
+  const candidates = (opts.binaries === 'system' ? [systemBinDir()] : [embeddedBinDir(), systemBinDir()]).filter((d): d is string => Boolean(d));
   const binDir = candidates.find(canRun);
   if (!binDir) {
     throw new Error(
       `no runnable PostgreSQL binaries (tried ${candidates.join(', ') || 'none found'}); install the "postgresql" Debian package or set DATABASE_URL`,
     );
   }
-  if (binDir !== candidates[0]) log.warn({ binDir }, 'embedded PostgreSQL binaries are not executable by user "postgres"; using the system PostgreSQL');
+  if (opts.binaries !== 'system' && binDir !== candidates[0]) log.warn({ binDir }, 'embedded PostgreSQL binaries are not executable by user "postgres"; using the system PostgreSQL');
 
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(opts.dataDir, 0o700);
