@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createBatcher } from './batch.ts';
+import { createBatcher, takeFairly } from './batch.ts';
 
 /** A flush that holds its first call until `release()`; `firstStarted` resolves when that call began. */
 function heldFirstFlush<T, R>(map: (items: T[]) => R[]) {
@@ -48,5 +48,25 @@ describe('createBatcher', () => {
     expect(settled[0]).toMatchObject({ value: 'B' });
     expect(settled[2]).toMatchObject({ value: 'C' });
     expect(held.flushes).toEqual([['a'], ['b', 'bad', 'c'], ['b'], ['bad'], ['c']]);
+  });
+
+  it('fair: takes the waiting items round-robin by key and stops a statement at its weight', async () => {
+    const held = heldFirstFlush((items: string[]) => items);
+    const b = createBatcher(held.flush, 10, { key: (i) => i[0]!, weight: (i) => (i[0] === 'a' ? 10 : 1), maxWeight: 25 });
+    const first = b.add('a0');
+    await held.firstStarted;
+    // one user's burst, then another's event arriving behind it
+    const rest = ['a1', 'a2', 'a3', 'a4', 'b1', 'a5', 'b2'].map((i) => b.add(i));
+    held.release();
+    await Promise.all([first, ...rest]);
+    expect(held.flushes).toEqual([['a0'], ['a1', 'b1', 'a2', 'b2', 'a3'], ['a4', 'a5']]);
+  });
+});
+
+describe('takeFairly', () => {
+  it('takes at least one item, even heavier than the limit, and leaves the rest in order', () => {
+    const fair = { key: (i: number) => String(i % 2), weight: () => 100, maxWeight: 10 };
+    expect(takeFairly([1, 2, 3], 5, fair)).toEqual({ batch: [1], rest: [2, 3] });
+    expect(takeFairly([1, 3, 2, 4], 3, { ...fair, weight: () => 1 })).toEqual({ batch: [1, 2, 3], rest: [4] });
   });
 });

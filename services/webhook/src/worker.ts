@@ -1,8 +1,9 @@
 import { notificationRequested } from '@tasksvc/proto';
 import { continueTrace, decryptSecret, enqueueEvent, inSpan, inTransaction, MAX_SOCKETS_PER_HOST, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
 import { createBatcher } from './batch.ts';
-import { claimDue, completeMany, disableEndpoint, markFailing, prune, release, type ClaimedDelivery, type Completion } from './db/deliveries.ts';
+import { claimDue, completeAttempts, completeMany, disableEndpoint, prune, release, type ClaimedDelivery, type Completion } from './db/deliveries.ts';
 import { deliveryHeaders, failingTooLong, judge, maxAttempts, nextDelaySec, type AttemptResult } from './domain/delivery.ts';
+import { createShares, type ShareLimits } from './domain/shares.ts';
 import { webhookMetrics } from './metrics.ts';
 
 export interface WorkerDeps {
@@ -14,6 +15,8 @@ export interface WorkerDeps {
   onNotify?: () => void;
   /** records a success or a manual attempt (one statement); the worker passes a batching one */
   record?: (c: Completion) => Promise<boolean>;
+  /** records a failed attempt (see recordFailures); the worker passes a batching one */
+  recordFailure?: (f: Failure) => Promise<boolean>;
 }
 
 async function recordOne(pool: Pool, c: Completion): Promise<boolean> {
@@ -45,11 +48,17 @@ export function leaseMs(config: Config): number {
 }
 const RETENTION_DAYS = 30;
 
+/** How an attempt's receiver answered, for the worker's shares: when, and whether it timed out. */
+export interface Answer {
+  ms: number;
+  timedOut: boolean;
+}
+
 /**
  * One attempt of one leased delivery: send, judge the answer, and record the outcome, the attempt,
- * the next attempt time and the endpoint's health in one transaction, only while the lease holds.
+ * the next attempt time and the endpoint's health, only while the lease holds.
  */
-export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAnswered?: () => void): Promise<void> {
+export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAnswered?: (a: Answer) => void): Promise<void> {
   const { config } = deps;
   const schedule = config.WEBHOOK_RETRY_SCHEDULE;
   const startedAt = new Date();
@@ -88,9 +97,9 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAn
       error = err.message;
     }
   }
-  // the receiver is done with this attempt: its slot can go to the next one while the outcome is recorded
-  onAnswered?.();
   const elapsedMs = performance.now() - t0;
+  // the receiver is done with this attempt: its slot can go to the next one while the outcome is recorded
+  onAnswered?.({ ms: elapsedMs, timedOut: result.errorKind === 'timeout' });
   const durationMs = Math.round(elapsedMs);
   const verdict = judge(result);
   webhookMetrics.attempts.observe({ outcome: verdict.kind }, elapsedMs / 1000);
@@ -115,31 +124,60 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAn
     if (await (deps.record ?? ((c) => recordOne(deps.pool, c)))(completion)) webhookMetrics.finished(status);
     return;
   }
+  const failure: Failure = { completion: { ...completion, failingEndpoint: d.endpointId }, gone: verdict.kind === 'gone' ? verdict.reason : null };
+  if (await (deps.recordFailure ?? ((f) => recordFailures(deps, [f]).then((r) => r[0]!)))(failure)) webhookMetrics.finished(status);
+}
+
+/** A failed attempt of a delivery (not a manual one): its completion, and the reason to disable its endpoint now (410 Gone). */
+export interface Failure {
+  completion: Completion & { failingEndpoint: string };
+  gone: string | null;
+}
+
+/**
+ * Record failed attempts together, in one transaction: their outcomes and the failure streaks of
+ * their endpoints (one statement), then each endpoint that answered 410 Gone or has failed longer
+ * than WEBHOOK_DISABLE_AFTER_HOURS is disabled and its owner notified (through the outbox, so
+ * exactly once per streak). A receiver that hangs costs the same few statements for a whole wave of
+ * time-outs as one: a transaction per failure took a database connection each, and a wave of them
+ * queued every other user's claims and completions behind it. Returns, per failure, whether it was
+ * recorded (false when the lease was lost).
+ */
+export async function recordFailures(deps: Pick<WorkerDeps, 'pool' | 'config' | 'onNotify'>, failures: readonly Failure[]): Promise<boolean[]> {
+  const { config } = deps;
   let notified = false;
-  let recorded = false;
-  await inTransaction(deps.pool, async (c) => {
-    if (!(await completeMany(c, [completion]))[0]) return;
-    recorded = true;
-    let disableReason: string | null = verdict.kind === 'gone' ? verdict.reason : null;
-    const failing = await markFailing(c, d.endpointId);
-    if (!disableReason && failing?.enabled && failingTooLong(failing.failingSince, new Date(), config.WEBHOOK_DISABLE_AFTER_HOURS)) {
-      disableReason = `every delivery failed for ${config.WEBHOOK_DISABLE_AFTER_HOURS} hours`;
-    }
-    if (!disableReason) return;
-    const disabled = await disableEndpoint(c, d.endpointId, disableReason);
-    if (!disabled) return;
-    await enqueueEvent(c, 'webhook', notificationRequested, {
-      userId: disabled.userId,
-      title: 'Webhook endpoint disabled',
-      body: `Task events are no longer sent to ${disabled.url}: ${disableReason}. Fix the receiver, then enable the endpoint again in the integrations settings.`,
-      url: '/settings/integrations',
-      tag: 'webhook-disabled',
-      dedupeKey: `webhook-disabled:${d.endpointId}:${(failing?.failingSince ?? startedAt).toISOString()}`,
+  const recorded = await inTransaction(deps.pool, async (c) => {
+    const results = await completeAttempts(
+      c,
+      failures.map((f) => f.completion),
+    );
+    const toDisable = new Map<string, { reason: string; failingSince: Date }>();
+    const now = new Date();
+    results.forEach((r, i) => {
+      if (!r.failing) return;
+      const endpointId = failures[i]!.completion.failingEndpoint;
+      const reason =
+        failures[i]!.gone ??
+        (r.failing.enabled && failingTooLong(r.failing.failingSince, now, config.WEBHOOK_DISABLE_AFTER_HOURS) ? `every delivery failed for ${config.WEBHOOK_DISABLE_AFTER_HOURS} hours` : null);
+      if (reason && !toDisable.has(endpointId)) toDisable.set(endpointId, { reason, failingSince: r.failing.failingSince });
     });
-    notified = true;
+    for (const [endpointId, { reason, failingSince }] of toDisable) {
+      const disabled = await disableEndpoint(c, endpointId, reason);
+      if (!disabled) continue;
+      await enqueueEvent(c, 'webhook', notificationRequested, {
+        userId: disabled.userId,
+        title: 'Webhook endpoint disabled',
+        body: `Task events are no longer sent to ${disabled.url}: ${reason}. Fix the receiver, then enable the endpoint again in the integrations settings.`,
+        url: '/settings/integrations',
+        tag: 'webhook-disabled',
+        dedupeKey: `webhook-disabled:${endpointId}:${failingSince.toISOString()}`,
+      });
+      notified = true;
+    }
+    return results.map((r) => r.recorded);
   });
-  if (recorded) webhookMetrics.finished(status);
   if (notified) deps.onNotify?.();
+  return recorded;
 }
 
 export interface DeliveryWorker {
@@ -148,30 +186,58 @@ export interface DeliveryWorker {
   stop(): Promise<void>;
 }
 
+export interface WorkerOptions {
+  /** claimed rows held at most (running, or waiting for their host) */
+  concurrency?: number;
+  /** rows one user may hold: its share of the worker */
+  perUser?: number;
+  /** requests in flight to one receiving host */
+  perHost?: number;
+  /** requests in flight to a receiving host that has not answered in time (yet, or lately) */
+  unprovenPerHost?: number;
+  /** an answer this late makes its host unproven (default: a third of the time limit, at most 5 s) */
+  slowAfterMs?: number;
+  pollMs?: number;
+}
+
 /**
  * The delivery loop: keeps up to `concurrency` claimed deliveries, claiming due rows from the
  * database in batches (so replicas share the work and a killed worker's rows are reclaimed after
- * the lease). At most `perHost` requests run against one receiving host at a time, whatever the
- * number of endpoints there (a self-hosted automation server may take every user's), so a slow or
- * hanging receiver holds a bounded share of the worker and of the keep-alive sockets to it; a slot
- * is free again as soon as the receiver has answered, while the outcome is still being recorded: a
- * claim takes at most that many rows per host and none for hosts already at the bound; the few
- * rows of a partly busy host that go over it wait here for a free slot.
+ * the lease). The claims are fair (docs/webhooks.md, Fair scheduling): round-robin between users,
+ * each user holding at most `perUser` rows, each receiving host (however many endpoints of however
+ * many users point there) at most `perHost` requests once it has answered in time, and
+ * `unprovenPerHost` before that or after a time-out or a late answer (domain/shares.ts), so
+ * receivers that hang hold a few slots each, never the worker or the keep-alive sockets to them.
+ * A slot is free again as soon as the receiver has answered, while the outcome is still being
+ * recorded; a host's rows beyond its budget (it answered late after the claim) wait here for a free slot.
  */
-export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; perHost?: number; pollMs?: number }): DeliveryWorker {
+export function startDeliveryWorker(deps: WorkerDeps & WorkerOptions): DeliveryWorker {
   // claims and completions grow with the window: at 512 a burst to 10 endpoints went out in a third of
   // the statements of 128, and 15-25 % faster, in tools/bench/webhooks.ts
   const concurrency = deps.concurrency ?? 512;
   // as many as the agent keeps sockets to one host (more would only wait there, their timeouts running),
-  // and at most half the worker: a hanging receiver holds a bounded share, and one busy endpoint gets
-  // enough requests in flight to be served at loopback speed (at 32, its deliveries went out in claims
-  // and completions a third as large, and 12 % slower)
+  // and at most half the worker: one busy endpoint gets enough requests in flight to be served at
+  // loopback speed (at 32, its deliveries went out in claims and completions a third as large, and 12 % slower)
   const perHost = deps.perHost ?? Math.max(1, Math.min(MAX_SOCKETS_PER_HOST, Math.floor(concurrency / 2)));
-  const lease = leaseMs(deps.config);
   const attemptMs = deps.config.WEBHOOK_TIMEOUT_SECONDS * 1000;
+  // half the worker: if one user's receivers, quick so far, all start hanging at once (10 endpoints on
+  // 10 hosts), the other half is still everyone else's
+  const perUser = deps.perUser ?? Math.max(perHost, Math.floor(concurrency / 2));
+  const limits: ShareLimits = {
+    perUser,
+    // a busy user's rows are claimed a quarter of its share at a time, not one per finished attempt
+    userBatch: Math.max(1, Math.floor(perUser / 4)),
+    perHost,
+    unprovenPerHost: Math.min(perHost, deps.unprovenPerHost ?? 8),
+    slowAfterMs: deps.slowAfterMs ?? Math.min(5_000, attemptMs / 3),
+    provenForMs: 10 * 60_000,
+  };
+  const shares = createShares(limits);
+  const lease = leaseMs(deps.config);
   // finished attempts are recorded together: one statement per batch instead of one per delivery
   const batcher = createBatcher((cs: Completion[]) => completeMany(deps.pool, cs), concurrency);
-  const attemptDeps: WorkerDeps = { ...deps, record: (c) => batcher.add(c) };
+  const failures = createBatcher((fs: Failure[]) => recordFailures(deps, fs), concurrency);
+  const attemptDeps: WorkerDeps = { ...deps, record: (c) => batcher.add(c), recordFailure: (f) => failures.add(f) };
   const inFlight = new Set<Promise<void>>();
   /** per receiving host (ClaimedDelivery.host): attempts running, and claimed rows waiting for one of its slots */
   const hosts = new Map<string, { running: number; waiting: { row: ClaimedDelivery; claimedAt: number }[] }>();
@@ -180,36 +246,40 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
   let pumping = false;
   let again = false;
   let lastPrune = 0;
-  /** receiving hosts in the last claim that found rows (none yet: as many as there may be) */
-  let lastHosts = Infinity;
   /** bumped whenever rows a claim could take may have come due: a kick or the poll */
   let dueGeneration = 0;
   /**
-   * The hosts skipped by the last claim that took every row it could (fewer than it asked for, and
-   * none of its hosts cut at the bound), in the generation it ran in. Until rows may have come due, a
-   * claim skipping all of them again finds nothing, and such a claim is the dearest there is: it walks
-   * the whole due backlog of the skipped hosts. With one busy receiver every finished attempt ran one
-   * (a third of the claims, most of their time, in the bench), and at a trickle every claim was
-   * followed by one. New rows for those hosts alone change nothing while they stay at their bound.
+   * The users and hosts with no room at the last claim that took every row it could (fewer than it
+   * asked for, no host cut at its room, no user at its share), in the generation it ran in. Until
+   * rows may have come due, or one of them has room again, another claim finds nothing: with one
+   * busy receiver every finished attempt ran such a claim (a third of the claims in the bench), and
+   * at a trickle every claim was followed by one. New rows for those hosts alone change nothing
+   * while they stay full.
    */
-  let drained: { skipped: Set<string>; generation: number } | undefined;
+  let drained: { full: Set<string>; generation: number } | undefined;
+
+  const letGo = (row: ClaimedDelivery) => {
+    held--;
+    shares.give(row);
+  };
 
   /** Start the host's waiting rows while it has free slots; forget it once idle. */
   const drain = (hostKey: string): void => {
     const host = hosts.get(hostKey)!;
-    while (host.running < perHost && host.waiting.length > 0) {
+    while (host.running < shares.budget(hostKey, Date.now()) && host.waiting.length > 0) {
       const { row, claimedAt } = host.waiting.shift()!;
       // a row that waited so long its lease could run out mid-attempt goes back instead (no duplicate send)
       if (stopped || Date.now() + attemptMs > claimedAt + lease) {
-        held--;
+        letGo(row);
         void release(deps.pool, [row]).catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'could not release a delivery; it is retried when its lease expires'));
         continue;
       }
       host.running++;
       let slotHeld = true;
-      const freeSlot = () => {
+      const freeSlot = (answer?: Answer) => {
         if (!slotHeld) return;
         slotHeld = false;
+        if (answer) shares.answered(hostKey, answer.ms, answer.timedOut, Date.now());
         host.running--;
         drain(hostKey);
       };
@@ -219,7 +289,7 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
         .catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'delivery attempt failed to record; the lease expires and it is retried'))
         .finally(() => {
           inFlight.delete(p);
-          held--;
+          letGo(row);
           freeSlot();
           void pump();
         });
@@ -238,29 +308,36 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
     try {
       do {
         again = false;
-        // refill in batches (one claim query per half-window of work, not one per delivery)
-        while (!stopped && held <= concurrency / 2) {
-          const saturated = [...hosts].filter(([, h]) => h.running + h.waiting.length >= perHost).map(([key]) => key);
-          if (drained?.generation === dueGeneration && [...drained.skipped].every((h) => saturated.includes(h))) break;
+        // refill in batches: once a quarter of the worker is free (and a user once a quarter of its
+        // share is, see ShareLimits.userBatch), not once per finished attempt; rows a user holds at
+        // its share (receivers that hang) never keep another user's rows from being claimed
+        while (!stopped && concurrency - held >= Math.max(1, Math.floor(concurrency / 4))) {
+          const rooms = shares.rooms(Date.now());
+          if (drained?.generation === dueGeneration && [...drained.full].every((k) => rooms.full.has(k))) break;
           const generation = dueGeneration;
           const claimedAt = Date.now();
-          // no more than the hosts of the last claim (and one more) can take: a claim locks a window twice
-          // its limit, and with one busy host most of a full-sized window was locked for nothing
-          const limit = Math.min(concurrency - held, perHost * (lastHosts + 1));
-          const rows = await claimDue(deps.pool, limit, lease, { perHost, skipHosts: saturated });
-          const perClaimedHost = new Map<string, number>();
-          for (const row of rows) perClaimedHost.set(row.host, (perClaimedHost.get(row.host) ?? 0) + 1);
-          if (rows.length < limit && [...perClaimedHost.values()].every((n) => n < perHost)) drained = { skipped: new Set(saturated), generation };
+          const limit = concurrency - held;
+          const rows = await claimDue(deps.pool, { limit, leaseMs: lease, perUser: limits.perUser, users: rooms.users, perHost: limits.unprovenPerHost, hosts: rooms.hosts });
+          const byUser = new Map<string, { n: number; share: number }>();
+          const byHost = new Map<string, number>();
+          for (const row of rows) {
+            const u = byUser.get(row.userId) ?? { n: 0, share: row.share };
+            u.n++;
+            byUser.set(row.userId, u);
+            byHost.set(row.host, (byHost.get(row.host) ?? 0) + 1);
+          }
+          // took every row it could: fewer than asked, no user at its share and no host at its room
+          const hostRoom = (host: string) => rooms.hosts.get(host) ?? limits.unprovenPerHost;
+          if (rows.length < limit && [...byUser.values()].every((u) => u.n < u.share) && [...byHost].every(([h, n]) => n < hostRoom(h))) drained = { full: rooms.full, generation };
           if (rows.length === 0) break;
-          const claimedHosts = [...perClaimedHost.keys()];
-          lastHosts = claimedHosts.length;
           held += rows.length;
           for (const row of rows) {
+            shares.take(row);
             let host = hosts.get(row.host);
             if (!host) hosts.set(row.host, (host = { running: 0, waiting: [] }));
             host.waiting.push({ row, claimedAt });
           }
-          for (const key of claimedHosts) drain(key);
+          for (const key of byHost.keys()) drain(key);
         }
       } while (again && !stopped);
       if (Date.now() - lastPrune > 3_600_000) {
@@ -275,7 +352,8 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
   };
 
   const comeDue = (hosts?: readonly string[]) => {
-    if (!hosts || !hosts.every((h) => drained?.skipped.has(h))) dueGeneration++;
+    // rows for hosts that were full at the last drained claim change nothing while they stay full
+    if (!hosts || !hosts.every((h) => drained?.full.has(`host:${h}`))) dueGeneration++;
     void pump();
   };
   const timer = setInterval(comeDue, deps.pollMs ?? 250);
@@ -287,7 +365,7 @@ export function startDeliveryWorker(deps: WorkerDeps & { concurrency?: number; p
       clearInterval(timer);
       // rows still waiting for a slot go back now rather than when their lease runs out
       const waiting = [...hosts.values()].flatMap((h) => h.waiting.splice(0).map((w) => w.row));
-      held -= waiting.length;
+      waiting.forEach(letGo);
       if (waiting.length) await release(deps.pool, waiting).catch((err: unknown) => deps.log.warn({ err }, 'could not release waiting deliveries; they are retried when their leases expire'));
       await Promise.allSettled([...inFlight]);
     },

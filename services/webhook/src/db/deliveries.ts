@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type WebhookDelivery } from '@tasksvc/proto';
-import { inTransaction, names, orm, selectList, statement, Statement, type Pool, type PoolClient, type Queryable, type RowOf } from '@tasksvc/runtime';
+import { names, orm, selectList, statement, Statement, type Fields, type PoolClient, type Queryable, type RowOf } from '@tasksvc/runtime';
 import { and, desc, eq, lt, ne, notExists, sql, type SQLWrapper } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { attempts, deliveries, endpoints, events } from './schema.ts';
@@ -36,7 +36,6 @@ export interface IngestedEvent {
 const p = sql.placeholder;
 // the aliases the statements below use (`${deliveries} d` in FROM, `${d.status}` for its columns)
 const d = alias(deliveries, 'd');
-const d2 = alias(deliveries, 'd2');
 const c = alias(deliveries, 'c');
 const e = alias(endpoints, 'e');
 const ep = alias(endpoints, 'ep');
@@ -146,50 +145,118 @@ const claimFields = {
   traceparent: ev.traceparent,
 };
 export type ClaimedDelivery = RowOf<typeof claimFields>;
-const claimReturning = sql`SELECT ${selectList(claimFields)}
+const claimReturning = (fields: Fields = claimFields) => sql`SELECT ${selectList(fields)}
     FROM claimed c JOIN ${endpoints} ep ON ${ep.id} = ${c.endpointId} JOIN ${events} ev ON ${ev.msgId} = ${c.eventMsgId}`;
 
+/** Room left in the worker, by user or by receiving host: an entry of 0 gets nothing. */
+export type Rooms = ReadonlyMap<string, number>;
+
+const rooms = (name: string) => sql`unnest(${p(`${name}Keys`)}::text[], ${p(`${name}Rooms`)}::int[])`;
+const claimedFields = {
+  ...claimFields,
+  /** the most rows of this user the claim could take: a user that got this many may have more due */
+  share: sql<number>`c.share`,
+};
+export type ClaimedRow = RowOf<typeof claimedFields>;
+
+/*
+ * The claim, fair between users and bounded per receiving host, in one statement whose plan needs no
+ * planner setting (a cost override such as enable_sort = off priced the plan at ~2×10¹⁰, so a server
+ * with JIT compiled every claim: a core busy while idle; services/webhook/src/claim-jit.test.ts):
+ *
+ * - due_endpoints: the endpoints with a due row and their oldest due time, one descent of
+ *   deliveries_due_by_endpoint each (a loose index scan; rows due later are passed over inside the
+ *   index, and an endpoint's backlog is never walked);
+ * - eps: those enabled whose user and receiving host have room in the worker;
+ * - users, shares: the users, the oldest due first; each may take its room, but at most twice an
+ *   even split of the claim (the rows are locked before they are ranked);
+ * - cand: each endpoint's oldest due rows, unleased, locked SKIP LOCKED (replicas never share one):
+ *   at most its host's room, and twice an even split of its user's share among the user's endpoints;
+ * - picked: round-robin between users (a user's 1st row, then everyone's 2nd, …, oldest first within
+ *   a turn), at most each host's room, at most `limit`.
+ *
+ * Every estimate is a handful of index descents: the plan costs tens, far under jit_above_cost.
+ */
 const claimStatement = statement(
-  sql`WITH claimed AS (
+  sql`WITH RECURSIVE due_endpoints(endpoint_id, due) AS (
+       (SELECT ${d.endpointId}, ${d.nextAttemptAt} FROM ${deliveries} d WHERE ${d.status} = 'pending' AND ${d.nextAttemptAt} <= now()
+         ORDER BY ${d.endpointId}, ${d.nextAttemptAt} LIMIT 1)
+       UNION ALL
+       SELECT n.endpoint_id, n.next_attempt_at FROM due_endpoints prev CROSS JOIN LATERAL (
+         SELECT ${d.endpointId} AS endpoint_id, ${d.nextAttemptAt} AS next_attempt_at FROM ${deliveries} d
+          WHERE ${d.status} = 'pending' AND ${d.endpointId} > prev.endpoint_id AND ${d.nextAttemptAt} <= now()
+          ORDER BY ${d.endpointId}, ${d.nextAttemptAt} LIMIT 1) n
+     ), eps AS (
+       SELECT ${e.id} AS id, ${e.userId} AS user_id, x.host, de.due, COALESCE(ur.room, ${p('perUser')}) AS user_room, COALESCE(hr.room, ${p('perHost')}) AS host_room
+         FROM due_endpoints de JOIN ${endpoints} e ON ${e.id} = de.endpoint_id
+         CROSS JOIN LATERAL (SELECT ${hostOf(e.url)} AS host) x
+         LEFT JOIN ${rooms('user')} AS ur(user_id, room) ON ur.user_id = ${e.userId}::text
+         LEFT JOIN ${rooms('host')} AS hr(host, room) ON hr.host = x.host
+        WHERE ${e.enabled} AND COALESCE(ur.room, ${p('perUser')}) > 0 AND COALESCE(hr.room, ${p('perHost')}) > 0
+     ), users AS (
+       SELECT user_id, min(user_room) AS room, count(*) AS endpoints FROM eps GROUP BY user_id ORDER BY min(due) LIMIT ${p('limit')}
+     ), shares AS (
+       SELECT user_id, endpoints, least(room, ceil(${p('limit')} * 2.0 / count(*) OVER ())::int) AS share FROM users
+     ), cand AS (
+       SELECT s.user_id, s.share, eps.host, eps.host_room, w.id, w.next_attempt_at
+         FROM shares s JOIN eps ON eps.user_id = s.user_id
+         CROSS JOIN LATERAL (
+           SELECT ${d.id} AS id, ${d.nextAttemptAt} AS next_attempt_at FROM ${deliveries} d
+            WHERE ${d.status} = 'pending' AND ${d.endpointId} = eps.id AND ${d.nextAttemptAt} <= now()
+              AND (${d.lockedUntil} IS NULL OR ${d.lockedUntil} < now())
+            ORDER BY ${d.nextAttemptAt} LIMIT least(s.share, eps.host_room, ceil(s.share * 2.0 / s.endpoints)::int)
+            FOR UPDATE SKIP LOCKED) w
+     ), ranked AS (
+       SELECT cand.*, row_number() OVER (PARTITION BY user_id ORDER BY next_attempt_at) AS turn FROM cand
+     ), hosted AS (
+       SELECT ranked.*, row_number() OVER (PARTITION BY host ORDER BY turn, next_attempt_at) AS n FROM ranked WHERE turn <= share
+     ), picked AS (
+       SELECT id, share FROM hosted WHERE n <= host_room ORDER BY turn, next_attempt_at LIMIT ${p('limit')}
+     ), claimed AS (
        UPDATE ${deliveries} d
           SET ${names(deliveries.lockedUntil)} = clock_timestamp() + ${p('leaseMs')} * interval '1 millisecond', ${names(deliveries.lease)} = gen_random_uuid(),
               ${names(deliveries.attempts)} = ${d.attempts} + 1
-        WHERE ${d.id} IN (
-          SELECT w.id FROM (
-            SELECT c.id, c.next_attempt_at, row_number() OVER (PARTITION BY c.host ORDER BY c.next_attempt_at) AS n FROM (
-              SELECT ${d2.id} AS id, ${hostOf(e.url)} AS host, ${d2.nextAttemptAt} AS next_attempt_at FROM ${deliveries} d2 JOIN ${endpoints} e ON ${e.id} = ${d2.endpointId}
-               WHERE ${d2.status} = 'pending' AND ${d2.nextAttemptAt} <= clock_timestamp()
-                 AND (${d2.lockedUntil} IS NULL OR ${d2.lockedUntil} < clock_timestamp())
-                 AND (${e.enabled} OR ${d2.manual})
-                 AND ${hostOf(e.url)} <> ALL (${p('skip')}::text[])
-               ORDER BY ${d2.nextAttemptAt}
-               LIMIT ${p('limit')} * 2
-               FOR UPDATE OF d2 SKIP LOCKED) c
-          ) w
-          WHERE w.n <= ${p('perHost')}
-          ORDER BY w.next_attempt_at
-          LIMIT ${p('limit')})
-        RETURNING d.*)
-     ${claimReturning}`,
-  claimFields,
+         FROM picked WHERE ${d.id} = picked.id
+        RETURNING d.*, picked.share)
+     ${claimReturning(claimedFields)}`,
+  claimedFields,
 );
 
+export interface ClaimRequest {
+  /** rows at most */
+  limit: number;
+  leaseMs: number;
+  /** rows a user the worker holds none of may take (its share of the worker) */
+  perUser: number;
+  /** room left of the users the worker holds rows of (0: none for them) */
+  users?: Rooms;
+  /** rows a receiving host not in `hosts` may take */
+  perHost: number;
+  /** room left of the hosts the worker holds rows of or has another budget for (0: none) */
+  hosts?: Rooms;
+}
+
 /**
- * Lease up to `limit` due deliveries, at most `perHost` of them for one receiving host and none for
- * the hosts in `skipHosts` (SKIP LOCKED: replicas never claim the same row). A lease that
- * expires (its worker died) makes the row due again. Each claim counts as an attempt.
+ * Lease due deliveries, fairly: round-robin between the users with due rows (oldest first), each
+ * within its room, at most each receiving host's room, at most `limit` (SKIP LOCKED: replicas never
+ * claim the same row). Deliveries of disabled endpoints wait (they go again when it is enabled). A
+ * lease that expires (its worker died) makes the row due again. Each claim counts as an attempt.
  */
-export async function claimDue(pool: Pool, limit: number, leaseMs: number, opts: { perHost?: number; skipHosts?: readonly string[] } = {}): Promise<ClaimedDelivery[]> {
-  // The due rows are locked in a window twice the limit (the oldest first); the per-host
-  // cap is applied to that window, so one receiver's backlog cannot fill a claim by itself.
-  // That window must be read in due order from deliveries_due and stop at its limit. With sorting
-  // allowed, the planner trusts statistics taken while little was pending (a fresh table, or a quiet
-  // hour before a burst) and reads, joins and sorts every pending row instead: 20 ms per claim at
-  // 11k pending in the bench, growing with the backlog, against 4 ms.
-  return inTransaction(pool, async (c) => {
-    await c.query('SET LOCAL enable_sort = off');
-    return (await claimStatement.run(c, { limit, leaseMs, skip: opts.skipHosts ?? [], perHost: opts.perHost ?? limit })).rows;
-  });
+export async function claimDue(q: Queryable, r: ClaimRequest): Promise<ClaimedRow[]> {
+  const users = [...(r.users ?? [])];
+  const hosts = [...(r.hosts ?? [])];
+  return (
+    await claimStatement.run(q, {
+      limit: r.limit,
+      leaseMs: r.leaseMs,
+      perUser: r.perUser,
+      userKeys: users.map(([k]) => k),
+      userRooms: users.map(([, n]) => Math.max(0, n)),
+      perHost: r.perHost,
+      hostKeys: hosts.map(([k]) => k),
+      hostRooms: hosts.map(([, n]) => Math.max(0, n)),
+    })
+  ).rows;
 }
 
 const releaseStatement = statement(
@@ -219,15 +286,25 @@ export interface Completion {
   nextAttemptAt: Date | null;
   /** a success that clears this endpoint's failure streak */
   healthyEndpoint?: string | null;
+  /** a failure that starts (or continues) this endpoint's failure streak */
+  failingEndpoint?: string | null;
+}
+
+/** What recording a completion did. */
+export interface Recorded {
+  /** false when the lease was lost (another worker has the row) */
+  recorded: boolean;
+  /** for a recorded failure: its endpoint's streak, enabled state, owner and URL */
+  failing: { failingSince: Date; enabled: boolean; userId: string; url: string } | null;
 }
 
 // Unprepared: a generic plan made while the table was small joins the attempts to a sequential scan
 // of every delivery (4 ms per batch at 10,000 rows in the webhooks bench); planned per run, it looks each one up.
-const completeStatement = new Statement<{ id: string }>(
+const completeStatement = new Statement<{ id: string; failing_since: Date | null; enabled: boolean | null; user_id: string | null; url: string | null }>(
   sql`WITH c AS (
        SELECT * FROM unnest(${p('ids')}::uuid[], ${p('leases')}::uuid[], ${p('statuses')}::text[], ${p('responseStatuses')}::int[], ${p('errors')}::text[], ${p('durations')}::int[],
-                            ${p('startedAt')}::timestamptz[], ${p('nextAttemptAt')}::timestamptz[], ${p('outcomes')}::text[], ${p('healthy')}::uuid[])
-         AS c(id, lease, status, response_status, error, duration_ms, started_at, next_attempt_at, outcome, healthy_endpoint)
+                            ${p('startedAt')}::timestamptz[], ${p('nextAttemptAt')}::timestamptz[], ${p('outcomes')}::text[], ${p('healthy')}::uuid[], ${p('failing')}::uuid[])
+         AS c(id, lease, status, response_status, error, duration_ms, started_at, next_attempt_at, outcome, healthy_endpoint, failing_endpoint)
      ), u AS (
        UPDATE ${deliveries} d
           SET ${names(deliveries.status)} = c.status, ${names(deliveries.responseStatus)} = c.response_status, ${names(deliveries.error)} = c.error,
@@ -237,15 +314,19 @@ const completeStatement = new Statement<{ id: string }>(
               ${names(deliveries.lockedUntil)} = NULL, ${names(deliveries.lease)} = NULL
          FROM c
         WHERE ${d.id} = c.id AND ${d.lease} = c.lease
-        RETURNING ${d.id} AS id, ${d.attempts} AS attempts, c.started_at, c.outcome, c.response_status, c.error, c.duration_ms, c.healthy_endpoint
+        RETURNING ${d.id} AS id, ${d.attempts} AS attempts, c.started_at, c.outcome, c.response_status, c.error, c.duration_ms, c.healthy_endpoint, c.failing_endpoint
      ), h AS (
        UPDATE ${endpoints} SET ${names(endpoints.failingSince)} = NULL
         WHERE ${endpoints.id} IN (SELECT healthy_endpoint FROM u WHERE healthy_endpoint IS NOT NULL) AND ${endpoints.failingSince} IS NOT NULL
+     ), f AS (
+       UPDATE ${endpoints} SET ${names(endpoints.failingSince)} = COALESCE(${endpoints.failingSince}, clock_timestamp())
+        WHERE ${endpoints.id} IN (SELECT failing_endpoint FROM u WHERE failing_endpoint IS NOT NULL)
+        RETURNING ${endpoints.id} AS id, ${endpoints.failingSince} AS failing_since, ${endpoints.enabled} AS enabled, ${endpoints.userId} AS user_id, ${endpoints.url} AS url
      ), logged AS (
        INSERT INTO ${attempts} (${names(attempts.deliveryId, attempts.attempt, attempts.startedAt, attempts.outcome, attempts.responseStatus, attempts.error, attempts.durationMs)})
        SELECT id, attempts, started_at, outcome, response_status, error, duration_ms FROM u WHERE outcome <> 'delivered'
      )
-     SELECT id FROM u`,
+     SELECT u.id, f.failing_since, f.enabled, f.user_id, f.url FROM u LEFT JOIN f ON f.id = u.failing_endpoint`,
   undefined,
   { prepare: false },
 );
@@ -253,11 +334,13 @@ const completeStatement = new Statement<{ id: string }>(
 /**
  * Finish attempts, each only while its lease is still held (a worker whose lease expired and was
  * reclaimed records nothing). One statement for any number of attempts: the outcome, the attempt
- * log (see attemptLog: an attempt that delivered is the delivery row itself) and, for successes,
- * the endpoint's health. Returns, per completion, whether it was recorded (false when the lease
- * was lost).
+ * log (see attemptLog: an attempt that delivered is the delivery row itself) and the endpoints'
+ * health (a success ends its endpoint's failure streak, a failure starts or continues it). An
+ * endpoint that both succeeded and failed in one call counts as failing (one statement cannot
+ * change a row twice). Returns, per completion, what it recorded.
  */
-export async function completeMany(q: Queryable, cs: readonly Completion[]): Promise<boolean[]> {
+export async function completeAttempts(q: Queryable, cs: readonly Completion[]): Promise<Recorded[]> {
+  const failing = new Set(cs.map((x) => x.failingEndpoint).filter(Boolean));
   const { rows } = await completeStatement.run(q, {
     ids: cs.map((x) => x.id),
     leases: cs.map((x) => x.lease),
@@ -268,10 +351,20 @@ export async function completeMany(q: Queryable, cs: readonly Completion[]): Pro
     startedAt: cs.map((x) => x.startedAt),
     nextAttemptAt: cs.map((x) => x.nextAttemptAt),
     outcomes: cs.map((x) => x.outcome),
-    healthy: cs.map((x) => x.healthyEndpoint ?? null),
+    healthy: cs.map((x) => (x.healthyEndpoint && !failing.has(x.healthyEndpoint) ? x.healthyEndpoint : null)),
+    failing: cs.map((x) => x.failingEndpoint ?? null),
   });
-  const recorded = new Set(rows.map((r) => r.id));
-  return cs.map((x) => recorded.has(x.id));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return cs.map((x) => {
+    const r = byId.get(x.id);
+    if (!r) return { recorded: false, failing: null };
+    return { recorded: true, failing: r.failing_since ? { failingSince: r.failing_since, enabled: r.enabled!, userId: r.user_id!, url: r.url! } : null };
+  });
+}
+
+/** completeAttempts, answering only whether each was recorded. */
+export async function completeMany(q: Queryable, cs: readonly Completion[]): Promise<boolean[]> {
+  return (await completeAttempts(q, cs)).map((r) => r.recorded);
 }
 
 const loggedFields = {
@@ -313,16 +406,6 @@ const attemptLogStatement = statement(
  */
 export async function attemptLog(q: Queryable, deliveryId: string): Promise<LoggedAttempt[]> {
   return (await attemptLogStatement.run(q, { id: deliveryId })).rows;
-}
-
-/** Start (or continue) the endpoint's failure streak; returns it with the owner and URL. */
-export async function markFailing(q: Queryable, endpointId: string): Promise<{ failingSince: Date; enabled: boolean; userId: string; url: string } | null> {
-  const [row] = await orm(q)
-    .update(endpoints)
-    .set({ failingSince: sql`COALESCE(${endpoints.failingSince}, clock_timestamp())` })
-    .where(eq(endpoints.id, endpointId))
-    .returning({ failingSince: endpoints.failingSince, enabled: endpoints.enabled, userId: endpoints.userId, url: endpoints.url });
-  return row ? { ...row, failingSince: row.failingSince! } : null;
 }
 
 /** Disable an enabled endpoint; true when this call did it (so the owner is told once). */
@@ -368,7 +451,7 @@ const requeueStatement = statement(
         WHERE ${deliveredAttempt(was).held}
        ON CONFLICT DO NOTHING
      )
-     ${claimReturning}`,
+     ${claimReturning()}`,
   claimFields,
 );
 
@@ -390,7 +473,7 @@ const testDeliveryStatement = statement(
        INSERT INTO ${deliveries} (${names(deliveries.id, deliveries.eventMsgId, deliveries.endpointId, deliveries.userId, deliveries.event, deliveries.manual, deliveries.maxAttempts, deliveries.attempts, deliveries.lease, deliveries.lockedUntil)})
        VALUES (${p('id')}, ${p('msgId')}, ${p('endpointId')}, ${p('userId')}, 'task.test', true, 1, 1, gen_random_uuid(), clock_timestamp() + ${p('leaseMs')} * interval '1 millisecond')
        RETURNING *)
-     ${claimReturning}`,
+     ${claimReturning()}`,
   claimFields,
 );
 

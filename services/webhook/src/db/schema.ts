@@ -71,7 +71,8 @@ export const deliveries = webhook.table(
     foreignKey({ name: 'deliveries_event_msg_id_fkey', columns: [t.eventMsgId], foreignColumns: [events.msgId] }).onDelete('cascade'),
     foreignKey({ name: 'deliveries_endpoint_id_fkey', columns: [t.endpointId], foreignColumns: [endpoints.id] }).onDelete('cascade'),
     unique('deliveries_event_msg_id_endpoint_id_key').on(t.eventMsgId, t.endpointId),
-    index('deliveries_due').on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    // the claim walks the endpoints with due rows and reads each one's rows in due order (deliveries.ts, claimDue)
+    index('deliveries_due_by_endpoint').on(t.endpointId, t.nextAttemptAt).where(sql`status = 'pending'`),
     index('deliveries_endpoint').on(t.endpointId, t.createdAt.desc().nullsFirst()),
     check('deliveries_status_check', oneOf('status', DELIVERY_STATUSES)),
   ],
