@@ -92,13 +92,19 @@ function registerRoutes(app: FastifyInstance, routes: AnyRoute[], deps: { bus: B
         authorize(route.auth, route.method, user);
         const key = idempotencyKeyOf(req, route, user);
         const run = async (): Promise<Answer> => {
-          await enforceRateLimit(route, user, deps, reply);
           const params = parsePart(route, 'params', req.params ?? {});
           const query = parsePart(route, 'query', req.query ?? {});
-          // an upload's body is the file: it goes to the service in pieces first (user is set: upload routes are never public)
-          const body = route.upload
-            ? await sendUpload(deps.bus, route.upload, user!, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), req.headers['content-type'], String(req.id))
-            : parsePart(route, 'body', req.body ?? (route.method === 'GET' || route.method === 'DELETE' ? undefined : {}));
+          let body: unknown;
+          if (route.upload) {
+            // counted before the file goes out; an upload's body is the file: it goes to the service in
+            // pieces first (user is set: upload routes are never public)
+            await enforceRateLimit(route, user, undefined, deps, reply);
+            body = await sendUpload(deps.bus, route.upload, user!, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), req.headers['content-type'], String(req.id));
+          } else {
+            body = parsePart(route, 'body', req.body ?? (route.method === 'GET' || route.method === 'DELETE' ? undefined : {}));
+            // after validation: a bulk action counts each of its tasks, and an invalid call (it changes nothing) counts nothing
+            await enforceRateLimit(route, user, body, deps, reply);
+          }
           const call = { user, params, query, body, ip: req.ip, userAgent: req.headers['user-agent'] };
           // every part is the route's own parse, and the user the auth service's checked answer
           const ro = { requestId: String(req.id), timeoutMs: 30_000, checked: true };

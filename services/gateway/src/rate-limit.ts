@@ -1,9 +1,12 @@
-import { AppError, DELETIONS_PER_HOUR, type AnyRoute, type Identity } from '@tasksvc/proto';
+import { AppError, DELETIONS_PER_HOUR, type AnyRoute, type BulkBody, type Identity } from '@tasksvc/proto';
 import type { Config, Logger, Pool } from '@tasksvc/runtime';
 import type { FastifyReply } from 'fastify';
 import { countCall, dropOldWindows, HOURLY } from './db/rate-limits.ts';
 
-/** Writes per user and minute, by route subject (the reference's limits). */
+/** The bucket of the bulk actions that have no single-task limit of their own (delete, changeTopic, setPriority). */
+export const BULK_BUCKET = 'tasks.bulk';
+
+/** Writes per user and minute, by bucket: a route's subject (the reference's limits), or BULK_BUCKET. */
 export const WRITE_LIMITS_PER_MINUTE: Readonly<Record<string, number>> = {
   'tasks.http.create': 60,
   'tasks.http.complete': 30,
@@ -13,6 +16,19 @@ export const WRITE_LIMITS_PER_MINUTE: Readonly<Record<string, number>> = {
   'tasks.http.topics.create': 30,
   // each upload is parsed whole and kept until confirmed or expired
   'tasks.http.import.upload': 10,
+  // one bulk call's worth (its most) a minute: a user's bulk changes fan out to at most 200 tasks'
+  // events (to 10 endpoints each) a minute
+  [BULK_BUCKET]: 200,
+};
+
+const BULK_SUBJECTS = new Set(['tasks.http.bulk', 'tasks.http.bulk.post']);
+/** The bucket each bulk action counts its tasks against: a single task's limit where the action has one. */
+const BULK_ACTION_BUCKET: Readonly<Record<BulkBody['action'], string>> = {
+  complete: 'tasks.http.complete',
+  snooze: 'tasks.http.snooze',
+  delete: BULK_BUCKET,
+  changeTopic: BULK_BUCKET,
+  setPriority: BULK_BUCKET,
 };
 
 export interface HourlyLimit {
@@ -29,17 +45,32 @@ export const HOURLY_LIMITS: Readonly<Record<string, HourlyLimit>> = {
 };
 
 /**
- * Count one call of a rate-limited route for its user in PostgreSQL (so every replica shares the
+ * Count a call of a rate-limited route for its user in PostgreSQL (so every replica shares the
  * count): a fixed window (a minute, or an hour for HOURLY_LIMITS) per user and route, one upsert per
- * call. Over the limit → 429 RATE_LIMITED with Retry-After (seconds to the window's end). Other routes
- * pass untouched. If the database cannot be asked, the call passes (and is logged): the write behind
- * it needs the database anyway. RATE_LIMIT_WRITES=false turns the limits off (load tests, benchmarks).
+ * call. A bulk action counts each of its tasks: bulk complete and snooze against the single
+ * action's limit, the others together against BULK_BUCKET; one with more tasks than a whole minute
+ * allows is 422 LIMIT_EXCEEDED and counts nothing (it could never pass). Over the limit → 429
+ * RATE_LIMITED with Retry-After (seconds to the window's end); a refused call counts too. Other
+ * routes pass untouched. If the database cannot be asked, the call passes (and is logged): the write
+ * behind it needs the database anyway. RATE_LIMIT_WRITES=false turns the limits off (load tests,
+ * benchmarks). `body` is the route's validated body.
  */
-export async function enforceRateLimit(route: AnyRoute, user: Identity | null, deps: { pool: Pool; log: Logger; config: Config }, reply: FastifyReply): Promise<void> {
-  const hourly = HOURLY_LIMITS[route.rpc.subject];
+export async function enforceRateLimit(route: AnyRoute, user: Identity | null, body: unknown, deps: { pool: Pool; log: Logger; config: Config }, reply: FastifyReply): Promise<void> {
+  const subject = route.rpc.subject;
+  const hourly = HOURLY_LIMITS[subject];
   if (hourly) return enforceHourlyLimit(hourly, user, deps, reply);
-  const limit = WRITE_LIMITS_PER_MINUTE[route.rpc.subject];
-  if (limit) await enforceLimit(route.rpc.subject, limit, `${route.method} ${route.path}`, user, deps, reply);
+  if (BULK_SUBJECTS.has(subject)) {
+    const { action, taskIds } = body as BulkBody;
+    const bucket = BULK_ACTION_BUCKET[action];
+    const limit = WRITE_LIMITS_PER_MINUTE[bucket]!;
+    const what = `at most ${limit} tasks per minute in ${bucket === BULK_BUCKET ? 'bulk delete, changeTopic and setPriority actions' : `bulk ${action} actions and single ${action}s together`}`;
+    if (user && deps.config.RATE_LIMIT_WRITES && taskIds.length > limit) {
+      throw new AppError('LIMIT_EXCEEDED', `${what}; this one has ${taskIds.length}: send them in parts`, [{ path: 'body.taskIds', message: `at most ${limit} a minute` }]);
+    }
+    return count(bucket, limit, what, user, deps, reply, taskIds.length);
+  }
+  const limit = WRITE_LIMITS_PER_MINUTE[subject];
+  if (limit) await enforceLimit(subject, limit, `${route.method} ${route.path}`, user, deps, reply);
 }
 
 /** Count one call against `limit` per user and minute under `subject` (a route's, or an area's such as CalDAV writes). */
@@ -52,13 +83,14 @@ export async function enforceHourlyLimit(l: HourlyLimit, user: Identity | null, 
   await count(`${HOURLY}${l.bucket}`, l.limit, l.what, user, deps, reply);
 }
 
-async function count(subject: string, limit: number, what: string, user: Identity | null, deps: { pool: Pool; log: Logger; config: Config }, reply: FastifyReply): Promise<void> {
+/** Count `n` (a call: 1; a bulk action: its tasks) against `limit` under `subject`. */
+async function count(subject: string, limit: number, what: string, user: Identity | null, deps: { pool: Pool; log: Logger; config: Config }, reply: FastifyReply, n = 1): Promise<void> {
   if (!user || !deps.config.RATE_LIMIT_WRITES) return;
   let row: { hits: number; resetIn: number } | undefined;
   try {
-    row = await countCall(deps.pool, user.id, subject);
+    row = await countCall(deps.pool, user.id, subject, n);
     // old windows go away now and then (any replica may do it)
-    if (row?.hits === 1 && Math.random() < 0.05) await dropOldWindows(deps.pool);
+    if (row?.hits === n && Math.random() < 0.05) await dropOldWindows(deps.pool);
   } catch (err) {
     deps.log.warn({ err, subject }, 'rate limit not checked: database unavailable');
     return;

@@ -5,7 +5,7 @@ import { startSystem, type RunningSystem } from '../../../tools/system.ts';
 import { testSystemConfig } from '../../../tools/testenv/index.ts';
 import { createUserWithApiKey } from '../../../tools/testenv/users.ts';
 import { buildGateway } from '../src/app.ts';
-import { WRITE_LIMITS_PER_MINUTE } from '../src/rate-limit.ts';
+import { BULK_BUCKET, WRITE_LIMITS_PER_MINUTE } from '../src/rate-limit.ts';
 
 /**
  * Per-user write limits shared by every gateway replica through PostgreSQL: the whole system plus a
@@ -52,8 +52,48 @@ describe('per-user write rate limits', () => {
     await off.close();
   });
 
-  it('uses the reference limits', () => {
-    expect(WRITE_LIMITS_PER_MINUTE).toMatchObject({ 'tasks.http.create': 60, 'tasks.http.complete': 30, 'tasks.http.snooze': 30, 'tasks.http.postpone': 10, 'tasks.http.topics.create': 30 });
+  it('uses the reference limits, and 200 tasks a minute in bulk delete, changeTopic and setPriority actions', () => {
+    expect(WRITE_LIMITS_PER_MINUTE).toMatchObject({ 'tasks.http.create': 60, 'tasks.http.complete': 30, 'tasks.http.snooze': 30, 'tasks.http.postpone': 10, 'tasks.http.topics.create': 30, [BULK_BUCKET]: 200 });
+  });
+
+  // issue 56, findings 1 and 11: a bulk complete of 60 tasks got past the 30-a-minute complete limit
+  it('a bulk action counts each of its tasks against its action’s limit: past it, 429 and nothing changes; more than a minute allows, 422', async () => {
+    const erin = await createUserWithApiKey(system.pool);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await post(system.url, '/api/tasks', erin.authorization, { title: `bulk ${i}` });
+      expect(res.status).toBe(201);
+      const created = (await res.json()) as { id?: string; task?: { id: string } };
+      ids.push(created.task?.id ?? created.id!);
+    }
+    const bulk = (base: string, body: unknown) => fetch(`${base}/api/tasks/bulk`, { method: 'PATCH', headers: { authorization: erin.authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const completed = async () => Number((await system.pool.query<{ n: string }>('SELECT count(*) AS n FROM tasks.tasks WHERE user_id = $1 AND completed_at IS NOT NULL', [erin.userId])).rows[0]!.n);
+    await seed(erin.userId, 'tasks.http.complete', 25);
+    // 25 + 6 > 30: refused whole, on either replica, and nothing is completed
+    const refused = await bulk(replicaUrl, { action: 'complete', taskIds: ids, timezone: 'UTC' });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(((await refused.json()) as { code: string; message: string }).message).toMatch(/at most 30 tasks per minute in bulk complete actions/);
+    expect(await completed()).toBe(0);
+    // more tasks than a whole minute allows can never pass: 422 naming the field, and it counts nothing
+    const tooMany = await bulk(system.url, { action: 'complete', taskIds: Array.from({ length: 31 }, () => crypto.randomUUID()), timezone: 'UTC' });
+    expect(tooMany.status).toBe(422);
+    expect(await tooMany.json()).toMatchObject({ code: 'LIMIT_EXCEEDED', issues: [{ path: 'body.taskIds' }] });
+    // with room for them they pass, and count: the 5 fill the minute's 30, so a single complete is refused next
+    await seed(erin.userId, 'tasks.http.complete', 25);
+    expect((await bulk(system.url, { action: 'complete', taskIds: ids.slice(0, 5), timezone: 'UTC' })).status).toBe(200);
+    expect(await completed()).toBe(5);
+    expect((await post(system.url, `/api/tasks/${ids[5]}/complete`, erin.authorization, {})).status).toBe(429);
+  });
+
+  it('bulk delete, changeTopic and setPriority share 200 tasks a minute', async () => {
+    const frank = await createUserWithApiKey(system.pool);
+    const some = (n: number) => Array.from({ length: n }, () => crypto.randomUUID());
+    await seed(frank.userId, BULK_BUCKET, 0);
+    const bulk = (body: unknown) => fetch(`${system.url}/api/tasks/bulk`, { method: 'PATCH', headers: { authorization: frank.authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await bulk({ action: 'setPriority', taskIds: some(150), priority: 'HIGH' })).status).toBe(200);
+    expect((await bulk({ action: 'changeTopic', taskIds: some(50), topicId: null })).status).toBe(200);
+    expect((await bulk({ action: 'delete', taskIds: some(1) })).status).toBe(429);
   });
 
   it('the 61st task in a minute is refused with 429 and Retry-After, across replicas; other users are unaffected', async () => {

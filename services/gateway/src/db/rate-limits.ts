@@ -7,21 +7,22 @@ const p = sql.placeholder;
 /** Buckets counted per hour rather than per minute carry this prefix (so the cleanup can tell them apart). */
 export const HOURLY = 'hour:';
 
-/** One call counted in the current window, a minute or (for `hour:` buckets) an hour (one upsert): the window's hits so far and its seconds left. */
+/** A call counted in the current window, a minute or (for `hour:` buckets) an hour (one upsert): the window's hits so far and its seconds left. */
 const countStatements = {
   minute: countIn('minute'),
   hour: countIn('hour'),
 };
 function countIn(unit: 'minute' | 'hour') {
   return statement<{ hits: number; reset_in: number }>(
-    sql`INSERT INTO ${r} (${names(r.userId, r.bucket, r.windowStart, r.hits)}) VALUES (${p('userId')}, ${p('bucket')}, date_trunc(${sql.raw(`'${unit}'`)}, now()), 1)
-      ON CONFLICT (${names(r.userId, r.bucket, r.windowStart)}) DO UPDATE SET hits = ${r.hits} + 1
+    sql`INSERT INTO ${r} (${names(r.userId, r.bucket, r.windowStart, r.hits)}) VALUES (${p('userId')}, ${p('bucket')}, date_trunc(${sql.raw(`'${unit}'`)}, now()), ${p('count')})
+      ON CONFLICT (${names(r.userId, r.bucket, r.windowStart)}) DO UPDATE SET hits = ${r.hits} + EXCLUDED.hits
       RETURNING ${r.hits} AS hits, ceil(extract(epoch FROM ${r.windowStart} + interval ${sql.raw(`'1 ${unit}'`)} - now()))::int AS reset_in`,
   );
 }
 
-export async function countCall(q: Queryable, userId: string, bucket: string): Promise<{ hits: number; resetIn: number } | undefined> {
-  const row = (await countStatements[bucket.startsWith(HOURLY) ? 'hour' : 'minute'].run(q, { userId, bucket })).rows[0];
+/** Count `count` (1 for a call; a bulk action's tasks) against the bucket's current window. */
+export async function countCall(q: Queryable, userId: string, bucket: string, count = 1): Promise<{ hits: number; resetIn: number } | undefined> {
+  const row = (await countStatements[bucket.startsWith(HOURLY) ? 'hour' : 'minute'].run(q, { userId, bucket, count })).rows[0];
   return row && { hits: row.hits, resetIn: row.reset_in };
 }
 
