@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../tools/system.ts';
 import { fileNats, serveTestIdentities, testSystemConfig } from '../../../tools/testenv/index.ts';
-import { startReceiver, until, type Receiver } from '../test/support.ts';
+import { callAs, startReceiver, until, type Receiver } from '../test/support.ts';
 
 /**
  * Issue 56, finding 1: one user's webhooks must not slow down another's. User A has 10 endpoints
@@ -95,16 +95,7 @@ afterAll(async () => {
   await rx?.close();
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test responses are inspected loosely
-async function call(user: string, method: string, url: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${sys.url}${url}`, {
-    method,
-    headers: { authorization: `Bearer test-${user}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null };
-}
+const call = (user: string, method: string, url: string, body?: unknown) => callAs(sys.url, user, method, url, body);
 
 /** B creates `n` tasks one after another, each once the previous one's delivery arrived; each task's ms from its 201 to its delivery. */
 async function bCreates(userB: string, n: number): Promise<number[]> {

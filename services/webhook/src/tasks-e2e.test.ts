@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskEventTask } from '@tasksvc/proto';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../tools/system.ts';
 import { fileNats, serveTestIdentities, testSystemConfig } from '../../../tools/testenv/index.ts';
-import { startReceiver, until, type Receiver } from '../test/support.ts';
+import { callAs, startReceiver, until, type Receiver } from '../test/support.ts';
 
 /**
  * The real chain: a task created through the gateway is written with its event in the tasks
@@ -17,16 +17,7 @@ let rx: Receiver;
 const user = randomUUID();
 const SECRET = 'e2e-signing-secret';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test responses are inspected loosely
-async function call(method: string, url: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${sys.url}${url}`, {
-    method,
-    headers: { authorization: `Bearer test-${user}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null };
-}
+const call = (method: string, url: string, body?: unknown) => callAs(sys.url, user, method, url, body);
 
 beforeAll(async () => {
   rx = await startReceiver();

@@ -85,5 +85,17 @@ export async function startWebhookHarness(overrides: Record<string, string | und
   };
 }
 
+/** A call to a running system's HTTP API as `user` (the test identities: `Bearer test-<id>`), its JSON answer parsed. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test responses are inspected loosely
+export async function callAs(baseUrl: string, user: string, method: string, url: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${baseUrl}${url}`, {
+    method,
+    headers: { authorization: `Bearer test-${user}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : null };
+}
+
 /** Shared polling helper (tools/testenv/wait.ts), re-exported for this service's tests. */
 export { until } from '../../../tools/testenv/index.ts';
