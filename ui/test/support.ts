@@ -94,6 +94,8 @@ export interface ChromiumSuite {
   shot: (page: Page, name: string) => Promise<void>;
   /** Restart every service with changed configuration (same database, same URL). */
   restart: (overrides: Partial<Config>) => Promise<void>;
+  /** the running system (its pool, to look into the database) */
+  system: () => RunningSystem;
 }
 
 /**
@@ -129,6 +131,7 @@ export function chromiumSuite(prefix: string, defaults: { locale?: string; confi
       await page.screenshot({ path: join(SCREENSHOTS, `${prefix}-${name}-${page.viewportSize()!.width}.png`), fullPage: true });
     },
     restart: (overrides) => ui!.restart(overrides),
+    system: () => ui!.system,
   };
 }
 

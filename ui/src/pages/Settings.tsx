@@ -10,6 +10,7 @@ const Security = lazy(() => import('./settings/Security.tsx'));
 const ApiKeys = lazy(() => import('./settings/ApiKeys.tsx'));
 const Vacation = lazy(() => import('./settings/Vacation.tsx'));
 const ConnectApp = lazy(() => import('./settings/ConnectApp.tsx'));
+const YourData = lazy(() => import('./settings/YourData.tsx'));
 
 const SECTIONS = [
   { href: '/settings', label: 'Profile' },
@@ -20,6 +21,7 @@ const SECTIONS = [
   { href: '/settings/connect', label: 'Connect an app' },
   { href: '/settings/security', label: 'Security' },
   { href: '/settings/api-keys', label: 'API keys' },
+  { href: '/settings/data', label: 'Your data' },
 ];
 
 export default function Settings(): JSX.Element {
@@ -56,6 +58,9 @@ export default function Settings(): JSX.Element {
         </Match>
         <Match when={section() === 'api-keys'}>
           <ApiKeys />
+        </Match>
+        <Match when={section() === 'data'}>
+          <YourData />
         </Match>
       </Switch>
     </>
