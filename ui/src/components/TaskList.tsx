@@ -10,6 +10,7 @@ import { Empty } from './ui.tsx';
 import { Icon } from './icons.tsx';
 import { ActionsMenu, type MenuItem } from './Menu.tsx';
 import { focusWhenPresent } from '../lib/focus.ts';
+import { handOverDraft } from './quick-add-draft.ts';
 import { deleteWithUndo, isDeleted } from '../lib/undoable-delete.ts';
 import { forget, holdCompleted, justCompleted, letGo } from '../lib/just-completed.ts';
 
@@ -329,6 +330,8 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
   };
   document.addEventListener('keydown', onKey);
   onCleanup(() => document.removeEventListener('keydown', onKey));
+  // Typing that began on the page being left goes on here (bug 8).
+  handOverDraft(() => input, text, setText);
 
   async function submit(e: SubmitEvent) {
     e.preventDefault();
