@@ -11,6 +11,7 @@ import { Icon } from './icons.tsx';
 import { ActionsMenu, type MenuItem } from './Menu.tsx';
 import { focusWhenPresent } from '../lib/focus.ts';
 import { handOverDraft } from './quick-add-draft.ts';
+import { PhraseChips, PhraseField } from './PhraseInput.tsx';
 import { deleteWithUndo, isDeleted } from '../lib/undoable-delete.ts';
 import { forget, holdCompleted, justCompleted, letGo } from '../lib/just-completed.ts';
 
@@ -303,24 +304,7 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
   const [text, setText] = createSignal('');
   const [busy, setBusy] = createSignal(false);
   const parsed = createMemo(() => parseLine(text(), props.today, props.topics));
-  /** The typed line cut into plain text and recognised parts, in order. */
-  const segments = createMemo(() => {
-    const out: { text: string; kind?: string }[] = [];
-    let at = 0;
-    const marks = [...parsed().parts, ...parsed().notUnderstood.map((n) => ({ ...n, kind: 'unknown' }))];
-    for (const p of marks.sort((a, b) => a.start - b.start)) {
-      if (p.start < at) continue;
-      if (p.start > at) out.push({ text: text().slice(at, p.start) });
-      out.push({ text: text().slice(p.start, p.end), kind: p.kind });
-      at = p.end;
-    }
-    if (at < text().length) out.push({ text: text().slice(at) });
-    return out;
-  });
   let input!: HTMLInputElement;
-  let backdrop!: HTMLDivElement;
-  /** The highlights scroll with a line longer than the field. */
-  const follow = () => (backdrop.scrollLeft = input.scrollLeft);
   const onKey = (e: KeyboardEvent) => {
     const target = e.target as HTMLElement;
     if (e.key === 'n' && !e.ctrlKey && !e.metaKey && !e.altKey && !/^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName) && !target.isContentEditable) {
@@ -361,29 +345,7 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
         <label class="sr-only" for="quick-add">
           Quick add a task
         </label>
-        <div class="quick-add-field">
-          {/* What the parser recognised, highlighted in place: the same text drawn behind the (transparent) field. */}
-          <div class="quick-add-backdrop" ref={backdrop} aria-hidden="true" data-testid="quick-add-highlights">
-            <For each={segments()}>{(seg) => (seg.kind ? <mark class={`token-${seg.kind}`}>{seg.text}</mark> : seg.text)}</For>
-          </div>
-          {/* Never disabled while saving: a disabled field loses focus and the next typed task would go nowhere. */}
-          <input
-            id="quick-add"
-            ref={input}
-            placeholder="Add a task…  (press n)"
-            value={text()}
-            onInput={(e) => {
-              setText(e.currentTarget.value);
-              requestAnimationFrame(follow);
-            }}
-            onScroll={follow}
-            onKeyUp={follow}
-            maxlength="300"
-            autocomplete="off"
-            aria-describedby="quick-add-hint"
-            enterkeyhint="done"
-          />
-        </div>
+        <PhraseField id="quick-add" ref={(el) => (input = el)} value={text()} onInput={setText} parsed={parsed()} describedBy="quick-add-hint" placeholder="Add a task…  (press n)" testId="quick-add" />
         <button class="primary" type="submit" disabled={busy() || !parsed().title}>
           Add
         </button>
@@ -400,38 +362,7 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
       >
         <Icon name="plus" size={28} />
       </button>
-      <div id="quick-add-hint" class="quick-add-preview small" data-testid="quick-add-preview" aria-live="polite">
-        <Show
-          when={parsed().parts.length > 0 || parsed().notUnderstood.length > 0}
-          fallback={
-            <span class="muted">
-              Try <kbd>tomorrow 18:30</kbd> <kbd>every mon wed fri</kbd> <kbd>monthly on the 1st</kbd> <kbd>!high</kbd> <kbd>#topic</kbd>
-            </span>
-          }
-        >
-          <span class="sr-only">Understood: </span>
-          <ul class="chips" aria-label="Understood">
-            <For each={parsed().parts}>
-              {(p) => (
-                <li class={`chip token-${p.kind}`} data-kind={p.kind}>
-                  {p.label}
-                </li>
-              )}
-            </For>
-          </ul>
-          <Show when={parsed().notUnderstood.length > 0}>
-            <ul class="not-understood" aria-label="Not understood">
-              <For each={parsed().notUnderstood}>
-                {(n) => (
-                  <li>
-                    <mark class="token-unknown">{n.text}</mark> stays in the title: {n.hint}
-                  </li>
-                )}
-              </For>
-            </ul>
-          </Show>
-        </Show>
-      </div>
+      <PhraseChips id="quick-add-hint" parsed={parsed()} testId="quick-add" />
     </form>
   );
 }

@@ -152,6 +152,18 @@ export function PrioritySelect(props: { id: string; value: Priority; onChange: (
   );
 }
 
+// Browsers list only geographic zones; UTC (the service's default) must stay selectable.
+const ZONES: string[] = ['UTC', ...((Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? []).filter((z) => z !== 'UTC')];
+
+/** Every IANA timezone the browser knows (the current one first if it knows it not). */
+export function TimezoneSelect(props: { id: string; value: string; onChange: (zone: string) => void; describedBy?: string | undefined; ref?: (el: HTMLSelectElement) => void }): JSX.Element {
+  return (
+    <select id={props.id} ref={props.ref} aria-describedby={props.describedBy} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+      <For each={ZONES.includes(props.value) ? ZONES : [props.value, ...ZONES]}>{(z) => <option value={z}>{z}</option>}</For>
+    </select>
+  );
+}
+
 /** A route chunk that did not arrive: offline, or a deploy replaced the hashed files. */
 export function isChunkLoadError(err: unknown): boolean {
   return err instanceof Error && /dynamically imported module|Importing a module script failed|error loading dynamically imported|Unable to preload CSS/i.test(err.message);

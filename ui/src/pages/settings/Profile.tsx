@@ -4,10 +4,7 @@ import { shared } from '../../lib/data.ts';
 import { session } from '../../lib/session.ts';
 import { setTheme, theme, type Theme } from '../../lib/theme.ts';
 import { toast, toastError } from '../../lib/toast.ts';
-import { Field, Spinner } from '../../components/ui.tsx';
-
-// Browsers list only geographic zones; UTC (the service's default) must stay selectable.
-const ZONES: string[] = ['UTC', ...((Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? []).filter((z) => z !== 'UTC')];
+import { Field, Spinner, TimezoneSelect } from '../../components/ui.tsx';
 
 export default function Profile(): JSX.Element {
   // its figures (tasks created) change with every task: read afresh whenever the page opens
@@ -56,11 +53,7 @@ export default function Profile(): JSX.Element {
           <form class="row" style={{ 'align-items': 'flex-end' }} onSubmit={(e) => void saveTz(e)}>
             <div style={{ flex: '1', 'min-width': '12rem' }}>
               <Field label="Timezone" hint={browserTz !== shared.timezone() ? `This browser is in ${browserTz}.` : undefined}>
-                {(id, d) => (
-                  <select id={id} aria-describedby={d} value={tz() ?? shared.timezone()} onChange={(e) => setTz(e.currentTarget.value)}>
-                    <For each={ZONES.includes(shared.timezone()) ? ZONES : [shared.timezone(), ...ZONES]}>{(z) => <option value={z}>{z}</option>}</For>
-                  </select>
-                )}
+                {(id, d) => <TimezoneSelect id={id} describedBy={d} value={tz() ?? shared.timezone()} onChange={setTz} />}
               </Field>
             </div>
             <button class="primary" type="submit">
