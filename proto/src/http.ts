@@ -27,6 +27,8 @@ export const identity = z.object({
   /** the session has passed its second factor (or none is needed) */
   secondFactorOk: z.boolean().default(true),
   isAdmin: z.boolean().default(false),
+  /** an API key's expiry (ISO instant), if it has one: a cached identity is never used past it */
+  expiresAt: z.string().optional(),
 });
 export type Identity = z.infer<typeof identity>;
 

@@ -121,6 +121,19 @@ describe('API keys', () => {
     await t.system.pool.query(`UPDATE auth.api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [soon.body.id]);
     expect((await fetch(`${t.url}/api/auth/me`, { headers: { authorization: `Bearer ${soon.body.key}` } })).status).toBe(401);
   });
+
+  it('an expiring key stops working at its expiry, also where the gateway cached its identity a moment before (#56.3)', async () => {
+    const expiresAt = Date.now() + 4_000;
+    const key = await bob.browser.json<{ key: string }>(`${t.url}/api/user/api-keys`, { method: 'POST', body: JSON.stringify({ name: 'expiring', expiresAt: new Date(expiresAt).toISOString() }) });
+    expect(key.status).toBe(201);
+    const bearer = { authorization: `Bearer ${key.body.key}` };
+    // cached by the gateway (a task route answers API keys from the cache)
+    expect((await fetch(`${t.url}/api/tasks`, { headers: bearer })).status).toBe(200);
+    expect(Date.now(), 'the first call was made before the expiry').toBeLessThan(expiresAt);
+    // no event tells anyone that time passed: the cache must know the key's expiry itself
+    await new Promise((r) => setTimeout(r, expiresAt - Date.now() + 50));
+    expect((await fetch(`${t.url}/api/tasks`, { headers: bearer })).status).toBe(401);
+  });
 });
 
 describe('sessions', () => {

@@ -64,6 +64,23 @@ describe('the gateway identity cache', () => {
       expect(at(IDENTITY_TTL_MS + 1)).toBeUndefined();
       await bus.close();
     });
+
+    it("never answers for an expiring key past its expiry (#56.3)", () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const bus = createMemoryBus(log);
+      const cache = identityCache(bus);
+      const start = Date.now();
+      const alice = { ...someone(), expiresAt: new Date(start + 5_000).toISOString() };
+      cache.set('a', alice, cache.stamp());
+      vi.setSystemTime(start + 4_999);
+      expect(cache.get('a')?.user).toEqual(alice);
+      vi.setSystemTime(start + 5_000);
+      expect(cache.get('a')).toBeUndefined();
+      // an answer for a key that already expired (clocks a little apart) is not kept at all
+      cache.set('a', alice, cache.stamp());
+      expect(cache.get('a')).toBeUndefined();
+      void bus.close();
+    });
   });
 
   describe('over NATS', () => {

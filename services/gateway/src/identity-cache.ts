@@ -34,7 +34,7 @@ export interface IdentityCache {
 const caches = new WeakMap<Bus, IdentityCache>();
 
 /**
- * API-key identities for up to a minute, keyed by a hash of the Authorization header, so a burst of
+ * API-key identities for up to a minute (never past the key's own expiry), keyed by a hash of the Authorization header, so a burst of
  * API requests costs the auth service (and PostgreSQL) one lookup. The auth service broadcasts
  * every account change (a revoked key, a new second factor) and every replica drops that user's
  * entries at once. Broadcasts are not stored for an absent subscriber, so when the connection to NATS
@@ -83,7 +83,10 @@ export function identityCache(bus: Bus): IdentityCache {
       // re-inserted last, so the oldest entries stay first for the size cap
       if (!entries.delete(key) && entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
       const now = Date.now();
-      entries.set(key, { user, until: now + IDENTITY_TTL_MS, refreshAt: now + IDENTITY_TTL_MS * (0.5 + Math.random() / 4) });
+      // an expiring key is used up to its expiry, never past it (the auth service refuses it from then on)
+      const expires = user.expiresAt ? Date.parse(user.expiresAt) : Infinity;
+      const until = Math.min(now + IDENTITY_TTL_MS, expires);
+      entries.set(key, { user, until, refreshAt: Math.min(now + IDENTITY_TTL_MS * (0.5 + Math.random() / 4), until) });
     },
     forget: (key) => void entries.delete(key),
   };

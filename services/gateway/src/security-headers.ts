@@ -24,6 +24,18 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/**
+ * The browser features a page of the app may use: passkeys (WebAuthn) and writing to the clipboard
+ * (copy buttons), only for the app's own origin; every other powerful feature is off, also for
+ * anything the app might ever embed, so injected markup cannot ask for the camera or the location.
+ */
+export const PERMISSIONS_POLICY = [
+  'publickey-credentials-get=(self)',
+  'publickey-credentials-create=(self)',
+  'clipboard-write=(self)',
+  ...['accelerometer', 'autoplay', 'camera', 'display-capture', 'encrypted-media', 'fullscreen', 'geolocation', 'gyroscope', 'hid', 'idle-detection', 'magnetometer', 'microphone', 'midi', 'payment', 'picture-in-picture', 'screen-wake-lock', 'serial', 'usb', 'xr-spatial-tracking'].map((f) => `${f}=()`),
+].join(', ');
+
 const HEADERS: Record<string, string> = {
   'content-security-policy': CONTENT_SECURITY_POLICY,
   'strict-transport-security': 'max-age=63072000; includeSubDomains',
@@ -32,6 +44,7 @@ const HEADERS: Record<string, string> = {
   'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
   'cross-origin-opener-policy': 'same-origin',
+  'permissions-policy': PERMISSIONS_POLICY,
 };
 
 /** Security headers on every response, set before anything can answer. */

@@ -50,3 +50,17 @@ describe('admin page gate (#19.8)', () => {
     }
   });
 });
+
+describe('Permissions-Policy (#56.13)', () => {
+  it('every response turns off the powerful features the app does not use, keeps passkeys and the clipboard to its own origin', async () => {
+    for (const path of ['/login', '/api/tasks', '/admin']) {
+      const policy = (await get(path)).headers['permissions-policy'];
+      expect(policy, path).toEqual(expect.any(String));
+      const rules = new Map(String(policy).split(', ').map((r) => r.split('=') as [string, string]));
+      for (const feature of ['camera', 'microphone', 'geolocation', 'payment', 'usb']) expect(rules.get(feature), `${path} ${feature}`).toBe('()');
+      expect(rules.get('publickey-credentials-get')).toBe('(self)');
+      expect(rules.get('publickey-credentials-create')).toBe('(self)');
+      expect(rules.get('clipboard-write')).toBe('(self)');
+    }
+  });
+});

@@ -52,7 +52,7 @@ export async function resolveIdentity(deps: AuthDeps, req: { cookie?: string | u
     const summary = await factorSummary(deps.pool, key.userId);
     // A key was created by a session that had passed its factor; it stands in for that proof.
     const ok = secondFactorOk({ required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: true });
-    return { id: key.userId, email: key.email ?? '', method: 'api_key', readOnly: key.readOnly, secondFactorOk: ok, isAdmin: false };
+    return { id: key.userId, email: key.email ?? '', method: 'api_key', readOnly: key.readOnly, secondFactorOk: ok, isAdmin: false, ...(key.expiresAt ? { expiresAt: key.expiresAt.toISOString() } : {}) };
   }
   const found = await sessionFromCookie(deps, req.cookie);
   if (!found) return null;
