@@ -284,7 +284,7 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await page.keyboard.press('Enter');
     const menu = page.getByRole('menu');
     await expect.poll(() => focusedText(page)).toBe('Snooze: tomorrow');
-    expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['Snooze: tomorrow', 'Snooze: 3 days', 'Snooze: 1 week', 'Today', 'Tomorrow', 'Next week', 'High', 'Someday', 'Edit', 'Delete']);
+    expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['Snooze: tomorrow', 'Snooze: 3 days', 'Snooze: 1 week', 'Pause', 'Today', 'Tomorrow', 'Next week', 'High', 'Someday', 'Edit', 'Delete']);
     await page.keyboard.press('ArrowDown');
     await expect.poll(() => focusedText(page)).toBe('Snooze: 3 days');
     await page.keyboard.press('ArrowUp');

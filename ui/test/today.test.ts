@@ -111,3 +111,123 @@ describe.skipIf(!hasChromium)('bug 9: onboarding', () => {
     await suite.shot(page, 'bug9-no-title');
   });
 });
+
+const dayOf = (page: Page, offset = 0) =>
+  page.evaluate((o) => {
+    const d = new Date(`${new Intl.DateTimeFormat('en-CA', { timeZone: 'UTC' }).format(new Date())}T00:00:00Z`);
+    d.setUTCDate(d.getUTCDate() + o);
+    return d.toISOString().slice(0, 10);
+  }, offset);
+
+async function createTask(page: Page, data: Record<string, unknown>): Promise<string> {
+  const r = await page.request.post('/api/tasks', { data });
+  expect(r.status()).toBe(201);
+  return ((await r.json()) as { task: { id: string } }).task.id;
+}
+
+const serverTask = async (page: Page, id: string) =>
+  ((await (await page.request.get(`/api/tasks/${id}`)).json()) as { task: { snoozedUntil: string | null; pausedAt: string | null; completedAt: string | null; topicId: string | null; priority: string } }).task;
+
+describe.skipIf(!hasChromium)('phone-first Today', () => {
+  it.each(SIZES)('what is due leads (overdue, then today, each by priority), then the quest; tasks are on the first screen (%s)', async (label, size) => {
+    const page = await suite.newPage(size);
+    await signIn(page, suite.url, `today-first-${label}@example.test`);
+    const today = await dayOf(page);
+    const yesterday = await dayOf(page, -1);
+    // Created in an order that is not the priority order (the server lists by sort order, creation).
+    await createTask(page, { title: 'Late normal', dueDate: yesterday });
+    await createTask(page, { title: 'Late high', dueDate: yesterday, priority: 'HIGH' });
+    await createTask(page, { title: 'Today someday', dueDate: today, priority: 'SOMEDAY' });
+    await createTask(page, { title: 'Today normal', dueDate: today });
+    await createTask(page, { title: 'Today high', dueDate: today, priority: 'HIGH' });
+    const paused = await createTask(page, { title: 'Today paused', dueDate: today });
+    expect((await page.request.post(`/api/tasks/${paused}/pause`, { data: {} })).status()).toBe(200);
+    await page.reload();
+    const dueList = page.getByRole('list', { name: 'Tasks due today' });
+    await dueList.getByText('Today high').waitFor();
+    await page.getByTestId('daily-quest').getByTestId('quest-title').waitFor();
+    const titles = (name: string) => page.getByRole('list', { name }).locator('.title').allTextContents();
+    expect(await titles('Overdue tasks')).toEqual(['Late high', 'Late normal']);
+    // bug 10: "Due today" by priority; a paused task waits elsewhere
+    expect(await titles('Tasks due today')).toEqual(['Today high', 'Today normal', 'Today someday']);
+    expect(await page.getByTestId('briefing').textContent()).toContain('3 due today, 2 overdue.');
+    // Order on the page: quick add, overdue, due today, the quest, then the game cards.
+    const top = async (testId: string) => (await page.getByTestId(testId).boundingBox())!.y;
+    const order = ['today-quick-add', 'today-overdue', 'today-due', 'daily-quest', 'streak-card'];
+    const ys = await Promise.all(order.map(top));
+    expect([...ys].sort((a, b) => a - b)).toEqual(ys);
+    // At 390 × 844 the first task of each list is on the first screen, above the tab bar.
+    const firstScreen = size.height - (label === 'phone' ? 64 : 0);
+    for (const name of ['Overdue tasks', 'Tasks due today']) {
+      const box = (await page.getByRole('list', { name }).locator('li').first().boundingBox())!;
+      expect(box.y + box.height, name).toBeLessThanOrEqual(firstScreen);
+    }
+    // One thumb: the box and the menu are big enough to hit on a phone.
+    if (label === 'phone') {
+      const row = dueList.getByTestId('task-row').first();
+      const check = (await row.locator('.task-check').boundingBox())!;
+      const menu = (await row.getByRole('button', { name: /^Actions for/ }).boundingBox())!;
+      expect(Math.min(check.width, check.height)).toBeGreaterThanOrEqual(24);
+      expect(Math.min(menu.width, menu.height)).toBeGreaterThanOrEqual(44);
+    }
+    await suite.shot(page, 'today-first');
+  });
+
+  it.each(SIZES)('bug 10: a snoozed task leaves Overdue with one badge, and its toast has Undo; the chosen energy looks chosen (%s)', async (label, size) => {
+    const page = await suite.newPage(size);
+    await signIn(page, suite.url, `today-snooze-${label}@example.test`);
+    const id = await createTask(page, { title: 'Return the parcel', dueDate: await dayOf(page, -2), priority: 'HIGH' });
+    await createTask(page, { title: 'Also late', dueDate: await dayOf(page, -1) });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    const row = page.getByTestId('task-row').filter({ hasText: 'Return the parcel' });
+    const groupOf = () => row.evaluate((el) => el.closest('.task-group')?.getAttribute('data-group'));
+    await eventually(groupOf).toBe('Overdue');
+    await page.getByRole('button', { name: 'Actions for "Return the parcel"' }).click();
+    await page.getByRole('menuitem', { name: 'Snooze: tomorrow' }).click();
+    const toastEl = page.locator('.toast').filter({ hasText: 'Snoozed until' });
+    await toastEl.waitFor();
+    await eventually(groupOf).toBe('Snoozed');
+    // one badge says why it waits; none says overdue beside it
+    expect(await row.getByTestId('due-badge').count()).toBe(0);
+    expect((await row.locator('.badge').allTextContents()).filter((b) => /snoozed|overdue|ago/i.test(b))).toEqual([expect.stringMatching(/^snoozed until /)]);
+    expect((await serverTask(page, id)).snoozedUntil).toBe(await dayOf(page, 1));
+    await suite.shot(page, 'bug10-snoozed');
+    await toastEl.getByRole('button', { name: 'Undo' }).click();
+    await eventually(async () => (await serverTask(page, id)).snoozedUntil).toBeNull();
+    await eventually(groupOf).toBe('Overdue');
+
+    // The energy level picked stands out from the others (not only for screen readers).
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Today' }).click();
+    const energy = page.getByTestId('energy-checkin');
+    await energy.getByRole('button', { name: 'Medium' }).click();
+    await eventually(() => energy.getByRole('button', { name: 'Medium' }).getAttribute('aria-pressed')).toBe('true');
+    const bg = (name: string) => energy.getByRole('button', { name }).evaluate((el) => getComputedStyle(el).backgroundColor);
+    expect(await bg('Medium')).not.toBe(await bg('Low'));
+    expect(await bg('Low')).toBe(await bg('High'));
+    await suite.shot(page, 'bug10-energy');
+  });
+
+  it.each(SIZES)('pause and resume from the row menu: a paused task leaves Today, waits under Paused, and comes back (%s)', async (label, size) => {
+    const page = await suite.newPage(size);
+    await signIn(page, suite.url, `today-pause-${label}@example.test`);
+    const id = await createTask(page, { title: 'Paint the fence', dueDate: await dayOf(page) });
+    await page.reload();
+    const dueList = page.getByRole('list', { name: 'Tasks due today' });
+    await dueList.getByText('Paint the fence').waitFor();
+    await page.getByRole('button', { name: 'Actions for "Paint the fence"' }).click();
+    await page.getByRole('menuitem', { name: 'Pause' }).click();
+    await page.locator('.toast').filter({ hasText: 'Paused "Paint the fence"' }).waitFor();
+    await eventually(async () => (await serverTask(page, id)).pausedAt).not.toBeNull();
+    await eventually(() => dueList.getByText('Paint the fence').count()).toBe(0);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    const row = page.getByTestId('task-row').filter({ hasText: 'Paint the fence' });
+    await row.getByTestId('paused-badge').waitFor();
+    expect(await row.evaluate((el) => el.closest('.task-group')?.getAttribute('data-group'))).toBe('Paused');
+    await suite.shot(page, 'paused');
+    await page.getByRole('button', { name: 'Actions for "Paint the fence"' }).click();
+    await page.getByRole('menuitem', { name: 'Resume' }).click();
+    await eventually(async () => (await serverTask(page, id)).pausedAt).toBeNull();
+    await eventually(() => row.evaluate((el) => el.closest('.task-group')?.getAttribute('data-group'))).toBe('Today');
+    expect(await row.getByTestId('paused-badge').count()).toBe(0);
+  });
+});

@@ -14,6 +14,7 @@ import { handOverDraft } from './quick-add-draft.ts';
 import { PhraseChips, PhraseField } from './PhraseInput.tsx';
 import { deleteWithUndo, isDeleted } from '../lib/undoable-delete.ts';
 import { forget, holdCompleted, justCompleted, letGo } from '../lib/just-completed.ts';
+import { isPaused, isSnoozed } from '../lib/task-groups.ts';
 
 export interface TaskActions {
   /** called after any change so the owner can reload its list (resolves once reloaded) */
@@ -93,12 +94,32 @@ async function undo(t: Task, actions: TaskActions): Promise<boolean> {
   }
 }
 
+/** Snooze until a day, or wake it up (`until` null); the toast's Undo puts the snooze it had back. */
 async function snooze(t: Task, until: string | null, actions: TaskActions) {
+  const before = t.snoozedUntil;
   try {
     if (until) await post(`/api/tasks/${t.id}/snooze`, { snoozedUntil: until });
     else await del(`/api/tasks/${t.id}/snooze`);
     actions.changed();
-    toast(until ? `Snoozed until ${formatDate(until)}` : 'Woken up');
+    toast(until ? `Snoozed until ${formatDate(until)}` : 'Woken up', {
+      action: { label: 'Undo', run: () => void patch(`/api/tasks/${t.id}`, { snoozedUntil: before }).then(actions.changed, toastError) },
+    });
+  } catch (err) {
+    toastError(err);
+  }
+}
+
+/** Pause (no quest, no reminders, out of Today until resumed) or resume, with Undo. */
+async function setPaused(t: Task, paused: boolean, actions: TaskActions) {
+  // Undoing a resume pauses it as it was (until its day, if it had one).
+  const pause = () => post(`/api/tasks/${t.id}/pause`, paused || !t.pausedUntil ? {} : { until: t.pausedUntil });
+  const resume = () => post(`/api/tasks/${t.id}/resume`, {});
+  try {
+    await (paused ? pause() : resume());
+    actions.changed();
+    toast(paused ? `Paused "${t.title}": no quest, no reminders until you resume it` : `Resumed "${t.title}"`, {
+      action: { label: 'Undo', run: () => void (paused ? resume() : pause()).then(actions.changed, toastError) },
+    });
   } catch (err) {
     toastError(err);
   }
@@ -167,7 +188,8 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
   const held = () => justCompleted(t().id);
   const done = () => Boolean(t().completedAt) || held() !== undefined;
   const due = () => dueLabel(t().type === 'RECURRING' ? t().nextDueDate : t().dueDate, props.today);
-  const snoozed = () => Boolean(t().snoozedUntil && t().snoozedUntil! > props.today);
+  const snoozed = () => isSnoozed(t(), props.today);
+  const paused = () => isPaused(t(), props.today);
   const topic = () => props.topics.find((x) => x.id === t().topicId);
   let box!: HTMLInputElement;
   return (
@@ -214,7 +236,8 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
           <Show when={t().priority === 'SOMEDAY'}>
             <span class="badge">Someday</span>
           </Show>
-          <Show when={!done() && due()}>
+          {/* Snoozed or paused, it waits on purpose: that badge alone, not "overdue" beside it. */}
+          <Show when={!done() && !snoozed() && !paused() && due()}>
             {(d) => <span class={`badge ${d().kind === 'later' ? '' : d().kind}`} data-testid="due-badge">{t().dueTime ? `${d().text} ${t().dueTime}` : d().text}</span>}
           </Show>
           <Show when={!done() && t().reminders.length > 0}>
@@ -234,6 +257,11 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
           </Show>
           <Show when={snoozed()}>
             <span class="badge">snoozed until {formatDate(t().snoozedUntil)}</span>
+          </Show>
+          <Show when={!done() && paused()}>
+            <span class="badge" data-testid="paused-badge">
+              <Icon name="pause" size={14} /> {t().pausedUntil ? `paused until ${formatDate(t().pausedUntil)}` : 'paused'}
+            </span>
           </Show>
           <Show when={t().blocked}>
             <span class="badge" title="Sequential topic: an earlier task comes first">
@@ -272,6 +300,7 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
             label={`Actions for "${t().title}"`}
             items={[
               ...(done() ? [] : snoozed() ? [{ label: 'Wake up', run: () => void snooze(t(), null, props.actions) }] : SNOOZE.map(([days, label]) => ({ label: `Snooze: ${label}`, run: () => void snooze(t(), addDays(props.today, days), props.actions) }))),
+              ...(done() ? [] : [paused() ? { label: 'Resume', run: () => void setPaused(t(), false, props.actions) } : { label: 'Pause', run: () => void setPaused(t(), true, props.actions) }]),
               ...quickItems(t(), props.today, props.topics, props.actions),
               ...(props.actions.edit ? [{ label: 'Edit', run: () => props.actions.edit!(t()) }] : []),
               { label: 'Delete', danger: true, run: () => remove(t(), props.actions) },

@@ -10,6 +10,7 @@ import type { Task } from '../lib/types.ts';
 import { isDeleted } from '../lib/undoable-delete.ts';
 import { keepJustCompleted } from '../lib/just-completed.ts';
 import { reconciled } from '../lib/reconciled.ts';
+import { byPriorityThenDate, effectiveDue, isPaused } from '../lib/task-groups.ts';
 import { QuickAdd, TaskList, type TaskActions } from '../components/TaskList.tsx';
 import { TaskPanel } from '../components/TaskPanel.tsx';
 import { EnergyCheckin } from '../components/EnergyCheckin.tsx';
@@ -33,9 +34,10 @@ export default function Dashboard(): JSX.Element {
   // Offline: the last list stays (a failed refetch never throws into the page), and it loads again when back.
   const dueNow = lastGood(due);
   refetchOnReconnect(refetch);
-  const open = () => (dueNow() ?? []).filter((t) => !isDeleted(t.id));
-  const overdue = createMemo(() => open().filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate)! < today()));
-  const dueToday = createMemo(() => open().filter((t) => (t.type === 'RECURRING' ? t.nextDueDate : t.dueDate) === today()));
+  // Paused tasks wait on purpose (snoozed ones the server leaves out already); the rest by priority (bug 10).
+  const open = () => (dueNow() ?? []).filter((t) => !isDeleted(t.id) && !isPaused(t, today()));
+  const overdue = createMemo(() => open().filter((t) => effectiveDue(t)! < today()).sort(byPriorityThenDate));
+  const dueToday = createMemo(() => open().filter((t) => effectiveDue(t) === today()).sort(byPriorityThenDate));
   const changed = () => {
     refreshGame();
     return refetch();
@@ -44,21 +46,31 @@ export default function Dashboard(): JSX.Element {
   const actions: TaskActions = { changed, edit: setEditing };
   const name = () => session.me()?.name?.split(' ')[0];
 
+  const summary = () =>
+    dueToday().length === 0 && overdue().length === 0 ? 'Nothing is due today.' : `${dueToday().length} due today${overdue().length ? `, ${overdue().length} overdue` : ''}.`;
+
+  // Phone first: what is due leads (overdue, then today, each by priority), then the quest; the game
+  // cards come last and are compact on a phone, so tasks are on the first screen at 390 × 844.
   return (
     <>
-      <div class="page-head">
+      <div class="page-head today-head">
         <div>
           <h1>
             {greeting()}
             {name() ? `, ${name()}` : ''}
           </h1>
-          <p class="muted" style={{ margin: 0 }}>
+          {/* Morning-briefing style summary: the same facts the 08:00 notification carries. */}
+          <p class="muted" style={{ margin: 0 }} data-testid="briefing">
             {formatDate(today())} · {shared.timezone()}
+            {' · '}
+            <Show when={dueNow() !== undefined} fallback={due.error ? 'tasks not loaded: the server cannot be reached.' : 'loading…'}>
+              {summary()}
+            </Show>
           </p>
         </div>
       </div>
-      <div class="stack">
-        {/* Capture first: quick add leads the page, above the day's summary and the game cards. */}
+      <div class="stack today">
+        {/* Capture first: quick add leads the page, above what is due and the game cards. */}
         <section class="card" data-testid="today-quick-add">
           <QuickAdd topics={shared.topics() ?? []} today={today()} onCreated={changed} />
         </section>
@@ -67,30 +79,16 @@ export default function Dashboard(): JSX.Element {
             New here? <A href="/onboarding">Take the two-minute setup</A>: timezone, a first task, reminders.
           </div>
         </Show>
-        {/* Morning-briefing style summary: the same facts the 08:00 notification carries. */}
-        <section class="card" aria-labelledby="brief-h" data-testid="briefing">
-          <h2 id="brief-h">Your day</h2>
-          <Show when={dueNow() !== undefined} fallback={due.error ? <p class="muted" style={{ margin: 0 }}>Not loaded: the server cannot be reached.</p> : <Spinner />}>
-            <p style={{ margin: 0 }}>
-              {dueToday().length === 0 && overdue().length === 0
-                ? 'Nothing is due today. '
-                : `${dueToday().length} task${dueToday().length === 1 ? '' : 's'} due today${overdue().length ? `, ${overdue().length} overdue` : ''}. `}
-            </p>
-          </Show>
-        </section>
-        <div class="grid">
-          <QuestCard onChange={changed} />
-          <StreakCard />
-          <EnergyCheckin />
-        </div>
         <Show when={!due.error || dueNow() !== undefined} fallback={<ErrorBanner error={due.error} />}>
           <Show when={overdue().length > 0}>
-            <section class="card" aria-labelledby="overdue-h">
-              <h2 id="overdue-h">Overdue</h2>
+            <section class="card" aria-labelledby="overdue-h" data-testid="today-overdue">
+              <h2 id="overdue-h" class="overdue">
+                Overdue <span class="muted small">{overdue().length}</span>
+              </h2>
               <TaskList label="Overdue tasks" tasks={overdue()} today={today()} topics={shared.topics() ?? []} actions={actions} />
             </section>
           </Show>
-          <section class="card" aria-labelledby="today-h">
+          <section class="card" aria-labelledby="today-h" data-testid="today-due">
             <div class="row between">
               <h2 id="today-h">Due today</h2>
               <A href="/tasks" class="small">
@@ -102,6 +100,11 @@ export default function Dashboard(): JSX.Element {
             </Show>
           </section>
         </Show>
+        <QuestCard onChange={changed} />
+        <div class="grid game-cards">
+          <StreakCard />
+          <EnergyCheckin />
+        </div>
       </div>
       <Show when={editing()} keyed>
         {(t) => <TaskPanel editing={t} topics={shared.topics() ?? []} today={today()} onSaved={() => (setEditing(null), changed())} onClose={() => setEditing(null)} />}
