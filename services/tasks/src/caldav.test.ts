@@ -170,6 +170,28 @@ describe('tasks as .ics resources', () => {
     expect(await awarded(id)).toEqual([1, 1]);
   });
 
+  it('a time of day and reminders: DUE in the user zone with its VTIMEZONE and VALARMs, both ways; the client\'s own alarm text stays', async () => {
+    const berlin = await s.user();
+    const bdav = davClient(s.url, berlin);
+    expect((await berlin.api('PATCH', '/api/settings/timezone', { timezone: 'Europe/Berlin' })).status).toBe(200);
+    const made = (await berlin.api('POST', '/api/tasks', { title: 'Call the plumber', dueDate: '2030-03-05', dueTime: '18:30', reminders: [{ beforeDueMinutes: 45 }, { at: '2030-03-04T08:00:00Z' }] })).body.task;
+    const path = `/dav/calendars/${berlin.id}/tasks/${made.id}.ics`;
+    const get = await bdav('GET', path);
+    for (const line of ['DUE;TZID=Europe/Berlin:20300305T183000', 'TZID:Europe/Berlin', 'TRIGGER;RELATED=END:-PT45M', 'TRIGGER;VALUE=DATE-TIME:20300304T080000Z', 'ACTION:DISPLAY']) expect(get.text).toContain(`${line}\r\n`);
+    // a client writes its own alarm (with its UID) in UTC, moves the time and drops the absolute reminder
+    const client = ics(`UID:task-${made.id}@task-service`, 'SUMMARY:Call the plumber', 'DUE:20300305T160000Z', 'BEGIN:VALARM', 'UID:alarm-1', 'ACTION:DISPLAY', 'DESCRIPTION:Reminder', 'TRIGGER;RELATED=END:-PT10M', 'END:VALARM');
+    expect((await bdav('PUT', path, { body: client, headers: { 'if-match': get.headers.get('etag')! } })).status).toBe(204);
+    expect((await berlin.api('GET', `/api/tasks/${made.id}`)).body.task).toMatchObject({ dueDate: '2030-03-05', dueTime: '17:00', reminders: [{ beforeDueMinutes: 10 }] });
+    const back = (await bdav('GET', path)).text;
+    for (const line of ['DUE;TZID=Europe/Berlin:20300305T170000', 'UID:alarm-1', 'TRIGGER;RELATED=END:-PT10M']) expect(back).toContain(`${line}\r\n`);
+    expect(back.match(/BEGIN:VALARM/g)).toHaveLength(1);
+    // a reminder added in the app is a VALARM of ours beside the client's
+    await berlin.api('PATCH', `/api/tasks/${made.id}`, { reminders: [{ beforeDueMinutes: 10 }, { beforeDueMinutes: 1440 }] });
+    const both = (await bdav('GET', path)).text;
+    expect(both).toContain('UID:alarm-1\r\n');
+    expect(both).toContain('TRIGGER;RELATED=END:-P1D\r\n');
+  });
+
   it('refuses what the model cannot hold with a CalDAV precondition and a message for a person; nothing is stored', async () => {
     const refused = async (body: string, condition: string) => {
       const res = await dav('PUT', `${inbox()}refused.ics`, { body });

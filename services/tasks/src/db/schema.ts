@@ -428,7 +428,7 @@ export const caldavObjects = schema.table(
     userId: uuid().notNull(),
     name: text().notNull(),
     uid: text().notNull(),
-    kept: jsonb().$type<{ props: unknown[]; components: unknown[]; priority?: number | null }>().notNull(),
+    kept: jsonb().$type<{ props: unknown[]; components: unknown[]; priority?: number | null; alarms?: unknown[] }>().notNull(),
   },
   (t) => [
     foreignKey({ name: 'caldav_objects_task_id_fkey', columns: [t.taskId], foreignColumns: [tasks.id] }).onDelete('cascade'),

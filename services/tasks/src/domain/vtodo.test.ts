@@ -1,7 +1,8 @@
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
 import { upcoming, type RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
-import { keepCategories, parseCalendarObject, parseVtodos, priorityOf, taskCalendar, taskToVtodo, vtodoCalendar, type VtodoSource, type VtodoTask } from './vtodo.ts';
+import { reminderInstants, type Reminder } from '@tasksvc/proto/calendar/reminders.ts';
+import { keepCategories, parseCalendarObject, sameReminders, parseVtodos, priorityOf, taskCalendar, taskToVtodo, vtodoCalendar, type VtodoSource, type VtodoTask } from './vtodo.ts';
 
 const rule = (r: Partial<RecurrenceRule> & Pick<RecurrenceRule, 'type'>): RecurrenceRule => ({ interval: 1, weekdays: [], weekOfMonth: null, fixed: true, ...r });
 
@@ -294,5 +295,111 @@ describe('VTODO → task (what clients write)', () => {
     const r = parseVtodos(file, zone);
     expect(r.ok && r.todos.map((t) => t.ok)).toEqual([true, false]);
     expect(r.ok && r.skipped).toEqual({ VEVENT: 1 });
+  });
+});
+
+describe('reminders ↔ VALARM', () => {
+  const alarms = (ics: string) => new ICAL.Component(ICAL.parse(ics)).getFirstSubcomponent('vtodo')!.getAllSubcomponents('valarm');
+  const triggers = (ics: string) => alarms(ics).map((a) => a.getFirstProperty('trigger')!.toICALString());
+
+  /** When a client fires each VALARM: DUE (in the calendar's own VTIMEZONE) plus the TRIGGER, or the absolute TRIGGER. */
+  function firesAt(ics: string): string[] {
+    const cal = new ICAL.Component(ICAL.parse(ics));
+    for (const z of cal.getAllSubcomponents('vtimezone')) ICAL.TimezoneService.register(new ICAL.Timezone(z));
+    const due = cal.getFirstSubcomponent('vtodo')!.getFirstPropertyValue('due') as ICAL.Time;
+    return alarms(ics)
+      .map((a) => {
+        const v = a.getFirstPropertyValue('trigger');
+        if (v instanceof ICAL.Time) return v.toJSDate().toISOString();
+        // a date DUE is the start of that day in the user's zone (what a client does with a floating date)
+        const start = due.isDate ? new Date(`${due.toString()}T00:00:00+01:00`) : due.toJSDate();
+        return new Date(start.getTime() + (v as ICAL.Duration).toSeconds() * 1000).toISOString();
+      })
+      .sort();
+  }
+
+  it('a due time with reminders writes DISPLAY alarms a client fires when the app does, and reads them back', () => {
+    const reminders: Reminder[] = [{ beforeDueMinutes: 30 }, { at: '2026-12-01T07:15:00.000Z' }, { beforeDueMinutes: 0 }];
+    const t = task({ dueDate: '2026-12-03', dueTime: '18:45', reminders });
+    const ics = taskCalendar(t, zone);
+    expect(ics).toContain('DUE;TZID=Europe/Berlin:20261203T184500\r\n');
+    expect(ics).toContain('TRIGGER;VALUE=DATE-TIME:20261201T071500Z\r\n');
+    expect(triggers(ics)).toEqual(['TRIGGER;RELATED=END:-PT30M', 'TRIGGER;VALUE=DATE-TIME:20261201T071500Z', 'TRIGGER;RELATED=END:PT0S']);
+    expect(alarms(ics).map((a) => [a.getFirstPropertyValue('action'), a.getFirstPropertyValue('description')])).toEqual(Array(3).fill(['DISPLAY', 'Water the plants']));
+    expect(firesAt(ics)).toEqual(reminderInstants({ ...t, type: 'ONE_TIME', dueTime: '18:45', reminders }, 'Europe/Berlin').map((r) => r.at.toISOString()).sort());
+    const back = read(ics);
+    expect(back).toMatchObject({ dueDate: '2026-12-03', dueTime: '18:45', reminders });
+    expect(back.kept.components).toEqual([]);
+  });
+
+  it('on a date without a time the reminders count from 09:00, as in the app (the TRIGGER from the date\'s midnight)', () => {
+    const t = task({ dueDate: '2026-12-03', reminders: [{ beforeDueMinutes: 30 }, { beforeDueMinutes: 1440 }, { beforeDueMinutes: 540 }] });
+    const ics = taskCalendar(t, zone);
+    expect(triggers(ics)).toEqual(['TRIGGER;RELATED=END:PT8H30M', 'TRIGGER;RELATED=END:-PT15H', 'TRIGGER;RELATED=END:PT0S']);
+    expect(firesAt(ics)).toEqual(reminderInstants({ ...t, type: 'ONE_TIME', dueTime: null, reminders: t.reminders! }, 'Europe/Berlin').map((r) => r.at.toISOString()).sort());
+    expect(read(ics).reminders).toEqual(t.reminders);
+  });
+
+  it('a repeating task\'s alarms follow its DUE; a relative reminder without a due date is not written', () => {
+    const weekly = recurring(rule({ type: 'WEEKDAY', weekdays: [2] }), '2026-11-25', '2026-12-02', { dueTime: '08:00', reminders: [{ beforeDueMinutes: 15 }] });
+    const back = read(taskCalendar(weekly, zone));
+    expect(back).toMatchObject({ type: 'RECURRING', dueTime: '08:00', reminders: [{ beforeDueMinutes: 15 }] });
+    expect(triggers(taskCalendar(task({ reminders: [{ beforeDueMinutes: 15 }, { at: '2026-12-01T07:15:00Z' }] }), zone))).toEqual(['TRIGGER;VALUE=DATE-TIME:20261201T071500Z']);
+  });
+
+  it('what clients write: RELATED=START counts from DTSTART (from DUE without one), DUE in another zone; the rest stays the client\'s own', () => {
+    expect(read(vtodo('DUE:20261203T170000Z', 'BEGIN:VALARM', 'ACTION:DISPLAY', 'DESCRIPTION:x', 'TRIGGER:-PT1H', 'END:VALARM')).reminders).toEqual([{ beforeDueMinutes: 60 }]);
+    expect(read(vtodo('DUE;TZID=America/New_York:20261203T120000', 'BEGIN:VALARM', 'ACTION:DISPLAY', 'TRIGGER;RELATED=END:-P1D', 'END:VALARM'))).toMatchObject({ dueTime: '18:00', reminders: [{ beforeDueMinutes: 1440 }] });
+    // Thunderbird: a repeating task starting 09:00, due 09:30, alarm 15 minutes before the start
+    const tb = read(vtodo('DTSTART;TZID=Europe/Berlin:20261207T090000', 'DUE;TZID=Europe/Berlin:20261207T093000', 'RRULE:FREQ=WEEKLY;BYDAY=MO', 'BEGIN:VALARM', 'ACTION:DISPLAY', 'TRIGGER;VALUE=DURATION:-PT15M', 'DESCRIPTION:Default Mozilla Description', 'END:VALARM'));
+    expect(tb.reminders).toEqual([{ beforeDueMinutes: 45 }]);
+    // written back, the repeating task starts when due (DTSTART = DUE): the alarm is said from DUE, still at 08:45
+    const weekly = recurring(rule({ type: 'WEEKDAY', weekdays: [0] }), '2026-12-07', '2026-12-07', { dueTime: '09:30', reminders: tb.reminders });
+    expect(triggers(taskCalendar(weekly, { ...zone, kept: tb.kept }))).toEqual(['TRIGGER;RELATED=END:-PT45M']);
+    // a one-time task keeps the client's DTSTART, and with it the client's own alarm
+    const once = read(vtodo('DTSTART:20261201T080000Z', 'DUE:20261203T170000Z', 'BEGIN:VALARM', 'ACTION:DISPLAY', 'TRIGGER;RELATED=START:-PT10M', 'END:VALARM'));
+    expect(once.reminders).toEqual([{ beforeDueMinutes: 2 * 1440 + 9 * 60 + 10 }]);
+    expect(triggers(taskCalendar(task({ dueDate: '2026-12-03', dueTime: '18:00', reminders: once.reminders }), { ...zone, kept: once.kept }))).toEqual(['TRIGGER;RELATED=START:-PT10M']);
+    const notOurs = read(
+      vtodo(
+        'DTSTART:20261201T080000Z',
+        'DUE:20261203T170000Z',
+        ...['BEGIN:VALARM', 'ACTION:EMAIL', 'SUMMARY:s', 'DESCRIPTION:d', 'ATTENDEE:mailto:a@localhost', 'TRIGGER;RELATED=END:-PT10M', 'END:VALARM'],
+        ...['BEGIN:VALARM', 'ACTION:DISPLAY', 'TRIGGER;RELATED=END:PT10M', 'END:VALARM'], // after the due time
+        ...['BEGIN:VALARM', 'ACTION:DISPLAY', 'TRIGGER;VALUE=DATE-TIME:20261203T170000', 'END:VALARM'], // floating: not an instant
+        ...['BEGIN:VALARM', 'ACTION:DISPLAY', 'TRIGGER;RELATED=END:-P29D', 'END:VALARM'], // beyond 28 days
+      ),
+    );
+    expect(notOurs.reminders).toEqual([]);
+    expect(notOurs.kept.components).toHaveLength(4);
+    const out = taskCalendar(task({ dueDate: '2026-12-03', dueTime: '18:00', reminders: [] }), { ...zone, kept: notOurs.kept });
+    expect(triggers(out)).toEqual(['TRIGGER;RELATED=END:-PT10M', 'TRIGGER;RELATED=END:PT10M', 'TRIGGER;VALUE=DATE-TIME:20261203T170000', 'TRIGGER;RELATED=END:-P29D']);
+  });
+
+  it('a client\'s alarm comes back as it wrote it while the task has that reminder; a reminder removed in the app takes it away', () => {
+    const apple = read(
+      vtodo(
+        'DUE:20261203T170000Z',
+        ...['BEGIN:VALARM', 'UID:A1', 'X-WR-ALARMUID:A1', 'ACTION:DISPLAY', 'DESCRIPTION:Reminder', 'TRIGGER;VALUE=DATE-TIME:20261203T160000Z', 'ACKNOWLEDGED:20261203T160100Z', 'END:VALARM'],
+        ...['BEGIN:VALARM', 'ACTION:DISPLAY', 'DESCRIPTION:Reminder', 'TRIGGER;RELATED=END:-PT5M', 'END:VALARM'],
+      ),
+    );
+    expect(apple.reminders).toEqual([{ at: '2026-12-03T16:00:00.000Z' }, { beforeDueMinutes: 5 }]);
+    const same = taskCalendar(task({ dueDate: '2026-12-03', dueTime: '18:00', reminders: apple.reminders }), { ...zone, kept: apple.kept });
+    for (const line of ['UID:A1', 'X-WR-ALARMUID:A1', 'ACKNOWLEDGED:20261203T160100Z', 'TRIGGER;VALUE=DATE-TIME:20261203T160000Z', 'TRIGGER;RELATED=END:-PT5M']) expect(same).toContain(`${line}\r\n`);
+    expect(alarms(same)).toHaveLength(2);
+    // the web app snoozed (an instant with milliseconds) and removed the 5-minute one
+    const changed = taskCalendar(task({ dueDate: '2026-12-03', dueTime: '18:00', reminders: [{ at: '2026-12-03T16:00:00.000Z' }, { at: '2026-12-03T17:30:00.250Z' }] }), { ...zone, kept: apple.kept });
+    expect(triggers(changed)).toEqual(['TRIGGER;VALUE=DATE-TIME:20261203T160000Z', 'TRIGGER;VALUE=DATE-TIME:20261203T173000Z']);
+    expect(changed).toContain('UID:A1\r\n');
+    expect(sameReminders(read(changed).reminders, [{ at: '2026-12-03T17:30:00.250Z' }, { at: '2026-12-03T16:00:00Z' }])).toBe(true);
+  });
+
+  it('more than five alarms: five reminders and a note; the same alarm twice is one reminder', () => {
+    const alarm = (m: number) => ['BEGIN:VALARM', 'ACTION:DISPLAY', 'DESCRIPTION:r', `TRIGGER;RELATED=END:-PT${m}M`, 'END:VALARM'];
+    const r = parseCalendarObject(vtodo('DUE:20261203T170000Z', ...[1, 2, 2, 3, 4, 5, 6, 7].flatMap(alarm)), zone);
+    expect(r.ok && r.task.reminders.map((x) => ('beforeDueMinutes' in x ? x.beforeDueMinutes : x.at))).toEqual([1, 2, 3, 4, 5]);
+    expect(r.ok && r.issues.map((i) => [i.property, i.fatal])).toEqual([['VALARM', false]]);
+    expect(r.ok && r.issues[0]!.message).toMatch(/at most 5 reminders here: 2 more were not kept/);
   });
 });

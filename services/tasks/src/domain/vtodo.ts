@@ -1,8 +1,9 @@
 import ICAL from 'ical.js';
 import type { Task } from '@tasksvc/proto';
 import { tzlib_get_ical_block } from 'timezones-ical-library';
-import { isValidTimeZone, localDate, utcOffsetMinutes, type LocalDate } from '@tasksvc/proto/calendar/dates.ts';
+import { isValidTimeZone, localDate, startOfLocalDay, utcOffsetMinutes, type LocalDate } from '@tasksvc/proto/calendar/dates.ts';
 import type { RecurrenceRule, RecurrenceType } from '@tasksvc/proto/calendar/recurrence.ts';
+import { DEFAULT_DUE_TIME, MAX_BEFORE_DUE_MINUTES, MAX_REMINDERS, type Reminder } from '@tasksvc/proto/calendar/reminders.ts';
 import { clampedMonthEnds, dateOf, dateValue, newCalendar, readRecur, recurOf, serialize, taskUid, utcValue, type ReadSchedule } from './icalendar.ts';
 
 /**
@@ -14,8 +15,10 @@ import { clampedMonthEnds, dateOf, dateValue, newCalendar, readRecur, recurOf, s
  *   DUE;TZID=<user's zone> plus that zone's VTIMEZONE · the recurrence → RRULE (and DTSTART = DUE,
  *   RDATEs for 29th/30th month ends) · priority HIGH/NORMAL/SOMEDAY → PRIORITY 1/5/9 · topic title →
  *   CATEGORIES · completion → STATUS:COMPLETED, COMPLETED, PERCENT-COMPLETE:100 (else NEEDS-ACTION)
- *   · parent task → RELATED-TO;RELTYPE=PARENT · what a client wrote that has no field here (kept
- *   properties and components: X- properties, VALARMs, DTSTART, CLASS…) → returned unchanged.
+ *   · parent task → RELATED-TO;RELTYPE=PARENT · reminders → VALARM (ACTION:DISPLAY; `at` an absolute
+ *   TRIGGER in UTC, `beforeDueMinutes` a TRIGGER;RELATED=END before DUE — see `alarmReminder`) ·
+ *   what a client wrote that has no field here (kept properties and components: X- properties,
+ *   alarms that are not reminders here, DTSTART, CLASS…) → returned unchanged.
  *   Fields iCalendar has no word for travel as X-TASKSVC-* properties (type DAILY_ELIGIBLE, a repeat
  *   counted from completion, estimate, energy, coins), so an .ics export reads back whole.
  * VTODO → task (`parseVtodo`, `parseCalendarObject`, `parseVtodos`): the reverse, PRIORITY 1–4 →
@@ -38,6 +41,8 @@ export interface VtodoSource {
   dueDate: string | null;
   /** `HH:MM` in the user's zone, with a due date (absent where the model has no time of day) */
   dueTime?: string | null;
+  /** absent: the source has no reminders field (a client's VALARMs are then returned as they were) */
+  reminders?: readonly Reminder[] | null;
   nextDueDate: string | null;
   recurrenceType: RecurrenceType | null;
   recurrenceInterval: number | null;
@@ -64,6 +69,8 @@ export interface KeptProperties {
   components: unknown[];
   /** the PRIORITY the client sent (null: none), while it maps to the stored priority */
   priority?: number | null;
+  /** the client's VALARMs that are reminders here, returned as written while the task has that reminder */
+  alarms?: unknown[];
 }
 
 export interface VtodoContext {
@@ -117,6 +124,70 @@ function dueValue(date: LocalDate, time: string | null | undefined, zone: string
 function ruleOf(t: VtodoSource): RecurrenceRule | null {
   if (t.type !== 'RECURRING' || !t.recurrenceType) return null;
   return { type: t.recurrenceType, interval: t.recurrenceInterval ?? 1, weekdays: t.recurrenceWeekdays ?? [], weekOfMonth: t.recurrenceWeekOfMonth, fixed: t.recurrenceFixed };
+}
+
+// ─── reminders ↔ VALARM ────────────────────────────────────────────────────────────────────
+
+/** What a relative TRIGGER counts from: DUE as a date, as a date-time, or nothing (no DUE). */
+type DueKind = 'date' | 'date-time' | null;
+
+/**
+ * A reminder counts back from the due time, which is DEFAULT_DUE_TIME on a date without a time of
+ * day; an iCalendar TRIGGER counts from DUE, the date's midnight. The offset bridges the two, so a
+ * client fires the alarm at the instant the app does ("30 min before" on a date: PT8H30M).
+ */
+const DATE_DUE_MINUTES = (([h, m]) => h! * 60 + m!)(DEFAULT_DUE_TIME.split(':').map(Number));
+const offsetOf = (due: Exclude<DueKind, null>) => (due === 'date' ? DATE_DUE_MINUTES : 0);
+
+/** A reminder's identity to the second (TRIGGER has no fractions: a snoozed `at` with milliseconds is the same reminder). */
+export const alarmKey = (r: Reminder): string => ('at' in r ? `at:${Math.floor(Date.parse(r.at) / 1000)}` : `before:${r.beforeDueMinutes}`);
+
+/** Whether two reminder lists say the same (order aside). */
+export const sameReminders = (a: readonly Reminder[], b: readonly Reminder[]): boolean =>
+  a.length === b.length && a.map(alarmKey).sort().join() === b.map(alarmKey).sort().join();
+
+/**
+ * The reminder a VALARM is, or null when the app cannot hold it (it is kept as the client wrote it):
+ * ACTION:DISPLAY with an absolute TRIGGER in UTC, or a duration in whole minutes that ends before
+ * the due time (at most 28 days): RELATED=END counts from DUE, RELATED=START (the default) from
+ * DTSTART, `lead` minutes before DUE (0 without a DTSTART, as clients that write no start mean DUE).
+ */
+function alarmReminder(alarm: ICAL.Component, due: DueKind, lead: number): Reminder | null {
+  if (String(alarm.getFirstPropertyValue('action') ?? '').toUpperCase() !== 'DISPLAY') return null;
+  const trigger = alarm.getFirstProperty('trigger');
+  const value = trigger?.getFirstValue();
+  if (value instanceof ICAL.Time) return !value.isDate && value.zone === ICAL.Timezone.utcTimezone ? { at: value.toJSDate().toISOString() } : null;
+  if (!(value instanceof ICAL.Duration) || !due) return null;
+  const related = String(trigger!.getParameter('related') ?? 'START').toUpperCase();
+  if (related !== 'END' && related !== 'START') return null;
+  const before = (related === 'START' ? lead : 0) + offsetOf(due) - value.toSeconds() / 60;
+  return Number.isInteger(before) && before >= 0 && before <= MAX_BEFORE_DUE_MINUTES ? { beforeDueMinutes: before } : null;
+}
+
+/** Minutes from a VTODO's DTSTART to its DUE (0 without either); a date is its midnight in the user's zone. */
+function startLead(v: ICAL.Component, opts: ParseOptions): number {
+  const at = (name: string): number | null => {
+    const p = v.getFirstProperty(name);
+    const t = p?.getFirstValue();
+    if (!(t instanceof ICAL.Time)) return null;
+    if (t.isDate) return startOfLocalDay(dateOf(t), opts.timezone).getTime();
+    const tzid = p!.getParameter('tzid');
+    return instantOf(t, typeof tzid === 'string' ? tzid : null, opts).instant.getTime();
+  };
+  const start = at('dtstart');
+  const due = at('due');
+  return start === null || due === null ? 0 : Math.round((due - start) / 60_000);
+}
+
+/** The VALARM of a reminder of ours (DESCRIPTION is the task's title: DISPLAY requires one). */
+function reminderAlarm(r: Reminder, due: DueKind, title: string): ICAL.Component | null {
+  if (!('at' in r) && !due) return null;
+  const alarm = new ICAL.Component('valarm');
+  alarm.addPropertyWithValue('action', 'DISPLAY');
+  alarm.addPropertyWithValue('description', title);
+  if ('at' in r) alarm.addPropertyWithValue('trigger', utcValue(new Date(r.at))); // ical.js writes VALUE=DATE-TIME itself
+  else alarm.addPropertyWithValue('trigger', ICAL.Duration.fromSeconds((offsetOf(due!) - r.beforeDueMinutes) * 60)).setParameter('related', 'END');
+  return alarm;
 }
 
 /** Names the mapper writes itself: a kept property of the same name is not written twice. */
@@ -190,6 +261,23 @@ export function taskToVtodo(task: VtodoSource, ctx: VtodoContext): ICAL.Componen
     v.addProperty(p);
   }
   for (const c of kept?.components ?? []) v.addSubcomponent(new ICAL.Component(c as never));
+  const dueKind: DueKind = due ? (task.dueTime ? 'date-time' : 'date') : null;
+  if (task.reminders === undefined) {
+    for (const a of kept?.alarms ?? []) v.addSubcomponent(new ICAL.Component(a as never));
+  } else {
+    // a client's own VALARM (its UID, ACKNOWLEDGED, X- properties) stands for a reminder the task still has
+    const wanted = new Map((task.reminders ?? []).map((r) => [alarmKey(r), r]));
+    const lead = startLead(v, { timezone: ctx.timezone });
+    for (const a of kept?.alarms ?? []) {
+      const alarm = new ICAL.Component(a as never);
+      const r = alarmReminder(alarm, dueKind, lead);
+      if (r && wanted.delete(alarmKey(r))) v.addSubcomponent(alarm);
+    }
+    for (const r of wanted.values()) {
+      const alarm = reminderAlarm(r, dueKind, task.title);
+      if (alarm) v.addSubcomponent(alarm);
+    }
+  }
   return v;
 }
 
@@ -248,6 +336,8 @@ export interface VtodoTask {
   dueTime: string | null;
   /** RECURRING: the schedule (rule, anchor, next due date); null otherwise */
   schedule: ReadSchedule | null;
+  /** the VALARMs that are reminders here (alarmReminder), at most MAX_REMINDERS */
+  reminders: Reminder[];
   /** STATUS (and COMPLETED): `cancelled` is STATUS:CANCELLED */
   status: 'open' | 'completed' | 'cancelled';
   completedAt: Date | null;
@@ -402,7 +492,24 @@ export function parseVtodo(v: ICAL.Component, opts: ParseOptions): VtodoRead {
     if (OWN.has(name) || (name === 'dtstart' && schedule)) continue;
     props.push(p.toJSON());
   }
-  const components = v.getAllSubcomponents().map((c) => c.toJSON());
+  // VALARMs the app can hold are reminders (the client's text kept with them); the others are kept as they are
+  const dueKind: DueKind = dueDate === null ? null : dueTime === null ? 'date' : 'date-time';
+  const lead = startLead(v, opts);
+  const reminders = new Map<string, Reminder>();
+  const alarms: unknown[] = [];
+  const components: unknown[] = [];
+  let dropped = 0;
+  for (const c of v.getAllSubcomponents()) {
+    const r = c.name === 'valarm' ? alarmReminder(c, dueKind, lead) : null;
+    if (!r) components.push(c.toJSON());
+    else if (reminders.has(alarmKey(r))) continue; // the same alarm twice is one reminder
+    else if (reminders.size >= MAX_REMINDERS) dropped++;
+    else {
+      reminders.set(alarmKey(r), r);
+      alarms.push(c.toJSON());
+    }
+  }
+  if (dropped > 0) note('VALARM', `a task has at most ${MAX_REMINDERS} reminders here: ${dropped} more were not kept`);
 
   const typeX = text(X.type)?.toUpperCase();
   const energy = text(X.energy)?.toUpperCase() ?? null;
@@ -421,6 +528,7 @@ export function parseVtodo(v: ICAL.Component, opts: ParseOptions): VtodoRead {
       dueDate,
       dueTime,
       schedule,
+      reminders: [...reminders.values()],
       status: state,
       completedAt: state === 'completed' ? (completedAt ?? null) : null,
       categories,
@@ -428,7 +536,7 @@ export function parseVtodo(v: ICAL.Component, opts: ParseOptions): VtodoRead {
       estimatedMinutes: estimate === null ? null : smallInt(estimate, 1, 1440),
       energyLevel: energy && ENERGY.has(energy) ? (energy as EnergyLevel) : null,
       coinValue: coins === null ? null : smallInt(coins, 1, 10),
-      kept: { props, components, priority: rawPriority !== null && Number.isInteger(rawPriority) && rawPriority >= 0 && rawPriority <= 9 ? rawPriority : null },
+      kept: { props, components, priority: rawPriority !== null && Number.isInteger(rawPriority) && rawPriority >= 0 && rawPriority <= 9 ? rawPriority : null, ...(alarms.length > 0 ? { alarms } : {}) },
     },
   };
 }

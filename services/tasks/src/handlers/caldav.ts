@@ -6,7 +6,7 @@ import { advanceOnCompletion, occurrenceAfter } from '@tasksvc/proto/calendar/re
 import { inTransaction, type PoolClient, type Queryable } from '@tasksvc/runtime';
 import type { Element } from '@xmldom/xmldom';
 import { child, children, clark, nameOf, NS, parseXml, textOf, XmlError, XmlWriter, multistatusPage } from '../domain/dav-xml.ts';
-import { keepCategories, keepParentLink, parseCalendarObject, taskToVtodo, vtodoCalendar, type VtodoTask } from '../domain/vtodo.ts';
+import { keepCategories, keepParentLink, parseCalendarObject, sameReminders, taskToVtodo, vtodoCalendar, type VtodoTask } from '../domain/vtodo.ts';
 import { taskUid } from '../domain/icalendar.ts';
 import {
   collectionBySegment,
@@ -654,6 +654,7 @@ function createBody(t: VtodoTask, coll: Collection): CreateTaskBody {
     topicId: coll.topicId,
     dueDate: t.dueDate,
     ...(t.dueTime !== null && t.dueDate !== null ? { dueTime: t.dueTime } : {}),
+    ...(t.reminders.length > 0 ? { reminders: t.reminders } : {}),
     coinValue: t.coinValue ?? 1,
     ...(t.estimatedMinutes !== null ? { estimatedMinutes: t.estimatedMinutes } : {}),
     ...(t.energyLevel !== null ? { energyLevel: t.energyLevel } : {}),
@@ -747,6 +748,7 @@ async function applyChanges(c: PoolClient, who: Who, current: Member, t: VtodoTa
   const body: UpdateTaskBody = {};
   if (parentId !== task.parentId) body.parentId = parentId;
   if (t.dueTime !== task.dueTime && t.dueDate !== null) body.dueTime = t.dueTime;
+  if (!sameReminders(t.reminders, task.reminders)) body.reminders = t.reminders;
   if (t.title !== task.title) body.title = t.title;
   if ((t.notes ?? null) !== task.notes) body.notes = t.notes;
   if (t.priority !== task.priority) body.priority = t.priority;

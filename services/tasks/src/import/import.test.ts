@@ -148,8 +148,8 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('import 
     expect(problems.find((x) => x.field === 'VEVENT')).toMatchObject({ outcome: 'skipped', title: 'Dentist' });
     expect((await confirmAndWait(gus, tb.body.import.id)).status).toBe('done');
     const tasks = new Map<string, any>((await api('GET', '/api/tasks?limit=50', { as: gus })).body.tasks.map((t: any) => [t.title, t]));
-    // 09:30 in Berlin is 08:30 in the user's zone (UTC)
-    expect(tasks.get('Team sync notes – prepare the agenda')).toMatchObject({ type: 'RECURRING', recurrenceType: 'WEEKDAY', recurrenceWeekdays: [0, 2], dueTime: '08:30', priority: 'HIGH' });
+    // 09:30 in Berlin is 08:30 in the user's zone (UTC); its alarm 15 minutes before the 09:00 start is a reminder 45 minutes before due
+    expect(tasks.get('Team sync notes – prepare the agenda')).toMatchObject({ type: 'RECURRING', recurrenceType: 'WEEKDAY', recurrenceWeekdays: [0, 2], dueTime: '08:30', priority: 'HIGH', reminders: [{ beforeDueMinutes: 45 }] });
     expect(tasks.get('Book the train to Zürich')).toMatchObject({ completedAt: '2026-11-20T17:30:00.000Z' });
     expect(tasks.get('Physiotherapy exercises (ten sessions)')).toMatchObject({ type: 'ONE_TIME', dueDate: '2026-12-08' });
 

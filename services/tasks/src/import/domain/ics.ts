@@ -146,6 +146,7 @@ export function readIcs(file: string, text: string, ctx: ReadContext, plan: Impo
       estimatedMinutes: v.estimatedMinutes,
       energyLevel: v.energyLevel,
       coinValue: v.coinValue ?? 1,
+      reminders: v.reminders,
     });
     if (v.dueTime && !ctx.dueTime) plan.problems.push({ ...prop('due'), title: v.title, outcome: 'changed', message: `the time of day ${v.dueTime} is not kept (tasks here have a due date only)` });
     if (notRepeating.length > 0) {
