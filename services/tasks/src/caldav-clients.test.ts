@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reminderInstants } from '@tasksvc/proto/calendar/reminders.ts';
 import { fileNats } from '../../../tools/testenv/index.ts';
 import { startCaldavSystem, type CaldavSystem, type DavUser } from '../test/caldav-system.ts';
 
@@ -127,6 +128,24 @@ describe.skipIf(!haveClients)('real CalDAV clients', () => {
     expect(tasks[0]!.completedAt).not.toBeNull();
     const coins = (await u.api('GET', '/api/settings/profile')).body.profile.coins as number;
     expect(coins).toBeGreaterThan(0);
+  });
+
+  it('python3-caldav: a time of day and reminders made in the app fire in the client when the app fires them; its own alarms become reminders', async () => {
+    current = 'python-caldav';
+    const u = await s.user();
+    expect((await u.api('PATCH', '/api/settings/timezone', { timezone: 'Europe/Berlin' })).status).toBe(200);
+    const made = (await u.api('POST', '/api/tasks', { title: 'Reminded in the app', dueDate: '2030-12-02', reminders: [{ beforeDueMinutes: 30 }, { at: '2030-11-30T18:00:00Z' }] })).body.task;
+    const timed = (await u.api('PATCH', `/api/tasks/${made.id}`, { dueTime: '18:30', reminders: [{ beforeDueMinutes: 30 }, { beforeDueMinutes: 1440 }, { at: '2030-11-30T18:00:00Z' }] })).body.task;
+    const { stdout } = await run(PYTHON, [join(CLIENTS, 'python-caldav-alarms.py'), `${proxy.url}/.well-known/caldav`, u.email, u.key, 'Reminded in the app'], { timeout: 120_000 });
+    const seen = JSON.parse(stdout) as { due: string; due_zone: string; alarms: { action: string; fires: string }[]; kept_alarm: string[] };
+    expect(seen).toMatchObject({ due: '2030-12-02T18:30:00+01:00', due_zone: 'Europe/Berlin' });
+    expect(seen.alarms.map((a) => a.action)).toEqual(['DISPLAY', 'DISPLAY', 'DISPLAY']);
+    const appFires = reminderInstants(timed, 'Europe/Berlin').map((r) => r.at.toISOString().replace('.000', ''));
+    expect(seen.alarms.map((a) => a.fires).sort()).toEqual(appFires.sort());
+    // what python-caldav wrote: 09:00 in New York is 15:00 in Berlin; its own alarm keeps its X- property
+    const theirs = (await titles(u)).find((t) => t.title === 'Alarms from python-caldav') as unknown as { dueDate: string; dueTime: string; reminders: unknown[] };
+    expect(theirs).toMatchObject({ dueDate: '2030-12-01', dueTime: '15:00', reminders: [{ beforeDueMinutes: 20 }, { at: '2030-11-30T12:00:00.000Z' }] });
+    expect(seen.kept_alarm).toEqual(['mine']);
   });
 
   it('vdirsyncer + todoman: made in todoman → in the API; completed in the app → done in todoman; both sides edited → merged, nothing lost', async () => {

@@ -33,6 +33,22 @@ const task = async (id: string) => (await u.api('GET', `/api/tasks/${id}`)).body
 const coins = async () => (await u.api('GET', '/api/settings/profile')).body.profile.coins as number;
 const taskByTitle = async (title: string) => ((await u.api('GET', '/api/tasks?limit=500')).body.tasks as { id: string; title: string }[]).find((t) => t.title === title);
 const awarded = async (taskId: string) => (await s.system.pool.query<{ coins_awarded: number }>('SELECT coins_awarded FROM tasks.task_completions WHERE task_id = $1', [taskId])).rows.map((r) => r.coins_awarded);
+/** The SQL texts the system's pool (the tasks service's) is sent while `fn` runs. */
+async function statementsDuring(fn: () => Promise<void>): Promise<string[]> {
+  const pool = s.system.pool as unknown as { query: (...args: unknown[]) => unknown };
+  const query = pool.query;
+  const sent: string[] = [];
+  pool.query = function (this: unknown, text: unknown, ...rest: unknown[]) {
+    sent.push(typeof text === 'string' ? text : String((text as { text?: unknown }).text));
+    return query.call(this, text, ...rest);
+  };
+  try {
+    await fn();
+  } finally {
+    pool.query = query;
+  }
+  return sent;
+}
 const outbox = async (taskId: string) =>
   (await s.system.pool.query<{ subject: string }>(`SELECT subject FROM tasks.outbox WHERE payload->'payload'->'task'->>'id' = $1 ORDER BY created_at, id`, [taskId])).rows.map((r) => r.subject.replace('events.', ''));
 
@@ -360,6 +376,26 @@ describe('REPORTs', () => {
     expect(res.responses).toHaveLength(2);
     expect(res.responses[0]!.props['{urn:ietf:params:xml:ns:caldav}calendar-data']).toContain('SUMMARY:Buy seeds');
     expect(res.responses[1]).toMatchObject({ href: missing, status: 'HTTP/1.1 404 Not Found' });
+  });
+
+  it('calendar-multiget reads all its hrefs in one statement (client-named and app-made tasks, another list\'s, unknown ones)', async () => {
+    const made = await Promise.all([1, 2, 3, 4, 5, 6].map(async (n) => (await u.api('POST', '/api/tasks', { title: `multiget ${n}` })).body.task.id as string));
+    const named = `${inbox()}multiget-named.ics`;
+    expect((await dav('PUT', named, { body: ics('UID:multiget-named', 'SUMMARY:multiget named') })).status).toBe(201);
+    const elsewhere = (await u.api('POST', '/api/topics', { title: 'Elsewhere' })).body.topic.id as string;
+    const away = (await u.api('POST', '/api/tasks', { title: 'in another list', topicId: elsewhere })).body.task.id as string;
+    const hrefs = [...made.map((id) => `${inbox()}${id}.ics`), named, `${inbox()}${away}.ics`, `${inbox()}nothing-here.ics`, `${home}${elsewhere}/x.ics`];
+    const body = `<?xml version="1.0"?><c:calendar-multiget xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/><c:calendar-data/></d:prop>${hrefs.map((h) => `<d:href>${h}</d:href>`).join('')}</c:calendar-multiget>`;
+    const sent = await statementsDuring(async () => {
+      const res = await dav('REPORT', inbox(), { body, headers: { depth: '1' } });
+      expect(res.responses.map((r) => r.props['{urn:ietf:params:xml:ns:caldav}calendar-data']?.match(/SUMMARY:([^\r\n]*)/)?.[1] ?? r.status)).toEqual([
+        ...[1, 2, 3, 4, 5, 6].map((n) => `multiget ${n}`),
+        'multiget named',
+        ...Array(3).fill('HTTP/1.1 404 Not Found'),
+      ]);
+    });
+    // a statement per href would be 10 (or 20: name, then task) here
+    expect(sent.filter((q) => q.includes('"caldav_objects"'))).toHaveLength(1);
   });
 
   it('calendar-query: comp-filter VTODO with prop-filters and a time-range, as clients send them; VEVENT finds nothing', async () => {

@@ -113,12 +113,23 @@ export async function taskIdByName(q: Queryable, userId: string, name: string): 
   return own?.id ?? null;
 }
 
-/** Names of a collection's members among `names`, with their task ids (multiget). */
-export async function taskIdsByNames(q: Queryable, userId: string, names: string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (const name of names) {
-    const id = await taskIdByName(q, userId, name);
-    if (id) out.set(name, id);
+/**
+ * The collection's members at these resource names (calendar-multiget), in one statement: a
+ * client's name, or `<task id>.ics` of a task no client named (a client's name wins, as in taskIdByName).
+ */
+export async function membersByNames(q: Queryable, userId: string, topicId: string | null, names: string[]): Promise<Map<string, Member>> {
+  const out = new Map<string, Member>();
+  if (names.length === 0) return out;
+  const ids = names.flatMap((n) => {
+    const m = /^(.+)\.ics$/.exec(n);
+    return m && UUID_RE.test(m[1]!) ? [m[1]!.toLowerCase()] : [];
+  });
+  const named = sql`${caldavObjects.name} = ANY(${sql.param(names)}::text[])`;
+  const own = ids.length > 0 ? sql`(${caldavObjects.taskId} IS NULL AND ${tasks.id} = ANY(${sql.param(ids)}::uuid[]))` : sql`false`;
+  const rows = await members(q, and(inCollection(userId, topicId), sql`(${named} OR ${own})`), names.length * 2);
+  for (const m of rows.sort((a, b) => (a.object ? 0 : 1) - (b.object ? 0 : 1))) {
+    const name = m.object?.name ?? `${m.task.id}.ics`;
+    if (!out.has(name)) out.set(name, m);
   }
   return out;
 }

@@ -15,6 +15,7 @@ import {
   listCollections,
   lockTask,
   membersByIds,
+  membersByNames,
   removedSince,
   saveObject,
   syncState,
@@ -438,24 +439,25 @@ async function multiget(req: Req, coll: Collection, root: Element, asked: PropRe
   const cursor = readCursor(req);
   const from = cursor ? Number(cursor.after) : 0;
   const slice = hrefs.slice(from, from + PAGE);
-  const found = new Map<string, Rendered>();
-  for (const href of slice) {
-    let t: Target;
+  const nameOfHref = (href: string): string | null => {
     try {
-      t = targetOf(href, req.userId);
+      const t = targetOf(href, req.userId);
+      return t.kind === 'object' && t.segment === coll.segment ? t.name : null;
     } catch {
-      continue;
+      return null;
     }
-    if (t.kind !== 'object' || t.segment !== coll.segment) continue;
-    const r = await memberAt(req, coll, t.name);
-    if (r) found.set(href, r);
-  }
+  };
+  const names = slice.map(nameOfHref);
+  // one statement for the page, however many hrefs it names
+  const members = await membersByNames(req.ctx.pool, req.userId, coll.topicId, [...new Set(names.filter((n): n is string => n !== null))]);
   const more = from + PAGE < hrefs.length;
   const body = multistatusPage(
     (w) =>
-      slice.map((href) => {
-        const r = found.get(href);
-        return r ? response(w, r.href, objectProps(r), asked) : w.el(D('response'), w.el(D('href'), href), w.el(D('status'), 'HTTP/1.1 404 Not Found'));
+      slice.map((href, i) => {
+        const m = names[i] === null ? undefined : members.get(names[i]!);
+        if (!m) return w.el(D('response'), w.el(D('href'), href), w.el(D('status'), 'HTTP/1.1 404 Not Found'));
+        const r = render(req, coll, m);
+        return response(w, r.href, objectProps(r), asked);
       }),
     { first: !cursor, last: !more },
   );
