@@ -32,7 +32,12 @@ export async function applyDevDefaults(env: Record<string, string | undefined>, 
   }
   if (!out.TOTP_ENCRYPTION_KEY) {
     out.TOTP_ENCRYPTION_KEY = keptSecret(join(dataDir, 'totp-encryption-key'), () => randomBytes(32).toString('hex'));
-    log.warn({ file: join(dataDir, 'totp-encryption-key') }, 'TOTP_ENCRYPTION_KEY is unset: using a generated key kept in the data folder (development default; it encrypts TOTP, channel and webhook secrets)');
+    log.warn({ file: join(dataDir, 'totp-encryption-key') }, 'TOTP_ENCRYPTION_KEY is unset: using a generated key kept in the data folder (development default; it encrypts TOTP secrets)');
+  }
+  if (!out.SECRETS_KEYRING) {
+    const file = join(dataDir, 'secrets-keyring');
+    out.SECRETS_KEYRING = keptSecret(file, () => `dev:${randomBytes(32).toString('hex')}`);
+    log.warn({ file }, 'SECRETS_KEYRING is unset: using a generated key kept in the data folder (development default; it encrypts webhook and channel secrets)');
   }
   if (!out.PUBLIC_VAPID_PUBLIC_KEY && !out.VAPID_PRIVATE_KEY) {
     const file = join(dataDir, 'vapid-keys.json');

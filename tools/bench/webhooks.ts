@@ -21,8 +21,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { taskEvent, taskEvents } from '@tasksvc/proto';
-import { createDatabase, createLogger, createNatsBus, createPool, encryptSecret, loadConfig, startLocalPostgres, startService } from '@tasksvc/runtime';
-import { webhookService } from '@tasksvc/webhook';
+import { createDatabase, createLogger, createNatsBus, createPool, loadConfig, startLocalPostgres, startService } from '@tasksvc/runtime';
+import { signingSecrets, webhookService } from '@tasksvc/webhook';
 import { startNats } from '../testenv/nats.ts';
 import { pidCpuMs, postgresCpuMs, processCpuMs } from './lib/cpu.ts';
 import type { ReceiverReport } from './lib/webhook-receiver.ts';
@@ -70,7 +70,7 @@ const config = loadConfig({
   AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-00',
   AUTH_TRUST_HOST: 'true',
   OUTBOUND_ALLOW_LIST: '127.0.0.1',
-  TOTP_ENCRYPTION_KEY: KEY,
+  SECRETS_KEYRING: `bench:${KEY}`,
   LOG_LEVEL: 'error',
   // the fairness scenario's tarpits time out in 5 s (three waves while the other user is measured),
   // and its timed-out deliveries come due again within seconds; the receivers of the rest answer at once
@@ -105,7 +105,7 @@ async function addEndpoints(userId: string, name: string, bases: string[]): Prom
   for (const [i, base] of bases.entries()) {
     const path = `/${name.replace(/\W+/g, '-')}-${i}`;
     paths.push(path);
-    await pool.query('INSERT INTO webhook.endpoints (id, user_id, url, secret_enc) VALUES ($1, $2, $3, $4)', [randomUUID(), userId, `${base}${path}`, encryptSecret(KEY, SECRET)]);
+    await pool.query('INSERT INTO webhook.endpoints (id, user_id, url, secret_enc) VALUES ($1, $2, $3, $4)', [randomUUID(), userId, `${base}${path}`, signingSecrets(config).seal(SECRET)]);
   }
   return paths;
 }

@@ -67,6 +67,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
     LOG_LEVEL: 'warn',
     RUNTIME_ENV: 'test',
     DISABLE_UPDATE_CHECK: 'true',
+    SECRETS_KEYRING: `chaos:${'c5'.repeat(32)}`,
     ...extraEnv,
   };
   const procs = new Map<ServiceName, Proc>();

@@ -87,7 +87,7 @@ describe('embedded mode under kill -9', () => {
       DISABLE_UPDATE_CHECK: 'true',
       OUTBOUND_ALLOW_LIST: '127.0.0.1',
       WEBHOOK_RETRY_SCHEDULE: '1,1,2,2,3',
-      TOTP_ENCRYPTION_KEY: 'cd'.repeat(32),
+      SECRETS_KEYRING: `chaos:${'cd'.repeat(32)}`,
     };
     launch();
     await until(healthy, 'the first start', 120_000).catch((err: Error) => {

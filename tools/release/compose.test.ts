@@ -124,6 +124,7 @@ const FILLED_SECRETS = {
   AUTH_SECRET: 'kq3Rz0bV8m6yqJm0pXc2Lr4n9TgWs7Hd1Ye5Uf3Io2A=',
   CRON_SECRET: 'f'.repeat(64),
   TOTP_ENCRYPTION_KEY: '0123456789abcdef'.repeat(4),
+  SECRETS_KEYRING: `2026-12:${'fedcba9876543210'.repeat(4)}`,
 };
 
 describe('compose.yaml', () => {

@@ -100,6 +100,8 @@ export function testConfig(overrides: Record<string, string | undefined> = {}): 
     DISABLE_UPDATE_CHECK: 'true',
     // tests create many tasks per minute; services/gateway/test/rate-limit.test.ts turns the limits on
     RATE_LIMIT_WRITES: 'false',
+    // webhook and channel secrets are sealed under it; a test of its absence passes SECRETS_KEYRING: undefined
+    SECRETS_KEYRING: `test:${'5e'.repeat(32)}`,
     ...overrides,
   });
 }

@@ -388,10 +388,10 @@ describe('notification channels against real local peers', () => {
   });
 });
 
-describe('without SMTP, VAPID or TOTP_ENCRYPTION_KEY', () => {
+describe('without SMTP, VAPID or SECRETS_KEYRING', () => {
   let h2: Harness;
   beforeAll(async () => {
-    h2 = await startHarness({ OUTBOUND_ALLOW_LIST: '127.0.0.1' });
+    h2 = await startHarness({ OUTBOUND_ALLOW_LIST: '127.0.0.1', SECRETS_KEYRING: undefined });
   });
   afterAll(async () => h2?.stop());
 
@@ -406,7 +406,7 @@ describe('without SMTP, VAPID or TOTP_ENCRYPTION_KEY', () => {
     const secret = await h2.call('PUT', '/api/settings/notification-channels/http-alert', u, { config: { url: `${rxUrl}/x`, secret: 'alert-secret-1' } });
     expect(secret.status).toBe(400);
     expect(secret.json.issues[0].path).toBe('body.config.secret');
-    expect(secret.json.message).toMatch(/TOTP_ENCRYPTION_KEY/);
+    expect(secret.json.message).toMatch(/SECRETS_KEYRING/);
     const plain = await h2.call('PUT', '/api/settings/notification-channels/http-alert', u, { config: { url: `${rxUrl}/x` } });
     expect(plain.json.config).toEqual({ url: `${rxUrl}/x`, hasSecret: false });
   });

@@ -1,8 +1,9 @@
 import { notificationRequested } from '@tasksvc/proto';
-import { consumeUserDeletion, createOutbound, userDeletionDurable, type ServiceDefinition } from '@tasksvc/runtime';
+import { consumeUserDeletion, createOutbound, resealInBackground, userDeletionDurable, type ServiceDefinition } from '@tasksvc/runtime';
 import * as schema from './db/schema.ts';
 import type { SenderDeps } from './channels/channel.ts';
 import { createMailer } from './channels/email.ts';
+import { channelSecrets, SEALED_CHANNEL_SECRETS } from './channels/targets.ts';
 import { pruneDeliveries } from './db/store.ts';
 import { consumeNotificationRequests, NOTIFIER_CONSUMER } from './handlers/events.ts';
 import { serveNotifyApi } from './handlers/http.ts';
@@ -18,10 +19,13 @@ export const notifierService: ServiceDefinition = {
     const consumer = await consumeNotificationRequests({ ...deps, bus, log });
     // a deleted account's channels, devices and log go with it (tables derived from db/schema.ts)
     const deletion = await consumeUserDeletion({ bus, pool, log }, 'notifier', schema);
+    // secrets under an older SECRETS_KEYRING key (or TOTP_ENCRYPTION_KEY, before the ring) move to the current one
+    const resealed = resealInBackground({ pool, log }, SEALED_CHANNEL_SECRETS, channelSecrets(config));
     const prune = setInterval(() => void pruneDeliveries(pool).catch((err: unknown) => log.warn({ err }, 'pruning the notification log failed')), 3_600_000);
     prune.unref();
     return {
       async stop() {
+        await resealed;
         clearInterval(prune);
         await consumer.stop();
         await deletion.stop();

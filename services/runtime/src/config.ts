@@ -1,6 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { z } from 'zod';
 import { PROJECT_RELEASES_URL } from './version.ts';
+import { parseKeyRing } from './keyring.ts';
 
 /**
  * The whole process configuration, parsed once from the environment. Names are exactly the spec's.
@@ -137,6 +138,24 @@ const envSchema = z
     // Second factor.
     TOTP_ENCRYPTION_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be exactly 64 hex characters (32 bytes; `openssl rand -hex 32`)').optional()),
     REQUIRE_2FA: bool(false),
+    /**
+     * The key ring sealing the secrets services keep for users (webhook and notification channel
+     * secrets; keyring.ts): `<id>:<64 hex>`, comma-separated, the first seals, all open. Never TOTP's key.
+     */
+    SECRETS_KEYRING: z.preprocess(
+      (v) => (v === '' ? undefined : v),
+      z
+        .string()
+        .transform((v, ctx) => {
+          const ring = parseKeyRing(v);
+          if (typeof ring === 'string') {
+            ctx.addIssue({ code: 'custom', message: ring });
+            return z.NEVER;
+          }
+          return ring;
+        })
+        .optional(),
+    ),
     WEBAUTHN_RP_ID: z.preprocess(
       (v) => (v === '' ? undefined : v),
       z

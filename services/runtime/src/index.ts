@@ -14,3 +14,4 @@ export * from './tracing.ts';
 export * from './figures.ts';
 export * from './gc-tuning.ts';
 export * from './dead-letters.ts';
+export * from './keyring.ts';

@@ -107,7 +107,7 @@ beforeAll(async () => {
     AUTH_SECRET: 'soak-secret-soak-secret-soak-secret-0123',
     AUTH_TRUST_HOST: 'true',
     OUTBOUND_ALLOW_LIST: '127.0.0.1',
-    TOTP_ENCRYPTION_KEY: KEY,
+    SECRETS_KEYRING: `soak:${KEY}`,
     // fast, test-friendly schedule: 60 retries 0.2–1 s apart (production default: docs/webhooks.md)
     WEBHOOK_RETRY_SCHEDULE: [0.2, 0.4, 0.8, ...Array<number>(57).fill(1)].join(','),
     WEBHOOK_TIMEOUT_SECONDS: '2',

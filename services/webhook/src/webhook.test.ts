@@ -374,14 +374,14 @@ describe('task-event deliveries', () => {
   });
 });
 
-describe('without TOTP_ENCRYPTION_KEY, and with a short failure window', () => {
+describe('without SECRETS_KEYRING, and with a short failure window', () => {
   let h2: Harness;
   let rx2: Receiver;
   beforeAll(async () => {
     rx2 = await startReceiver();
     rx2.respond = () => ({ status: 500 });
     // 0.0003 h ≈ 1 s of continuous failure disables the endpoint
-    h2 = await startWebhookHarness({ OUTBOUND_ALLOW_LIST: '127.0.0.1', WEBHOOK_RETRY_SCHEDULE: Array(40).fill('0.1').join(','), WEBHOOK_DISABLE_AFTER_HOURS: '0.0003' });
+    h2 = await startWebhookHarness({ SECRETS_KEYRING: undefined, OUTBOUND_ALLOW_LIST: '127.0.0.1', WEBHOOK_RETRY_SCHEDULE: Array(40).fill('0.1').join(','), WEBHOOK_DISABLE_AFTER_HOURS: '0.0003' });
   });
   afterAll(async () => {
     await h2?.stop();
@@ -392,7 +392,7 @@ describe('without TOTP_ENCRYPTION_KEY, and with a short failure window', () => {
     const res = await h2.call('POST', '/api/settings/webhooks', alice, { url: `${rx2.url}/s`, secret: 'a-long-secret' });
     expect(res.status).toBe(400);
     expect(res.json.issues[0].path).toBe('body.secret');
-    expect(res.json.message).toMatch(/TOTP_ENCRYPTION_KEY/);
+    expect(res.json.message).toMatch(/SECRETS_KEYRING/);
     expect((await h2.call('POST', '/api/settings/webhooks', alice, { url: `${rx2.url}/s` })).status).toBe(201);
   });
 

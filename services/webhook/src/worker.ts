@@ -1,5 +1,5 @@
 import { notificationRequested } from '@tasksvc/proto';
-import { continueTrace, decryptSecret, enqueueEvent, inSpan, inTransaction, MAX_SOCKETS_PER_HOST, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
+import { continueTrace, enqueueEvent, secretBox, SecretUnreadable, type SealedColumn, type SecretBox, inSpan, inTransaction, MAX_SOCKETS_PER_HOST, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
 import { createBatcher } from './batch.ts';
 import { claimDue, completeAttempts, completeMany, disableEndpoint, prune, release, type ClaimedDelivery, type Completion } from './db/deliveries.ts';
 import { deliveryHeaders, failingTooLong, judge, maxAttempts, nextDelaySec, type AttemptResult } from './domain/delivery.ts';
@@ -26,18 +26,27 @@ async function recordOne(pool: Pool, c: Completion): Promise<boolean> {
 /**
  * Decrypted signing secrets by stored form. AES-GCM decryption (key import, cipher set-up) cost
  * more than signing and sending together; the stored form changes whenever the secret or the
- * encryption key does, so an entry never goes stale. Bounded: cleared when full.
+ * key does, so an entry never goes stale. Bounded: cleared when full.
  */
-const secrets = new Map<string, string>();
+const secrets = new WeakMap<SecretBox, Map<string, string>>();
 const MAX_CACHED_SECRETS = 10_000;
 
-function readSecret(keyHex: string, stored: string): string {
-  const cacheKey = `${keyHex}\n${stored}`;
-  let secret = secrets.get(cacheKey);
+/** The signing secrets' box: sealed under SECRETS_KEYRING (keyring.ts), never under TOTP_ENCRYPTION_KEY. */
+export function signingSecrets(config: Config): SecretBox {
+  return secretBox(config, 'webhook', 'endpoint-secret');
+}
+
+/** Where signing secrets are kept (re-sealed after a SECRETS_KEYRING rotation). */
+export const SEALED_SIGNING_SECRETS: SealedColumn = { table: 'webhook.endpoints', idColumn: 'id', column: 'secret_enc' };
+
+function readSecret(box: SecretBox, stored: string): string {
+  let cache = secrets.get(box);
+  if (!cache) secrets.set(box, (cache = new Map()));
+  let secret = cache.get(stored);
   if (secret === undefined) {
-    secret = decryptSecret(keyHex, stored);
-    if (secrets.size >= MAX_CACHED_SECRETS) secrets.clear();
-    secrets.set(cacheKey, secret);
+    secret = box.open(stored);
+    if (cache.size >= MAX_CACHED_SECRETS) cache.clear();
+    cache.set(stored, secret);
   }
   return secret;
 }
@@ -68,13 +77,11 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAn
   let secret: string | null = null;
   let secretProblem: string | null = null;
   if (d.secretEnc) {
-    if (!config.TOTP_ENCRYPTION_KEY) secretProblem = 'the signing secret cannot be read: TOTP_ENCRYPTION_KEY is not set';
-    else {
-      try {
-        secret = readSecret(config.TOTP_ENCRYPTION_KEY, d.secretEnc);
-      } catch {
-        secretProblem = 'the signing secret cannot be decrypted (was TOTP_ENCRYPTION_KEY changed?); set the secret again';
-      }
+    try {
+      secret = readSecret(signingSecrets(config), d.secretEnc);
+    } catch (err) {
+      if (!(err instanceof SecretUnreadable)) throw err;
+      secretProblem = `the signing secret cannot be decrypted: ${err.message}; set the secret again`;
     }
   }
   if (secretProblem) {

@@ -1,17 +1,25 @@
 import type { NotificationChannelType } from '@tasksvc/proto';
-import { decryptSecret, type Config } from '@tasksvc/runtime';
+import { secretBox, SecretUnreadable, type Config, type SealedColumn, type SecretBox } from '@tasksvc/runtime';
 import { listChannels, type ChannelRow } from '../db/store.ts';
 import type { SenderDeps, Target } from './channel.ts';
 import { channelAvailable, channels } from './index.ts';
 
+/** Channel secrets are sealed under SECRETS_KEYRING (keyring.ts), never under TOTP_ENCRYPTION_KEY. */
+export function channelSecrets(config: Config): SecretBox {
+  return secretBox(config, 'notifier', 'channel-secrets');
+}
+
+/** Where channel secrets are kept (re-sealed after a SECRETS_KEYRING rotation). */
+export const SEALED_CHANNEL_SECRETS: SealedColumn = { table: 'notifier.channels', idColumn: "(user_id::text || '/' || type)", column: 'secrets_enc' };
+
 /** Stored secrets, decrypted; a key problem becomes a permanent failure with a clear reason. */
 export function readSecrets(config: Config, row: ChannelRow): Record<string, string> | { error: string } {
   if (!row.secretsEnc) return {};
-  if (!config.TOTP_ENCRYPTION_KEY) return { error: 'channel secrets cannot be read: TOTP_ENCRYPTION_KEY is not set' };
   try {
-    return JSON.parse(decryptSecret(config.TOTP_ENCRYPTION_KEY, row.secretsEnc)) as Record<string, string>;
-  } catch {
-    return { error: 'channel secrets cannot be decrypted (was TOTP_ENCRYPTION_KEY changed?); save the channel again' };
+    return JSON.parse(channelSecrets(config).open(row.secretsEnc)) as Record<string, string>;
+  } catch (err) {
+    if (!(err instanceof SecretUnreadable)) throw err;
+    return { error: `channel secrets cannot be decrypted: ${err.message}; save the channel again` };
   }
 }
 

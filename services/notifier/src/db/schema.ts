@@ -13,7 +13,7 @@ export const notifier = pgSchema('notifier');
 const now = sql`clock_timestamp()`;
 const DELIVERY_STATUSES = ['sending', 'sent', 'retrying', 'failed'] as const;
 
-/** Per-user notification channels; secrets encrypted (AES-256-GCM under TOTP_ENCRYPTION_KEY). */
+/** Per-user notification channels; secrets sealed under SECRETS_KEYRING (runtime keyring.ts). */
 export const channels = notifier.table(
   'channels',
   {
@@ -22,7 +22,7 @@ export const channels = notifier.table(
     enabled: boolean().notNull().default(true),
     /** non-secret settings (server, topic, chat id, address, url…) */
     config: jsonb().$type<Record<string, Scalar>>().notNull().default({}),
-    /** secret settings as JSON, `iv:tag:ciphertext` */
+    /** secret settings as JSON, sealed (`kr1:<key id>:iv:tag:ciphertext`) */
     secretsEnc: text(),
     /** names of the stored secrets, so settings can show has… flags without decrypting */
     secretFields: text().array().notNull().default(sql`'{}'::text[]`),

@@ -10,10 +10,10 @@ import {
   type NotificationChannel,
   type NotificationChannelType,
 } from '@tasksvc/proto';
-import { encryptSecret, jsonView, OutboundError, type Bus, type Logger, type Subscription } from '@tasksvc/runtime';
+import { jsonView, OutboundError, type Bus, type Logger, type Subscription } from '@tasksvc/runtime';
 import type { SenderDeps } from '../channels/channel.ts';
 import { channelAvailable, channels } from '../channels/index.ts';
-import { readSecrets, targetsFor } from '../channels/targets.ts';
+import { channelSecrets, readSecrets, targetsFor } from '../channels/targets.ts';
 import {
   deleteChannel,
   deletePushSubscription,
@@ -111,13 +111,14 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
         );
       }
       const secretFields = Object.keys(merged.secrets);
-      if (secretFields.length > 0 && !config.TOTP_ENCRYPTION_KEY) {
-        const message = 'cannot store a channel secret: the operator must set TOTP_ENCRYPTION_KEY (64 hex characters) to encrypt secrets at rest';
+      const box = channelSecrets(config);
+      if (secretFields.length > 0 && !box.canSeal) {
+        const message = 'cannot store a channel secret: the operator must set SECRETS_KEYRING (<id>:<64 hex characters>) to encrypt secrets at rest';
         throw new AppError('BAD_REQUEST', message, secretFields.map((f) => ({ path: `body.config.${f}`, message })));
       }
       const cfg: Record<string, Scalar> = merged.config;
       await channels[type].prepare?.(cfg, { checkUrl, email: me.email });
-      const secretsEnc = secretFields.length > 0 ? encryptSecret(config.TOTP_ENCRYPTION_KEY!, JSON.stringify(merged.secrets)) : null;
+      const secretsEnc = secretFields.length > 0 ? box.seal(JSON.stringify(merged.secrets)) : null;
       const row = await upsertChannel(pool, me.id, type, { enabled: body.enabled, config: cfg, secretsEnc, secretFields });
       return view(type, row, await devicesOf(me.id));
     }),

@@ -12,7 +12,7 @@ export const webhook = pgSchema('webhook');
 const now = sql`clock_timestamp()`;
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
-/** Task-event endpoints; the signing secret AES-256-GCM under TOTP_ENCRYPTION_KEY (`iv:tag:ciphertext`). */
+/** Task-event endpoints; the signing secret sealed under SECRETS_KEYRING (runtime keyring.ts: `kr1:<key id>:iv:tag:ciphertext`). */
 export const endpoints = webhook.table(
   'endpoints',
   {

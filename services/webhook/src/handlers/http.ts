@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, exportWebhooksRpc, MAX_WEBHOOK_ENDPOINTS, taskEvent, webhookApi, type Identity, type TaskEventPayload } from '@tasksvc/proto';
-import { encryptSecret, inTransaction, OutboundError, type Bus, type Config, type Outbound, type Pool, type Subscription } from '@tasksvc/runtime';
+import { inTransaction, OutboundError, type Bus, type Config, type Outbound, type Pool, type Subscription } from '@tasksvc/runtime';
 import { deliveryView, getDelivery, insertTestDelivery, listDeliveries, requeue, type ClaimedDelivery } from '../db/deliveries.ts';
 import { deleteEndpoint, endpointView, getEndpoint, insertEndpoint, listEndpoints, updateEndpoint } from '../db/endpoints.ts';
-import { attemptDelivery, leaseMs, type WorkerDeps } from '../worker.ts';
+import { attemptDelivery, leaseMs, signingSecrets, type WorkerDeps } from '../worker.ts';
 
 function caller(user: Identity | null): string {
   if (!user) throw new AppError('UNAUTHENTICATED', 'sign in first');
@@ -20,14 +20,15 @@ async function checkUrl(outbound: Outbound, url: string): Promise<string> {
   }
 }
 
-/** Secrets are stored encrypted under TOTP_ENCRYPTION_KEY; without it none can be stored. */
+/** Secrets are stored sealed under SECRETS_KEYRING; without it none can be stored. */
 function sealSecret(config: Config, secret: string | null | undefined): string | null | undefined {
   if (secret === undefined || secret === null) return secret;
-  if (!config.TOTP_ENCRYPTION_KEY) {
-    const message = 'cannot store a signing secret: the operator must set TOTP_ENCRYPTION_KEY (64 hex characters) to encrypt secrets at rest';
+  const box = signingSecrets(config);
+  if (!box.canSeal) {
+    const message = 'cannot store a signing secret: the operator must set SECRETS_KEYRING (<id>:<64 hex characters>) to encrypt secrets at rest';
     throw new AppError('BAD_REQUEST', message, [{ path: 'body.secret', message }]);
   }
-  return encryptSecret(config.TOTP_ENCRYPTION_KEY, secret);
+  return box.seal(secret);
 }
 
 /** A task event's payload about a made-up task, named `task.test` (the task's fields as a real event's). */
