@@ -214,6 +214,16 @@ export const breakdownBody = z
 export const breakdownReply = z.object({ task, subtasks: z.array(task) });
 export const subtasksReply = z.object({ tasks: z.array(task) });
 
+export const promoteBody = z
+  .object({
+    /** the topic is sequential: only its first open task is workable, in the subtasks' order */
+    sequential: z.boolean().optional(),
+  })
+  .strict()
+  .optional();
+/** How long a promote-to-topic can be undone (DELETE /api/tasks/<id>/promote-to-topic). */
+export const PROMOTE_UNDO_MINUTES = 10;
+
 export const taskSettings = z.object({
   /** completing a task's last open subtask completes the task too (default false: the reply offers it) */
   autoCompleteParent: z.boolean(),
@@ -253,7 +263,9 @@ export const topic = z.object({
 });
 export type Topic = z.infer<typeof topic>;
 
-const topicTitle = z.string().trim().min(1).max(100);
+/** Longest topic title (a task's may be longer: promote-to-topic shortens it). */
+export const MAX_TOPIC_TITLE = 100;
+const topicTitle = z.string().trim().min(1).max(MAX_TOPIC_TITLE);
 const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'must be a hex colour like #ff8800');
 const icon = z.string().min(1).max(64);
 
@@ -342,6 +354,8 @@ export const tasksApi = {
   createSubtask: defineRoute({ method: 'POST', path: '/api/tasks/:id/subtasks', auth: 'user', subject: 'tasks.http.subtasks.create', params: uuidParam, body: createSubtaskBody, response: taskReply, summary: 'Add a subtask (as POST /api/tasks with parentId)', tag: TAG_TASKS }),
   reorderSubtasks: defineRoute({ method: 'PUT', path: '/api/tasks/:id/subtasks/reorder', auth: 'user', subject: 'tasks.http.subtasks.reorder', params: uuidParam, body: reorderTasksBody, response: successReply, summary: "Order a task's subtasks (array index becomes the order; every subtask, once)", tag: TAG_TASKS }),
   breakdown: defineRoute({ method: 'POST', path: '/api/tasks/:id/breakdown', auth: 'user', subject: 'tasks.http.breakdown', params: uuidParam, body: breakdownBody, response: breakdownReply, summary: 'Split a task into 2–10 subtasks (added after any it has)', tag: TAG_TASKS }),
+  promote: defineRoute({ method: 'POST', path: '/api/tasks/:id/promote-to-topic', auth: 'user', subject: 'tasks.http.promote', params: uuidParam, body: promoteBody, response: topicWithTasksReply, summary: "Turn a task into a topic: its subtasks become the topic's tasks (in order; sequential if asked), the task is gone", tag: TAG_TASKS }),
+  undoPromote: defineRoute({ method: 'DELETE', path: '/api/tasks/:id/promote-to-topic', auth: 'user', subject: 'tasks.http.promote.undo', params: uuidParam, response: breakdownReply, summary: `Undo a promote-to-topic (within ${PROMOTE_UNDO_MINUTES} minutes, while the topic holds only the tasks it was made with): the task is back with its subtasks, the topic gone`, tag: TAG_TASKS }),
   snooze: defineRoute({ method: 'POST', path: '/api/tasks/:id/snooze', auth: 'user', subject: 'tasks.http.snooze', params: uuidParam, body: snoozeBody, response: taskReply, status: 200, summary: 'Snooze a task until a future date', tag: TAG_TASKS }),
   unsnooze: defineRoute({ method: 'DELETE', path: '/api/tasks/:id/snooze', auth: 'user', subject: 'tasks.http.unsnooze', params: uuidParam, response: taskReply, summary: 'Wake a snoozed task', tag: TAG_TASKS }),
   pause: defineRoute({ method: 'POST', path: '/api/tasks/:id/pause', auth: 'user', subject: 'tasks.http.pause', params: uuidParam, body: z.object({ until: calendarDate.nullable().optional(), timezone: clientTimezone }).strict().optional(), response: taskReply, status: 200, summary: 'Pause a task (until a date, or until resumed): no quest, no reminders', tag: TAG_TASKS }),

@@ -13,6 +13,7 @@ export const WRITE_LIMITS_PER_MINUTE: Readonly<Record<string, number>> = {
   'tasks.http.snooze': 30,
   'tasks.http.postpone': 10,
   'tasks.http.quest.postpone': 10,
+  'tasks.http.promote': 10,
   'tasks.http.topics.create': 30,
   // each upload is parsed whole and kept until confirmed or expired
   'tasks.http.import.upload': 10,

@@ -413,3 +413,99 @@ describe('subtasks: their routes and the breakdown', () => {
     expect((await getTask(pia, parent.id)).subtaskCount).toBe(43);
   });
 });
+
+describe('promote to topic', () => {
+  it('turns a task into a topic: its subtasks become the topic’s tasks in order (sequential when asked), the task is gone; events say so', async () => {
+    const rae = randomUUID();
+    const home = await newTopic(rae, { title: 'Home' });
+    const parent = await createTask(rae, { title: 'Renovate the kitchen', notes: 'before the visit', priority: 'HIGH', energyLevel: 'LOW', topicId: home.id });
+    const steps = (await api('POST', `/api/tasks/${parent.id}/breakdown`, { as: rae, body: { subtaskTitles: ['measure', 'order cabinets', 'fit'] } })).body.subtasks;
+    expect((await complete(rae, steps[0].id)).status).toBe(200);
+    const res = await api('POST', `/api/tasks/${parent.id}/promote-to-topic`, { as: rae, body: { sequential: true } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.topic).toMatchObject({ title: 'Renovate the kitchen', description: 'before the visit', priority: 'HIGH', defaultEnergyLevel: 'LOW', sequential: true, taskCount: 3, openTaskCount: 2 });
+    const topicId = res.body.topic.id;
+    // in order; the first open one is workable, the next waits its turn
+    expect(res.body.tasks.map((t: { title: string; parentId: string | null; topicId: string; blocked: boolean; completedAt: string | null }) => [t.title, t.parentId, t.topicId, t.blocked, t.completedAt !== null])).toEqual([
+      ['measure', null, topicId, false, true],
+      ['order cabinets', null, topicId, false, false],
+      ['fit', null, topicId, true, false],
+    ]);
+    expect((await api('GET', `/api/tasks/${parent.id}`, { as: rae })).status).toBe(404);
+    expect((await api('GET', `/api/topics/${topicId}`, { as: rae })).body.tasks.map((t: { id: string }) => t.id)).toEqual(steps.map((s: { id: string }) => s.id));
+    for (const s of steps) expect((await eventFor('task.updated', s.id)).payload.task).toMatchObject({ parentId: null, topicId });
+    expect((await eventFor('task.deleted', parent.id)).payload.task).toMatchObject({ id: parent.id, title: 'Renovate the kitchen' });
+    expect(await counts(rae)).toEqual({ kept: 3, n: 3 });
+  });
+
+  it('undo puts the task back (same id and fields) with its subtasks and removes the topic; once, within the window, while the topic holds only them', async () => {
+    const sam = randomUUID();
+    const other = randomUUID();
+    const home = await newTopic(sam, { title: 'Home' });
+    const parent = await createTask(sam, { title: 'Move house', notes: 'in May', dueDate: '2031-05-01', dueTime: '09:30', topicId: home.id });
+    const steps = (await api('POST', `/api/tasks/${parent.id}/breakdown`, { as: sam, body: { subtaskTitles: ['boxes', 'van', 'keys'] } })).body.subtasks;
+    await complete(sam, steps[1].id);
+    const promoted = (await api('POST', `/api/tasks/${parent.id}/promote-to-topic`, { as: sam })).body;
+    expect(promoted.topic.sequential).toBe(false);
+    // another user cannot undo it, nor can a task that was never promoted be "undone"
+    expect((await api('DELETE', `/api/tasks/${parent.id}/promote-to-topic`, { as: other })).status).toBe(404);
+    expect((await api('DELETE', `/api/tasks/${steps[0].id}/promote-to-topic`, { as: sam })).body.code).toBe('TASKS_NOT_FOUND');
+    // a step deleted meanwhile stays deleted
+    expect((await api('DELETE', `/api/tasks/${steps[2].id}`, { as: sam })).status).toBe(200);
+    const undo = await api('DELETE', `/api/tasks/${parent.id}/promote-to-topic`, { as: sam });
+    expect(undo.status, JSON.stringify(undo.body)).toBe(200);
+    expect(undo.body.task).toMatchObject({ id: parent.id, title: 'Move house', notes: 'in May', dueDate: '2031-05-01', dueTime: '09:30', topicId: home.id, parentId: null, subtaskCount: 2, subtasksDone: 1, createdAt: parent.createdAt });
+    expect(undo.body.subtasks.map((t: { id: string; parentId: string; topicId: string }) => [t.id, t.parentId, t.topicId])).toEqual([
+      [steps[0].id, parent.id, home.id],
+      [steps[1].id, parent.id, home.id],
+    ]);
+    expect((await api('GET', `/api/topics/${promoted.topic.id}`, { as: sam })).status).toBe(404);
+    // the task's second task.created (the first was its creation), each subtask's task.updated back under it
+    await until(() => eventsOf(parent.id).filter((e) => e.payload.event === 'task.created').length === 2 || undefined, 'the restored task.created');
+    expect(eventsOf(parent.id).at(-1)!.payload.task).toMatchObject({ id: parent.id, parentId: null, topicId: home.id });
+    for (const s of steps.slice(0, 2)) await until(() => eventsOf(s.id).find((e) => e.payload.event === 'task.updated' && e.payload.task.parentId === parent.id && e.payload.task.topicId === home.id), `${s.title} back`);
+    expect(await counts(sam)).toEqual({ kept: 3, n: 3 });
+    // the rules hold again: the parent is not completed by accident
+    expect((await complete(sam, parent.id)).body.code).toBe('SUBTASKS_OPEN');
+    // once only
+    expect((await api('DELETE', `/api/tasks/${parent.id}/promote-to-topic`, { as: sam })).status).toBe(404);
+  });
+
+  it('undo is refused when the topic took other tasks (409) or the window has passed (404), changing nothing', async () => {
+    const tia = randomUUID();
+    const parent = await createTask(tia, { title: 'Garden' });
+    await api('POST', `/api/tasks/${parent.id}/breakdown`, { as: tia, body: { subtaskTitles: ['dig', 'plant'] } });
+    const { topic } = (await api('POST', `/api/tasks/${parent.id}/promote-to-topic`, { as: tia })).body;
+    const added = await createTask(tia, { title: 'water', topicId: topic.id });
+    const undo = () => api('DELETE', `/api/tasks/${parent.id}/promote-to-topic`, { as: tia });
+    expect((await undo()).body.code).toBe('CONFLICT');
+    expect((await api('GET', `/api/topics/${topic.id}`, { as: tia })).body.tasks).toHaveLength(3);
+    expect((await api('PATCH', `/api/tasks/${added.id}`, { as: tia, body: { topicId: null } })).status).toBe(200);
+    await system.pool.query(`UPDATE tasks.topics SET created_at = now() - interval '11 minutes' WHERE id = $1`, [topic.id]);
+    expect((await undo()).status).toBe(404);
+    expect((await api('GET', `/api/tasks/${parent.id}`, { as: tia })).status).toBe(404);
+    expect(await counts(tia)).toEqual({ kept: 3, n: 3 });
+  });
+
+  it('refuses a subtask, a recurring task (400 params.id), a completed task (409) and another user’s (404), changing nothing; a task without subtasks makes an empty topic', async () => {
+    const uma = randomUUID();
+    const other = randomUUID();
+    const parent = await createTask(uma, { title: 'Parent' });
+    const sub = await createTask(uma, { title: 'Sub', parentId: parent.id });
+    const recurring = await createTask(uma, { title: 'Water plants', type: 'RECURRING', recurrenceType: 'INTERVAL', recurrenceInterval: 3 });
+    const done = await createTask(uma, { title: 'Done' });
+    await complete(uma, done.id);
+    const promote = (id: string, as = uma, body?: unknown) => api('POST', `/api/tasks/${id}/promote-to-topic`, { as, body });
+    expectRefused(await promote(sub.id), 400, 'VALIDATION_FAILED', 'params.id');
+    expectRefused(await promote(recurring.id), 400, 'VALIDATION_FAILED', 'params.id');
+    expect((await promote(done.id)).body.code).toBe('ALREADY_COMPLETED');
+    expect((await promote(parent.id, other)).status).toBe(404);
+    expectRefused(await promote(parent.id, uma, { sequential: 'yes' }), 400, 'VALIDATION_FAILED', 'body.sequential');
+    expect((await api('GET', '/api/topics', { as: uma })).body.topics).toEqual([]);
+    expect((await getTask(uma, sub.id)).parentId).toBe(parent.id);
+    const alone = await createTask(uma, { title: 'x'.repeat(150) });
+    const res = await promote(alone.id);
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ topic: { title: `${'x'.repeat(99)}…`, taskCount: 0 }, tasks: [] });
+  });
+});

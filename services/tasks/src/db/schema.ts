@@ -109,6 +109,13 @@ export const profiles = schema.table(
   ],
 );
 
+/** What a topic made by promote-to-topic keeps of the task it was. */
+export interface PromotedFrom {
+  /** the task's row, keys as its columns are named */
+  task: Record<string, unknown>;
+  subtaskIds: string[];
+}
+
 export const topics = schema.table(
   'topics',
   {
@@ -130,6 +137,11 @@ export const topics = schema.table(
     imported: boolean().notNull().default(false),
     /** the path segment of the topic's CalDAV collection when a client named it (MKCALENDAR); else its id */
     davName: text(),
+    /**
+     * Made by promote-to-topic: the task it was (its row as `to_jsonb` gave it) and the ids of the
+     * subtasks that became its tasks, so the promote can be undone (docs/tasks.md, Promote to topic)
+     */
+    promotedFrom: jsonb().$type<PromotedFrom>(),
   },
   (t) => [
     uniqueIndex('topics_user_dav_name').on(t.userId, t.davName).where(sql`dav_name IS NOT NULL`),

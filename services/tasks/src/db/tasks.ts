@@ -537,6 +537,65 @@ export async function detachTopic(q: Queryable, userId: string, topicId: string,
   return (await detach.run(q, { userId, topicId, today })).rows;
 }
 
+// ─── promote to topic ─────────────────────────────────────────────────────────────────────
+
+/** A task's row as `to_jsonb` gives it (keys as the columns are named): what a promoted topic keeps for the undo. */
+export async function taskSnapshot(q: Queryable, userId: string, id: string): Promise<Record<string, unknown> | null> {
+  const { rows } = await orm(q).execute<{ row: Record<string, unknown> }>(sql`SELECT to_jsonb(t) AS row FROM ${tasks} t WHERE ${t.id} = ${id} AND ${t.userId} = ${userId}`);
+  return rows[0]?.row ?? null;
+}
+
+const regroup = task(
+  sql`WITH old AS (
+        SELECT ${t.id}, ${t.topicId} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.id} = ANY(${p('ids')}::uuid[])
+      ), u AS (
+        UPDATE ${tasks} AS t SET ${names(tasks.parentId)} = ${p('parentId')}::uuid, ${names(tasks.topicId)} = ${p('topicId')}::uuid, ${names(tasks.updatedAt)} = now(), ${touched}
+          FROM old WHERE ${t.id} = old.id RETURNING ${ROW}
+      ), gone AS (
+        INSERT INTO ${caldavTombstones} (${names(caldavTombstones.userId, caldavTombstones.topicId, caldavTombstones.name)})
+        SELECT ${p('userId')}, old.topic_id, ${resourceName('old')} FROM old JOIN u ON u.id = old.id WHERE old.topic_id IS DISTINCT FROM u."topicId"
+      )
+      SELECT * FROM u ORDER BY u."sortOrder", u."createdAt", u.id`,
+);
+
+/**
+ * Put the user's tasks `ids` under `parentId` (null: on their own) in `topicId`: promote-to-topic and
+ * its undo. Each that changes collection leaves a CalDAV tombstone in the one it left (as updateTask).
+ * Returns the tasks moved, in their order.
+ */
+export async function regroupTasks(q: Queryable, userId: string, ids: string[], to: { parentId: string | null; topicId: string | null }, today: string): Promise<TaskRow[]> {
+  if (ids.length === 0) return [];
+  return (await regroup.run(q, { userId, ids, parentId: to.parentId, topicId: to.topicId, today })).rows;
+}
+
+/** A column's name as a SQL string literal (a jsonb key; names are identifiers, never quotes). */
+const key = (c: Parameters<typeof columnName>[0]) => sql.raw(`'${columnName(c)}'`);
+
+const restore = statement(
+  sql`WITH r AS (
+        INSERT INTO ${tasks} SELECT * FROM jsonb_populate_record(NULL::${tasks}, ${p('row')}::jsonb || jsonb_build_object(
+          ${key(tasks.topicId)}, (SELECT ${topics.id} FROM ${topics} WHERE ${topics.id} = (${p('row')}::jsonb ->> ${key(tasks.topicId)})::uuid AND ${topics.userId} = ${p('userId')}),
+          ${key(tasks.subtaskCount)}, 0, ${key(tasks.subtasksDone)}, 0,
+          ${key(tasks.isDailyQuest)}, false, ${key(tasks.dailyQuestDate)}, NULL::date,
+          ${key(tasks.updatedAt)}, now(), ${key(tasks.changeXid)}, pg_current_xact_id()::text))
+        WHERE (${p('row')}::jsonb ->> ${key(tasks.userId)})::uuid = ${p('userId')}
+        RETURNING ${tasks.id}
+      ), c AS (
+        UPDATE ${profiles} SET ${names(profiles.taskCount)} = ${profiles.taskCount} + 1 WHERE ${profiles.userId} = ${p('userId')} AND EXISTS (SELECT 1 FROM r)
+      )
+      SELECT id FROM r`,
+);
+
+/**
+ * Put back a task that promote-to-topic deleted, from its row as the topic kept it: the same id and
+ * fields, in its old topic while that exists (else none), counted in the profile's task count again.
+ * Its subtask counters start at zero (the trigger counts the subtasks back as they return) and it is
+ * no quest (today's quest was given up with it). False: the row is not the user's.
+ */
+export async function restoreTask(q: Queryable, userId: string, row: Record<string, unknown>): Promise<boolean> {
+  return (await restore.run(q, { userId, row: JSON.stringify(row) })).rowCount > 0;
+}
+
 // ─── postponing ────────────────────────────────────────────────────────────────────────────
 
 const mine = (userId: string, id: string) => and(eq(tasks.id, id), eq(tasks.userId, userId));

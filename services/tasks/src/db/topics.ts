@@ -1,11 +1,11 @@
 import { names, orm, type Queryable } from '@tasksvc/runtime';
 import { and, asc, count, eq, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
-import { tasks, topics } from './schema.ts';
+import { tasks, topics, type PromotedFrom } from './schema.ts';
 
 export type TopicRow = typeof topics.$inferSelect & { taskCount: number; openTaskCount: number };
 /** What a create or an update may set. */
-export type TopicColumns = Partial<Pick<typeof topics.$inferInsert, 'title' | 'description' | 'color' | 'icon' | 'priority' | 'archived' | 'sequential' | 'defaultEnergyLevel' | 'davName'>>;
+export type TopicColumns = Partial<Pick<typeof topics.$inferInsert, 'title' | 'description' | 'color' | 'icon' | 'priority' | 'archived' | 'sequential' | 'defaultEnergyLevel' | 'davName' | 'promotedFrom'>>;
 
 const k = alias(tasks, 'k');
 const tp = alias(topics, 'tp');
@@ -73,4 +73,23 @@ export async function setTopicOrder(q: Queryable, userId: string, ids: string[])
     sql`UPDATE ${topics} tp SET ${names(topics.sortOrder)} = o.ord - 1, ${names(topics.updatedAt)} = now() FROM unnest(${sql.param(ids)}::uuid[]) WITH ORDINALITY AS o(id, ord)
         WHERE ${tp.id} = o.id AND ${tp.userId} = ${userId}`,
   );
+}
+
+/**
+ * The topic promote-to-topic made of the task `taskId` within the last `minutes`, locked for the
+ * undo, with the ids of the tasks it holds now; null when there is none.
+ */
+export async function promotedTopicOf(q: Queryable, userId: string, taskId: string, minutes: number): Promise<{ topic: TopicRow; promotedFrom: PromotedFrom; taskIds: string[] } | null> {
+  const [row] = await orm(q)
+    .select({ id: topics.id })
+    .from(topics)
+    .where(and(eq(topics.userId, userId), sql`${topics.promotedFrom} -> 'task' ->> 'id' = ${taskId}`, sql`${topics.createdAt} > now() - make_interval(mins => ${minutes})`))
+    .for('update');
+  if (!row) return null;
+  const topic = (await getTopic(q, userId, row.id))!;
+  const held = await orm(q)
+    .select({ id: tasks.id })
+    .from(tasks)
+    .where(and(eq(tasks.userId, userId), eq(tasks.topicId, row.id)));
+  return { topic, promotedFrom: topic.promotedFrom!, taskIds: held.map((t) => t.id) };
 }

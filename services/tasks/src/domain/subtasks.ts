@@ -27,3 +27,15 @@ export function parentAfterSubtask(parent: { subtaskCount: number; subtasksDone:
   if (parent.completedAt || parent.subtaskCount === 0 || openSubtasks(parent) > 0) return 'none';
   return autoComplete ? 'complete' : 'offer';
 }
+
+/**
+ * The title of the topic a task is promoted to: the task's, shortened to `max` characters (a topic's
+ * title is shorter than a task's) at a word where one ends in the last fifth, with an ellipsis.
+ */
+export function topicTitleOf(title: string, max: number): string {
+  const chars = Array.from(title.trim());
+  if (chars.length <= max) return chars.join('');
+  const cut = chars.slice(0, max - 1).join('');
+  const space = cut.lastIndexOf(' ');
+  return `${(space >= (max * 4) / 5 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}

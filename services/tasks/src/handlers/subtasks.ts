@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, MAX_SUBTASKS, type CreateTaskBody, type HttpCall } from '@tasksvc/proto';
-import { getTask, insertTask, listSubtasks, lockFamily, setSubtaskOrder, tasksByIds } from '../db/tasks.ts';
-import { caller, fieldError, SCHEMA, taskEventRow, taskNotFound, toTask, transact, userOf, type Ctx } from './common.ts';
+import { AppError, MAX_SUBTASKS, MAX_TOPIC_TITLE, PROMOTE_UNDO_MINUTES, type CreateTaskBody, type HttpCall } from '@tasksvc/proto';
+import { deleteTask, getTask, insertTask, listSubtasks, lockFamily, regroupTasks, restoreTask, setSubtaskOrder, taskSnapshot, tasksByIds } from '../db/tasks.ts';
+import { deleteTopic, getTopic, insertTopic, promotedTopicOf } from '../db/topics.ts';
+import { topicTitleOf } from '../domain/subtasks.ts';
+import { caller, emitTaskEvent, fieldError, SCHEMA, taskEventRow, taskNotFound, toTask, toTopic, transact, userOf, type Ctx } from './common.ts';
 import { create } from './tasks.ts';
 
-/** The routes under /api/tasks/<id>/subtasks and the breakdown (docs/tasks.md). */
+/** The routes under /api/tasks/<id>/subtasks, the breakdown and promote-to-topic (docs/tasks.md). */
 
 type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
+
+/** A 400 about the task the path names. */
+const pathError = (message: string) => new AppError('VALIDATION_FAILED', 'invalid path', [{ path: 'params.id', message }]);
 
 /** A refusal about the parent a body named, said of the path's id instead (these routes name the parent there). */
 function aboutThePath(err: unknown): unknown {
@@ -63,7 +68,7 @@ export async function breakdown(ctx: Ctx, call: IdCall<{ subtaskTitles: string[]
     await lockFamily(c, userId, call.params.id);
     const parent = await getTask(c, userId, call.params.id, today);
     if (!parent) throw taskNotFound();
-    if (parent.parentId) throw new AppError('VALIDATION_FAILED', 'invalid path', [{ path: 'params.id', message: 'that task is itself a subtask (subtasks are one level deep)' }]);
+    if (parent.parentId) throw pathError('that task is itself a subtask (subtasks are one level deep)');
     if (parent.completedAt) throw new AppError('ALREADY_COMPLETED', 'the task is completed: reopen it first to break it down');
     if (parent.subtaskCount + titles.length > MAX_SUBTASKS) throw fieldError('subtaskTitles', `a task has at most ${MAX_SUBTASKS} subtasks (it has ${parent.subtaskCount})`);
     const subtasks = [];
@@ -76,5 +81,64 @@ export async function breakdown(ctx: Ctx, call: IdCall<{ subtaskTitles: string[]
       subtasks.push(toTask(row));
     }
     return { task: toTask((await getTask(c, userId, parent.id, today))!), subtasks };
+  });
+}
+
+/**
+ * Turn a task into a topic (docs/tasks.md, Promote to topic): a new topic with the task's title,
+ * notes, priority and energy; its subtasks become the topic's tasks, in their order (the topic is
+ * sequential when asked); the task is gone. The topic keeps the task's row for the undo. Events:
+ * task.updated for each subtask (no parent, the new topic), then task.deleted for the task.
+ */
+export async function promote(ctx: Ctx, call: IdCall<{ sequential?: boolean } | undefined>) {
+  return transact(ctx, async (c) => {
+    const { userId, today } = await caller(c, call);
+    await lockFamily(c, userId, call.params.id);
+    const task = await getTask(c, userId, call.params.id, today);
+    if (!task) throw taskNotFound();
+    if (task.parentId) throw pathError('that task is a subtask: move it out of its parent (parentId null) to have it on its own; a topic is made of a task with subtasks');
+    if (task.type === 'RECURRING') throw pathError('a recurring task cannot become a topic (a topic does not recur)');
+    if (task.completedAt) throw new AppError('ALREADY_COMPLETED', 'the task is completed: reopen it first to make it a topic');
+    const subtaskIds = (await listSubtasks(c, userId, task.id, today)).map((s) => s.id);
+    const promotedFrom = { task: (await taskSnapshot(c, userId, task.id))!, subtaskIds };
+    const topic = await insertTopic(c, userId, {
+      title: topicTitleOf(task.title, MAX_TOPIC_TITLE),
+      description: task.notes,
+      priority: task.priority,
+      sequential: call.body?.sequential ?? false,
+      defaultEnergyLevel: task.energyLevel,
+      promotedFrom,
+    });
+    // the subtasks first: deleting a parent deletes its subtasks
+    for (const row of await regroupTasks(c, userId, subtaskIds, { parentId: null, topicId: topic.id }, today)) await emitTaskEvent(c, 'task.updated', row);
+    const [gone] = await deleteTask(c, userId, task.id);
+    await emitTaskEvent(c, 'task.deleted', gone!);
+    // read again: whether a task is blocked depends on the others now in the topic
+    return { topic: toTopic((await getTopic(c, userId, topic.id))!), tasks: (await tasksByIds(c, userId, subtaskIds, today)).map(toTask) };
+  });
+}
+
+/**
+ * Undo a promote-to-topic within PROMOTE_UNDO_MINUTES, while the topic holds only tasks it was
+ * made with (those since moved elsewhere or deleted stay so): the task is back (same id and
+ * fields, task.created) with them as its subtasks again (task.updated each), and the topic is gone.
+ */
+export async function undoPromote(ctx: Ctx, call: IdCall) {
+  return transact(ctx, async (c) => {
+    const { userId, today } = await caller(c, call);
+    const found = await promotedTopicOf(c, userId, call.params.id, PROMOTE_UNDO_MINUTES);
+    if (!found) throw new AppError('TASKS_NOT_FOUND', `no promote-to-topic of this task to undo (possible for ${PROMOTE_UNDO_MINUTES} minutes)`);
+    const { topic, promotedFrom, taskIds } = found;
+    const former = new Set(promotedFrom.subtaskIds);
+    if (taskIds.some((id) => !former.has(id))) throw new AppError('CONFLICT', 'the topic has tasks that were not subtasks of the task: move them out of the topic first, or keep it');
+    const back = await tasksByIds(c, userId, taskIds, today);
+    if (back.some((t) => t.subtaskCount > 0 || t.type === 'RECURRING')) throw new AppError('CONFLICT', 'a task of the topic now recurs or has subtasks of its own, so it cannot be a subtask again');
+    if (!(await restoreTask(c, userId, promotedFrom.task))) throw taskNotFound();
+    const task = (await getTask(c, userId, call.params.id, today))!;
+    await emitTaskEvent(c, 'task.created', task);
+    const subtasks = await regroupTasks(c, userId, taskIds, { parentId: task.id, topicId: task.topicId }, today);
+    for (const row of subtasks) await emitTaskEvent(c, 'task.updated', row);
+    await deleteTopic(c, userId, topic.id);
+    return { task: toTask((await getTask(c, userId, task.id, today))!), subtasks: subtasks.map(toTask) };
   });
 }

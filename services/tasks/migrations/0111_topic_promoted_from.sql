@@ -1,0 +1,1 @@
+ALTER TABLE "tasks"."topics" ADD COLUMN "promoted_from" jsonb;
