@@ -86,7 +86,8 @@ async function main() {
         await db.postgres?.stop();
       }
       if (opened.manifest.keys.length && dataDir) console.log(`keys restored into ${dataDir}: ${restoreKeys(opened.dir, opened.manifest, dataDir).join(', ')}`);
-      else if (!opened.manifest.keys.length) console.log('the backup holds no generated keys: give the services the AUTH_SECRET, TOTP_ENCRYPTION_KEY and VAPID keys they had');
+      else if (opened.manifest.keys.length) console.log(`the backup's keys (${opened.manifest.keys.map((k) => k.name).join(', ')}) were not written: RUNTIME_ENV=production has no data folder (set DATA_DIR to write them there)`);
+      else console.log('the backup holds no generated keys: give the services the AUTH_SECRET, TOTP_ENCRYPTION_KEY and VAPID keys they had');
     } finally {
       opened.close();
     }
