@@ -186,12 +186,13 @@ export const specSchema: Schema = {
     },
     secrets: {
       type: 'object',
-      description: 'references to Secrets in the same namespace; AUTH_SECRET, CRON_SECRET and TOTP_ENCRYPTION_KEY left unset are generated into <name>-generated',
+      description: 'references to Secrets in the same namespace; AUTH_SECRET, CRON_SECRET, TOTP_ENCRYPTION_KEY and SECRETS_KEYRING left unset are generated into <name>-generated',
       properties: {
         databaseUrl: secretKeyRef('DATABASE_URL', 'DATABASE_URL (or spec.database)'),
         authSecret: secretKeyRef('AUTH_SECRET', 'AUTH_SECRET'),
         cronSecret: secretKeyRef('CRON_SECRET', 'CRON_SECRET, sent by the cron job as a bearer token'),
         totpEncryptionKey: secretKeyRef('TOTP_ENCRYPTION_KEY', 'TOTP_ENCRYPTION_KEY'),
+        secretsKeyring: secretKeyRef('SECRETS_KEYRING', 'SECRETS_KEYRING (webhook and notifier only; <id>:<64 hex>, first seals, all open)'),
         providers: secretName('CODEHOST_CLIENT_ID, CODEHOST_CLIENT_SECRET, …, OIDC_ISSUER', 'identity provider credentials'),
         smtp: secretName('SMTP_HOST, SMTP_PORT, SMTP_USER, SMTP_PASS, SMTP_FROM, SMTP_SECURE', 'SMTP settings'),
         vapid: secretName('PUBLIC_VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY, VAPID_CONTACT', 'browser push keys'),

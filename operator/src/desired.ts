@@ -118,6 +118,7 @@ export const GENERATED = {
   AUTH_SECRET: 'AUTH_SECRET',
   CRON_SECRET: 'CRON_SECRET',
   TOTP_ENCRYPTION_KEY: 'TOTP_ENCRYPTION_KEY',
+  SECRETS_KEYRING: 'SECRETS_KEYRING',
   NATS_USER: 'NATS_USER',
   NATS_PASSWORD: 'NATS_PASSWORD',
 } as const;
@@ -134,6 +135,8 @@ export interface Wiring {
   authSecret: SecretKeyRef;
   cronSecret: SecretKeyRef;
   totpEncryptionKey: SecretKeyRef;
+  /** sealing webhook and channel secrets: given to those two services only (docs/upgrading.md#rotating-keys) */
+  secretsKeyring: SecretKeyRef;
   /** keys the generated Secret must hold */
   generatedKeys: string[];
 }
@@ -170,6 +173,7 @@ export function wiring(ts: TaskService, spec: TaskServiceSpec): Wiring {
     authSecret: gen(s.authSecret, GENERATED.AUTH_SECRET),
     cronSecret: gen(s.cronSecret, GENERATED.CRON_SECRET),
     totpEncryptionKey: gen(s.totpEncryptionKey, GENERATED.TOTP_ENCRYPTION_KEY),
+    secretsKeyring: gen(s.secretsKeyring, GENERATED.SECRETS_KEYRING),
   };
   if (w.managedNats) keys.push(GENERATED.NATS_USER, GENERATED.NATS_PASSWORD);
   return { ...w, generatedKeys: keys };
@@ -192,13 +196,17 @@ export function configData(spec: TaskServiceSpec, w: Pick<Wiring, 'publicUrl' | 
 const secretEnv = (name: string, ref: { name: string; key: string } | undefined) =>
   ref ? [{ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }] : [];
 
-function serviceEnv(ts: TaskService, w: Wiring) {
+/** The services that keep user secrets sealed under the key ring (the others never receive it). */
+const KEYRING_SERVICES: readonly ServiceName[] = ['webhook', 'notifier'];
+
+function serviceEnv(ts: TaskService, w: Wiring, svc: ServiceName) {
   const generated = childName(ts, 'generated');
   return [
     ...secretEnv('DATABASE_URL', w.databaseUrl),
     ...secretEnv('AUTH_SECRET', w.authSecret),
     ...secretEnv('CRON_SECRET', w.cronSecret),
     ...secretEnv('TOTP_ENCRYPTION_KEY', w.totpEncryptionKey),
+    ...(KEYRING_SERVICES.includes(svc) ? secretEnv('SECRETS_KEYRING', w.secretsKeyring) : []),
     ...(w.managedNats
       ? [...secretEnv('NATS_USER', { name: generated, key: GENERATED.NATS_USER }), ...secretEnv('NATS_PASSWORD', { name: generated, key: GENERATED.NATS_PASSWORD })]
       : []),
@@ -248,7 +256,7 @@ function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, co
     // Bus-only services answer probes on HEALTH_PORT (runtime/health-listener.ts): a rollout then waits
     // until the new pod has subscribed before it stops the old one.
     env: [
-      ...serviceEnv(ts, w),
+      ...serviceEnv(ts, w, svc),
       // Every service answers probes on HEALTH_PORT from its first moment (runtime/health-listener.ts):
       // alive while it waits for the database or the bus, never restarted for their outage.
       { name: 'HEALTH_PORT', value: String(BUS_SERVICE_HEALTH_PORT) },

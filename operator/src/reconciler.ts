@@ -62,6 +62,7 @@ export const childKinds = (cron: CronJobApiVersion): { apiVersion: string; kind:
 /** Random values for generated keys, in the shapes the runtime validates (config.ts). */
 export function generateValue(key: string): string {
   if (key === GENERATED.TOTP_ENCRYPTION_KEY) return randomBytes(32).toString('hex');
+  if (key === GENERATED.SECRETS_KEYRING) return `generated:${randomBytes(32).toString('hex')}`;
   if (key === GENERATED.NATS_USER) return 'tasksvc';
   return randomBytes(32).toString('base64url');
 }

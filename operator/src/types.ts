@@ -32,6 +32,7 @@ export interface TaskServiceSpec {
     authSecret?: SecretKeyRef;
     cronSecret?: SecretKeyRef;
     totpEncryptionKey?: SecretKeyRef;
+    secretsKeyring?: SecretKeyRef;
     providers?: { name: string };
     smtp?: { name: string };
     vapid?: { name: string };

@@ -18,9 +18,9 @@ const find = (ts: TaskService, kind: string, name: string) => plan(ts, opts).obj
 const env = (ts: TaskService, svc = 'auth') => Object.fromEntries(find(ts, 'Deployment', `sys-${svc}`).spec.template.spec.containers[0].env.filter((e: any) => e.valueFrom).map((e: any) => [e.name, e.valueFrom.secretKeyRef]));
 
 describe('one TaskService is a system (L0)', () => {
-  it('generates AUTH_SECRET, CRON_SECRET, TOTP_ENCRYPTION_KEY and NATS credentials into <name>-generated when none is referenced', () => {
+  it('generates AUTH_SECRET, CRON_SECRET, TOTP_ENCRYPTION_KEY, SECRETS_KEYRING and NATS credentials into <name>-generated when none is referenced', () => {
     const w = wiring(bare(), normalizeSpec(bare().spec));
-    expect(w.generatedKeys).toEqual(['AUTH_SECRET', 'CRON_SECRET', 'TOTP_ENCRYPTION_KEY', 'NATS_USER', 'NATS_PASSWORD']);
+    expect(w.generatedKeys).toEqual(['AUTH_SECRET', 'CRON_SECRET', 'TOTP_ENCRYPTION_KEY', 'SECRETS_KEYRING', 'NATS_USER', 'NATS_PASSWORD']);
     expect(env(bare())).toEqual({
       DATABASE_URL: { name: 'pg-app', key: 'uri' },
       AUTH_SECRET: { name: 'sys-generated', key: 'AUTH_SECRET' },
@@ -29,8 +29,12 @@ describe('one TaskService is a system (L0)', () => {
       NATS_USER: { name: 'sys-generated', key: 'NATS_USER' },
       NATS_PASSWORD: { name: 'sys-generated', key: 'NATS_PASSWORD' },
     });
+    // the key ring reaches only the services that seal user secrets with it
+    for (const svc of ['webhook', 'notifier']) expect(env(bare(), svc).SECRETS_KEYRING, svc).toEqual({ name: 'sys-generated', key: 'SECRETS_KEYRING' });
+    for (const svc of ['auth', 'tasks', 'scheduler', 'gateway']) expect(env(bare(), svc), svc).not.toHaveProperty('SECRETS_KEYRING');
     // the shapes the runtime accepts (services/runtime/src/config.ts)
     expect(generateValue('TOTP_ENCRYPTION_KEY')).toMatch(/^[0-9a-f]{64}$/);
+    expect(generateValue('SECRETS_KEYRING')).toMatch(/^generated:[0-9a-f]{64}$/);
     expect(generateValue('AUTH_SECRET').length).toBeGreaterThanOrEqual(32);
     expect(generateValue('AUTH_SECRET')).not.toBe(generateValue('AUTH_SECRET'));
     // a referenced secret is used and not generated
