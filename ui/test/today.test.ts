@@ -231,3 +231,66 @@ describe.skipIf(!hasChromium)('phone-first Today', () => {
     expect(await row.getByTestId('paused-badge').count()).toBe(0);
   });
 });
+
+describe.skipIf(!hasChromium)('the missing list controls: bulk actions and sort', () => {
+  it.each(SIZES)('select several tasks, move them (with Undo), delete them (sent when the toast goes), complete the rest; sort by title (%s)', async (label, size) => {
+    const page = await suite.newPage(size);
+    await signIn(page, suite.url, `bulk-${label}@example.test`);
+    const errands = ((await (await page.request.post('/api/topics', { data: { title: 'Errands' } })).json()) as { topic: { id: string } }).topic.id;
+    const ids: Record<string, string> = {};
+    const made: [string, string][] = [
+      ['Buy stamps', 'NORMAL'],
+      ['Call the plumber', 'HIGH'],
+      ['Answer letters', 'SOMEDAY'],
+      ['Defrost the freezer', 'NORMAL'],
+    ];
+    for (const [title, priority] of made)
+      ids[title] = await createTask(page, { title, priority });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    await page.getByTestId('task-row').filter({ hasText: 'Buy stamps' }).waitFor();
+
+    // Sort: a flat list in the order chosen, kept in the URL.
+    await page.getByLabel('Sort').selectOption('title');
+    await eventually(() => page.getByRole('list', { name: 'Tasks', exact: true }).locator('.title').allTextContents()).toEqual(['Answer letters', 'Buy stamps', 'Call the plumber', 'Defrost the freezer']);
+    expect(new URL(page.url()).searchParams.get('sort')).toBe('title');
+
+    // Select three; move them to a topic in one request; Undo puts each back.
+    await page.getByRole('button', { name: 'Select', exact: true }).click();
+    const bar = page.getByRole('region', { name: 'Selected tasks' });
+    for (const t of ['Buy stamps', 'Call the plumber', 'Answer letters']) await page.getByRole('checkbox', { name: `Select "${t}"` }).check();
+    await bar.getByText('3 selected').waitFor();
+    // while selecting, a row's box selects and its own menu waits
+    expect(await page.getByRole('button', { name: /^Actions for/ }).count()).toBe(0);
+    await suite.shot(page, 'bulk-selected');
+    const topicOf = async (title: string) => (await serverTask(page, ids[title]!)).topicId;
+    await bar.getByRole('button', { name: 'Move…' }).click();
+    await page.getByRole('menuitem', { name: 'Errands' }).click();
+    const moved = page.locator('.toast').filter({ hasText: 'Moved 3 tasks to Errands' });
+    await moved.waitFor();
+    expect(await Promise.all(['Buy stamps', 'Call the plumber', 'Answer letters', 'Defrost the freezer'].map(topicOf))).toEqual([errands, errands, errands, null]);
+    expect(await bar.count()).toBe(0);
+    await moved.getByRole('button', { name: 'Undo' }).click();
+    await eventually(() => Promise.all(['Buy stamps', 'Call the plumber', 'Answer letters'].map(topicOf))).toEqual([null, null, null]);
+
+    // Delete two: the rows go at once; the server keeps them until the toast goes.
+    await page.getByRole('button', { name: 'Select', exact: true }).click();
+    await page.getByRole('checkbox', { name: 'Select "Buy stamps"' }).check();
+    await page.getByRole('checkbox', { name: 'Select "Answer letters"' }).check();
+    await bar.getByRole('button', { name: 'Delete' }).click();
+    const deleted = page.locator('.toast').filter({ hasText: 'Deleted 2 tasks' });
+    await deleted.waitFor();
+    await eventually(() => page.getByTestId('task-row').filter({ hasText: /Buy stamps|Answer letters/ }).count()).toBe(0);
+    expect((await page.request.get(`/api/tasks/${ids['Buy stamps']}`)).status()).toBe(200);
+    await deleted.getByRole('button', { name: 'Dismiss' }).click();
+    await eventually(async () => [(await page.request.get(`/api/tasks/${ids['Buy stamps']}`)).status(), (await page.request.get(`/api/tasks/${ids['Answer letters']}`)).status()]).toEqual([404, 404]);
+
+    // Complete all that is left.
+    await page.getByRole('button', { name: 'Select', exact: true }).click();
+    await bar.getByRole('button', { name: 'Select all' }).click();
+    await bar.getByText('2 selected').waitFor();
+    await bar.getByRole('button', { name: 'Complete' }).click();
+    await page.locator('.toast').filter({ hasText: 'Completed 2 tasks' }).waitFor();
+    await eventually(async () => Promise.all(['Call the plumber', 'Defrost the freezer'].map(async (t) => (await serverTask(page, ids[t]!)).completedAt !== null))).toEqual([true, true]);
+    await suite.shot(page, 'bulk-done');
+  });
+});

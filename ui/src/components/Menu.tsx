@@ -26,7 +26,7 @@ function grouped(items: MenuItem[]): { name: string; items: MenuItem[] }[] {
  * closes it and focus returns to the button; Tab or a click elsewhere closes it. Choosing an item puts
  * focus back on the button first, so whatever the item opens returns focus there.
  */
-export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.Element {
+export function ActionsMenu(props: { label: string; items: MenuItem[]; /** a visible label instead of the ⋯ icon (it is then the button's name) */ text?: string }): JSX.Element {
   const id = createUniqueId();
   const [open, setOpen] = createSignal(false);
   const [place, setPlace] = createSignal({ up: false, room: 0 });
@@ -93,8 +93,8 @@ export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.El
       <button
         ref={button}
         type="button"
-        class="ghost icon-only small"
-        aria-label={props.label}
+        class={props.text ? 'small' : 'ghost icon-only small'}
+        aria-label={props.text ? undefined : props.label}
         aria-haspopup="menu"
         aria-expanded={open()}
         aria-controls={open() ? id : undefined}
@@ -106,7 +106,7 @@ export function ActionsMenu(props: { label: string; items: MenuItem[] }): JSX.El
           }
         }}
       >
-        <Icon name="more" />
+        {props.text ?? <Icon name="more" />}
       </button>
       <Show when={open()}>
         <div ref={menu} id={id} class="menu" classList={{ up: place().up }} style={{ 'max-height': `${place().room}px` }} role="menu" aria-label={props.label} onKeyDown={onMenuKey} onFocusIn={(e) => (focusedLabel = (e.target as HTMLElement).textContent)}>

@@ -15,6 +15,7 @@ import { PhraseChips, PhraseField } from './PhraseInput.tsx';
 import { deleteWithUndo, isDeleted } from '../lib/undoable-delete.ts';
 import { forget, holdCompleted, justCompleted, letGo } from '../lib/just-completed.ts';
 import { isPaused, isSnoozed } from '../lib/task-groups.ts';
+import type { Selection } from './BulkBar.tsx';
 
 export interface TaskActions {
   /** called after any change so the owner can reload its list (resolves once reloaded) */
@@ -182,7 +183,7 @@ export function estimateLabel(minutes: number): string {
   return [h ? `${h} h` : '', m ? `${m} min` : ''].filter(Boolean).join(' ');
 }
 
-export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; hideTopic?: boolean }): JSX.Element {
+export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; hideTopic?: boolean; select?: Selection | null | undefined }): JSX.Element {
   const t = () => props.task;
   // Completed a moment ago from this row: shown ticked, with Undo instead of the menu, until its toast goes.
   const held = () => justCompleted(t().id);
@@ -191,29 +192,37 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
   const snoozed = () => isSnoozed(t(), props.today);
   const paused = () => isPaused(t(), props.today);
   const topic = () => props.topics.find((x) => x.id === t().topicId);
-  let box!: HTMLInputElement;
+  let box: HTMLInputElement | undefined;
   return (
-    <li classList={{ done: done() }} data-testid="task-row" data-task-id={t().id}>
-      <input
-        ref={box}
-        class="task-check"
-        type="checkbox"
-        checked={done()}
-        disabled={t().blocked && !done()}
-        aria-label={done() ? `Reopen "${t().title}"` : `Complete "${t().title}"`}
-        onChange={(e) => {
-          const el = e.currentTarget;
-          // The box shows the new state at once; a failed request puts it back.
-          void (done() ? undo(t(), props.actions) : complete(t(), props.actions)).then((ok) => {
-            if (!ok) el.checked = done();
-          });
-        }}
-      />
+    <li classList={{ done: done(), selected: props.select?.has(t().id) ?? false }} data-testid="task-row" data-task-id={t().id}>
+      {/* Selecting for a bulk action: the box selects, the row's own actions wait. */}
+      <Show
+        when={props.select}
+        fallback={
+          <input
+            ref={box}
+            class="task-check"
+            type="checkbox"
+            checked={done()}
+            disabled={t().blocked && !done()}
+            aria-label={done() ? `Reopen "${t().title}"` : `Complete "${t().title}"`}
+            onChange={(e) => {
+              const el = e.currentTarget;
+              // The box shows the new state at once; a failed request puts it back.
+              void (done() ? undo(t(), props.actions) : complete(t(), props.actions)).then((ok) => {
+                if (!ok) el.checked = done();
+              });
+            }}
+          />
+        }
+      >
+        {(sel) => <input class="task-check select-check" type="checkbox" checked={sel().has(t().id)} aria-label={`Select "${t().title}"`} onChange={() => sel().toggle(t().id)} />}
+      </Show>
       <div class="grow">
         <div class="title-line">
           <div class="title">{t().title}</div>
           {/* Right after the box in the focus order (one Tab away) and beside the title on screen. */}
-          <Show when={held()}>
+          <Show when={!props.select && held()}>
             {(h) => (
               <button
                 type="button"
@@ -222,7 +231,7 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
                 // While the focus is here the toast waits (nobody is rushed while reaching for Undo).
                 onFocus={() => holdToast(h().toastId, 'focus', true)}
                 onBlur={() => holdToast(h().toastId, 'focus', false)}
-                onClick={() => void undo(t(), props.actions).then((ok) => ok && box.focus())}
+                onClick={() => void undo(t(), props.actions).then((ok) => ok && box?.focus())}
               >
                 Undo
               </button>
@@ -294,7 +303,7 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
           </Show>
         </div>
       </div>
-      <Show when={!held()}>
+      <Show when={!held() && !props.select}>
         <div class="actions">
           <ActionsMenu
             label={`Actions for "${t().title}"`}
@@ -312,13 +321,13 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
   );
 }
 
-export function TaskList(props: { tasks: Task[]; today: string; topics: Topic[]; actions: TaskActions; empty?: JSX.Element; hideTopic?: boolean; label: string }): JSX.Element {
+export function TaskList(props: { tasks: Task[]; today: string; topics: Topic[]; actions: TaskActions; empty?: JSX.Element; hideTopic?: boolean; label: string; select?: Selection | null | undefined }): JSX.Element {
   // A deleted task leaves at once; its DELETE waits for the Undo toast (lib/undoable-delete.ts).
   const shown = createMemo(() => props.tasks.filter((t) => !isDeleted(t.id)));
   return (
     <Show when={shown().length > 0} fallback={<Empty>{props.empty ?? 'Nothing here.'}</Empty>}>
       <ul class="list" aria-label={props.label}>
-        <For each={shown()}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} hideTopic={props.hideTopic} />}</For>
+        <For each={shown()}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} hideTopic={props.hideTopic} select={props.select} />}</For>
       </ul>
     </Show>
   );

@@ -1,5 +1,5 @@
 import { createSignal } from 'solid-js';
-import { del } from './api.ts';
+import { api } from './api.ts';
 import { closeToast, toast, toastError } from './toast.ts';
 
 /**
@@ -10,6 +10,11 @@ import { closeToast, toast, toastError } from './toast.ts';
  */
 interface Waiting {
   path: string;
+  /** a bulk delete is `PATCH /api/tasks/bulk` with its body; one task's is a DELETE */
+  method: 'DELETE' | 'PATCH';
+  body?: unknown;
+  /** the rows it hides */
+  ids: string[];
   toastId: number;
   done: () => void;
 }
@@ -19,11 +24,13 @@ const [hiddenIds, setHiddenIds] = createSignal<ReadonlySet<string>>(new Set());
 /** Rows deleted but still undoable are not shown. */
 export const isDeleted = (id: string): boolean => hiddenIds().has(id);
 
-const setHidden = (id: string, on: boolean) =>
+const setHidden = (ids: string[], on: boolean) =>
   setHiddenIds((s) => {
     const next = new Set(s);
-    if (on) next.add(id);
-    else next.delete(id);
+    for (const id of ids) {
+      if (on) next.add(id);
+      else next.delete(id);
+    }
     return next;
   });
 
@@ -32,37 +39,49 @@ async function send(id: string): Promise<void> {
   if (!w) return;
   waiting.delete(id);
   try {
-    await del(w.path);
+    await api(w.method, w.path, w.body);
     w.done();
   } catch (err) {
-    setHidden(id, false); // not deleted: the row comes back
+    setHidden(w.ids, false); // not deleted: the rows come back
     toastError(err);
   }
 }
 
-export function deleteWithUndo(opts: { id: string; path: string; title: string; message?: string; done: () => void; undone?: () => void; returnFocus?: () => void }): void {
-  setHidden(opts.id, true);
+export function deleteWithUndo(opts: {
+  id: string;
+  path: string;
+  title: string;
+  message?: string;
+  /** several tasks at once (`PATCH /api/tasks/bulk` with `{ action: 'delete', taskIds }`): the rows hidden */
+  bulk?: { ids: string[]; body: unknown };
+  done: () => void;
+  undone?: () => void;
+  returnFocus?: () => void;
+}): void {
+  const ids = opts.bulk?.ids ?? [opts.id];
+  setHidden(ids, true);
   const toastId = toast(opts.message ?? `Deleted "${opts.title}"`, {
     focus: true,
     action: {
       label: 'Undo',
       run: () => {
         waiting.delete(opts.id);
-        setHidden(opts.id, false);
+        setHidden(ids, false);
         opts.undone?.();
       },
     },
     returnFocus: (reason) => (reason === 'action' ? undefined : opts.returnFocus?.()),
     onClose: (reason) => reason !== 'action' && void send(opts.id),
   });
-  waiting.set(opts.id, { path: opts.path, toastId, done: opts.done });
+  waiting.set(opts.id, { path: opts.path, method: opts.bulk ? 'PATCH' : 'DELETE', body: opts.bulk?.body, ids, toastId, done: opts.done });
 }
 
 function flush(): void {
   for (const [id, w] of waiting) {
     waiting.delete(id);
     // keepalive: the request outlives the page that is going away
-    void fetch(w.path, { method: 'DELETE', credentials: 'same-origin', keepalive: true, headers: { accept: 'application/json' } }).then(w.done, () => undefined);
+    const body = w.body === undefined ? {} : { body: JSON.stringify(w.body), headers: { accept: 'application/json', 'content-type': 'application/json' } };
+    void fetch(w.path, { method: w.method, credentials: 'same-origin', keepalive: true, headers: { accept: 'application/json' }, ...body }).then(w.done, () => undefined);
     closeToast(w.toastId, 'dismissed');
   }
 }

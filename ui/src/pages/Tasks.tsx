@@ -2,7 +2,8 @@ import { useSearchParams } from '@solidjs/router';
 import { createMemo, createResource, createSignal, For, Index, onMount, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
 import { get, qs } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
-import { groupTasks } from '../lib/task-groups.ts';
+import { groupTasks, sortTasks, TASK_SORTS, type TaskSort } from '../lib/task-groups.ts';
+import { BulkBar, createSelection } from '../components/BulkBar.tsx';
 import { isDeleted } from '../lib/undoable-delete.ts';
 import { keepJustCompleted } from '../lib/just-completed.ts';
 import { reconciled } from '../lib/reconciled.ts';
@@ -15,8 +16,9 @@ type Status = 'open' | 'completed' | 'all';
 
 export default function Tasks(): JSX.Element {
   // Filters live in the URL so a filtered view can be bookmarked and the back button works.
-  const [params, setParams] = useSearchParams<{ status?: Status; topic?: string; priority?: string; type?: string; q?: string }>();
+  const [params, setParams] = useSearchParams<{ status?: Status; topic?: string; priority?: string; type?: string; q?: string; sort?: TaskSort }>();
   const status = () => params.status ?? 'open';
+  const sort = (): TaskSort => (TASK_SORTS.some(([s]) => s === params.sort) ? params.sort! : 'grouped');
   const [tasks, { refetch }] = createResource(
     () => ({ status: status(), topic: params.topic, priority: params.priority, type: params.type }),
     async (f, { value, refetching }: ResourceFetcherInfo<Task[]>) =>
@@ -31,7 +33,12 @@ export default function Tasks(): JSX.Element {
     const list = (tasks.latest ?? []).filter((t) => !isDeleted(t.id));
     return q ? list.filter((t) => t.title.toLowerCase().includes(q) || (t.notes ?? '').toLowerCase().includes(q)) : list;
   });
-  const groups = createMemo(() => groupTasks(visible(), shared.today()));
+  // Grouped by when (the default), or one flat list in the order chosen.
+  const groups = createMemo(() => {
+    const s = sort();
+    return s === 'grouped' ? groupTasks(visible(), shared.today()) : visible().length ? [{ name: TASK_SORTS.find(([k]) => k === s)![1], tasks: sortTasks(visible(), s), flat: true }] : [];
+  });
+  const selection = createSelection();
   const filtered = () => Boolean(params.topic || params.priority || params.type);
   /** An empty list says why and offers the way out: clear the search or the filters. */
   const emptyState = (): JSX.Element => {
@@ -122,6 +129,13 @@ export default function Tasks(): JSX.Element {
                 </select>
               )}
             </Field>
+            <Field label="Sort">
+              {(id) => (
+                <select id={id} value={sort()} onChange={(e) => setParams({ sort: e.currentTarget.value === 'grouped' ? undefined : e.currentTarget.value })}>
+                  <For each={TASK_SORTS}>{([value, label]) => <option value={value}>{label}</option>}</For>
+                </select>
+              )}
+            </Field>
             <Field label="Search">
               {(id) => <input id={id} type="search" value={params.q ?? ''} onInput={(e) => setParams({ q: e.currentTarget.value || undefined }, { replace: true })} />}
             </Field>
@@ -130,8 +144,18 @@ export default function Tasks(): JSX.Element {
         <section class="card" aria-labelledby="list-h">
           <div class="row between">
             <h2 id="list-h">{status() === 'completed' ? 'Completed' : status() === 'all' ? 'All tasks' : 'Open tasks'}</h2>
-            <span class="muted small">{visible().length} shown</span>
+            <div class="row">
+              <span class="muted small">{visible().length} shown</span>
+              <Show when={!selection.on() && visible().length > 0}>
+                <button type="button" class="small" data-testid="select-tasks" onClick={() => selection.start()}>
+                  Select
+                </button>
+              </Show>
+            </div>
           </div>
+          <Show when={selection.on()}>
+            <BulkBar selection={selection} tasks={visible().filter((t) => !t.completedAt)} topics={topics()} today={shared.today()} changed={changed} />
+          </Show>
           <Show when={!tasks.error} fallback={<ErrorBanner error={tasks.error} />}>
             <Show when={tasks.latest !== undefined} fallback={<Spinner />}>
               <Show when={groups().length > 0} fallback={<Empty>{emptyState()}</Empty>}>
@@ -139,10 +163,10 @@ export default function Tasks(): JSX.Element {
                 <Index each={groups()}>
                   {(group) => (
                     <section class="task-group" data-group={group().name} aria-labelledby={`group-${group().name}`}>
-                      <h3 id={`group-${group().name}`} class={group().name === 'Overdue' ? 'overdue' : undefined}>
-                        {group().name} <span class="muted small">{group().tasks.length}</span>
+                      <h3 id={`group-${group().name}`} classList={{ overdue: group().name === 'Overdue', 'sr-only': 'flat' in group() }}>
+                        {'flat' in group() ? `Sorted by ${group().name.toLowerCase()}` : group().name} <span class="muted small">{group().tasks.length}</span>
                       </h3>
-                      <TaskList label={`${group().name} tasks`} tasks={group().tasks} today={shared.today()} topics={topics()} actions={{ changed, edit: (t) => setEditing(t) }} />
+                      <TaskList label={'flat' in group() ? 'Tasks' : `${group().name} tasks`} tasks={group().tasks} today={shared.today()} topics={topics()} actions={{ changed, edit: (t) => setEditing(t) }} select={selection.rows()} />
                     </section>
                   )}
                 </Index>
