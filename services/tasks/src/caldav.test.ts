@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileNats } from '../../../tools/testenv/index.ts';
+import { fileNats, until } from '../../../tools/testenv/index.ts';
 import { startCaldavSystem, type CaldavSystem, type DavUser } from '../test/caldav-system.ts';
 import { davClient, ics, propfind, syncCollection, type DavResponse } from '../test/dav-client.ts';
+import { updateTask } from './db/tasks.ts';
 
 /**
  * CalDAV protocol, every method and error, through the real gateway (HTTP Basic with an API key as
@@ -346,6 +347,34 @@ describe('REPORTs', () => {
     const kid = arrived.responses.find((r) => r.href.endsWith(`${child.id}.ics`))!;
     // unfolded: the line is longer than 75 octets
     expect(kid.props['{urn:ietf:params:xml:ns:caldav}calendar-data']!.replaceAll(/\r?\n /g, '')).toContain(`RELATED-TO;RELTYPE=PARENT:task-${parent.id}@task-service`);
+  });
+
+  it('a task moved to two lists at once: the list the first move put it in reports it removed after the second', async () => {
+    const [a, b, c] = await Promise.all(['Race A', 'Race B', 'Race C'].map(async (title) => (await u.api('POST', '/api/topics', { title })).body.topic.id as string));
+    const moved = (await u.api('POST', '/api/tasks', { title: 'moved twice', topicId: a })).body.task.id as string;
+    const listB = `${home}${b}/`;
+    const tokB = (await dav('REPORT', listB, { body: syncCollection(null, 'd:getetag') })).syncToken;
+    const today = new Date().toISOString().slice(0, 10);
+    const [first, second] = [await s.system.pool.connect(), await s.system.pool.connect()];
+    try {
+      await first.query('BEGIN');
+      await updateTask(first, u.id, moved, { topicId: b }, today);
+      await second.query('BEGIN');
+      const pid = (await second.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      const secondMove = updateTask(second, u.id, moved, { topicId: c }, today);
+      // the second move waits for the first one's row lock (what PostgreSQL says it is doing), then the first commits
+      await until(async () => (await s.system.pool.query<{ w: string | null }>('SELECT wait_event_type AS w FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0]?.w === 'Lock', 'the second move to wait for the row lock');
+      await first.query('COMMIT');
+      expect((await secondMove)!.topicId).toBe(c);
+      await second.query('COMMIT');
+    } finally {
+      first.release();
+      second.release();
+    }
+    const left = await dav('REPORT', listB, { body: syncCollection(tokB, 'd:getetag') });
+    expect(left.responses.map((r) => `${r.href} ${r.status}`)).toEqual([`${listB}${moved}.ics HTTP/1.1 404 Not Found`]);
+    const tombstones = await s.system.pool.query<{ topic_id: string }>('SELECT topic_id FROM tasks.caldav_tombstones WHERE name = $1 ORDER BY change_xid::text::bigint', [`${moved}.ics`]);
+    expect(tombstones.rows.map((r) => r.topic_id)).toEqual([a, b]);
   });
 
   it('a topic rename is a change of its tasks (CATEGORIES)', async () => {

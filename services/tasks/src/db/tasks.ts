@@ -371,14 +371,18 @@ export async function updateTask(q: Queryable, userId: string, id: string, cols:
       due: sql` AND ${t.nextDueDate} = ${p('guardDue')}::date`,
       childless: sql` AND NOT EXISTS (SELECT 1 FROM ${tasks} kid WHERE ${kid.parentId} = ${t.id})`,
     }[kind];
-    const change = sql`UPDATE ${tasks} AS t SET ${sql.join([...sets, sql`${names(tasks.updatedAt)} = now()`, touched], sql`, `)}
-      WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')}${check} RETURNING ${ROW}`;
-    if (!keys.includes('topicId')) return task(change);
-    // `old` reads the row as the statement's snapshot has it (a FOR UPDATE there would find the row
-    // already changed by `u`, its own statement's update, and return nothing)
+    const set = sql.join([...sets, sql`${names(tasks.updatedAt)} = now()`, touched], sql`, `);
+    const where = sql`${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')}${check}`;
+    if (!keys.includes('topicId')) return task(sql`UPDATE ${tasks} AS t SET ${set} WHERE ${where} RETURNING ${ROW}`);
+    // The topic the task leaves is the one of the row version this update replaces. `old` locks the
+    // row and so reads its latest version: a move committed meanwhile (this statement's snapshot
+    // predates it) is what is left, and gets the tombstone. `u` joins `old`, so the lock comes first
+    // (a lock taken after `u` would find the row changed by its own statement and return nothing).
     return task(sql`WITH old AS (
-        SELECT ${t.id}, ${t.topicId} FROM ${tasks} t WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')}
-      ), u AS (${change}), gone AS (
+        SELECT ${t.id}, ${t.topicId} FROM ${tasks} t WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')} FOR UPDATE
+      ), u AS (
+        UPDATE ${tasks} AS t SET ${set} FROM old WHERE ${where} AND ${t.id} = old.id RETURNING ${ROW}
+      ), gone AS (
         INSERT INTO ${caldavTombstones} (${names(caldavTombstones.userId, caldavTombstones.topicId, caldavTombstones.name)})
         SELECT ${p('userId')}, old.topic_id, ${resourceName('old')} FROM old JOIN u ON u.id = old.id WHERE old.topic_id IS DISTINCT FROM u."topicId"
       )
@@ -427,10 +431,14 @@ export async function hasSubtasks(q: Queryable, userId: string, id: string): Pro
   return rows.length > 0;
 }
 
-/** The subtasks follow their parent's topic, each leaving a CalDAV tombstone in the list it left (see updateTask). */
+/**
+ * The subtasks follow their parent's topic, each leaving a CalDAV tombstone in the list it left. As
+ * in updateTask, `old` locks the rows first: the latest version of each is what is moved (one that
+ * left the parent or changed topic meanwhile is re-checked) and what its tombstone names.
+ */
 const followTopic = task(
   sql`WITH old AS (
-        SELECT ${t.id}, ${t.topicId} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.parentId} = ${p('parentId')} AND ${t.topicId} IS DISTINCT FROM ${p('topicId')}::uuid
+        SELECT ${t.id}, ${t.topicId} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.parentId} = ${p('parentId')} AND ${t.topicId} IS DISTINCT FROM ${p('topicId')}::uuid FOR UPDATE
       ), u AS (
         UPDATE ${tasks} AS t SET ${names(tasks.topicId)} = ${p('topicId')}, ${names(tasks.updatedAt)} = now(), ${touched}
           FROM old WHERE ${t.id} = old.id RETURNING ${ROW}
