@@ -555,7 +555,7 @@ export async function taskSnapshot(q: Queryable, userId: string, id: string): Pr
 
 const regroup = task(
   sql`WITH old AS (
-        SELECT ${t.id}, ${t.topicId} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.id} = ANY(${p('ids')}::uuid[])
+        SELECT ${t.id}, ${t.topicId} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.id} = ANY(${p('ids')}::uuid[]) FOR UPDATE
       ), u AS (
         UPDATE ${tasks} AS t SET ${names(tasks.parentId)} = ${p('parentId')}::uuid, ${names(tasks.topicId)} = ${p('topicId')}::uuid, ${names(tasks.updatedAt)} = now(), ${touched}
           FROM old WHERE ${t.id} = old.id RETURNING ${ROW}
@@ -568,7 +568,7 @@ const regroup = task(
 
 /**
  * Put the user's tasks `ids` under `parentId` (null: on their own) in `topicId`: promote-to-topic and
- * its undo. Each that changes collection leaves a CalDAV tombstone in the one it left (as updateTask).
+ * its undo. Each that changes collection leaves a CalDAV tombstone in the one it left (locked first, as updateTask).
  * Returns the tasks moved, in their order.
  */
 export async function regroupTasks(q: Queryable, userId: string, ids: string[], to: { parentId: string | null; topicId: string | null }, today: string): Promise<TaskRow[]> {
