@@ -108,6 +108,7 @@ async function applyIn(c: PoolClient, importId: string, userId: string, plan: Im
       sequential: t.sequential,
       defaultEnergyLevel: t.defaultEnergyLevel,
       sortOrder: t.sortOrder ?? 1_000 + i,
+      ...(t.createdAt ? { createdAt: new Date(t.createdAt) } : {}),
       imported: true,
     }));
   await insertTopicRows(c, topicRows);
@@ -202,7 +203,7 @@ async function applyIn(c: PoolClient, importId: string, userId: string, plan: Im
     plan.checkins.filter((x) => !known.has(x.key)).map((x) => ({ key: x.key, kind: 'checkin', targetId: null })),
   );
   const checkins = plan.checkins.filter((x) => checkinClaims.has(x.key));
-  await insertCheckinRows(c, checkins.map((x) => ({ userId, localDate: x.localDate, level: x.level })));
+  await insertCheckinRows(c, checkins.map((x) => ({ userId, localDate: x.localDate, level: x.level, ...(x.createdAt ? { createdAt: new Date(x.createdAt) } : {}) })));
   await step(plan.wishlist.length + plan.checkins.length);
 
   // ── settings, and progress restored from this app's own export (only into an account with none) ──

@@ -55,6 +55,7 @@ export function readOwnExport(file: string, doc: Record<string, unknown>, ctx: R
       sequential: t.sequential,
       defaultEnergyLevel: t.defaultEnergyLevel,
       sortOrder: t.sortOrder,
+      createdAt: t.createdAt,
     });
   });
 
@@ -111,7 +112,7 @@ export function readOwnExport(file: string, doc: Record<string, unknown>, ctx: R
   g.wishlist.forEach((w, i) => {
     plan.wishlist.push({ key: `tasksvc:wish:${w.id}`, at: { file, row: i + 1, field: 'game.wishlist.title' }, title: w.title, price: w.price, url: w.url, status: w.status, createdAt: w.createdAt, closedAt: w.closedAt });
   });
-  for (const c of g.energyCheckins) plan.checkins.push({ key: `tasksvc:checkin:${c.date}`, localDate: c.date, level: c.level });
+  for (const c of g.energyCheckins) plan.checkins.push({ key: `tasksvc:checkin:${c.date}`, localDate: c.date, level: c.level, createdAt: c.createdAt });
 
   const s = d.settings;
   const r = s.reminders;

@@ -33,6 +33,8 @@ export interface PlannedTopic {
   defaultEnergyLevel: Energy | null;
   /** this app's own export: the topic's place in the list */
   sortOrder?: number;
+  /** this app's own export: when the topic was made (ISO instant) */
+  createdAt?: string;
 }
 
 export interface PlannedCompletion {
@@ -96,6 +98,8 @@ export interface PlannedCheckin {
   key: string;
   localDate: string;
   level: Energy;
+  /** this app's own export: when it was checked in (ISO instant) */
+  createdAt?: string;
 }
 
 /** Profile settings a file carries (only those it names are set). */
