@@ -13,7 +13,12 @@
  * a resumed one takes a short warm-up of the same load before it is measured (lib/targets.ts).
  *
  *   node_modules/.bin/node tools/bench/http.ts [--seconds 8] [--rounds 5] [--connections 10] [--users 500]
- *     [--sampled 0.05] [--only floor,off,info,tracing,tracing-sampled,distributed]
+ *     [--sampled 0.05] [--only floor,off,limits,info,tracing,tracing-sampled,distributed] [--pg bench|defaults]
+ *
+ * `limits`: the single process at logging off with the per-user write limits on, as shipped (the
+ * other rows turn them off); its ratio next to `off`'s is what the limits cost. `--pg defaults`
+ * runs every row against the system's PostgreSQL as a distribution ships it: JIT on, fsync on,
+ * autovacuum on (the default `bench`: the embedded build, which has no JIT, fsync and autovacuum off).
  *
  * `--only` runs just those rows (the baseline always runs: the ratios are against it); `--sampled`
  * is the fraction of traces the `tracing-sampled` row records (OTEL_TRACES_SAMPLER_ARG).
@@ -23,7 +28,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { busMetrics, createDatabase, createLogger, createPool, freePort, histogram, migrate, startLocalPostgres } from '@tasksvc/runtime';
+import { busMetrics, createDatabase, createLogger, createPool, freePort, histogram, migrate, startLocalPostgres, type LocalPostgresOptions } from '@tasksvc/runtime';
 import { tasksService } from '@tasksvc/tasks';
 import { startCluster } from '../chaos/cluster.ts';
 import { startOtlpReceiver } from '../testenv/otlp.ts';
@@ -44,7 +49,8 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     users: { type: 'string', default: '500' },
     sampled: { type: 'string', default: '0.05' },
-    only: { type: 'string', default: 'floor,off,info,tracing,tracing-sampled,distributed' },
+    only: { type: 'string', default: 'floor,off,limits,info,tracing,tracing-sampled,distributed' },
+    pg: { type: 'string', default: 'bench' },
   },
 });
 const ONLY = new Set(values.only.split(',').map((s) => s.trim()));
@@ -56,7 +62,10 @@ const USERS = Number(values.users);
 const log = createLogger('bench', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'bench-http-'));
 const pgDir = join(dir, 'pg');
-const pgServer = await startLocalPostgres({ dataDir: pgDir, log, settings: [...BENCH_PG_SETTINGS, 'shared_preload_libraries=pg_stat_statements'] }); // statements per request
+if (values.pg !== 'bench' && values.pg !== 'defaults') throw new Error(`--pg ${values.pg}: bench or defaults`);
+/** PostgreSQL as a distribution ships it (--pg defaults), or the bench's quieter settings */
+const PG: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> = values.pg === 'defaults' ? { binaries: 'system', durable: true, settings: ['jit=on'] } : { settings: BENCH_PG_SETTINGS };
+const pgServer = await startLocalPostgres({ dataDir: pgDir, log, ...PG, settings: [...PG.settings!, 'shared_preload_libraries=pg_stat_statements'] }); // statements per request
 const pgPid = Number(readFileSync(join(pgDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
 /** A fresh database on the bench's server, with pg_stat_statements readable in it. */
@@ -114,13 +123,13 @@ async function inProcess(op: Op): Promise<Measured> {
   }
 }
 
-async function embedded(logLevel: string, opts: { /** fraction of traces sampled (OTEL_TRACES_SAMPLER_ARG); tracing off when absent */ sampled?: number } = {}): Promise<Target> {
+async function embedded(logLevel: string, opts: { /** fraction of traces sampled (OTEL_TRACES_SAMPLER_ARG); tracing off when absent */ sampled?: number; /** the write limits on, as shipped */ limits?: boolean } = {}): Promise<Target> {
   const DATABASE_URL = await benchDatabase();
   const port = await freePort();
   // tracing: a real OTLP/HTTP receiver (JSON) that counts and drops the spans, so the server pays the whole export
   const otlp = opts.sampled !== undefined ? await startOtlpReceiver({ keep: false }) : undefined;
   const tracing: Record<string, string> = otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER_ARG: String(opts.sampled) } : {};
-  const server = serverProcess('start.ts', { ...SINGLE_PROCESS_ENV, ...tracing, DATABASE_URL, PORT: String(port), LOG_LEVEL: logLevel });
+  const server = serverProcess('start.ts', { ...SINGLE_PROCESS_ENV, ...tracing, ...(opts.limits ? { RATE_LIMIT_WRITES: 'true' } : {}), DATABASE_URL, PORT: String(port), LOG_LEVEL: logLevel });
   const url = `http://127.0.0.1:${port}`;
   try {
     await serving(url, 'the single-process mode', 120_000);
@@ -134,7 +143,7 @@ async function embedded(logLevel: string, opts: { /** fraction of traces sampled
       databaseUrl: DATABASE_URL,
       pids: () => [server.pid],
       settled: outbox.empty,
-      path: `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${sampled} sampled)` : ''}`,
+      path: `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${sampled} sampled)` : ''}${opts.limits ? ', write limits on' : ''}`,
       load: async (op, seconds) => {
         const r = await httpLoad({ url, keys, op, seconds, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL });
         // the spans did leave the process (else the row would measure tracing that exports nothing)
@@ -155,7 +164,7 @@ async function embedded(logLevel: string, opts: { /** fraction of traces sampled
 }
 
 async function distributed(): Promise<Target> {
-  const cluster = await startCluster({ LOG_LEVEL: 'silent' }, { pgSettings: BENCH_PG_SETTINGS });
+  const cluster = await startCluster({ LOG_LEVEL: 'silent' }, { pg: { ...PG, settings: PG.settings! } });
   try {
     await cluster.ready(180_000);
     const pool = createPool(cluster.databaseUrl, log);
@@ -229,6 +238,7 @@ try {
   const named = new Map<string, Target>();
   for (const [name, start] of [
     ['off', () => embedded('silent')],
+    ['limits', () => embedded('silent', { limits: true })],
     ['info', () => embedded('info')],
     ['tracing', () => embedded('info', { sampled: 1 })],
     ['tracing-sampled', () => embedded('info', { sampled: SAMPLED })],
@@ -277,7 +287,7 @@ try {
     }
   }
   emitRows(
-    `HTTP load: autocannon, ${C} connections, ${USERS} users with one API key each; ${ROUNDS} interleaved rounds of ${SECONDS} s per row, each row measured with the other systems paused (SIGSTOP) and after ${WARM_UP_SECONDS} s of the same load unmeasured (the baseline and the single-process rows share one PostgreSQL server, the distributed row has its own). req/s is the mean over the rounds; ratios are the median over the rounds of (row ÷ baseline in the same round), with their range. With every system up and none loaded the machine was ${(idle * 100).toFixed(1)} % busy (what pausing them takes away)`,
+    `HTTP load: autocannon, ${C} connections, ${USERS} users with one API key each; PostgreSQL ${values.pg === 'defaults' ? "as distributions ship it (the system's, JIT on, fsync on, autovacuum on)" : 'embedded (no JIT), fsync and autovacuum off'}; ${ROUNDS} interleaved rounds of ${SECONDS} s per row, each row measured with the other systems paused (SIGSTOP) and after ${WARM_UP_SECONDS} s of the same load unmeasured (the baseline and the single-process rows share one PostgreSQL server, the distributed row has its own). req/s is the mean over the rounds; ratios are the median over the rounds of (row ÷ baseline in the same round), with their range. With every system up and none loaded the machine was ${(idle * 100).toFixed(1)} % busy (what pausing them takes away)`,
     ['operation', 'path', 'req/s', '× baseline', 'p50 ms', 'p99 ms', 'p99 × baseline', 'non-2xx', 'server CPU ms / 1k', 'PostgreSQL CPU ms / 1k', 'statements / request', 'load avg'],
     rows,
   );

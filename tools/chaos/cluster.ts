@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDatabase, createLogger, createNatsBus, freePort, startLocalPostgres, STANDALONE_NODE_FLAGS, type Bus, type LocalPostgres } from '@tasksvc/runtime';
+import { createDatabase, createLogger, createNatsBus, freePort, startLocalPostgres, STANDALONE_NODE_FLAGS, type Bus, type LocalPostgres, type LocalPostgresOptions } from '@tasksvc/runtime';
 import { AppError, pingRpc, type ServiceName } from '@tasksvc/proto';
 import { startNats, type LocalNats } from '../testenv/nats.ts';
 import { until } from '../testenv/wait.ts';
@@ -46,12 +46,12 @@ export interface Cluster {
  * `nodeFlags`: what each service's node starts with (as in the images by default; tools/bench/gc.ts
  * compares others); `pgSettings`: extra settings of its PostgreSQL server (the benches').
  */
-export async function startCluster(extraEnv: Record<string, string> = {}, opts: { nodeFlags?: readonly string[]; pgSettings?: string[] } = {}): Promise<Cluster> {
+export async function startCluster(extraEnv: Record<string, string> = {}, opts: { nodeFlags?: readonly string[]; pgSettings?: string[]; /** which PostgreSQL and how (the benches' --pg defaults) */ pg?: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> } = {}): Promise<Cluster> {
   const nodeFlags = opts.nodeFlags ?? STANDALONE_NODE_FLAGS;
   const log = createLogger('chaos', 'silent');
   const dir = mkdtempSync(join(tmpdir(), 'chaos-'));
   const pgPort = await freePort();
-  let pg: LocalPostgres = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, port: pgPort, settings: opts.pgSettings });
+  let pg: LocalPostgres = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, port: pgPort, ...opts.pg, settings: opts.pgSettings ?? opts.pg?.settings });
   const nats: LocalNats = await startNats({ storeDir: join(dir, 'nats') });
   const databaseUrl = await createDatabase(pg.url, 'chaos');
   const port = await freePort();
@@ -146,7 +146,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
     restartNats: () => nats.restart(),
     stopPostgres: () => pg.stop(),
     async startPostgres() {
-      pg = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, port: pgPort, settings: opts.pgSettings });
+      pg = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, port: pgPort, ...opts.pg, settings: opts.pgSettings ?? opts.pg?.settings });
     },
     output: (name) => procs.get(name)?.output ?? '',
     pids: () => [...procs.values()].map((p) => p.child.pid!).filter(Boolean),

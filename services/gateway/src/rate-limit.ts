@@ -47,8 +47,8 @@ export const HOURLY_LIMITS: Readonly<Record<string, HourlyLimit>> = {
 
 /**
  * Count a call of a rate-limited route for its user in PostgreSQL (so every replica shares the
- * count): a fixed window (a minute, or an hour for HOURLY_LIMITS) per user and route, one upsert per
- * call. A bulk action counts each of its tasks: bulk complete and snooze against the single
+ * count): a fixed window (a minute, or an hour for HOURLY_LIMITS) per user and route; the calls that
+ * arrive together share one upsert (db/rate-limits.ts). A bulk action counts each of its tasks: bulk complete and snooze against the single
  * action's limit, the others together against BULK_BUCKET; one with more tasks than a whole minute
  * allows is 422 LIMIT_EXCEEDED and counts nothing (it could never pass). Over the limit → 429
  * RATE_LIMITED with Retry-After (seconds to the window's end); a refused call counts too. Other
@@ -87,16 +87,16 @@ export async function enforceHourlyLimit(l: HourlyLimit, user: Identity | null, 
 /** Count `n` (a call: 1; a bulk action: its tasks) against `limit` under `subject`. */
 async function count(subject: string, limit: number, what: string, user: Identity | null, deps: { pool: Pool; log: Logger; config: Config }, reply: FastifyReply, n = 1): Promise<void> {
   if (!user || !deps.config.RATE_LIMIT_WRITES) return;
-  let row: { hits: number; resetIn: number } | undefined;
+  let row: { hits: number; resetIn: number };
   try {
     row = await countCall(deps.pool, user.id, subject, n);
     // old windows go away now and then (any replica may do it)
-    if (row?.hits === n && Math.random() < 0.05) await dropOldWindows(deps.pool);
+    if (row.hits === n && Math.random() < 0.05) await dropOldWindows(deps.pool);
   } catch (err) {
     deps.log.warn({ err, subject }, 'rate limit not checked: database unavailable');
     return;
   }
-  if (row && row.hits > limit) {
+  if (row.hits > limit) {
     void reply.header('retry-after', String(Math.max(1, row.resetIn)));
     throw new AppError('RATE_LIMITED', `${what}; try again in ${Math.max(1, row.resetIn)} s`);
   }

@@ -1,10 +1,11 @@
-import { createPool } from '@tasksvc/runtime';
+import { createPool, type Queryable } from '@tasksvc/runtime';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSystem, type RunningSystem } from '../../../tools/system.ts';
 import { testSystemConfig } from '../../../tools/testenv/index.ts';
 import { createUserWithApiKey } from '../../../tools/testenv/users.ts';
 import { buildGateway } from '../src/app.ts';
+import { countCall } from '../src/db/rate-limits.ts';
 import { BULK_BUCKET, WRITE_LIMITS_PER_MINUTE } from '../src/rate-limit.ts';
 
 /**
@@ -117,5 +118,62 @@ describe('per-user write rate limits', () => {
     await seed(carol.userId, 'tasks.http.topics.create', 30);
     expect((await post(system.url, '/api/topics', carol.authorization, { title: 'one too many' })).status).toBe(429);
     expect((await post(system.url, '/api/tasks', carol.authorization, { title: 'tasks still fine' })).status).toBe(201);
+  });
+});
+
+// issue 61, defect 2: an upsert and a commit per create nearly doubled its cost
+describe('counting, cheaply and exactly', () => {
+  /** the pool, counting the statements that touch the counters */
+  function counting(pool: ReturnType<typeof createPool>): { q: Queryable; statements(): number } {
+    let n = 0;
+    const q = { query: (config: { text: string }, ...rest: unknown[]) => {
+      if (/rate_limits/.test(config.text)) n++;
+      return (pool.query as (...a: unknown[]) => unknown)(config, ...rest);
+    } } as unknown as Queryable;
+    return { q, statements: () => n };
+  }
+
+  it('calls that arrive together share one statement, and each sees the count as if it had run alone, in order', async () => {
+    const [a, b] = [await createUserWithApiKey(system.pool), await createUserWithApiKey(system.pool)];
+    const c = counting(system.pool);
+    const calls = Array.from({ length: 100 }, (_, i) => ({ user: i % 3 === 0 ? b.userId : a.userId, bucket: i % 5 === 0 ? 'hour:test' : 'test', n: i % 7 === 0 ? 3 : 1 }));
+    const results = await Promise.all(calls.map((x) => countCall(c.q, x.user, x.bucket, x.n)));
+    expect(c.statements()).toBe(1);
+    // each call's hits: the running total of its (user, bucket) in call order
+    const running = new Map<string, number>();
+    calls.forEach((x, i) => {
+      const k = `${x.user} ${x.bucket}`;
+      running.set(k, (running.get(k) ?? 0) + x.n);
+      expect(results[i]!.hits, `call ${i}`).toBe(running.get(k));
+      expect(results[i]!.resetIn).toBeGreaterThan(0);
+      expect(results[i]!.resetIn).toBeLessThanOrEqual(x.bucket.startsWith('hour:') ? 3_600 : 60);
+    });
+    const stored = await system.pool.query<{ user_id: string; bucket: string; hits: number }>('SELECT user_id, bucket, sum(hits)::int AS hits FROM gateway.rate_limits WHERE user_id = ANY($1) GROUP BY 1, 2', [[a.userId, b.userId]]);
+    expect(new Map(stored.rows.map((r) => [`${r.user_id} ${r.bucket}`, r.hits]))).toEqual(running);
+  });
+
+  it('two replicas counting the same user at once never hand out the same count', async () => {
+    const a = await createUserWithApiKey(system.pool);
+    const [one, two] = [counting(system.pool), counting(replicaPool)];
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => countCall(i % 2 ? one.q : two.q, a.userId, 'race', 1)));
+    // a minute boundary may split them over two windows: the counts of each window are 1..its total, once each
+    const byWindowTotal = (await system.pool.query<{ hits: number }>("SELECT hits FROM gateway.rate_limits WHERE user_id = $1 AND bucket = 'race' ORDER BY window_start", [a.userId])).rows.map((r) => r.hits);
+    const expected = byWindowTotal.flatMap((t) => Array.from({ length: t }, (_, i) => i + 1)).sort((x, y) => x - y);
+    expect(results.map((r) => r.hits).sort((x, y) => x - y)).toEqual(expected);
+    expect(one.statements() + two.statements()).toBeLessThan(200);
+  });
+
+  it('a burst of creates through both replicas passes exactly as many as the minute has left', async () => {
+    const alice = await createUserWithApiKey(system.pool);
+    await seed(alice.userId, 'tasks.http.create', 20);
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => post(i % 2 ? replicaUrl : system.url, '/api/tasks', alice.authorization, { title: `burst ${i}` }).then((r) => r.status)));
+    expect(answers.every((s) => s === 201 || s === 429)).toBe(true);
+    const created = answers.filter((s) => s === 201).length;
+    // each window was seeded with 20 of its 60: a minute boundary mid-burst splits the burst, each part against its own 40
+    const windows = (await system.pool.query<{ hits: number }>("SELECT hits FROM gateway.rate_limits WHERE user_id = $1 AND bucket = 'tasks.http.create'", [alice.userId])).rows;
+    expect(created).toBe(windows.reduce((sum, w) => sum + Math.min(40, w.hits - 20), 0));
+    expect(created).toBeGreaterThanOrEqual(40);
+    const stored = Number((await system.pool.query<{ n: string }>('SELECT count(*) AS n FROM tasks.tasks WHERE user_id = $1', [alice.userId])).rows[0]!.n);
+    expect(stored).toBe(created);
   });
 });

@@ -15,3 +15,4 @@ export * from './figures.ts';
 export * from './gc-tuning.ts';
 export * from './dead-letters.ts';
 export * from './keyring.ts';
+export * from './batch.ts';

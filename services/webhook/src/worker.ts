@@ -1,6 +1,5 @@
 import { notificationRequested } from '@tasksvc/proto';
-import { continueTrace, enqueueEvent, secretBox, SecretUnreadable, type SealedColumn, type SecretBox, inSpan, inTransaction, MAX_SOCKETS_PER_HOST, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
-import { createBatcher } from './batch.ts';
+import { createBatcher, continueTrace, enqueueEvent, secretBox, SecretUnreadable, type SealedColumn, type SecretBox, inSpan, inTransaction, MAX_SOCKETS_PER_HOST, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
 import { claimDue, completeAttempts, completeMany, disableEndpoint, prune, release, type ClaimedDelivery, type Completion } from './db/deliveries.ts';
 import { deliveryHeaders, failingTooLong, judge, maxAttempts, nextDelaySec, type AttemptResult } from './domain/delivery.ts';
 import { createShares, type ShareLimits } from './domain/shares.ts';

@@ -1,6 +1,5 @@
 import { MAX_WEBHOOK_ENDPOINTS, TASK_EVENTS_FILTER, taskEvents } from '@tasksvc/proto';
-import { currentTraceparent, detached, type Bus, type Pool, type Subscription } from '@tasksvc/runtime';
-import { createBatcher } from '../batch.ts';
+import { createBatcher, currentTraceparent, detached, type Bus, type Pool, type Subscription } from '@tasksvc/runtime';
 import { ingestEvents, type IngestedEvent } from '../db/deliveries.ts';
 
 /** Durable consumer name: replicas share it, and it survives restarts (JetStream keeps its position). */
