@@ -7,6 +7,8 @@ import { enforceLimit } from './rate-limit.ts';
 
 /** WebDAV methods Node parses but Fastify does not route by default. */
 const EXTRA_METHODS = ['PROPFIND', 'PROPPATCH', 'REPORT', 'MKCALENDAR', 'MKCOL', 'MOVE'];
+/** WebDAV methods the server does not offer (docs/caldav.md): 405 with the ones it does, not a 404 that says the resource is missing. */
+const REFUSED_METHODS = ['COPY', 'LOCK', 'UNLOCK'];
 
 const CHALLENGE = 'Basic realm="Task Service CalDAV", charset="UTF-8"';
 
@@ -33,7 +35,7 @@ const sameUser = (given: string | null, user: Identity) => given === null || giv
  * bus to the tasks service, which does the DAV work (handlers/caldav.ts) and may answer in pages.
  */
 export async function registerCaldav(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
-  for (const m of EXTRA_METHODS) if (!app.supportedMethods.includes(m)) app.addHttpMethod(m, { hasBody: true });
+  for (const m of [...EXTRA_METHODS, ...REFUSED_METHODS]) if (!app.supportedMethods.includes(m)) app.addHttpMethod(m, { hasBody: true });
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: DAV_BODY_LIMIT }, (_req, body, done) => done(null, body));
@@ -72,7 +74,7 @@ export async function registerCaldav(app: FastifyInstance, deps: GatewayDeps): P
       }
       return reply.send(Readable.from(pages()));
     };
-    scope.route({ method: [...DAV_METHODS], url: DAV_ROOT, exposeHeadRoute: false, handler });
-    scope.route({ method: [...DAV_METHODS], url: `${DAV_ROOT}/*`, exposeHeadRoute: false, handler });
+    scope.route({ method: [...DAV_METHODS, ...REFUSED_METHODS], url: DAV_ROOT, exposeHeadRoute: false, handler });
+    scope.route({ method: [...DAV_METHODS, ...REFUSED_METHODS], url: `${DAV_ROOT}/*`, exposeHeadRoute: false, handler });
   });
 }

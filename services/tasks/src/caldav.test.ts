@@ -77,6 +77,10 @@ describe('discovery and authentication', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('dav')).toBe('1, 3, calendar-access');
     expect(res.headers.get('allow')).toContain('REPORT');
+    // COPY is not offered (docs/caldav.md): 405 naming what is, not a 404
+    const copy = await dav('COPY', `${inbox()}x.ics`, { headers: { destination: `${inbox()}y.ics` } });
+    expect(copy.status).toBe(405);
+    expect(copy.headers.get('allow')).toContain('MOVE');
   });
 
   it('root → current-user-principal → calendar-home-set → one VTODO calendar per topic and one for tasks without a topic', async () => {
