@@ -47,8 +47,8 @@ export const task = z.object({
   /** the task this one is a subtask of (one level deep: a parent is never itself a subtask) */
   parentId: storedId.nullable(),
   /** how many subtasks it has, and how many of them are done (progress "2/5") */
-  subtaskCount: z.number().int(),
-  subtasksDone: z.number().int(),
+  subtaskCount: z.number().int().default(0),
+  subtasksDone: z.number().int().default(0),
   title: z.string(),
   notes: z.string().nullable(),
   type: taskType,
@@ -224,11 +224,11 @@ export const promoteBody = z
 /** How long a promote-to-topic can be undone (DELETE /api/tasks/<id>/promote-to-topic). */
 export const PROMOTE_UNDO_MINUTES = 10;
 
-export const taskSettings = z.object({
-  /** completing a task's last open subtask completes the task too (default false: the reply offers it) */
-  autoCompleteParent: z.boolean(),
-});
-export const taskSettingsBody = taskSettings.partial().strict();
+/** completing a task's last open subtask completes the task too (default false: the reply offers it) */
+const autoCompleteParent = z.boolean();
+// The reply's default lets an older sender's reply read; the body has none, so a PUT that leaves the key out keeps it.
+export const taskSettings = z.object({ autoCompleteParent: autoCompleteParent.default(false) });
+export const taskSettingsBody = z.object({ autoCompleteParent }).partial().strict();
 
 export const snoozeBody = z.object({ snoozedUntil: calendarDate, timezone: clientTimezone }).strict();
 
@@ -324,7 +324,7 @@ export const profile = z.object({
   morningBriefingEnabled: z.boolean(),
   morningBriefingTime: z.string(),
   weeklyReviewTime: z.string(),
-  autoCompleteParent: z.boolean(),
+  autoCompleteParent: z.boolean().default(false),
   createdAt: z.string(),
 });
 export type Profile = z.infer<typeof profile>;

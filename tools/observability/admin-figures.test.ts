@@ -103,7 +103,7 @@ describe('admin figures in one process (tools/system.ts)', () => {
     expect(after.processes[0]!.services.sort()).toEqual([...SERVICE_NAMES].sort());
     const one = after.processes[0]!.instance;
     expect([after.http!.instance, after.webhooks!.instance, after.cron!.instance, ...after.outbox.map((o) => o.instance)]).toEqual(Array(3 + after.outbox.length).fill(one));
-    expect(after.outbox.map((o) => o.schema)).toEqual(['scheduler', 'tasks', 'tasks_game', 'webhook']);
+    expect(after.outbox.map((o) => o.schema)).toEqual(['auth', 'scheduler', 'tasks', 'tasks_game', 'webhook']);
   });
 
   it('the outbox backlog is the relay lag: a row the relay cannot publish shows as pending, with its age', async () => {
@@ -165,6 +165,7 @@ describe('admin figures in the distributed mode (one process per service)', () =
     expect(after.webhooks!.instance).toBe(processOf('webhook').instance);
     expect(after.cron!.instance).toBe(processOf('scheduler').instance);
     expect(Object.fromEntries(after.outbox.map((o) => [o.schema, o.instance]))).toEqual({
+      auth: processOf('auth').instance,
       scheduler: processOf('scheduler').instance,
       tasks: processOf('tasks').instance,
       tasks_game: processOf('tasks').instance,
@@ -179,6 +180,6 @@ describe('admin figures in the distributed mode (one process per service)', () =
     const outage = await requestsSettled(traffic, outageBefore, sentBeforeOutage);
     expect(outage.http!.serverErrors - outageBefore.http!.serverErrors).toBe(1);
     expect(outage.missing).toEqual(['tasks']);
-    expect(outage.outbox.map((o) => o.schema)).toEqual(['scheduler', 'webhook']);
+    expect(outage.outbox.map((o) => o.schema)).toEqual(['auth', 'scheduler', 'webhook']);
   });
 });

@@ -75,6 +75,12 @@ export async function seedUserEverywhere(sys: { url: string; pool: Pool; authSec
   };
   const ok = async <T>(method: string, path: string, body?: unknown) => (await call(method, path, body)).json as T;
 
+  // The alert channel first: every achievement unlocked below is then delivered to it (a notification
+  // handled before the channel existed would reach no channel, depending on timing). A channel test
+  // leaves a delivery in the log.
+  await ok('PUT', '/api/settings/notification-channels/http-alert', { config: { url: `${receiverUrl}/alert`, secret: 'alert-signing-secret' } });
+  await call('POST', '/api/settings/notification-channels/http-alert/test');
+
   // tasks service, through its API
   await ok('PUT', '/api/settings/timezone', { timezone: 'Europe/Berlin' });
   const topic = await ok<{ topic: { id: string } }>('POST', '/api/topics', { title: 'Home', color: '#336699' });
@@ -97,8 +103,6 @@ export async function seedUserEverywhere(sys: { url: string; pool: Pool; authSec
   await ok('PUT', '/api/settings/notifications', { enabled: true, time: '08:30' });
 
   // notifier and webhook services, through their APIs (a channel test leaves a delivery in the log)
-  await ok('PUT', '/api/settings/notification-channels/http-alert', { config: { url: `${receiverUrl}/alert`, secret: 'alert-signing-secret' } });
-  await call('POST', '/api/settings/notification-channels/http-alert/test');
   await ok('POST', '/api/settings/webhooks', { url: `${receiverUrl}/hook`, secret: 'webhook-signing-secret' });
   await make({ title: 'Seen by the webhook' });
 
@@ -123,11 +127,13 @@ export async function seedUserEverywhere(sys: { url: string; pool: Pool; authSec
   await db.insert(t.importSources).values({ userId, sourceKey: `todoist:${importId}`, kind: 'task', targetId: taskIds[2]!, importId });
   await db.insert(s.cronSent).values({ dedupeKey: `streak:${userId}:2026-03-01`, job: 'streak-reminder', bucket: new Date('2026-03-01T19:00:00Z'), userId });
 
-  // the webhook service ingests the task events on its own time
+  // the webhook service ingests the task events on its own time, the notifier the achievements' notifications
+  // (one delivery each, besides the channel test): the export then sees every row it will ever have
   const counts = await until(async () => {
     const c = await userRowCounts(pool, userId);
-    return Object.values(c).every((v) => v > 0) ? c : null;
-  }, 'a row of the seeded user in every user table', 30_000).catch(async () => {
+    const settled = c['notifier.deliveries'] === 1 + c['tasks.user_achievements']!;
+    return settled && Object.values(c).every((v) => v > 0) ? c : null;
+  }, 'a row of the seeded user in every user table, a delivery for each achievement', 30_000).catch(async () => {
     const c = await userRowCounts(pool, userId);
     throw new Error(`no row of the seeded user in: ${Object.entries(c).filter(([, v]) => v === 0).map(([k]) => k).join(', ')} (seed them in tools/user-data/seed.ts)`);
   });
