@@ -53,6 +53,7 @@ given; PostgreSQL backends are the postmaster's children, other databases' backe
 | \`api.ts\` | task create and list through the whole HTTP path, one request at a time and a few in parallel | the same SQL done directly with \`pg\` |
 | \`webhooks.ts\` | signed deliveries per second to a local receiver (its own process, as a real endpoint; a port per endpoint, each a receiving host of its own, and once 10 endpoints on one host) that verifies each signature, after an unmeasured warm-up round, and event-commit-to-delivery latency; and one user's latency alone and while another user's bulk action hangs on 10 endpoints that never answer (fairness) | (throughput and latency figures) |
 | \`cron.ts\` | one cron dispatch for 10k and 100k users, every user due in the bucket (worst case) | per-user cost, 10k vs 100k |
+| \`export.ts\` | \`GET /api/user/export\` of an account with 100,000 tasks (and 10,000 completions) read as it streams, through all six services: time to the first byte and to the end, and the process's peak resident memory | the same export of an account with 1,000 tasks (and 100), in the same run: the 100k export's peak memory should stay near it (streamed, flat) |
 | \`firewall.ts\` | nftables apply of 1k/100k/1M blacklist entries and a single-entry add to a 100k list (root) | a rule-per-entry ruleset |
 `;
 
