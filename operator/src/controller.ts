@@ -5,7 +5,9 @@
 import { KubernetesObjectApi, makeInformer, type Informer, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from './crd.ts';
-import { MANAGED_BY, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, type CronJobApiVersion } from './desired.ts';
+import { CNPG_API_VERSION, MANAGED_BY, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, childName, type CronJobApiVersion } from './desired.ts';
+import { checkKeys } from './keys.ts';
+import type { TaskService } from './types.ts';
 import { apiClient, createKubeClient, describeError, discoverCronJobApiVersion } from './kube.ts';
 import { WorkQueue } from './queue.ts';
 import { childKinds, createReconciler } from './reconciler.ts';
@@ -17,6 +19,8 @@ export interface ControllerOptions {
   workers?: number;
   notReadyRecheckMs?: number;
   resyncMs?: number;
+  /** how often the generated Secrets are compared with their recorded checksums (a lost Secret is noticed within this) */
+  keyCheckMs?: number;
   /** told after every reconcile (metrics.ts) */
   onReconciled?: (outcome: 'ok' | 'error', seconds: number) => void;
 }
@@ -41,6 +45,7 @@ const plurals: Record<string, string> = {
   StatefulSet: 'statefulsets',
   Ingress: 'ingresses',
   CronJob: 'cronjobs',
+  Cluster: 'clusters',
 };
 
 /** Consecutive watch failures after which the controller counts as not working. */
@@ -134,7 +139,12 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
 
   // Children: any change (status of a Deployment, a hand edit, a deletion) re-checks the owner.
   const selector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
-  const childInformers = childKinds(cronJobApiVersion).map((k) => {
+  // CloudNativePG's Cluster is watched where its CRD is served at start (its status is the Database condition).
+  const cloudNativePG = await objects.list(CNPG_API_VERSION, 'Cluster', undefined, undefined, undefined, undefined, undefined, undefined, 1).then(
+    () => true,
+    () => false,
+  );
+  const childInformers = childKinds(cronJobApiVersion, cloudNativePG).map((k) => {
     const count = new FailureCount();
     const inf = makeInformer<KubernetesObject>(
       kc,
@@ -171,13 +181,36 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
       throw err;
     }
   }
-  log.info('controller started');
+  log.info({ cloudNativePG }, 'controller started');
+
+  // Generated Secrets are not watched (that would need list/watch on every Secret in the cluster):
+  // one GET per TaskService every keyCheckMs compares them with status.keyChecksums; a mismatch the
+  // status does not report yet queues a reconcile, which raises the KeyMaterial condition.
+  const secrets = createKubeClient(kc, opts.apiTimeoutMs);
+  let checking = false;
+  const keyCheck = setInterval(() => {
+    if (checking) return;
+    checking = true;
+    void (async () => {
+      for (const o of tsInformer.list() as unknown as TaskService[]) {
+        const recorded = o.status?.keyChecksums;
+        if (!recorded || !Object.keys(recorded).length || o.metadata.deletionTimestamp) continue;
+        const secret = await secrets.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name: childName(o, 'generated'), namespace: o.metadata.namespace } });
+        const mismatch = checkKeys(Object.keys(recorded), (secret?.data ?? {}) as Record<string, string>, recorded).fingerprint !== '';
+        const reported = o.status?.conditions?.find((c) => c.type === 'KeyMaterial')?.status === 'False';
+        if (mismatch !== reported) queue.add(`${o.metadata.namespace}/${o.metadata.name}`);
+      }
+    })()
+      .catch((err: unknown) => log.warn({ err: describeError(err) }, 'key check failed'))
+      .finally(() => (checking = false));
+  }, opts.keyCheckMs ?? 5000);
 
   return {
     cronJobApiVersion,
     queue,
     problem: () => runners.map((r) => r.problem()).find((p) => p !== undefined),
     async stop() {
+      clearInterval(keyCheck);
       await Promise.all(runners.map((r) => r.stop()));
       await queue.shutdown();
       log.info('controller stopped');

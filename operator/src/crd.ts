@@ -157,6 +157,11 @@ export const specSchema: Schema = {
             instances: int(1, 1, 9, 'PostgreSQL instances (1 primary + replicas)'),
             storage: str({ default: '10Gi', pattern: QUANTITY }),
             storageClassName: str({ maxLength: 253 }),
+            deletionPolicy: str({
+              default: 'Retain',
+              enum: ['Retain', 'Delete'],
+              description: 'Retain: deleting the TaskService keeps the Cluster and its volumes (delete them yourself); Delete: they go with it',
+            }),
           },
         },
       },
@@ -244,6 +249,11 @@ export const statusSchema: Schema = {
     observedGeneration: { type: 'integer', format: 'int64' },
     readyServices: str({ description: 'ready Deployments out of all, e.g. 6/6' }),
     cronJobApiVersion: str(),
+    keyChecksums: {
+      type: 'object',
+      description: 'SHA-256 prefix of each generated key (never the value): a key that goes missing or changes is noticed and never silently regenerated',
+      additionalProperties: str({ maxLength: 64 }),
+    },
     conditions: { type: 'array', items: conditionSchema },
   },
 };

@@ -72,7 +72,7 @@ export function selectorLabels(ts: TaskService, component: Component): Record<st
 }
 
 /** Labels on every child: they also map a child back to its TaskService (cross-namespace ones too). */
-export function childLabels(ts: TaskService, component: Component, spec: TaskServiceSpec): Record<string, string> {
+export function childLabels(ts: TaskService, component: Component, spec: Pick<TaskServiceSpec, 'version'>): Record<string, string> {
   return {
     ...selectorLabels(ts, component),
     'app.kubernetes.io/part-of': 'task-service',
@@ -83,6 +83,15 @@ export function childLabels(ts: TaskService, component: Component, spec: TaskSer
   };
 }
 
+/**
+ * childLabels without spec.version: for the pod template of a child whose image does not follow
+ * spec.version (NATS), where the version label alone would restart its pods on every upgrade.
+ */
+export function versionlessLabels(ts: TaskService, component: Component): Record<string, string> {
+  const { 'app.kubernetes.io/version': _version, ...labels } = childLabels(ts, component, { version: '' });
+  return labels;
+}
+
 export const ownerReference = (ts: TaskService) => ({
   apiVersion: API_VERSION,
   kind: KIND,
@@ -91,6 +100,15 @@ export const ownerReference = (ts: TaskService) => ({
   controller: true,
   blockOwnerDeletion: true,
 });
+
+/**
+ * Whether the data outlives the TaskService: true unless spec.database.managed.deletionPolicy is Delete.
+ * The generated Secret follows the database: its TOTP_ENCRYPTION_KEY encrypts data stored there.
+ */
+export const retainsData = (spec: TaskServiceSpec): boolean => spec.database?.managed?.deletionPolicy !== 'Delete';
+
+/** Set on what a deleted TaskService left behind (its Cluster, its generated Secret), once an Event has said so. */
+export const RETAINED_ANNOTATION = `${GROUP}/retained`;
 
 /** Namespace of the firewall DaemonSet; another namespace than the owner's cannot use an owner reference. */
 export const firewallNamespace = (ts: TaskService, spec: TaskServiceSpec): string => spec.firewall.namespace || ts.metadata.namespace;
@@ -601,7 +619,8 @@ function natsServer(ts: TaskService, spec: TaskServiceSpec): KubeObject[] {
         replicas: 1,
         selector: { matchLabels: labels },
         template: {
-          metadata: { labels: childLabels(ts, 'nats', spec) },
+          // Not spec.version: an upgrade of the services must not restart the bus (its image is spec.nats.image).
+          metadata: { labels: versionlessLabels(ts, 'nats') },
           spec: {
             securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
             containers: [
@@ -657,12 +676,18 @@ function ingress(ts: TaskService, spec: TaskServiceSpec, ing: NonNullable<TaskSe
   };
 }
 
-/** A CloudNativePG Cluster; its operator writes `<name>-db-app` (key `uri`), which DATABASE_URL references. */
+/**
+ * A CloudNativePG Cluster; its operator writes `<name>-db-app` (key `uri`), which DATABASE_URL references.
+ * deletionPolicy Retain (the default) leaves out the owner reference, so deleting the TaskService never
+ * garbage-collects the database (the operator still finds it by its labels, and a TaskService of the
+ * same name created again takes it back); Delete lets it go with the TaskService.
+ */
 function postgresCluster(ts: TaskService, spec: TaskServiceSpec, m: NonNullable<NonNullable<TaskServiceSpec['database']>['managed']>): KubeObject {
+  const { ownerReferences, ...metadata } = meta(ts, spec, 'db');
   return {
     apiVersion: CNPG_API_VERSION,
     kind: 'Cluster',
-    metadata: meta(ts, spec, 'db'),
+    metadata: m.deletionPolicy === 'Delete' ? { ...metadata, ownerReferences } : metadata,
     spec: {
       instances: m.instances,
       storage: { size: m.storage, ...(m.storageClassName ? { storageClass: m.storageClassName } : {}) },

@@ -19,7 +19,7 @@ import {
   type KubernetesObject,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
-import { GROUP, PLURAL, VERSION, KIND, API_VERSION } from './crd.ts';
+import { GROUP, PLURAL, VERSION } from './crd.ts';
 import { FIELD_MANAGER, type CronJobApiVersion } from './desired.ts';
 import type { KubeObject, TaskService, TaskServiceStatus } from './types.ts';
 
@@ -41,12 +41,21 @@ export interface KubeClient {
   patchStatus(ts: TaskService, status: TaskServiceStatus): Promise<void>;
   /** Replace the finalizer list, guarded by resourceVersion (409 on a stale read). */
   setFinalizers(ts: TaskService, finalizers: string[]): Promise<void>;
-  event(ts: TaskService, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+  /** An Event about the TaskService, or about another object (e.g. a database it left behind). */
+  event(about: EventSubject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+  /** Merge-patch labels, annotations or ownerReferences of an object (a list given replaces the old one). */
+  patchMetadata(ref: ChildRef, metadata: Record<string, unknown>): Promise<void>;
   /**
    * Create the Secret with `data`, or (exists) merge-patch only these keys in. Create fails with 409
    * if another writer got there first; the queue retries and then only adds what is still missing.
    */
   addSecretData(secret: KubeObject, data: Record<string, string>, exists: boolean): Promise<void>;
+}
+
+export interface EventSubject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string };
 }
 
 export const isNotFound = (err: unknown): boolean => err instanceof ApiException && err.code === 404;
@@ -160,19 +169,30 @@ export function createKubeClient(kc: KubeConfig, timeoutMs: number, component = 
       if (exists) await core.patchNamespacedSecret({ ...ref, body: { data } }, asJsonMerge);
       else await core.createNamespacedSecret({ namespace: ref.namespace, body: { ...secret, data } as never });
     },
-    async event(ts, type, reason, message) {
+    async patchMetadata(ref, metadata) {
+      await objects.patch(
+        { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.metadata.name, namespace: ref.metadata.namespace, ...metadata } },
+        undefined,
+        undefined,
+        FIELD_MANAGER,
+        undefined,
+        PatchStrategy.MergePatch,
+      );
+    },
+    async event(about, type, reason, message) {
       const now = new Date();
+      const namespace = about.metadata.namespace as string;
       await core.createNamespacedEvent({
-        namespace: ts.metadata.namespace,
+        namespace,
         body: {
-          metadata: { generateName: `${ts.metadata.name}.`, namespace: ts.metadata.namespace },
+          metadata: { generateName: `${about.metadata.name}.`, namespace },
           involvedObject: {
-            apiVersion: API_VERSION,
-            kind: KIND,
-            name: ts.metadata.name,
-            namespace: ts.metadata.namespace,
-            uid: ts.metadata.uid,
-            resourceVersion: ts.metadata.resourceVersion,
+            apiVersion: about.apiVersion,
+            kind: about.kind,
+            name: about.metadata.name,
+            namespace,
+            uid: about.metadata.uid,
+            resourceVersion: about.metadata.resourceVersion,
           },
           type,
           reason,

@@ -36,6 +36,7 @@ export interface OperatorOptions extends Pick<OperatorConfig, 'POD_NAMESPACE' | 
   retryPeriodMs?: number;
   notReadyRecheckMs?: number;
   resyncMs?: number;
+  keyCheckMs?: number;
 }
 
 export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promise<RunningOperator> {
@@ -55,7 +56,7 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
     state = 'starting';
     starting = (async () => {
       try {
-        controller = await startController(kc, { log, apiTimeoutMs, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs, onReconciled: (outcome, seconds) => metrics.reconciled(outcome, seconds) });
+        controller = await startController(kc, { log, apiTimeoutMs, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs, keyCheckMs: opts.keyCheckMs, onReconciled: (outcome, seconds) => metrics.reconciled(outcome, seconds) });
         state = 'running';
         lastError = undefined;
       } catch (err) {

@@ -11,7 +11,9 @@ import {
   OWNER_NAMESPACE_LABEL,
   CNPG_API_VERSION,
   GENERATED,
+  RETAINED_ANNOTATION,
   childName,
+  retainsData,
   firewallNamespace,
   ownerReference,
   wiring,
@@ -27,7 +29,8 @@ import { CONTROL_PLANE_LABELS, firewallWinner, type ClusterFacts } from './firew
 import { parse as parseYaml } from 'yaml';
 import { randomBytes } from 'node:crypto';
 import { describeError, type KubeClient } from './kube.ts';
-import { computeStatus, statusChanged, transitions, type ObservedDeployment } from './status.ts';
+import { checkKeys, checksum, decideKeys, ACCEPT_KEYS_ANNOTATION } from './keys.ts';
+import { computeStatus, databaseCondition, statusChanged, transitions, type ObservedDeployment } from './status.ts';
 import { normalizeSpec, type KubeObject, type TaskService } from './types.ts';
 
 export interface ReconcilerOptions {
@@ -48,8 +51,8 @@ interface AppliedChild {
   resourceVersion: string | undefined;
 }
 
-/** Every kind the operator creates, for pruning and for cleanup across namespaces. */
-export const childKinds = (cron: CronJobApiVersion): { apiVersion: string; kind: string }[] => [
+/** Every kind the operator creates, for pruning and for cleanup across namespaces (CloudNativePG's Cluster where served). */
+export const childKinds = (cron: CronJobApiVersion, cloudNativePG = false): { apiVersion: string; kind: string }[] => [
   { apiVersion: 'v1', kind: 'ConfigMap' },
   { apiVersion: 'v1', kind: 'Service' },
   { apiVersion: 'apps/v1', kind: 'Deployment' },
@@ -57,7 +60,12 @@ export const childKinds = (cron: CronJobApiVersion): { apiVersion: string; kind:
   { apiVersion: 'apps/v1', kind: 'StatefulSet' },
   { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' },
   { apiVersion: cron, kind: 'CronJob' },
+  ...(cloudNativePG ? [{ apiVersion: CNPG_API_VERSION, kind: 'Cluster' }] : []),
 ];
+
+/** A child pruning must never delete: a database kept by deletionPolicy Retain (no owner reference to the TaskService). */
+const retained = (obj: KubeObject, ts: TaskService): boolean =>
+  obj.kind === 'Cluster' && !(obj.metadata.ownerReferences ?? []).some((o) => o.uid === ts.metadata.uid);
 
 /** Random values for generated keys, in the shapes the runtime validates (config.ts). */
 export function generateValue(key: string): string {
@@ -112,18 +120,18 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
   const notReadyRecheckMs = opts.notReadyRecheckMs ?? 15_000;
   const resyncMs = opts.resyncMs ?? 300_000;
 
-  const ownedSelector = (ts: TaskService) => `${OWNER_NAME_LABEL}=${ts.metadata.name},${OWNER_NAMESPACE_LABEL}=${ts.metadata.namespace}`;
+  const ownedSelector = (ts: { metadata: { name: string; namespace: string } }) => `${OWNER_NAME_LABEL}=${ts.metadata.name},${OWNER_NAMESPACE_LABEL}=${ts.metadata.namespace}`;
 
-  async function listOwned(ts: TaskService): Promise<KubeObject[]> {
-    const lists = await Promise.all(childKinds(cronJobApiVersion).map((k) => client.list(k.apiVersion, k.kind, ownedSelector(ts))));
+  async function listOwned(ts: { metadata: { name: string; namespace: string } }, cloudNativePG: boolean): Promise<KubeObject[]> {
+    const lists = await Promise.all(childKinds(cronJobApiVersion, cloudNativePG).map((k) => client.list(k.apiVersion, k.kind, ownedSelector(ts))));
     return lists.flat();
   }
 
   /** Delete owned children not in `keep`; `onlyOtherNamespaces` limits it to what GC cannot reach. */
   async function prune(ts: TaskService, keep: Set<string>, onlyOtherNamespaces: boolean, owned?: KubeObject[]): Promise<number> {
     let removed = 0;
-    for (const obj of owned ?? (await listOwned(ts))) {
-      if (keep.has(objectKey(obj))) continue;
+    for (const obj of owned ?? (await listOwned(ts, false))) {
+      if (keep.has(objectKey(obj)) || retained(obj, ts)) continue;
       if (onlyOtherNamespaces && obj.metadata.namespace === ts.metadata.namespace) continue;
       await client.delete(obj);
       removed++;
@@ -191,31 +199,72 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
   }
 
   /**
-   * The generated Secret: created with every key the wiring needs; later only missing keys are added.
-   * A value already there is never replaced (sessions, TOTP secrets and NATS auth depend on it).
+   * The generated Secret: keys never recorded in status are generated; a recorded key that went
+   * missing or changed is never silently replaced (keys.ts): a KeyMaterial condition says so until the
+   * admin restores the Secret or accepts new values. The Secret is owned by the TaskService (so it is
+   * garbage-collected with it) only when the database goes too (retainsData).
    */
-  async function ensureGenerated(ts: TaskService, keys: string[]): Promise<void> {
-    if (keys.length === 0) return;
-    const ref = { apiVersion: 'v1', kind: 'Secret', metadata: { name: childName(ts, 'generated'), namespace: ts.metadata.namespace } };
+  async function ensureGenerated(ts: TaskService, keys: string[]): Promise<{ condition?: PlanCondition; keyChecksums?: Record<string, string> }> {
+    if (keys.length === 0) return {};
+    const spec = normalizeSpec(ts.spec);
+    const name = childName(ts, 'generated');
+    const ref = { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ts.metadata.namespace } };
     const existing = await client.get(ref);
-    const have = (existing?.data ?? {}) as Record<string, string>;
-    const missing = keys.filter((k) => !have[k]);
-    if (missing.length === 0) return;
-    const data = Object.fromEntries(missing.map((k) => [k, Buffer.from(generateValue(k)).toString('base64')]));
-    await client.addSecretData(
-      {
-        ...ref,
-        metadata: {
-          ...ref.metadata,
-          labels: { 'app.kubernetes.io/managed-by': 'taskservice-operator', 'app.kubernetes.io/part-of': 'task-service' },
-          ownerReferences: [ownerReference(ts)],
+    const recorded = ts.status?.keyChecksums ?? {};
+    const check = checkKeys(keys, (existing?.data ?? {}) as Record<string, string>, recorded);
+    const decision = decideKeys(name, check, recorded, ts.metadata.annotations?.[ACCEPT_KEYS_ANNOTATION], ts.metadata.name);
+    const owned = !retainsData(spec);
+    const ownerReferences = owned ? [ownerReference(ts)] : [];
+    const record = { ...decision.record };
+    if (decision.generate.length) {
+      const data = Object.fromEntries(decision.generate.map((k) => [k, Buffer.from(generateValue(k)).toString('base64')]));
+      await client.addSecretData(
+        {
+          ...ref,
+          metadata: {
+            ...ref.metadata,
+            labels: { 'app.kubernetes.io/managed-by': 'taskservice-operator', 'app.kubernetes.io/part-of': 'task-service', [OWNER_NAME_LABEL]: ts.metadata.name, [OWNER_NAMESPACE_LABEL]: ts.metadata.namespace },
+            ownerReferences,
+          },
+          type: 'Opaque',
         },
-        type: 'Opaque',
-      },
-      data,
-      existing !== undefined,
-    );
-    log.info({ key: `${ts.metadata.namespace}/${ts.metadata.name}`, generated: missing }, 'generated secret values');
+        data,
+        existing !== undefined,
+      );
+      for (const [k, v] of Object.entries(data)) record[k] = checksum(v);
+      log.info({ key: `${ts.metadata.namespace}/${ts.metadata.name}`, generated: decision.generate }, 'generated secret values');
+    }
+    // An owner reference from an earlier operator (or a deletionPolicy change) follows the policy now.
+    // A note that a deleted TaskService left it behind no longer holds once one uses it again.
+    if (existing) {
+      const mine = (existing.metadata.ownerReferences ?? []).some((o) => o.uid === ts.metadata.uid);
+      const patch: Record<string, unknown> = {};
+      if (mine !== owned) patch.ownerReferences = [...(existing.metadata.ownerReferences ?? []).filter((o) => o.uid !== ts.metadata.uid), ...ownerReferences];
+      if (existing.metadata.annotations?.[RETAINED_ANNOTATION]) patch.annotations = { [RETAINED_ANNOTATION]: null };
+      if (Object.keys(patch).length) await client.patchMetadata(ref, patch);
+    }
+    return { condition: decision.condition, keyChecksums: record };
+  }
+
+  /**
+   * A TaskService is gone: what it left on purpose (deletionPolicy Retain) gets an Event saying so and
+   * an annotation (so the Event is said once). A TaskService of the same name created later takes it back.
+   */
+  async function noteRetained(namespace: string, name: string): Promise<void> {
+    const ts = { metadata: { name, namespace } };
+    const clusters = (await served(CNPG_API_VERSION, 'Cluster')) ? await client.list(CNPG_API_VERSION, 'Cluster', ownedSelector(ts)) : [];
+    const secret = await client.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-generated`, namespace } });
+    const left = [...clusters.filter((c) => c.metadata.namespace === namespace), ...(secret ? [secret] : [])];
+    for (const obj of left) {
+      if (obj.metadata.annotations?.[RETAINED_ANNOTATION] || obj.metadata.ownerReferences?.length) continue;
+      const message =
+        obj.kind === 'Cluster'
+          ? `TaskService ${namespace}/${name} was deleted; its database Cluster ${obj.metadata.name} and its volumes are kept (deletionPolicy Retain). Delete it yourself once the data is no longer needed.`
+          : `TaskService ${namespace}/${name} was deleted; Secret ${obj.metadata.name} is kept with the keys that encrypt the retained data.`;
+      await client.patchMetadata(obj, { annotations: { [RETAINED_ANNOTATION]: `TaskService ${name} deleted; kept by deletionPolicy Retain` } });
+      await client.event(obj, 'Normal', 'Retained', message).catch((err: unknown) => log.warn({ err: describeError(err) }, 'could not record event'));
+      log.info({ key: `${namespace}/${name}`, kept: objectKey(obj) }, 'kept after deletion');
+    }
   }
 
   async function writeStatus(
@@ -223,6 +272,7 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     deployments: (ObservedDeployment | undefined)[],
     error?: { reason: string; message: string },
     extra: PlanCondition[] = [],
+    keyChecksums = ts.status?.keyChecksums,
   ) {
     const next = computeStatus({
       generation: ts.metadata.generation ?? 0,
@@ -230,6 +280,7 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
       deployments,
       error,
       extra,
+      keyChecksums,
       cronJobApiVersion,
       now: now(),
     });
@@ -260,7 +311,9 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     const ts = await client.getTaskService(namespace, name);
     if (!ts) {
       appliedBy.delete(key);
-      return; // gone: owner references let the garbage collector remove the children
+      // gone: owner references let the garbage collector remove the children; say what is kept
+      await noteRetained(namespace, name);
+      return;
     }
     if (ts.metadata.deletionTimestamp) {
       await finalize(ts);
@@ -269,12 +322,14 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
 
     let desired: KubeObject[];
     let extra: PlanCondition[];
+    let keys: Awaited<ReturnType<typeof ensureGenerated>>;
+    let cloudNativePG: boolean;
     try {
       const spec = normalizeSpec(ts.spec);
       const facts = spec.firewall.enabled ? await firewallFacts(ts) : undefined;
-      const cloudNativePG = spec.database?.managed ? await served(CNPG_API_VERSION, 'Cluster') : undefined;
+      cloudNativePG = spec.database?.managed ? await served(CNPG_API_VERSION, 'Cluster') : false;
       ({ objects: desired, conditions: extra } = plan(ts, { cronJobApiVersion, firewall: facts, cloudNativePG }));
-      await ensureGenerated(ts, wiring(ts, spec).generatedKeys);
+      keys = await ensureGenerated(ts, wiring(ts, spec).generatedKeys);
     } catch (err) {
       if (!(err instanceof InvalidTaskServiceError)) throw err;
       // A spec the builders reject will not fix itself: report it and wait for the next change.
@@ -292,7 +347,7 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     const live: KubeObject[] = [];
     const foreign: string[] = [];
     try {
-      const ownedList = await listOwned(ts);
+      const ownedList = await listOwned(ts, cloudNativePG);
       const owned = new Map(ownedList.map((o) => [objectKey(o), o]));
       const applied = appliedBy.get(key) ?? new Map<string, AppliedChild>();
       appliedBy.set(key, applied);
@@ -310,6 +365,8 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
           live.push(current);
           continue;
         }
+        // Taken back after a deletion that kept it: the note of that deletion no longer holds.
+        if (current?.metadata.annotations?.[RETAINED_ANNOTATION]) await client.patchMetadata(current, { annotations: { [RETAINED_ANNOTATION]: null } });
         const result = await client.apply(obj);
         applied.set(childKey, { manifest, resourceVersion: result.metadata.resourceVersion });
         live.push(result);
@@ -333,8 +390,11 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
         ? { type: 'Owned', status: 'False', reason: 'ForeignObject', message: `refusing to adopt objects the operator did not create (delete or rename them): ${foreign.join(', ')}` }
         : { type: 'Owned', status: 'True', reason: 'AllChildrenOwned', message: 'every child was created by the operator' },
     );
+    if (keys.condition) extra.push(keys.condition);
+    const db = desired.find((o) => o.kind === 'Cluster' && o.apiVersion === CNPG_API_VERSION);
+    if (db) extra.push(databaseCondition(live.find((o) => objectKey(o) === objectKey(db)), retainsData(normalizeSpec(ts.spec))));
     const deployments = desired.filter((o) => o.kind === 'Deployment').map((d) => live.find((o) => objectKey(o) === objectKey(d)));
-    const status = await writeStatus(ts, deployments.map((d) => (d ? observedDeployment(d) : undefined)), undefined, extra);
+    const status = await writeStatus(ts, deployments.map((d) => (d ? observedDeployment(d) : undefined)), undefined, extra, keys.keyChecksums);
     const ready = status.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
     return { requeueAfterMs: ready ? resyncMs : notReadyRecheckMs };
   };

@@ -16,6 +16,8 @@ export interface StatusInput {
   /** a reconcile failure, if any: makes the resource Degraded */
   error?: { reason: string; message: string };
   cronJobApiVersion?: string;
+  /** checksums of the generated keys (keys.ts), carried into status */
+  keyChecksums?: Record<string, string>;
   /** more conditions the plan reports (e.g. Firewall), kept in the given order after the standard three */
   extra?: { type: string; status: 'True' | 'False'; reason: string; message: string }[];
   now: Date;
@@ -31,7 +33,11 @@ export const deploymentRolledOut = (d: ObservedDeployment): boolean => {
  * Serving at full strength, whether or not a rollout is under way: with maxUnavailable 0 the old pods
  * keep serving until new ones are ready, so a rollout is Progressing, not a loss of readiness.
  */
-export const deploymentAvailable = (d: ObservedDeployment): boolean => (d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1);
+export const deploymentAvailable = (d: ObservedDeployment): boolean => {
+  const available = d.status?.availableReplicas ?? 0;
+  // A service scaled to 0 serves nothing: not available, however the numbers compare.
+  return available > 0 && available >= (d.spec?.replicas ?? 1);
+};
 
 function condition(prev: Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: Date): Condition {
   const old = prev?.find((c) => c.type === next.type);
@@ -58,7 +64,7 @@ export function computeStatus(input: StatusInput): TaskServiceStatus {
           status: 'False' as const,
           reason: 'ServicesUnavailable',
           message: `${notAvailable} of ${deployments.length} services not available: ${deployments
-            .map((d, i) => (d && deploymentAvailable(d) ? undefined : (d?.name ?? `#${i}`)))
+            .map((d, i) => (d && deploymentAvailable(d) ? undefined : d ? `${d.name}${d.spec?.replicas === 0 ? ' (0 replicas)' : ''}` : `#${i}`))
             .filter(Boolean)
             .join(', ')}`,
         };
@@ -74,6 +80,7 @@ export function computeStatus(input: StatusInput): TaskServiceStatus {
     observedGeneration: generation,
     readyServices: `${available.length}/${deployments.length}`,
     ...(input.cronJobApiVersion ? { cronJobApiVersion: input.cronJobApiVersion } : {}),
+    ...(input.keyChecksums && Object.keys(input.keyChecksums).length ? { keyChecksums: input.keyChecksums } : {}),
     conditions: [
       condition(prev, { type: 'Ready', ...ready, ...g }, now),
       condition(prev, { type: 'Progressing', ...progressing, ...g }, now),
@@ -101,4 +108,21 @@ function canonical(v: unknown): string {
     return `{${entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(',')}}`;
   }
   return JSON.stringify(v);
+}
+
+/** The Database condition of a managed database, read from the CloudNativePG Cluster's status. */
+export function databaseCondition(cluster: { metadata: { name: string }; spec?: unknown; status?: unknown } | undefined, retained: boolean) {
+  const policy = retained
+    ? 'deletionPolicy Retain: deleting the TaskService keeps it'
+    : 'deletionPolicy Delete: deleting the TaskService deletes it and its volumes';
+  if (!cluster) return { type: 'Database', status: 'False' as const, reason: 'ClusterMissing', message: `no CloudNativePG Cluster yet; ${policy}` };
+  const spec = (cluster.spec ?? {}) as { instances?: number };
+  const st = (cluster.status ?? {}) as { readyInstances?: number; phase?: string; conditions?: { type: string; status: string; message?: string }[] };
+  const want = spec.instances ?? 1;
+  const readyCond = st.conditions?.find((c) => c.type === 'Ready');
+  const ready = readyCond ? readyCond.status === 'True' : (st.readyInstances ?? 0) >= want;
+  const summary = `Cluster ${cluster.metadata.name}: ${st.readyInstances ?? 0}/${want} instances ready${st.phase ? `, ${st.phase}` : ''}`;
+  return ready
+    ? { type: 'Database', status: 'True' as const, reason: 'ClusterReady', message: `${summary}; ${policy}` }
+    : { type: 'Database', status: 'False' as const, reason: 'ClusterNotReady', message: `${summary}${readyCond?.message ? ` (${readyCond.message})` : ''}; ${policy}` };
 }

@@ -23,7 +23,7 @@ export interface TaskServiceSpec {
   publicUrl?: string;
   natsUrl?: string;
   nats: { url?: string; credentialsSecret?: { name: string }; image: string; storage: string; storageClassName?: string };
-  database?: { secretKeyRef?: SecretKeyRef; managed?: { instances: number; storage: string; storageClassName?: string } };
+  database?: { secretKeyRef?: SecretKeyRef; managed?: { instances: number; storage: string; storageClassName?: string; deletionPolicy: 'Retain' | 'Delete' } };
   ingress?: { className?: string; host: string; tlsSecretName?: string; annotations?: Record<string, string> };
   autoscaled?: ServiceName[];
   config?: Record<string, string>;
@@ -64,6 +64,7 @@ export interface TaskServiceStatus {
   observedGeneration?: number;
   readyServices?: string;
   cronJobApiVersion?: string;
+  keyChecksums?: Record<string, string>;
   conditions?: Condition[];
 }
 

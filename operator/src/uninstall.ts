@@ -1,24 +1,49 @@
 /**
- * `helm uninstall`'s pre-delete hook (chart templates/uninstall-hook.yaml): deletes every TaskService in
- * the cluster and waits until they are gone. The operator still runs at that point, so it removes their
- * finalizers and the firewall DaemonSets in other namespaces; without the hook the operator would go
- * first and leave TaskServices stuck Terminating and a privileged DaemonSet behind.
+ * `helm uninstall`'s pre-delete hook (chart templates/uninstall-hook.yaml): deletes the TaskServices
+ * the release created (Helm's meta.helm.sh/release-name and -namespace annotations name it) and waits
+ * until they are gone. The operator still runs at that point, so it removes their finalizers and the
+ * firewall DaemonSets in other namespaces; without the hook the operator would go first and leave
+ * them stuck Terminating and a privileged DaemonSet behind. TaskServices applied by hand or by another
+ * tool are never deleted: the hook lists them and leaves them running.
  *
- * Run: `node operator/src/uninstall.ts` (in-cluster service account, or $KUBECONFIG).
+ * Run: `node operator/src/uninstall.ts` (in-cluster service account, or $KUBECONFIG). RELEASE_NAME and
+ * RELEASE_NAMESPACE name the release (unset: no TaskService counts as the release's).
  * UNINSTALL_TIMEOUT_SECONDS (default 240) bounds the wait; exit 1 names what is left.
  */
 import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
 import { GROUP, PLURAL, VERSION } from './crd.ts';
 
-type Listed = { items: { metadata: { name: string; namespace: string } }[] };
+type Meta = { name: string; namespace: string; annotations?: Record<string, string> };
+type Listed = { items: { metadata: Meta }[] };
 
-/** Deletes every TaskService, then waits; resolves with those still there at the deadline (empty: all gone). */
-export async function deleteAllTaskServices(api: CustomObjectsApi, opts: { timeoutMs: number; log: (line: string) => void }): Promise<string[]> {
+export interface Release {
+  name: string;
+  namespace: string;
+}
+
+/** Whether Helm created this object for the release (Helm ≥ 3.2 annotates everything it installs). */
+export const createdBy = (m: Meta, release: Release | undefined): boolean =>
+  release !== undefined && m.annotations?.['meta.helm.sh/release-name'] === release.name && m.annotations?.['meta.helm.sh/release-namespace'] === release.namespace;
+
+/** Deletes the release's TaskServices, then waits; resolves with those still there at the deadline (empty: all gone). */
+export async function deleteReleaseTaskServices(
+  api: CustomObjectsApi,
+  opts: { release: Release | undefined; timeoutMs: number; log: (line: string) => void },
+): Promise<string[]> {
   const list = async () =>
-    ((await api.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as Listed).items.map((t) => t.metadata);
+    ((await api.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as Listed).items.map((t) => t.metadata).filter((m) => createdBy(m, opts.release));
+  const others = ((await api.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as Listed).items
+    .map((t) => t.metadata)
+    .filter((m) => !createdBy(m, opts.release));
+  if (others.length) {
+    opts.log(
+      `leaving ${others.length} TaskService(s) the release did not create: ${others.map((m) => `${m.namespace}/${m.name}`).join(', ')} ` +
+        `(they keep running; without the operator nothing reconciles them, see docs/kubernetes.md "Uninstalling")`,
+    );
+  }
   const all = await list();
-  opts.log(all.length ? `deleting ${all.length} TaskService(s): ${all.map((m) => `${m.namespace}/${m.name}`).join(', ')}` : 'no TaskService to delete');
+  opts.log(all.length ? `deleting ${all.length} TaskService(s): ${all.map((m) => `${m.namespace}/${m.name}`).join(', ')}` : 'no TaskService of the release to delete');
   for (const m of all) {
     await api.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: m.namespace, name: m.name }).catch((err: unknown) => {
       if (!(err instanceof ApiException && err.code === 404)) throw err;
@@ -43,7 +68,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const kc = new KubeConfig();
   kc.loadFromDefault();
   const log = (line: string) => process.stdout.write(`[uninstall] ${line}\n`);
-  const left = await deleteAllTaskServices(kc.makeApiClient(CustomObjectsApi), { timeoutMs: seconds * 1000, log });
+  const release = process.env.RELEASE_NAME && process.env.RELEASE_NAMESPACE ? { name: process.env.RELEASE_NAME, namespace: process.env.RELEASE_NAMESPACE } : undefined;
+  const left = await deleteReleaseTaskServices(kc.makeApiClient(CustomObjectsApi), { release, timeoutMs: seconds * 1000, log });
   if (left.length) {
     process.stderr.write(
       `taskservice-uninstall: still there after ${seconds} s: ${left.join(', ')}. Is the operator running? ` +
@@ -51,5 +77,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     );
     process.exit(1);
   }
-  log('every TaskService is gone');
+  log("every TaskService of the release is gone");
 }

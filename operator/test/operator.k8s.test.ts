@@ -309,19 +309,23 @@ describe.skipIf(!gate.run)('operator against a real kube-apiserver (L3)', () => 
     await eventually('owned children garbage-collected', async () => (await children('demo')).count === 0, 60_000);
   });
 
-  it('the uninstall hook (operator/src/uninstall.ts) deletes every TaskService and waits until the operator has cleaned up; it names what is stuck', async () => {
+  it('the uninstall hook (operator/src/uninstall.ts) deletes the release\'s TaskServices (never others) and waits until the operator has cleaned up; it names what is stuck', async () => {
     const runHook = (timeout: string) =>
       new Promise<{ code: number | null; output: string }>((resolve) => {
-        const p = spawn(process.execPath, [join(REPO, 'operator', 'src', 'uninstall.ts')], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, UNINSTALL_TIMEOUT_SECONDS: timeout }, stdio: ['ignore', 'pipe', 'pipe'] });
+        const p = spawn(process.execPath, [join(REPO, 'operator', 'src', 'uninstall.ts')], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, UNINSTALL_TIMEOUT_SECONDS: timeout, RELEASE_NAME: 'tso', RELEASE_NAMESPACE: LEASE_NS }, stdio: ['ignore', 'pipe', 'pipe'] });
         let output = '';
         p.stdout.on('data', (d: Buffer) => (output += d.toString()));
         p.stderr.on('data', (d: Buffer) => (output += d.toString()));
         p.on('exit', (code) => resolve({ code, output }));
       });
-    const create = (name: string, finalizers?: string[]) => {
+    const helmAnnotations = { 'meta.helm.sh/release-name': 'tso', 'meta.helm.sh/release-namespace': LEASE_NS };
+    const create = (name: string, finalizers?: string[], annotations: Record<string, string> = helmAnnotations) => {
       const ts = minimal(name, NS);
-      return custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: NS, body: { apiVersion: ts.apiVersion, kind: ts.kind, metadata: { name, finalizers }, spec: ts.spec } });
+      return custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: NS, body: { apiVersion: ts.apiVersion, kind: ts.kind, metadata: { name, finalizers, annotations }, spec: ts.spec } });
     };
+    // applied by hand, and by another release of the chart: neither is the hook's to delete
+    await create('hand-made', undefined, {});
+    await create('other-release', undefined, { 'meta.helm.sh/release-name': 'tso2', 'meta.helm.sh/release-namespace': LEASE_NS });
     // something other than the operator holds this one: the hook gives up at its deadline and names it
     await create('hook-held', ['test.example.io/hold']);
     const stuck = await runHook('2');
@@ -342,7 +346,12 @@ describe.skipIf(!gate.run)('operator against a real kube-apiserver (L3)', () => 
     const clean = await hook;
     expect(clean.code, clean.output).toBe(0);
     expect(clean.output).toContain(`deleting 2 TaskService(s)`);
-    expect(clean.output).toContain('every TaskService is gone');
+    expect(clean.output).toContain(`leaving 2 TaskService(s) the release did not create: ${NS}/hand-made, ${NS}/other-release`);
+    expect(clean.output).toContain('every TaskService of the release is gone');
+    for (const name of ['hand-made', 'other-release']) {
+      expect((await getTs(name)).metadata.deletionTimestamp).toBeUndefined();
+      await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: NS, name });
+    }
   });
 
   it('the operator process (operator/src/main.ts) leads, and on SIGTERM exits 0 and releases its Lease', async () => {

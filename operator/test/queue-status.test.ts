@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_API_TIMEOUT_SECONDS, loadOperatorConfig } from '../src/config.ts';
 import { canAcquire } from '../src/leader.ts';
 import { WorkQueue } from '../src/queue.ts';
-import { computeStatus, statusChanged, transitions, type ObservedDeployment } from '../src/status.ts';
+import { computeStatus, databaseCondition, statusChanged, transitions, type ObservedDeployment } from '../src/status.ts';
 
 describe('WorkQueue', () => {
   it('dedupes a key queued many times, never runs one key twice at once, and reruns a key dirtied while running', async () => {
@@ -87,6 +87,28 @@ describe('status', () => {
     expect(short.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
     const e = computeStatus({ generation: 2, previous: s, deployments: [], error: { reason: 'ApplyFailed', message: 'HTTP 422' }, now: t0 });
     expect(e.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'True', reason: 'ApplyFailed' });
+  });
+
+  it('a service scaled to 0 replicas is not available: Ready=False names it (issue 59 #6)', () => {
+    const s = computeStatus({ generation: 1, previous: undefined, deployments: [dep('x', 2, 2), dep('gateway', 0, 0)], now: t0 });
+    expect(s.readyServices).toBe('1/2');
+    expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ServicesUnavailable', message: '1 of 2 services not available: gateway (0 replicas)' });
+  });
+
+  it('Database condition from the CloudNativePG Cluster status, naming the deletion policy (issue 59 #2, #6)', () => {
+    const cluster = (status: unknown) => ({ metadata: { name: 'demo-db' }, spec: { instances: 2 }, status });
+    expect(databaseCondition(undefined, true)).toMatchObject({ status: 'False', reason: 'ClusterMissing' });
+    expect(databaseCondition(cluster({ readyInstances: 1, phase: 'Creating a new replica' }), true)).toMatchObject({
+      status: 'False',
+      reason: 'ClusterNotReady',
+      message: 'Cluster demo-db: 1/2 instances ready, Creating a new replica; deletionPolicy Retain: deleting the TaskService keeps it',
+    });
+    expect(databaseCondition(cluster({ readyInstances: 2 }), false)).toMatchObject({ status: 'True', reason: 'ClusterReady', message: expect.stringContaining('deletionPolicy Delete') });
+    // CloudNativePG's own Ready condition wins over the counts
+    expect(databaseCondition(cluster({ readyInstances: 2, conditions: [{ type: 'Ready', status: 'False', message: 'primary unreachable' }] }), true)).toMatchObject({
+      status: 'False',
+      message: expect.stringContaining('(primary unreachable)'),
+    });
   });
 
   it('statusChanged ignores key order (the API server does not keep ours)', () => {

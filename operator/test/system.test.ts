@@ -1,7 +1,8 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- tests read deep into untyped Kubernetes objects */
 /** L0: one TaskService is a whole system: generated secrets, NATS, database, ingress, HPA-owned replicas. */
 import { describe, expect, it } from 'vitest';
-import { InvalidTaskServiceError, plan, wiring, type CronJobApiVersion } from '../src/desired.ts';
+import { InvalidTaskServiceError, plan, retainsData, wiring, type CronJobApiVersion } from '../src/desired.ts';
+import { ACCEPT_KEYS_ANNOTATION, checkKeys, decideKeys } from '../src/keys.ts';
 import { generateValue } from '../src/reconciler.ts';
 import { normalizeSpec, type TaskService } from '../src/types.ts';
 import { minimal } from './fixtures.ts';
@@ -81,6 +82,62 @@ describe('one TaskService is a system (L0)', () => {
     (ts.spec as any).database = { secretKeyRef: { name: 'pg-app' } };
     (ts.spec as any).ingress = undefined;
     expect(() => plan(ts, opts)).toThrow(/publicUrl/);
+  });
+
+  it('an upgrade (spec.version) changes the services\' pod templates but not the NATS one, so the bus keeps running (issue 59 #1)', () => {
+    const v = (version: string) => {
+      const ts = bare();
+      (ts.spec as any).version = version;
+      return ts;
+    };
+    const template = (ts: TaskService, kind: string, name: string) => find(ts, kind, name).spec.template;
+    expect(template(v('1.4.2'), 'StatefulSet', 'sys-nats')).toEqual(template(v('1.5.0'), 'StatefulSet', 'sys-nats'));
+    expect(template(v('1.4.2'), 'Deployment', 'sys-tasks')).not.toEqual(template(v('1.5.0'), 'Deployment', 'sys-tasks'));
+    // the StatefulSet object itself still says which release manages it
+    expect(find(v('1.5.0'), 'StatefulSet', 'sys-nats').metadata.labels['app.kubernetes.io/version']).toBe('1.5.0');
+  });
+
+  it('a managed database is retained by default: the Cluster carries no owner reference unless deletionPolicy is Delete (issue 59 #4)', () => {
+    const ts = bare();
+    (ts.spec as any).database = { managed: {} };
+    const cluster = (t: TaskService) => plan(t, { ...opts, cloudNativePG: true }).objects.find((o) => o.kind === 'Cluster') as any;
+    expect(normalizeSpec(ts.spec).database?.managed?.deletionPolicy).toBe('Retain');
+    expect(cluster(ts).metadata.ownerReferences).toBeUndefined();
+    expect(cluster(ts).metadata.labels).toMatchObject({ 'tasks.example.io/owner-name': 'sys', 'tasks.example.io/owner-namespace': 'apps' });
+    expect(retainsData(normalizeSpec(ts.spec))).toBe(true);
+    (ts.spec as any).database = { managed: { deletionPolicy: 'Delete' } };
+    expect(cluster(ts).metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'TaskService', name: 'sys', controller: true })]);
+    expect(retainsData(normalizeSpec(ts.spec))).toBe(false);
+    // an external database is never the operator's to delete; its keys are kept with it
+    expect(retainsData(normalizeSpec(bare().spec))).toBe(true);
+  });
+
+  it('generated keys: generated once; a recorded key that is lost or changed is reported, never regenerated, until the admin accepts that exact state (issue 59 #3)', () => {
+    const keys = ['AUTH_SECRET', 'TOTP_ENCRYPTION_KEY'];
+    const b64 = (v: string) => Buffer.from(v).toString('base64');
+    // first reconcile: nothing recorded, nothing there
+    const first = checkKeys(keys, {}, {});
+    expect(decideKeys('sys-generated', first, {}, undefined, 'sys')).toMatchObject({ generate: keys, condition: { status: 'True' } });
+    const data = { AUTH_SECRET: b64('a'.repeat(40)), TOTP_ENCRYPTION_KEY: b64('b'.repeat(64)) };
+    const recorded = checkKeys(keys, data, {}).present;
+    expect(Object.values(recorded).every((c) => /^[0-9a-f]{16}$/.test(c))).toBe(true);
+    // the Secret is deleted: nothing generated, the condition says what and how to recover
+    const lost = checkKeys(keys, {}, recorded);
+    expect(lost).toMatchObject({ lost: keys, changed: [], toGenerate: [] });
+    const d = decideKeys('sys-generated', lost, recorded, undefined, 'sys');
+    expect(d.generate).toEqual([]);
+    expect(d.record).toEqual(recorded);
+    expect(d.condition).toMatchObject({ type: 'KeyMaterial', status: 'False', reason: 'KeysLost' });
+    expect(d.condition.message).toContain(`kubectl annotate taskservice sys ${ACCEPT_KEYS_ANNOTATION}=${lost.fingerprint} --overwrite`);
+    // a stale acceptance (another fingerprint) changes nothing; the named one regenerates the lost keys
+    expect(decideKeys('sys-generated', lost, recorded, '000000000000', 'sys').generate).toEqual([]);
+    expect(decideKeys('sys-generated', lost, recorded, lost.fingerprint, 'sys')).toMatchObject({ generate: keys, condition: { status: 'True', reason: 'KeysAccepted' } });
+    // restored from a backup with the old values: intact again
+    expect(decideKeys('sys-generated', checkKeys(keys, data, recorded), recorded, undefined, 'sys').condition.reason).toBe('KeysIntact');
+    // a changed value is reported too; a key never recorded (newly needed) is still generated
+    const changed = checkKeys([...keys, 'CRON_SECRET'], { ...data, AUTH_SECRET: b64('c'.repeat(40)) }, recorded);
+    expect(changed).toMatchObject({ lost: [], changed: ['AUTH_SECRET'], toGenerate: ['CRON_SECRET'] });
+    expect(decideKeys('sys-generated', changed, recorded, undefined, 'sys')).toMatchObject({ generate: ['CRON_SECRET'], record: recorded, condition: { reason: 'KeysChanged' } });
   });
 
   it('leaves spec.replicas to the HPA of an autoscaled service', () => {

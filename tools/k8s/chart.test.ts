@@ -90,7 +90,12 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     const c = job.spec.template.spec.containers[0];
     expect(c.image).toBe('ghcr.io/task-service/task-service-operator:0.1.0');
     expect(c.command).toEqual(['node', 'operator/src/uninstall.ts']);
-    expect(c.env).toEqual([{ name: 'UNINSTALL_TIMEOUT_SECONDS', value: '240' }]);
+    expect(c.env).toEqual([
+      { name: 'UNINSTALL_TIMEOUT_SECONDS', value: '240' },
+      // only the release's own TaskServices are deleted
+      { name: 'RELEASE_NAME', value: 'tso' },
+      { name: 'RELEASE_NAMESPACE', value: 'operators' },
+    ]);
     expect(job.spec.template.spec.serviceAccountName).toBe('tso-task-service-operator-uninstall');
     expect(hooks.find((o) => o.kind === 'ClusterRole').rules).toEqual([{ apiGroups: ['tasks.example.io'], resources: ['taskservices'], verbs: ['list', 'delete'] }]);
     // the hook's account, role and binding exist before the Job runs

@@ -1,0 +1,263 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- tests read deep into untyped Kubernetes objects */
+/**
+ * Issue 59 (Kubernetes day two) against a real kube-apiserver 1.20.2 with the garbage collector
+ * (tools/k8s/cluster.ts): upgrades leave NATS alone, no path deletes a database, lost key material is
+ * noticed and never silently replaced, Ready=False at 0 replicas. CloudNativePG cannot run here: a
+ * stand-in CRD serves its `clusters.postgresql.cnpg.io` kind, and the test writes the Cluster status
+ * its operator would.
+ */
+import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, loadYaml, setHeaderOptions, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiServerBinaries, requireBinaries } from '../../tools/k8s/bins.ts';
+import { startTestCluster, type TestCluster } from '../../tools/k8s/cluster.ts';
+import { CRD_FILE } from '../../tools/k8s/gen-crd.ts';
+import { eventually } from '../../tools/testenv/wait.ts';
+import { GROUP, PLURAL, VERSION } from '../src/crd.ts';
+import { RETAINED_ANNOTATION } from '../src/desired.ts';
+import { ACCEPT_KEYS_ANNOTATION } from '../src/keys.ts';
+import { runOperator, type RunningOperator } from '../src/operator.ts';
+
+const gate = requireBinaries(apiServerBinaries(), 'tools/k8s/ensure-apiserver.sh');
+const NS = 'apps';
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const log = pino({ level: process.env.OPERATOR_TEST_LOG ?? 'silent' });
+
+/** Stand-in for CloudNativePG's CRD: the same group, version and kind, any spec, a status subresource. */
+const CNPG_STANDIN_CRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: { name: clusters.postgresql.cnpg.io }
+spec:
+  group: postgresql.cnpg.io
+  scope: Namespaced
+  names: { kind: Cluster, listKind: ClusterList, plural: clusters, singular: cluster }
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      subresources: { status: {} }
+      schema:
+        openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true }
+`;
+
+describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', () => {
+  let cluster: TestCluster;
+  let kc: KubeConfig;
+  let apps: AppsV1Api;
+  let core: CoreV1Api;
+  let custom: CustomObjectsApi;
+  let op: RunningOperator;
+
+  const ts = { group: GROUP, version: VERSION, plural: PLURAL, namespace: NS };
+  const pg = { group: 'postgresql.cnpg.io', version: 'v1', plural: 'clusters', namespace: NS };
+  const create = (name: string, spec: Record<string, unknown>) =>
+    custom.createNamespacedCustomObject({ ...ts, body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'TaskService', metadata: { name }, spec } });
+  const getTs = (name: string): Promise<any> => custom.getNamespacedCustomObject({ ...ts, name });
+  const patchTs = (name: string, body: unknown) => custom.patchNamespacedCustomObject({ ...ts, name, body }, merge);
+  const gone = async (read: () => Promise<unknown>) => read().then(() => false, (e: any) => e.code === 404);
+  const cond = (o: any, type: string) => o?.status?.conditions?.find((c: any) => c.type === type);
+  const getCluster = (name: string): Promise<any> => custom.getNamespacedCustomObject({ ...pg, name });
+  const secret = (name: string) => core.readNamespacedSecret({ name, namespace: NS });
+  const events = async (reason: string, kind: string, name: string) =>
+    (await core.listNamespacedEvent({ namespace: NS })).items.filter((e) => e.reason === reason && e.involvedObject.kind === kind && e.involvedObject.name === name);
+  const managed = (extra: Record<string, unknown> = {}) => ({ publicUrl: 'https://tasks.example.com', database: { managed: { instances: 1, ...extra } } });
+
+  beforeAll(async () => {
+    cluster = await startTestCluster();
+    kc = new KubeConfig();
+    kc.loadFromFile(cluster.kubeconfigPath);
+    apps = kc.makeApiClient(AppsV1Api);
+    core = kc.makeApiClient(CoreV1Api);
+    custom = kc.makeApiClient(CustomObjectsApi);
+    const ext = kc.makeApiClient(ApiextensionsV1Api);
+    for (const crd of [loadYaml<V1CustomResourceDefinition>(readFileSync(CRD_FILE, 'utf8')), loadYaml<V1CustomResourceDefinition>(CNPG_STANDIN_CRD)]) {
+      await ext.createCustomResourceDefinition({ body: crd });
+      await eventually(`CRD ${crd.metadata!.name} established`, async () => {
+        const c = await ext.readCustomResourceDefinition({ name: crd.metadata!.name! });
+        return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+      });
+    }
+    await core.createNamespace({ body: { metadata: { name: NS } } });
+    op = await runOperator(kc, {
+      log,
+      POD_NAMESPACE: NS,
+      POD_NAME: 'day-two',
+      LEASE_NAME: 'unused',
+      LEADER_ELECT: false,
+      LEASE_DURATION_SECONDS: 15,
+      HEALTH_PORT: 0,
+      WORKERS: 2,
+      notReadyRecheckMs: 2000,
+      keyCheckMs: 500,
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await op?.stop();
+    await cluster?.stop();
+  }, 60_000);
+
+  it('spec.version: the services roll, the NATS StatefulSet keeps its pod template (no restart of the bus)', async () => {
+    await create('up', { publicUrl: 'https://tasks.example.com', version: '1.4.2', database: { secretKeyRef: { name: 'pg-app' } } });
+    const before = await eventually('NATS StatefulSet', () => apps.readNamespacedStatefulSet({ name: 'up-nats', namespace: NS }));
+    await patchTs('up', { spec: { version: '1.5.0' } });
+    await eventually('gateway at 1.5.0', async () => (await apps.readNamespacedDeployment({ name: 'up-gateway', namespace: NS })).spec?.template.spec?.containers[0]?.image?.endsWith(':1.5.0'));
+    const after = await eventually('StatefulSet relabelled', async () => {
+      const s = await apps.readNamespacedStatefulSet({ name: 'up-nats', namespace: NS });
+      return s.metadata?.labels?.['app.kubernetes.io/version'] === '1.5.0' ? s : undefined;
+    });
+    // The API server bumps generation on any change of the spec (the pod template included): unchanged
+    // means the StatefulSet controller has nothing to roll.
+    expect(after.metadata?.generation).toBe(before.metadata?.generation);
+    expect(after.spec?.template).toEqual(before.spec?.template);
+    await custom.deleteNamespacedCustomObject({ ...ts, name: 'up' });
+  });
+
+  it('a managed database: the Cluster is owned by label, follows spec changes, reports its status; deleting the TaskService keeps it (Retain) and says so', async () => {
+    await create('db', managed());
+    const c1 = await eventually('Cluster', () => getCluster('db-db'));
+    expect(c1.metadata.ownerReferences).toBeUndefined();
+    let t = await eventually('Owned and Database conditions', async () => {
+      const o = await getTs('db');
+      return cond(o, 'Owned') && cond(o, 'Database') ? o : undefined;
+    });
+    expect(cond(t, 'Owned')).toMatchObject({ status: 'True' });
+    expect(cond(t, 'Database')).toMatchObject({ status: 'False', reason: 'ClusterNotReady', message: expect.stringContaining('deletionPolicy Retain') });
+
+    // What CloudNativePG would report once its instance runs: the watch on Clusters brings it in.
+    await custom.patchNamespacedCustomObjectStatus({ ...pg, name: 'db-db', body: { status: { instances: 1, readyInstances: 1, phase: 'Cluster in healthy state', conditions: [{ type: 'Ready', status: 'True' }] } } }, merge);
+    t = await eventually('Database=True', async () => {
+      const o = await getTs('db');
+      return cond(o, 'Database')?.status === 'True' ? o : undefined;
+    });
+    expect(cond(t, 'Database').message).toContain('Cluster db-db: 1/1 instances ready, Cluster in healthy state');
+
+    // spec.database.managed changes reach the Cluster
+    await patchTs('db', { spec: { database: { managed: { instances: 2 } } } });
+    await eventually('instances 2 applied', async () => (await getCluster('db-db')).spec.instances === 2);
+    t = await eventually('observed', async () => {
+      const o = await getTs('db');
+      return o.status?.observedGeneration === o.metadata.generation && cond(o, 'Database')?.status === 'False' ? o : undefined;
+    });
+    expect(cond(t, 'Database').message).toContain('1/2 instances ready');
+    const keysBefore = (await secret('db-generated')).data;
+
+    await custom.deleteNamespacedCustomObject({ ...ts, name: 'db' });
+    // the garbage collector has done its part once the owned Deployments are gone
+    await eventually('owned children collected', async () => (await apps.listNamespacedDeployment({ namespace: NS, labelSelector: 'tasks.example.io/owner-name=db' })).items.length === 0, 60_000);
+    const kept = await eventually('Cluster marked as retained', async () => {
+      const c = await getCluster('db-db');
+      return c.metadata.annotations?.[RETAINED_ANNOTATION] ? c : undefined;
+    });
+    expect(kept.spec.instances).toBe(2);
+    const [ev] = await eventually('Retained event', async () => {
+      const e = await events('Retained', 'Cluster', 'db-db');
+      return e.length ? e : undefined;
+    });
+    expect(ev!.message).toContain('its volumes are kept (deletionPolicy Retain)');
+    expect((await secret('db-generated')).data).toEqual(keysBefore);
+
+    // Created again under the same name: the Cluster and the keys that belong to its data come back.
+    await create('db', managed({ instances: 2 }));
+    await eventually('Cluster taken back', async () => {
+      const o = await getTs('db');
+      const c = await getCluster('db-db');
+      return cond(o, 'Owned')?.status === 'True' && cond(o, 'Database') && !c.metadata.annotations?.[RETAINED_ANNOTATION];
+    });
+    expect((await secret('db-generated')).data).toEqual(keysBefore);
+    expect(cond(await getTs('db'), 'KeyMaterial')).toMatchObject({ status: 'True', reason: 'KeysIntact' });
+
+    // Switching to a referenced database does not prune a retained Cluster either.
+    await patchTs('db', { spec: { database: { managed: null, secretKeyRef: { name: 'pg-app' } } } });
+    await eventually('config points at the reference', async () => {
+      const o = await getTs('db');
+      return o.status?.observedGeneration === o.metadata.generation && !cond(o, 'Database');
+    });
+    expect((await getCluster('db-db')).metadata.deletionTimestamp).toBeUndefined();
+    await custom.deleteNamespacedCustomObject({ ...ts, name: 'db' });
+  });
+
+  it('deletionPolicy Delete: the Cluster is owned and goes with the TaskService', async () => {
+    await create('dbx', managed({ deletionPolicy: 'Delete' }));
+    const c = await eventually('Cluster', () => getCluster('dbx-db'));
+    expect(c.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'TaskService', name: 'dbx', controller: true })]);
+    await eventually('generated Secret owned too', async () => (await secret('dbx-generated')).metadata?.ownerReferences?.[0]?.name === 'dbx');
+    await custom.deleteNamespacedCustomObject({ ...ts, name: 'dbx' });
+    await eventually('Cluster collected', () => gone(() => getCluster('dbx-db')), 60_000);
+    await eventually('Secret collected', () => gone(() => secret('dbx-generated')), 60_000);
+  });
+
+  it('a lost generated Secret: noticed within seconds, a condition and an Event, nothing regenerated; restoring it or accepting that exact loss recovers', async () => {
+    await create('keys', { publicUrl: 'https://tasks.example.com', database: { secretKeyRef: { name: 'pg-app' } } });
+    const recorded = await eventually('checksums recorded', async () => {
+      const o = await getTs('keys');
+      return Object.keys(o.status?.keyChecksums ?? {}).length === 5 && cond(o, 'KeyMaterial')?.status === 'True' ? o.status.keyChecksums : undefined;
+    });
+    const original = (await secret('keys-generated')).data!;
+    expect(JSON.stringify(recorded)).not.toContain(original.AUTH_SECRET); // checksums, never values
+
+    const t0 = Date.now();
+    await core.deleteNamespacedSecret({ name: 'keys-generated', namespace: NS });
+    const lost = await eventually('KeyMaterial=False', async () => {
+      const o = await getTs('keys');
+      return cond(o, 'KeyMaterial')?.status === 'False' ? o : undefined;
+    });
+    const noticedMs = Date.now() - t0;
+    console.log(`[day-two] lost generated Secret noticed after ${noticedMs} ms`);
+    const c = cond(lost, 'KeyMaterial');
+    expect(c.reason).toBe('KeysLost');
+    expect(c.message).toContain('lost: AUTH_SECRET, CRON_SECRET, TOTP_ENCRYPTION_KEY, NATS_USER, NATS_PASSWORD');
+    const fingerprint = /accept-keys=([0-9a-f]+)/.exec(c.message)![1]!;
+    await eventually('Warning event', async () => (await events('KeysLost', 'TaskService', 'keys')).some((e) => e.type === 'Warning'));
+    // a reconcile for another reason (a spec change) still regenerates nothing
+    await patchTs('keys', { spec: { config: { LOG_LEVEL: 'debug' } } });
+    await eventually('spec change reconciled', async () => {
+      const o = await getTs('keys');
+      return o.status?.observedGeneration === o.metadata.generation;
+    });
+    expect(await gone(() => secret('keys-generated'))).toBe(true);
+    expect((await getTs('keys')).status.keyChecksums).toEqual(recorded);
+
+    // restored from a backup: intact again
+    await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'keys-generated' }, data: original } });
+    await eventually('KeysIntact', async () => cond(await getTs('keys'), 'KeyMaterial')?.reason === 'KeysIntact');
+
+    // lost again, and this time the admin accepts new values for exactly this loss
+    await core.deleteNamespacedSecret({ name: 'keys-generated', namespace: NS });
+    const again = await eventually('lost again', async () => {
+      const o = await getTs('keys');
+      return cond(o, 'KeyMaterial')?.status === 'False' ? cond(o, 'KeyMaterial') : undefined;
+    });
+    expect(again.message).toContain(`accept-keys=${fingerprint}`);
+    await patchTs('keys', { metadata: { annotations: { [ACCEPT_KEYS_ANNOTATION]: fingerprint } } });
+    const fresh = await eventually('regenerated', async () => {
+      const s = await secret('keys-generated');
+      return Object.keys(s.data ?? {}).length === 5 ? s.data! : undefined;
+    });
+    expect(fresh.AUTH_SECRET).not.toBe(original.AUTH_SECRET);
+    const accepted = await eventually('KeysAccepted', async () => {
+      const o = await getTs('keys');
+      return cond(o, 'KeyMaterial')?.reason === 'KeysAccepted' ? o : undefined;
+    });
+    expect(accepted.status.keyChecksums.AUTH_SECRET).not.toBe(recorded.AUTH_SECRET);
+    // the annotation named that one loss: losing the new Secret is reported again, not regenerated
+    await core.deleteNamespacedSecret({ name: 'keys-generated', namespace: NS });
+    await eventually('a new loss is reported', async () => cond(await getTs('keys'), 'KeyMaterial')?.status === 'False');
+    expect(await gone(() => secret('keys-generated'))).toBe(true);
+    await custom.deleteNamespacedCustomObject({ ...ts, name: 'keys' });
+  });
+
+  it('Ready=False while services are scaled to 0', async () => {
+    const zero = Object.fromEntries(['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'].map((s) => [s, 0]));
+    await create('zero', { publicUrl: 'https://tasks.example.com', database: { secretKeyRef: { name: 'pg-app' } }, replicas: zero });
+    const t = await eventually('status', async () => {
+      const o = await getTs('zero');
+      return cond(o, 'Ready') ? o : undefined;
+    });
+    expect(cond(t, 'Ready')).toMatchObject({ status: 'False', reason: 'ServicesUnavailable', message: expect.stringContaining('gateway (0 replicas)') });
+    expect(t.status.readyServices).toBe('0/6');
+    await custom.deleteNamespacedCustomObject({ ...ts, name: 'zero' });
+  });
+});
