@@ -20,6 +20,15 @@ const schema = z.object({
   WORKERS: int(2, 1, 16),
   /** an API request unanswered this long is given up and retried (watches excepted) */
   API_TIMEOUT_SECONDS: int(DEFAULT_API_TIMEOUT_SECONDS, 1, 300),
+  /**
+   * Namespaced mode: a comma-separated list of namespaces the operator watches (and, in the chart, the
+   * only ones its Roles reach). Unset or empty: every namespace (a ClusterRole).
+   */
+  WATCH_NAMESPACES: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(,[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a comma-separated list of namespace names')
+    .transform((v) => [...new Set(v.split(','))])
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -19,6 +19,8 @@ export interface ControllerOptions {
   workers?: number;
   notReadyRecheckMs?: number;
   resyncMs?: number;
+  /** namespaced mode: watch only these namespaces (WATCH_NAMESPACES); unset: every namespace */
+  namespaces?: string[];
   /** how often the generated Secrets are compared with their recorded checksums (a lost Secret is noticed within this) */
   keyCheckMs?: number;
   /** told after every reconcile (metrics.ts) */
@@ -33,9 +35,9 @@ export interface RunningController {
   stop(): Promise<void>;
 }
 
-/** The REST collection path of a kind across all namespaces, e.g. /apis/apps/v1/deployments. */
-export const collectionPath = (apiVersion: string, plural: string): string =>
-  apiVersion.includes('/') ? `/apis/${apiVersion}/${plural}` : `/api/${apiVersion}/${plural}`;
+/** The REST collection path of a kind in one namespace or across all, e.g. /apis/apps/v1/deployments. */
+export const collectionPath = (apiVersion: string, plural: string, namespace?: string): string =>
+  `${apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`}${namespace ? `/namespaces/${namespace}` : ''}/${plural}`;
 
 const plurals: Record<string, string> = {
   ConfigMap: 'configmaps',
@@ -105,6 +107,7 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
     cronJobApiVersion,
     notReadyRecheckMs: opts.notReadyRecheckMs,
     resyncMs: opts.resyncMs,
+    namespaced: opts.namespaces !== undefined,
   });
   const queue = new WorkQueue(
     async (key) => {
@@ -125,31 +128,35 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
   const objects = apiClient(kc, KubernetesObjectApi, opts.apiTimeoutMs);
   const runners: Runner[] = [];
 
+  // Every informer once per watched namespace (namespaced mode), or once for the cluster.
+  const scopes: (string | undefined)[] = opts.namespaces ?? [undefined];
+  const where = (ns: string | undefined) => (ns ? ` in ${ns}` : '');
+
   // TaskServices: spec changes (generation), deletion and finalizer changes; status writes are ours.
-  const tsCount = new FailureCount();
-  const tsInformer = makeInformer<KubernetesObject>(
-    kc,
-    collectionPath(API_VERSION, PLURAL),
-    tsCount.list(() => objects.list(API_VERSION, KIND, undefined)),
-  );
   const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
-  tsInformer.on('add', (o) => queue.add(keyOf(o)));
-  tsInformer.on('update', (o) => queue.add(keyOf(o)));
-  tsInformer.on('delete', (o) => queue.add(keyOf(o)));
+  const tsInformers = scopes.map((ns) => {
+    const count = new FailureCount();
+    const inf = makeInformer<KubernetesObject>(kc, collectionPath(API_VERSION, PLURAL, ns), count.list(() => objects.list(API_VERSION, KIND, ns)));
+    inf.on('add', (o) => queue.add(keyOf(o)));
+    inf.on('update', (o) => queue.add(keyOf(o)));
+    inf.on('delete', (o) => queue.add(keyOf(o)));
+    return { inf, what: `${KIND}.${GROUP}/${VERSION}${where(ns)}`, count };
+  });
+  const everyTaskService = () => tsInformers.flatMap(({ inf }) => inf.list());
 
   // Children: any change (status of a Deployment, a hand edit, a deletion) re-checks the owner.
   const selector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
   // CloudNativePG's Cluster is watched where its CRD is served at start (its status is the Database condition).
-  const cloudNativePG = await objects.list(CNPG_API_VERSION, 'Cluster', undefined, undefined, undefined, undefined, undefined, undefined, 1).then(
+  const cloudNativePG = await objects.list(CNPG_API_VERSION, 'Cluster', scopes[0], undefined, undefined, undefined, undefined, undefined, 1).then(
     () => true,
     () => false,
   );
-  const childInformers = childKinds(cronJobApiVersion, cloudNativePG).map((k) => {
+  const childInformers = childKinds(cronJobApiVersion, cloudNativePG).flatMap((k) => scopes.map((ns) => {
     const count = new FailureCount();
     const inf = makeInformer<KubernetesObject>(
       kc,
-      collectionPath(k.apiVersion, plurals[k.kind] as string),
-      count.list(() => objects.list(k.apiVersion, k.kind, undefined, undefined, undefined, undefined, undefined, selector)),
+      collectionPath(k.apiVersion, plurals[k.kind] as string, ns),
+      count.list(() => objects.list(k.apiVersion, k.kind, ns, undefined, undefined, undefined, undefined, selector)),
       selector,
     );
     const owner = (o: KubernetesObject) => {
@@ -159,19 +166,27 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
     inf.on('add', owner);
     inf.on('update', owner);
     inf.on('delete', owner);
-    return { inf, what: `${k.kind}.${k.apiVersion}`, count };
-  });
+    return { inf, what: `${k.kind}.${k.apiVersion}${where(ns)}`, count };
+  }));
 
-  // A node joining or leaving changes what the firewall must keep open on every other node.
-  const nodeCount = new FailureCount();
-  const nodeInformer = makeInformer<KubernetesObject>(kc, '/api/v1/nodes', nodeCount.list(() => objects.list('v1', 'Node', undefined)));
-  const everyTaskService = () => {
-    for (const o of tsInformer.list()) queue.add(keyOf(o));
-  };
-  nodeInformer.on('add', everyTaskService);
-  nodeInformer.on('delete', everyTaskService);
+  // A node joining or leaving changes what the firewall must keep open on every other node (cluster
+  // mode only: namespaced mode reads nothing outside its namespaces and runs no firewall).
+  const nodeInformers = opts.namespaces
+    ? []
+    : [
+        (() => {
+          const count = new FailureCount();
+          const inf = makeInformer<KubernetesObject>(kc, '/api/v1/nodes', count.list(() => objects.list('v1', 'Node', undefined)));
+          const requeueAll = () => {
+            for (const o of everyTaskService()) queue.add(keyOf(o));
+          };
+          inf.on('add', requeueAll);
+          inf.on('delete', requeueAll);
+          return { inf, what: 'Node.v1', count };
+        })(),
+      ];
 
-  for (const { inf, what, count } of [{ inf: nodeInformer, what: 'Node.v1', count: nodeCount }, { inf: tsInformer, what: `${KIND}.${GROUP}/${VERSION}`, count: tsCount }, ...childInformers]) {
+  for (const { inf, what, count } of [...nodeInformers, ...tsInformers, ...childInformers]) {
     runners.push(keepRunning(inf, what, log, count));
     try {
       await inf.start();
@@ -181,7 +196,7 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
       throw err;
     }
   }
-  log.info({ cloudNativePG }, 'controller started');
+  log.info({ cloudNativePG, namespaces: opts.namespaces ?? 'all' }, 'controller started');
 
   // Generated Secrets are not watched (that would need list/watch on every Secret in the cluster):
   // one GET per TaskService every keyCheckMs compares them with status.keyChecksums; a mismatch the
@@ -192,7 +207,7 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
     if (checking) return;
     checking = true;
     void (async () => {
-      for (const o of tsInformer.list() as unknown as TaskService[]) {
+      for (const o of everyTaskService() as unknown as TaskService[]) {
         const recorded = o.status?.keyChecksums;
         if (!recorded || !Object.keys(recorded).length || o.metadata.deletionTimestamp) continue;
         const secret = await secrets.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name: childName(o, 'generated'), namespace: o.metadata.namespace } });

@@ -34,8 +34,8 @@ export interface KubeClient {
   /** Server-side apply (force, fixed field manager); returns the live object. */
   apply(obj: KubeObject): Promise<KubeObject>;
   get(ref: ChildRef): Promise<KubeObject | undefined>;
-  /** Objects of a kind matching a label selector, in every namespace. */
-  list(apiVersion: string, kind: string, labelSelector: string): Promise<KubeObject[]>;
+  /** Objects of a kind matching a label selector, in one namespace or (none given) in every namespace. */
+  list(apiVersion: string, kind: string, labelSelector: string, namespace?: string): Promise<KubeObject[]>;
   /** Delete (background propagation); a missing object is fine. */
   delete(ref: ChildRef): Promise<void>;
   patchStatus(ts: TaskService, status: TaskServiceStatus): Promise<void>;
@@ -143,8 +143,8 @@ export function createKubeClient(kc: KubeConfig, timeoutMs: number, component = 
         throw err;
       }
     },
-    async list(apiVersion, kind, labelSelector) {
-      const res = await objects.list(apiVersion, kind, undefined, undefined, undefined, undefined, undefined, labelSelector);
+    async list(apiVersion, kind, labelSelector, namespace) {
+      const res = await objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector);
       // List items carry no apiVersion/kind; callers compare and delete them by those.
       return res.items.map((i) => ({ ...i, apiVersion, kind }) as KubeObject);
     },

@@ -29,7 +29,7 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
-export interface OperatorOptions extends Pick<OperatorConfig, 'POD_NAMESPACE' | 'POD_NAME' | 'LEASE_NAME' | 'LEADER_ELECT' | 'LEASE_DURATION_SECONDS' | 'HEALTH_PORT' | 'WORKERS'> {
+export interface OperatorOptions extends Pick<OperatorConfig, 'POD_NAMESPACE' | 'POD_NAME' | 'LEASE_NAME' | 'LEADER_ELECT' | 'LEASE_DURATION_SECONDS' | 'HEALTH_PORT' | 'WORKERS'>, Partial<Pick<OperatorConfig, 'WATCH_NAMESPACES'>> {
   log: Logger;
   /** deadline of an API request in ms (API_TIMEOUT_SECONDS) */
   apiTimeoutMs?: number;
@@ -56,7 +56,7 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
     state = 'starting';
     starting = (async () => {
       try {
-        controller = await startController(kc, { log, apiTimeoutMs, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs, keyCheckMs: opts.keyCheckMs, onReconciled: (outcome, seconds) => metrics.reconciled(outcome, seconds) });
+        controller = await startController(kc, { log, apiTimeoutMs, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs, keyCheckMs: opts.keyCheckMs, namespaces: opts.WATCH_NAMESPACES, onReconciled: (outcome, seconds) => metrics.reconciled(outcome, seconds) });
         state = 'running';
         lastError = undefined;
       } catch (err) {

@@ -41,6 +41,8 @@ export interface ReconcilerOptions {
   notReadyRecheckMs?: number;
   resyncMs?: number;
   now?: () => Date;
+  /** namespaced mode (WATCH_NAMESPACES): lists stay in the TaskService's namespace; no cluster-wide reads, so no firewall */
+  namespaced?: boolean;
 }
 
 export type ReconcileResult = { requeueAfterMs: number } | void;
@@ -123,7 +125,8 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
   const ownedSelector = (ts: { metadata: { name: string; namespace: string } }) => `${OWNER_NAME_LABEL}=${ts.metadata.name},${OWNER_NAMESPACE_LABEL}=${ts.metadata.namespace}`;
 
   async function listOwned(ts: { metadata: { name: string; namespace: string } }, cloudNativePG: boolean): Promise<KubeObject[]> {
-    const lists = await Promise.all(childKinds(cronJobApiVersion, cloudNativePG).map((k) => client.list(k.apiVersion, k.kind, ownedSelector(ts))));
+    const ns = opts.namespaced ? ts.metadata.namespace : undefined;
+    const lists = await Promise.all(childKinds(cronJobApiVersion, cloudNativePG).map((k) => client.list(k.apiVersion, k.kind, ownedSelector(ts), ns)));
     return lists.flat();
   }
 
@@ -189,9 +192,9 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
   }
 
   /** Whether the API server serves a kind (e.g. CloudNativePG's Cluster once its CRD is installed). */
-  async function served(apiVersion: string, kind: string): Promise<boolean> {
+  async function served(apiVersion: string, kind: string, namespace: string): Promise<boolean> {
     try {
-      await client.list(apiVersion, kind, 'app.kubernetes.io/managed-by=nobody');
+      await client.list(apiVersion, kind, 'app.kubernetes.io/managed-by=nobody', opts.namespaced ? namespace : undefined);
       return true;
     } catch {
       return false;
@@ -252,7 +255,7 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
    */
   async function noteRetained(namespace: string, name: string): Promise<void> {
     const ts = { metadata: { name, namespace } };
-    const clusters = (await served(CNPG_API_VERSION, 'Cluster')) ? await client.list(CNPG_API_VERSION, 'Cluster', ownedSelector(ts)) : [];
+    const clusters = (await served(CNPG_API_VERSION, 'Cluster', namespace)) ? await client.list(CNPG_API_VERSION, 'Cluster', ownedSelector(ts), namespace) : [];
     const secret = await client.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-generated`, namespace } });
     const left = [...clusters.filter((c) => c.metadata.namespace === namespace), ...(secret ? [secret] : [])];
     for (const obj of left) {
@@ -326,9 +329,14 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     let cloudNativePG: boolean;
     try {
       const spec = normalizeSpec(ts.spec);
-      const facts = spec.firewall.enabled ? await firewallFacts(ts) : undefined;
-      cloudNativePG = spec.database?.managed ? await served(CNPG_API_VERSION, 'Cluster') : false;
+      // The firewall needs cluster-wide facts (nodes, other TaskServices): not in namespaced mode.
+      const facts = spec.firewall.enabled && !opts.namespaced ? await firewallFacts(ts) : undefined;
+      cloudNativePG = spec.database?.managed ? await served(CNPG_API_VERSION, 'Cluster', ts.metadata.namespace) : false;
       ({ objects: desired, conditions: extra } = plan(ts, { cronJobApiVersion, firewall: facts, cloudNativePG }));
+      if (spec.firewall.enabled && opts.namespaced) {
+        extra = extra.filter((c) => c.type !== 'Firewall');
+        extra.push({ type: 'Firewall', status: 'False', reason: 'NamespacedMode', message: 'the firewall needs the cluster-wide operator (WATCH_NAMESPACES unset): it reads every node' });
+      }
       keys = await ensureGenerated(ts, wiring(ts, spec).generatedKeys);
     } catch (err) {
       if (!(err instanceof InvalidTaskServiceError)) throw err;

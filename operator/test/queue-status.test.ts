@@ -135,4 +135,11 @@ describe('operator configuration', () => {
     expect(() => loadOperatorConfig({ API_TIMEOUT_SECONDS: '0' })).toThrow(/API_TIMEOUT_SECONDS/);
     expect(() => loadOperatorConfig({ API_TIMEOUT_SECONDS: 'soon' })).toThrow(/API_TIMEOUT_SECONDS: must be an integer/);
   });
+
+  it('WATCH_NAMESPACES: unset is every namespace; a list is namespaced mode; a bad name is refused', () => {
+    expect(loadOperatorConfig({}).WATCH_NAMESPACES).toBeUndefined();
+    expect(loadOperatorConfig({ WATCH_NAMESPACES: '' }).WATCH_NAMESPACES).toBeUndefined();
+    expect(loadOperatorConfig({ WATCH_NAMESPACES: 'team-a,team-b,team-a' }).WATCH_NAMESPACES).toEqual(['team-a', 'team-b']);
+    expect(() => loadOperatorConfig({ WATCH_NAMESPACES: 'team-a, Team_B' })).toThrow(/WATCH_NAMESPACES: must be a comma-separated list/);
+  });
 });

@@ -80,6 +80,26 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     expect(role.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
   });
 
+  it('namespaced mode (watchNamespaces): a Role and RoleBinding per watched namespace, no ClusterRole, WATCH_NAMESPACES set (issue 59 #7)', () => {
+    const objs = render('--no-hooks', '--set', 'watchNamespaces={team-a,team-b}');
+    expect(objs.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
+    const roles = objs.filter((o) => o.kind === 'Role' && o.metadata.name === 'tso-task-service-operator');
+    expect(roles.map((r) => r.metadata.namespace)).toEqual(['team-a', 'team-b']);
+    const cluster = render('--no-hooks').find((o) => o.kind === 'ClusterRole');
+    // the same rights on namespaced kinds as the cluster-wide mode, minus nodes and endpoints
+    expect(roles[0].rules).toEqual(cluster.rules.filter((r: any) => !r.resources.includes('nodes') && !r.resources.includes('endpoints')));
+    const bindings = objs.filter((o) => o.kind === 'RoleBinding' && o.metadata.name === 'tso-task-service-operator');
+    expect(bindings.map((b) => [b.metadata.namespace, b.subjects[0].namespace])).toEqual([
+      ['team-a', 'operators'],
+      ['team-b', 'operators'],
+    ]);
+    for (const o of objs) expect(validateObject(o)).toEqual([]);
+    const env = objs.find((o) => o.kind === 'Deployment').spec.template.spec.containers[0].env;
+    expect(env).toContainEqual({ name: 'WATCH_NAMESPACES', value: 'team-a,team-b' });
+    expect(render('--no-hooks').find((o) => o.kind === 'Deployment').spec.template.spec.containers[0].env.map((e: any) => e.name)).not.toContain('WATCH_NAMESPACES');
+    expect(helm('lint', '--strict', CHART_DIR, '--set', 'watchNamespaces={Not_A_Namespace}').status).not.toBe(0);
+  });
+
   it('helm uninstall runs a pre-delete hook first: a Job in the operator image deletes every TaskService, with only that right', () => {
     const isHook = (o: any) => o.metadata.annotations?.['helm.sh/hook'] === 'pre-delete';
     const hooks = render().filter(isHook);
