@@ -29,7 +29,15 @@ export interface ControllerOptions {
 
 export interface RunningController {
   cronJobApiVersion: CronJobApiVersion;
-  queue: WorkQueue;
+  /** the current work queue (a pause drops it; resume starts a new one) */
+  readonly queue: WorkQueue;
+  /**
+   * Stop reconciling (leadership lost) but keep the informers and their caches: a leader back within
+   * moments resumes without re-listing every kind.
+   */
+  pause(): Promise<void>;
+  /** Reconcile again, every TaskService once from the kept caches. */
+  resume(): void;
   /** why the controller is not working (a watch failing again and again), or undefined */
   problem(): string | undefined;
   stop(): Promise<void>;
@@ -109,7 +117,7 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
     resyncMs: opts.resyncMs,
     namespaced: opts.namespaces !== undefined,
   });
-  const queue = new WorkQueue(
+  const newQueue = () => new WorkQueue(
     async (key) => {
       log.debug({ key }, 'reconcile');
       const t0 = performance.now();
@@ -124,6 +132,10 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
     },
     { workers: opts.workers ?? 2, onError: (key, err, attempt) => log.warn({ key, attempt, err: describeError(err) }, 'reconcile error; retrying') },
   );
+  // While paused, events go to a stopped queue and are dropped: resume() queues every TaskService, and
+  // a reconcile reads the current state, so nothing missed matters.
+  let queue = newQueue();
+  let paused = false;
   // the informers' list calls; their watches run on without a deadline
   const objects = apiClient(kc, KubernetesObjectApi, opts.apiTimeoutMs);
   const runners: Runner[] = [];
@@ -204,7 +216,7 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
   const secrets = createKubeClient(kc, opts.apiTimeoutMs);
   let checking = false;
   const keyCheck = setInterval(() => {
-    if (checking) return;
+    if (checking || paused) return;
     checking = true;
     void (async () => {
       for (const o of everyTaskService() as unknown as TaskService[]) {
@@ -222,7 +234,22 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
 
   return {
     cronJobApiVersion,
-    queue,
+    get queue() {
+      return queue;
+    },
+    async pause() {
+      if (paused) return;
+      paused = true;
+      await queue.shutdown();
+      log.info('controller paused (informers kept)');
+    },
+    resume() {
+      if (!paused) return;
+      paused = false;
+      queue = newQueue();
+      for (const o of everyTaskService()) queue.add(keyOf(o));
+      log.info('controller resumed');
+    },
     problem: () => runners.map((r) => r.problem()).find((p) => p !== undefined),
     async stop() {
       clearInterval(keyCheck);

@@ -164,9 +164,14 @@ export function startLeaderElection(kc: KubeConfig, opts: LeaderElectionOptions)
       transitions = transitions.then(opts.onStoppedLeading).catch((err: unknown) => log.error({ err }, 'onStoppedLeading failed'));
     }
     if (!stopped) {
-      timer = setTimeout(() => {
-        ticking = tick();
-      }, retry);
+      // Candidates retry with jitter (client-go's factor 1.2): replicas that lost the Lease together do
+      // not all ask again at the same moment. A leader renews on the plain period.
+      timer = setTimeout(
+        () => {
+          ticking = tick();
+        },
+        leader ? retry : retry * (1 + Math.random() * 1.2),
+      );
     }
   }
 

@@ -37,6 +37,8 @@ export interface OperatorOptions extends Pick<OperatorConfig, 'POD_NAMESPACE' | 
   notReadyRecheckMs?: number;
   resyncMs?: number;
   keyCheckMs?: number;
+  /** how long a replica that lost the Lease keeps its informers, to resume without re-listing (default: two lease durations) */
+  keepInformersMs?: number;
 }
 
 export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promise<RunningOperator> {
@@ -47,6 +49,16 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
   let leader = !opts.LEADER_ELECT;
   let state: OperatorHealth['controller'] = 'standby';
   let lastError: string | undefined;
+  /** a paused controller after a loss of leadership, kept for keepInformersMs */
+  let kept: { controller: RunningController; timer: NodeJS.Timeout } | undefined;
+  const keepInformersMs = opts.keepInformersMs ?? 2 * opts.LEASE_DURATION_SECONDS * 1000;
+  const dropKept = async () => {
+    const k = kept;
+    kept = undefined;
+    if (!k) return;
+    clearTimeout(k.timer);
+    await k.controller.stop();
+  };
   const metrics = createOperatorMetrics({ leader: () => health().leader, queueDepth: () => controller?.queue.length ?? 0 });
 
   // A failed start rejects: the elector then gives the Lease up (see leader.ts), and without
@@ -55,6 +67,16 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
     leader = true;
     state = 'starting';
     starting = (async () => {
+      if (kept) {
+        // leadership back within moments: the informers' caches are still current
+        clearTimeout(kept.timer);
+        controller = kept.controller;
+        kept = undefined;
+        controller.resume();
+        state = 'running';
+        lastError = undefined;
+        return;
+      }
       try {
         controller = await startController(kc, { log, apiTimeoutMs, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs, keyCheckMs: opts.keyCheckMs, namespaces: opts.WATCH_NAMESPACES, onReconciled: (outcome, seconds) => metrics.reconciled(outcome, seconds) });
         state = 'running';
@@ -74,7 +96,12 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
     await starting?.catch(() => undefined);
     const c = controller;
     controller = undefined;
-    await c?.stop();
+    if (!c) return;
+    // Stop reconciling at once (another replica may lead now) but keep the informers a while: a
+    // short loss (API latency) then costs no re-list of every kind.
+    await c.pause();
+    await dropKept();
+    kept = { controller: c, timer: setTimeout(() => void dropKept().catch((err: unknown) => log.warn({ err: describeError(err) }, 'stopping the kept controller failed')), keepInformersMs) };
   };
 
   // A standby is healthy; a leader only while its controller runs and its watches work. A replica
@@ -131,6 +158,7 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
     async stop() {
       if (elector) await elector.stop();
       else await stopLeading();
+      await dropKept();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

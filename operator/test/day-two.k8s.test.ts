@@ -4,9 +4,21 @@
  * (tools/k8s/cluster.ts): upgrades leave NATS alone, no path deletes a database, lost key material is
  * noticed and never silently replaced, Ready=False at 0 replicas. CloudNativePG cannot run here: a
  * stand-in CRD serves its `clusters.postgresql.cnpg.io` kind, and the test writes the Cluster status
- * its operator would.
+ * its operator would. Last, a replica that loses the Lease for moments keeps its informers.
  */
-import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, loadYaml, setHeaderOptions, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  V1MicroTime,
+  loadYaml,
+  setHeaderOptions,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -259,5 +271,42 @@ describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', ()
     expect(cond(t, 'Ready')).toMatchObject({ status: 'False', reason: 'ServicesUnavailable', message: expect.stringContaining('gateway (0 replicas)') });
     expect(t.status.readyServices).toBe('0/6');
     await custom.deleteNamespacedCustomObject({ ...ts, name: 'zero' });
+  });
+
+  it('a short loss of leadership: reconciling stops at once, the informers are kept, and the leader back resumes with the same controller', async () => {
+    await op.stop(); // from here on one electing replica
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    const elect = await runOperator(kc, {
+      log,
+      POD_NAMESPACE: NS,
+      POD_NAME: 'elect',
+      LEASE_NAME: 'day-two',
+      LEADER_ELECT: true,
+      LEASE_DURATION_SECONDS: 3,
+      HEALTH_PORT: 0,
+      WORKERS: 2,
+      retryPeriodMs: 300,
+      keepInformersMs: 60_000,
+    });
+    try {
+      await eventually('leading', async () => elect.isLeader());
+      const before = elect.controller();
+      // Another holder takes the Lease (as after an API hiccup longer than the renew window).
+      const lease = await leases.readNamespacedLease({ name: 'day-two', namespace: NS });
+      await leases.replaceNamespacedLease({
+        name: 'day-two',
+        namespace: NS,
+        body: { ...lease, spec: { ...lease.spec, holderIdentity: 'someone-else', leaseDurationSeconds: 3, renewTime: new V1MicroTime(), acquireTime: new V1MicroTime() } },
+      });
+      await eventually('stepped down', async () => !elect.isLeader());
+      await create('during', { publicUrl: 'https://tasks.example.com', database: { secretKeyRef: { name: 'pg-app' } } });
+      // the other holder never renews: the Lease expires and the replica leads again
+      await eventually('leading again', async () => elect.isLeader(), 60_000);
+      expect(elect.controller()).toBe(before);
+      await eventually('the TaskService created meanwhile is reconciled', async () => (await getTs('during')).status?.observedGeneration === 1);
+      await custom.deleteNamespacedCustomObject({ ...ts, name: 'during' });
+    } finally {
+      await elect.stop();
+    }
   });
 });

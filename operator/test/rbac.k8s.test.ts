@@ -170,7 +170,7 @@ describe.skipIf(!gate.run)('chart RBAC against a real kube-apiserver', () => {
       expect((await apps.listNamespacedDeployment({ namespace: 'team-a' })).items).toHaveLength(6);
       expect(op.health()).toMatchObject({ ok: true, leader: true });
       // outside its namespaces: untouched
-      expect(((await custom.getNamespacedCustomObject({ ...base, namespace: 'apps' })) as any).status).toBeUndefined();
+      expect((await custom.getNamespacedCustomObject({ ...base, namespace: 'apps' })).status).toBeUndefined();
       expect((await apps.listNamespacedDeployment({ namespace: 'apps', labelSelector: 'tasks.example.io/owner-name=ns' })).items).toHaveLength(0);
       for (const namespace of ['team-a', 'apps']) await custom.deleteNamespacedCustomObject({ ...base, namespace });
     } finally {

@@ -206,5 +206,33 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
       expect(r.status).not.toBe(0);
       expect(r.stderr).toMatch(/acceptance\.duration/);
     });
+
+    it('the documented CRD upgrade: over a CRD Helm installed, a plain server-side apply conflicts; with --force-conflicts it updates it (issue 59 #9)', () => {
+      // The previous chart's CRD as Helm leaves it: created with field manager "helm", one description
+      // worded differently and without a field added since.
+      const previous = customResourceDefinition() as any;
+      const props = previous.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
+      props.database.description = 'PostgreSQL (previous chart)';
+      delete props.database.properties.managed.properties.deletionPolicy;
+      const crd = 'crd/taskservices.tasks.example.io';
+      for (const args of [
+        ['delete', crd, '--wait=true'],
+        ['create', '--field-manager=helm', '-f', '-'],
+        ['wait', '--for=condition=Established', crd, '--timeout=60s'],
+      ]) {
+        const r = kubectl(args, JSON.stringify(previous));
+        expect(r.status, r.stderr).toBe(0);
+      }
+      const plain = kubectl(['apply', '--server-side', '-f', CRD_FILE]);
+      expect(plain.status).not.toBe(0);
+      expect(plain.stderr).toMatch(/conflict/i);
+      // exactly as docs/kubernetes.md "Upgrading" says
+      const forced = kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(CHART_DIR, 'crds')]);
+      expect(forced.status, forced.stderr).toBe(0);
+      const stored = JSON.parse(kubectl(['get', crd, '-o', 'json']).stdout);
+      const db = stored.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.database;
+      expect(db.properties.managed.properties.deletionPolicy).toMatchObject({ default: 'Retain', enum: ['Retain', 'Delete'] });
+      expect(db.description).toBe((customResourceDefinition() as any).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.database.description);
+    });
   });
 });
