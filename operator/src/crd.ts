@@ -129,6 +129,16 @@ export const specSchema: Schema = {
       },
       'per-pod resources of every service',
     ),
+    serviceResources: {
+      type: 'object',
+      description: 'per-service ResourceRequirements (requests and limits of cpu and memory), replacing spec.resources for that service',
+      properties: Object.fromEntries(
+        SERVICES.map((s) => {
+          const pair: Schema = { type: 'object', properties: { cpu: str({ pattern: QUANTITY }), memory: str({ pattern: QUANTITY }) } };
+          return [s, { type: 'object', properties: { requests: pair, limits: pair } }];
+        }),
+      ),
+    },
     publicUrl: str({
       pattern: '^https?://[^/]+',
       maxLength: 2048,

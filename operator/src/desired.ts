@@ -261,7 +261,8 @@ export const GATEWAY_METRICS_PORT = 9464;
 
 function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, configHash: string, w: Wiring): KubeObject {
   const isGateway = svc === 'gateway';
-  const resources = {
+  // spec.serviceResources.<svc> as given (e.g. a CPU request below its limit), else spec.resources as request = limit.
+  const resources = spec.serviceResources?.[svc] ?? {
     requests: { memory: spec.resources.memory, cpu: spec.resources.cpu },
     limits: { memory: spec.resources.memory, cpu: spec.resources.cpu },
   };

@@ -20,6 +20,7 @@ export interface TaskServiceSpec {
   };
   replicas: Record<ServiceName, number>;
   resources: { memory: string; cpu: string };
+  serviceResources?: Partial<Record<ServiceName, { requests?: { cpu?: string; memory?: string }; limits?: { cpu?: string; memory?: string } }>>;
   publicUrl?: string;
   natsUrl?: string;
   nats: { url?: string; credentialsSecret?: { name: string }; image: string; storage: string; storageClassName?: string };

@@ -272,6 +272,8 @@ describe('TaskService CRD schema', () => {
     ['an ingress host with a scheme', (s: any) => (s.ingress = { host: 'https://tasks.example.com' })],
     ['a bad memory quantity', (s: any) => (s.resources = { memory: 'lots' })],
     ['a storage size that is not a quantity', (s: any) => (s.nats = { storage: '2 gigs' })],
+    ['a per-service CPU limit that is not a quantity', (s: any) => (s.serviceResources = { gateway: { limits: { cpu: 'two cores' } } })],
+    ['a deletion policy other than Retain or Delete', (s: any) => (s.database = { managed: { deletionPolicy: 'Orphan' } })],
   ])('rejects %s', (_n, mutate) => {
     const obj: any = structuredClone(minimal());
     obj.spec.secrets = structuredClone(obj.spec.secrets);

@@ -140,6 +140,15 @@ describe('one TaskService is a system (L0)', () => {
     expect(decideKeys('sys-generated', changed, recorded, undefined, 'sys')).toMatchObject({ generate: ['CRON_SECRET'], record: recorded, condition: { reason: 'KeysChanged' } });
   });
 
+  it('per-service resources: full requests and limits for one service, spec.resources (request = limit) for the rest (issue 59 #12)', () => {
+    const ts = bare();
+    (ts.spec as any).serviceResources = { gateway: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '2', memory: '768Mi' } } };
+    const res = (svc: string) => find(ts, 'Deployment', `sys-${svc}`).spec.template.spec.containers[0].resources;
+    expect(res('gateway')).toEqual({ requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '2', memory: '768Mi' } });
+    expect(res('tasks')).toEqual({ requests: { memory: '512Mi', cpu: '500m' }, limits: { memory: '512Mi', cpu: '500m' } });
+    for (const o of plan(ts, opts).objects) expect(validateObject(o as any), `${o.kind}/${o.metadata.name}`).toEqual([]);
+  });
+
   it('leaves spec.replicas to the HPA of an autoscaled service', () => {
     const ts = bare();
     (ts.spec as any).autoscaled = ['gateway'];
