@@ -258,6 +258,8 @@ export const statusSchema: Schema = {
   properties: {
     observedGeneration: { type: 'integer', format: 'int64' },
     readyServices: str({ description: 'ready Deployments out of all, e.g. 6/6' }),
+    gatewayReplicas: { type: 'integer', format: 'int32', minimum: 0, description: 'gateway pods (the /scale subresource reports it)' },
+    gatewaySelector: str({ description: "the gateway pods' label selector (for a HorizontalPodAutoscaler through /scale)" }),
     cronJobApiVersion: str(),
     keyChecksums: {
       type: 'object',
@@ -283,7 +285,11 @@ export function customResourceDefinition(): Record<string, unknown> {
           name: VERSION,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          // /scale scales the gateway (kubectl scale tsvc, or an HPA targeting the TaskService).
+          subresources: {
+            status: {},
+            scale: { specReplicasPath: '.spec.replicas.gateway', statusReplicasPath: '.status.gatewayReplicas', labelSelectorPath: '.status.gatewaySelector' },
+          },
           additionalPrinterColumns: [
             { name: 'Version', type: 'string', jsonPath: '.spec.version' },
             { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },

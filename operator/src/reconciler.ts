@@ -14,6 +14,7 @@ import {
   RETAINED_ANNOTATION,
   childName,
   retainsData,
+  selectorLabels,
   firewallNamespace,
   ownerReference,
   wiring,
@@ -276,6 +277,7 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     error?: { reason: string; message: string },
     extra: PlanCondition[] = [],
     keyChecksums = ts.status?.keyChecksums,
+    gateway?: { replicas: number; selector: string },
   ) {
     const next = computeStatus({
       generation: ts.metadata.generation ?? 0,
@@ -284,6 +286,7 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
       error,
       extra,
       keyChecksums,
+      gateway,
       cronJobApiVersion,
       now: now(),
     });
@@ -402,7 +405,14 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     const db = desired.find((o) => o.kind === 'Cluster' && o.apiVersion === CNPG_API_VERSION);
     if (db) extra.push(databaseCondition(live.find((o) => objectKey(o) === objectKey(db)), retainsData(normalizeSpec(ts.spec))));
     const deployments = desired.filter((o) => o.kind === 'Deployment').map((d) => live.find((o) => objectKey(o) === objectKey(d)));
-    const status = await writeStatus(ts, deployments.map((d) => (d ? observedDeployment(d) : undefined)), undefined, extra, keys.keyChecksums);
+    const gw = live.find((o) => o.kind === 'Deployment' && o.metadata.name === childName(ts, 'gateway'));
+    const scale = {
+      replicas: (gw?.status as { replicas?: number } | undefined)?.replicas ?? 0,
+      selector: Object.entries(selectorLabels(ts, 'gateway'))
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
+    };
+    const status = await writeStatus(ts, deployments.map((d) => (d ? observedDeployment(d) : undefined)), undefined, extra, keys.keyChecksums, scale);
     const ready = status.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
     return { requeueAfterMs: ready ? resyncMs : notReadyRecheckMs };
   };

@@ -16,6 +16,8 @@ export interface StatusInput {
   /** a reconcile failure, if any: makes the resource Degraded */
   error?: { reason: string; message: string };
   cronJobApiVersion?: string;
+  /** the gateway's pods and selector, for the /scale subresource */
+  gateway?: { replicas: number; selector: string };
   /** checksums of the generated keys (keys.ts), carried into status */
   keyChecksums?: Record<string, string>;
   /** more conditions the plan reports (e.g. Firewall), kept in the given order after the standard three */
@@ -79,6 +81,12 @@ export function computeStatus(input: StatusInput): TaskServiceStatus {
   return {
     observedGeneration: generation,
     readyServices: `${available.length}/${deployments.length}`,
+    // kept as they were when this status was computed without the gateway (an error)
+    ...(input.gateway
+      ? { gatewayReplicas: input.gateway.replicas, gatewaySelector: input.gateway.selector }
+      : previous?.gatewayReplicas !== undefined
+        ? { gatewayReplicas: previous.gatewayReplicas, gatewaySelector: previous.gatewaySelector }
+        : {}),
     ...(input.cronJobApiVersion ? { cronJobApiVersion: input.cronJobApiVersion } : {}),
     ...(input.keyChecksums && Object.keys(input.keyChecksums).length ? { keyChecksums: input.keyChecksums } : {}),
     conditions: [

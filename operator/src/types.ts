@@ -64,6 +64,8 @@ export interface Condition {
 export interface TaskServiceStatus {
   observedGeneration?: number;
   readyServices?: string;
+  gatewayReplicas?: number;
+  gatewaySelector?: string;
   cronJobApiVersion?: string;
   keyChecksums?: Record<string, string>;
   conditions?: Condition[];

@@ -260,7 +260,7 @@ describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', ()
     await custom.deleteNamespacedCustomObject({ ...ts, name: 'keys' });
   });
 
-  it('Ready=False while services are scaled to 0', async () => {
+  it('Ready=False while services are scaled to 0; /scale scales the gateway', async () => {
     const zero = Object.fromEntries(['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'].map((s) => [s, 0]));
     await create('zero', { publicUrl: 'https://tasks.example.com', database: { secretKeyRef: { name: 'pg-app' } }, replicas: zero });
     const t = await eventually('status', async () => {
@@ -269,6 +269,13 @@ describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', ()
     });
     expect(cond(t, 'Ready')).toMatchObject({ status: 'False', reason: 'ServicesUnavailable', message: expect.stringContaining('gateway (0 replicas)') });
     expect(t.status.readyServices).toBe('0/6');
+
+    // /scale scales the gateway (kubectl scale tsvc zero --replicas=3; an HPA can target it too)
+    await custom.patchNamespacedCustomObjectScale({ ...ts, name: 'zero', body: { spec: { replicas: 3 } } }, merge);
+    expect((await getTs('zero')).spec.replicas.gateway).toBe(3);
+    await eventually('gateway Deployment scaled', async () => (await apps.readNamespacedDeployment({ name: 'zero-gateway', namespace: NS })).spec?.replicas === 3);
+    const scale: any = await custom.getNamespacedCustomObjectScale({ ...ts, name: 'zero' });
+    expect(scale.status.selector).toBe('app.kubernetes.io/name=task-service,app.kubernetes.io/instance=zero,app.kubernetes.io/component=gateway');
     await custom.deleteNamespacedCustomObject({ ...ts, name: 'zero' });
   });
 

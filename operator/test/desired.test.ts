@@ -248,7 +248,10 @@ describe('TaskService CRD schema', () => {
     };
     walk(schema, '');
     expect(untyped).toEqual([]);
-    expect(crd.spec.versions[0].subresources).toEqual({ status: {} });
+    expect(crd.spec.versions[0].subresources).toEqual({
+      status: {},
+      scale: { specReplicasPath: '.spec.replicas.gateway', statusReplicasPath: '.status.gatewayReplicas', labelSelectorPath: '.status.gatewaySelector' },
+    });
     expect(crd.spec.scope).toBe('Namespaced');
   });
 
