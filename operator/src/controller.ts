@@ -8,7 +8,7 @@ import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from './crd.ts';
 import { CNPG_API_VERSION, MANAGED_BY, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, childName, type CronJobApiVersion } from './desired.ts';
 import { checkKeys } from './keys.ts';
 import type { TaskService } from './types.ts';
-import { apiClient, createKubeClient, describeError, discoverCronJobApiVersion } from './kube.ts';
+import { apiClient, createKubeClient, describeError, discoverCronJobApiVersion, discoverPdbApiVersion } from './kube.ts';
 import { WorkQueue } from './queue.ts';
 import { childKinds, createReconciler } from './reconciler.ts';
 
@@ -56,6 +56,7 @@ const plurals: Record<string, string> = {
   Ingress: 'ingresses',
   CronJob: 'cronjobs',
   Cluster: 'clusters',
+  PodDisruptionBudget: 'poddisruptionbudgets',
 };
 
 /** Consecutive watch failures after which the controller counts as not working. */
@@ -107,12 +108,14 @@ function keepRunning(inf: Informer<KubernetesObject>, what: string, log: Logger,
 export async function startController(kc: KubeConfig, opts: ControllerOptions): Promise<RunningController> {
   const { log } = opts;
   const cronJobApiVersion = await discoverCronJobApiVersion(kc, opts.apiTimeoutMs);
-  log.info({ cronJobApiVersion }, 'CronJob API discovered');
+  const pdbApiVersion = await discoverPdbApiVersion(kc, opts.apiTimeoutMs);
+  log.info({ cronJobApiVersion, pdbApiVersion }, 'CronJob and PodDisruptionBudget APIs discovered');
   const client = createKubeClient(kc, opts.apiTimeoutMs);
   const reconcile = createReconciler({
     client,
     log,
     cronJobApiVersion,
+    pdbApiVersion,
     notReadyRecheckMs: opts.notReadyRecheckMs,
     resyncMs: opts.resyncMs,
     namespaced: opts.namespaces !== undefined,
@@ -163,7 +166,7 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
     () => true,
     () => false,
   );
-  const childInformers = childKinds(cronJobApiVersion, cloudNativePG).flatMap((k) => scopes.map((ns) => {
+  const childInformers = childKinds(cronJobApiVersion, cloudNativePG, pdbApiVersion).flatMap((k) => scopes.map((ns) => {
     const count = new FailureCount();
     const inf = makeInformer<KubernetesObject>(
       kc,

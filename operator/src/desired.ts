@@ -18,10 +18,13 @@ export const FIREWALL_CONFIG_DIR = '/etc/task-firewall';
 export const CNPG_API_VERSION = 'postgresql.cnpg.io/v1';
 
 export type CronJobApiVersion = 'batch/v1' | 'batch/v1beta1';
+export type PdbApiVersion = 'policy/v1' | 'policy/v1beta1';
 
 export interface BuildOptions {
   /** Kubernetes < 1.21 serves CronJob only as batch/v1beta1; the controller discovers which. */
   cronJobApiVersion: CronJobApiVersion;
+  /** Kubernetes < 1.21 serves PodDisruptionBudget only as policy/v1beta1 (default policy/v1) */
+  pdbApiVersion?: PdbApiVersion;
   /** whether CloudNativePG's Cluster kind is served (spec.database.managed) */
   cloudNativePG?: boolean;
   /** what the reconciler found out for the firewall; without it no firewall is rendered */
@@ -354,6 +357,19 @@ function service(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName): Kube
   };
 }
 
+/**
+ * A node drain (an upgrade of the cluster) evicts at most one pod of a service at a time, so a service
+ * with 2+ replicas keeps serving; with 1 replica the drain still proceeds (it does not block forever).
+ */
+function disruptionBudget(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, apiVersion: PdbApiVersion): KubeObject {
+  return {
+    apiVersion,
+    kind: 'PodDisruptionBudget',
+    metadata: meta(ts, spec, svc),
+    spec: { maxUnavailable: 1, selector: { matchLabels: selectorLabels(ts, svc) } },
+  };
+}
+
 /** Runs in the gateway image (Node 24 has fetch); fails the Job on any non-2xx answer. */
 const CRON_SCRIPT = [
   "const r = await fetch(process.env.CRON_URL, { method: 'POST', headers: { authorization: 'Bearer ' + process.env.CRON_SECRET } });",
@@ -577,7 +593,7 @@ export function plan(ts: TaskService, opts: BuildOptions): Plan {
   const objects: KubeObject[] = [
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(ts, spec, 'config'), data },
     ...(w.managedNats ? natsServer(ts, spec) : []),
-    ...SERVICES.flatMap((svc) => [deployment(ts, spec, svc, configHash, w), service(ts, spec, svc)]),
+    ...SERVICES.flatMap((svc) => [deployment(ts, spec, svc, configHash, w), service(ts, spec, svc), disruptionBudget(ts, spec, svc, opts.pdbApiVersion ?? 'policy/v1')]),
     cronJob(ts, spec, opts.cronJobApiVersion, w),
     ...(spec.ingress ? [ingress(ts, spec, spec.ingress)] : []),
   ];

@@ -9,6 +9,7 @@ import {
   CustomObjectsApi,
   KubernetesObjectApi,
   Observable,
+  PolicyV1Api,
   PatchStrategy,
   ServerConfiguration,
   createConfiguration,
@@ -20,7 +21,7 @@ import {
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION } from './crd.ts';
-import { FIELD_MANAGER, type CronJobApiVersion } from './desired.ts';
+import { FIELD_MANAGER, type CronJobApiVersion, type PdbApiVersion } from './desired.ts';
 import type { KubeObject, TaskService, TaskServiceStatus } from './types.ts';
 
 export interface ChildRef {
@@ -104,6 +105,17 @@ export function apiClient<T>(kc: KubeConfig, Api: new (config: Configuration) =>
  * Which CronJob API the server serves: batch/v1 from Kubernetes 1.21, batch/v1beta1 before
  * (the project's test server is 1.20.2, which answers 404 for batch/v1 CronJobs).
  */
+/** Which PodDisruptionBudget API the server serves: policy/v1 from Kubernetes 1.21, policy/v1beta1 before. */
+export async function discoverPdbApiVersion(kc: KubeConfig, timeoutMs: number): Promise<PdbApiVersion> {
+  try {
+    const resources = await apiClient(kc, PolicyV1Api, timeoutMs).getAPIResources();
+    return resources.resources.some((r) => r.name === 'poddisruptionbudgets') ? 'policy/v1' : 'policy/v1beta1';
+  } catch (err) {
+    if (isNotFound(err)) return 'policy/v1beta1';
+    throw err;
+  }
+}
+
 export async function discoverCronJobApiVersion(kc: KubeConfig, timeoutMs: number): Promise<CronJobApiVersion> {
   const resources = await apiClient(kc, BatchV1Api, timeoutMs).getAPIResources();
   return resources.resources.some((r) => r.name === 'cronjobs') ? 'batch/v1' : 'batch/v1beta1';

@@ -22,6 +22,7 @@ import {
   objectKey,
   plan,
   type CronJobApiVersion,
+  type PdbApiVersion,
   type FirewallFacts,
   type PlanCondition,
 } from './desired.ts';
@@ -38,6 +39,7 @@ export interface ReconcilerOptions {
   client: KubeClient;
   log: Logger;
   cronJobApiVersion: CronJobApiVersion;
+  pdbApiVersion?: PdbApiVersion;
   /** a timed re-check while not Ready, and a slow resync once Ready */
   notReadyRecheckMs?: number;
   resyncMs?: number;
@@ -55,7 +57,7 @@ interface AppliedChild {
 }
 
 /** Every kind the operator creates, for pruning and for cleanup across namespaces (CloudNativePG's Cluster where served). */
-export const childKinds = (cron: CronJobApiVersion, cloudNativePG = false): { apiVersion: string; kind: string }[] => [
+export const childKinds = (cron: CronJobApiVersion, cloudNativePG = false, pdb: PdbApiVersion = 'policy/v1'): { apiVersion: string; kind: string }[] => [
   { apiVersion: 'v1', kind: 'ConfigMap' },
   { apiVersion: 'v1', kind: 'Service' },
   { apiVersion: 'apps/v1', kind: 'Deployment' },
@@ -63,6 +65,7 @@ export const childKinds = (cron: CronJobApiVersion, cloudNativePG = false): { ap
   { apiVersion: 'apps/v1', kind: 'StatefulSet' },
   { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' },
   { apiVersion: cron, kind: 'CronJob' },
+  { apiVersion: pdb, kind: 'PodDisruptionBudget' },
   ...(cloudNativePG ? [{ apiVersion: CNPG_API_VERSION, kind: 'Cluster' }] : []),
 ];
 
@@ -127,7 +130,7 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
 
   async function listOwned(ts: { metadata: { name: string; namespace: string } }, cloudNativePG: boolean): Promise<KubeObject[]> {
     const ns = opts.namespaced ? ts.metadata.namespace : undefined;
-    const lists = await Promise.all(childKinds(cronJobApiVersion, cloudNativePG).map((k) => client.list(k.apiVersion, k.kind, ownedSelector(ts), ns)));
+    const lists = await Promise.all(childKinds(cronJobApiVersion, cloudNativePG, opts.pdbApiVersion).map((k) => client.list(k.apiVersion, k.kind, ownedSelector(ts), ns)));
     return lists.flat();
   }
 
@@ -335,7 +338,7 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
       // The firewall needs cluster-wide facts (nodes, other TaskServices): not in namespaced mode.
       const facts = spec.firewall.enabled && !opts.namespaced ? await firewallFacts(ts) : undefined;
       cloudNativePG = spec.database?.managed ? await served(CNPG_API_VERSION, 'Cluster', ts.metadata.namespace) : false;
-      ({ objects: desired, conditions: extra } = plan(ts, { cronJobApiVersion, firewall: facts, cloudNativePG }));
+      ({ objects: desired, conditions: extra } = plan(ts, { cronJobApiVersion, pdbApiVersion: opts.pdbApiVersion, firewall: facts, cloudNativePG }));
       if (spec.firewall.enabled && opts.namespaced) {
         extra = extra.filter((c) => c.type !== 'Firewall');
         extra.push({ type: 'Firewall', status: 'False', reason: 'NamespacedMode', message: 'the firewall needs the cluster-wide operator (WATCH_NAMESPACES unset): it reads every node' });

@@ -38,7 +38,7 @@ describe('desired state (L0)', () => {
       [
         'ConfigMap/demo-config',
         'CronJob/demo-cron',
-        ...SERVICES.flatMap((s) => [`Deployment/demo-${s}`, `Service/demo-${s}`]),
+        ...SERVICES.flatMap((s) => [`Deployment/demo-${s}`, `Service/demo-${s}`, `PodDisruptionBudget/demo-${s}`]),
         // no NATS referenced: the operator runs one
         'Service/demo-nats',
         'StatefulSet/demo-nats',

@@ -140,6 +140,15 @@ describe('one TaskService is a system (L0)', () => {
     expect(decideKeys('sys-generated', changed, recorded, undefined, 'sys')).toMatchObject({ generate: ['CRON_SECRET'], record: recorded, condition: { reason: 'KeysChanged' } });
   });
 
+  it('a PodDisruptionBudget per service: a node drain evicts one pod of a service at a time; policy/v1beta1 before Kubernetes 1.21', () => {
+    const pdbs = plan(bare(), opts).objects.filter((o) => o.kind === 'PodDisruptionBudget') as any[];
+    expect(pdbs.map((p) => p.metadata.name)).toEqual(['sys-gateway', 'sys-auth', 'sys-tasks', 'sys-notifier', 'sys-webhook', 'sys-scheduler']);
+    const gw = find(bare(), 'Deployment', 'sys-gateway');
+    expect(pdbs[0]).toMatchObject({ apiVersion: 'policy/v1', spec: { maxUnavailable: 1, selector: gw.spec.selector } });
+    for (const p of pdbs) expect(validateObject(p), p.metadata.name).toEqual([]);
+    expect(plan(bare(), { ...opts, pdbApiVersion: 'policy/v1beta1' }).objects.find((o) => o.kind === 'PodDisruptionBudget')?.apiVersion).toBe('policy/v1beta1');
+  });
+
   it('per-service resources: full requests and limits for one service, spec.resources (request = limit) for the rest (issue 59 #12)', () => {
     const ts = bare();
     (ts.spec as any).serviceResources = { gateway: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '2', memory: '768Mi' } } };

@@ -15,6 +15,7 @@ import { CronJob } from 'kubernetes-models/batch/v1/CronJob';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 
 type Validatable = { validate(): void };
 const models: Record<string, new (data: never) => Validatable> = {
@@ -31,6 +32,7 @@ const models: Record<string, new (data: never) => Validatable> = {
   'v1/ConfigMap': ConfigMap,
   'v1/Service': Service,
   'v1/ServiceAccount': ServiceAccount,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
 };
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -40,7 +42,8 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 /** Problems found in one object; empty when valid. `batch/v1beta1` CronJobs are checked as batch/v1. */
 export function validateObject(obj: { apiVersion: string; kind: string; metadata?: { name?: string; labels?: Record<string, string> } } & Record<string, unknown>): string[] {
   const problems: string[] = [];
-  const apiVersion = obj.apiVersion === 'batch/v1beta1' && obj.kind === 'CronJob' ? 'batch/v1' : obj.apiVersion;
+  // the beta shapes of CronJob and PodDisruptionBudget (Kubernetes 1.20) are the v1 ones for what the operator writes
+  const apiVersion = obj.apiVersion === 'batch/v1beta1' && obj.kind === 'CronJob' ? 'batch/v1' : obj.apiVersion === 'policy/v1beta1' ? 'policy/v1' : obj.apiVersion;
   const Model = models[`${apiVersion}/${obj.kind}`];
   const id = `${obj.kind}/${obj.metadata?.name}`;
   if (!Model) return [`${id}: no schema for ${obj.apiVersion} ${obj.kind}`];
