@@ -213,6 +213,16 @@ describe.skipIf(!haveClients)('real CalDAV clients', () => {
     expect((await titles(u)).find((t) => t.id === made!.id)).toMatchObject({ title: 'Renamed in the app', dueDate: '2031-01-15' });
     const after = JSON.parse((await todoman('--porcelain', 'list', '--status', 'ANY')).stdout) as { summary: string; due: number | null }[];
     expect(after.map((t) => t.summary).sort()).toEqual(['From the web', 'Renamed in the app']);
+
+    // a reminder set in the app reaches todoman's file as a VALARM and survives an edit there
+    expect((await u.api('PATCH', `/api/tasks/${made!.id}`, { reminders: [{ beforeDueMinutes: 60 }] })).status).toBe(200);
+    await vdirsyncer('sync');
+    expect(files().find((f) => f.includes('SUMMARY:Renamed in the app'))).toContain('TRIGGER;RELATED=END:PT8H');
+    // todoman's ids are its cache's: read again after the sync rewrote the file
+    const relisted = JSON.parse((await todoman('--porcelain', 'list', '--status', 'ANY')).stdout) as { summary: string; id: number }[];
+    await todoman('edit', String(relisted.find((t) => t.summary === 'Renamed in the app')!.id), '--due', '2031-01-20');
+    await vdirsyncer('sync');
+    expect((await u.api('GET', `/api/tasks/${made!.id}`)).body.task).toMatchObject({ dueDate: '2031-01-20', reminders: [{ beforeDueMinutes: 60 }] });
     expect(recorded.filter((r) => r.client === 'vdirsyncer' && r.method === 'PUT').every((r) => r.headers['if-match'] || r.headers['if-none-match'])).toBe(true);
     expect(recorded.some((r) => r.status >= 500)).toBe(false);
   });
