@@ -99,3 +99,28 @@ describe('process start with REQUIRE_2FA=true and TOTP_ENCRYPTION_KEY unset', ()
     expect(r.stderr).toContain('TOTP_ENCRYPTION_KEY');
   });
 });
+
+describe('REQUIRE_2FA=true after TOTP_ENCRYPTION_KEY was rotated (issue 54)', () => {
+  it('a TOTP-only user is sent to /setup/2fa after the first factor and enrols again, which replaces the unreadable secret', async () => {
+    const only = await signedIn(t, 'rotated-totp@example.test');
+    const oldSecret = await enrolTotp(only.browser);
+
+    await t.restart({ TOTP_ENCRYPTION_KEY: 'e'.repeat(64) });
+
+    // first factor again: the unreadable TOTP is no factor, so the forced enrolment page, not the code prompt
+    const { browser } = await signedIn(t, 'rotated-totp@example.test');
+    expect((await browser.json<{ secondFactorOk: boolean }>(`${t.url}/api/auth/me`)).body.secondFactorOk).toBe(false);
+    const page = await browser.fetch(`${t.url}/tasks`);
+    expect(page.status).toBe(302);
+    expect(page.headers.get('location')).toBe('/setup/2fa');
+    expect((await browser.json(`${t.url}/api/auth/2fa/status`)).body).toMatchObject({ totpEnabled: false, secondFactorOk: false, pendingPage: '/setup/2fa' });
+    // a code of the old authenticator entry proves nothing
+    const old = await browser.json<{ code: string }>(`${t.url}/api/auth/2fa/verify`, { method: 'POST', body: JSON.stringify({ code: await generate({ secret: oldSecret, epoch: now }) }) });
+    expect(old.status).toBe(409);
+    // enrolling replaces the unreadable secret
+    const newSecret = await enrolTotp(browser);
+    expect(newSecret).not.toBe(oldSecret);
+    expect((await browser.json(`${t.url}/api/user/api-keys`)).status).toBe(200);
+    expect((await browser.fetch(`${t.url}/tasks`)).status).not.toBe(302);
+  });
+});

@@ -63,16 +63,21 @@ export async function backupCodesRemaining(q: Queryable, userId: string): Promis
   return row!.n;
 }
 
-/** Whether TOTP is on and how many passkeys exist: the inputs of the second-factor rules. */
-export async function factorSummary(q: Queryable, userId: string): Promise<{ totpEnabled: boolean; passkeys: number }> {
+/**
+ * Whether TOTP is on and how many passkeys exist: the inputs of the second-factor rules. The enabled
+ * TOTP's stored secret comes along so the handlers can tell whether TOTP_ENCRYPTION_KEY still opens it
+ * (handlers/context.ts readableFactors); it never leaves the auth service.
+ */
+export async function factorSummary(q: Queryable, userId: string): Promise<{ totpEnabled: boolean; passkeys: number; totpSecretEncrypted: string | null }> {
   const db = orm(q);
+  const enabledTotp = and(eq(totpCredentials.userId, userId), isNotNull(totpCredentials.enabledAt));
   const [row] = await db
     .select({
-      totpEnabled: sql<boolean>`EXISTS (${db.select({ one: sql`1` }).from(totpCredentials).where(and(eq(totpCredentials.userId, userId), isNotNull(totpCredentials.enabledAt)))})`,
+      totpSecretEncrypted: sql<string | null>`(${db.select({ s: totpCredentials.secretEncrypted }).from(totpCredentials).where(enabledTotp)})`,
       passkeys: sql<number>`(${db.select({ n: count() }).from(authenticators).where(eq(authenticators.userId, userId))})::int`,
     })
     .from(sql`(SELECT 1) AS one`);
-  return row!;
+  return { totpEnabled: row!.totpSecretEncrypted !== null, passkeys: row!.passkeys, totpSecretEncrypted: row!.totpSecretEncrypted };
 }
 
 /** Serialise factor changes of one user (so two concurrent removals cannot both pass the last-factor rule). */

@@ -4,7 +4,10 @@ import { AppError } from '@tasksvc/proto';
 export interface FactorState {
   /** REQUIRE_2FA */
   required: boolean;
+  /** TOTP is on and TOTP_ENCRYPTION_KEY opens its secret (a secret it cannot open is no factor: totpStale) */
   totpEnabled: boolean;
+  /** TOTP is on but its secret no longer opens (the key was rotated): it may be replaced or removed */
+  totpStale?: boolean;
   passkeys: number;
   /** the session has proven a factor (second_factor_verified_at is set) */
   sessionVerified: boolean;

@@ -7,7 +7,7 @@ import { apiKeyByHash, touchApiKey } from '../db/api-keys.ts';
 import { factorSummary } from '../db/factors.ts';
 import { sessionAndUser, touchSession, type SessionRow } from '../db/sessions.ts';
 import { touchUser } from '../db/users.ts';
-import { secureCookies, type AuthDeps } from './context.ts';
+import { readableFactors, secureCookies, type AuthDeps } from './context.ts';
 
 function background(deps: AuthDeps, p: Promise<unknown>): void {
   p.catch((err: unknown) => deps.log.warn({ err }, 'activity update failed'));
@@ -30,7 +30,7 @@ async function sessionFromCookie(deps: AuthDeps, cookie: string | undefined): Pr
     session: found.session,
     email: found.user.email ?? '',
     userLastActiveAt: found.userLastActiveAt,
-    state: { required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: found.session.secondFactorVerifiedAt !== null },
+    state: { required: deps.config.REQUIRE_2FA, ...readableFactors(deps.config, summary), sessionVerified: found.session.secondFactorVerifiedAt !== null },
   };
 }
 
@@ -51,7 +51,7 @@ export async function resolveIdentity(deps: AuthDeps, req: { cookie?: string | u
     if (activityDue(key.userLastActiveAt, 300_000)) background(deps, touchUser(deps.pool, key.userId));
     const summary = await factorSummary(deps.pool, key.userId);
     // A key was created by a session that had passed its factor; it stands in for that proof.
-    const ok = secondFactorOk({ required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: true });
+    const ok = secondFactorOk({ required: deps.config.REQUIRE_2FA, ...readableFactors(deps.config, summary), sessionVerified: true });
     return { id: key.userId, email: key.email ?? '', method: 'api_key', readOnly: key.readOnly, secondFactorOk: ok, isAdmin: false, ...(key.expiresAt ? { expiresAt: key.expiresAt.toISOString() } : {}) };
   }
   const found = await sessionFromCookie(deps, req.cookie);

@@ -29,7 +29,7 @@ import {
 import { insertSession, markSecondFactorVerified } from '../db/sessions.ts';
 import { insertUser, touchUser } from '../db/users.ts';
 import { clientKey } from '../domain/client-key.ts';
-import { factorState, publicOrigin, requireSession, secureCookies, type AuthDeps } from './context.ts';
+import { factorState, publicOrigin, readableFactors, requireSession, secureCookies, type AuthDeps } from './context.ts';
 
 const CHALLENGE_TTL_SECONDS = 300;
 type EmptyCall = HttpCall<unknown, unknown, unknown>;
@@ -185,7 +185,7 @@ export function passkeyHandlers(deps: AuthDeps) {
       await inTransaction(deps.pool, async (tx) => {
         await lockUserFactors(tx, s.userId);
         if (!(await authenticatorExists(tx, call.params.id, s.userId))) throw new AppError('NOT_FOUND', 'no such passkey');
-        assertCanRemoveFactor({ required: deps.config.REQUIRE_2FA, ...(await factorSummary(tx, s.userId)), sessionVerified: true });
+        assertCanRemoveFactor({ required: deps.config.REQUIRE_2FA, ...readableFactors(deps.config, await factorSummary(tx, s.userId)), sessionVerified: true });
         await deleteAuthenticator(tx, call.params.id, s.userId);
       });
       return null;

@@ -25,7 +25,7 @@ import {
   useBackupCode,
 } from '../db/factors.ts';
 import { markSecondFactorVerified } from '../db/sessions.ts';
-import { factorState, requireSession, type AuthDeps } from './context.ts';
+import { factorState, readableFactors, requireSession, type AuthDeps } from './context.ts';
 
 type CodeCall = HttpCall<unknown, unknown, { code: string }>;
 type EmptyCall = HttpCall<unknown, unknown, unknown>;
@@ -84,7 +84,13 @@ export function twoFactorHandlers(deps: AuthDeps, opts: { clock?: () => number }
       assertCanEnrol(state);
       if (state.totpEnabled) throw new AppError('CONFLICT', 'TOTP is already enabled: remove it first to enrol a new authenticator');
       const secret = newTotpSecret();
-      if (!(await upsertPendingTotp(deps.pool, s.userId, encryptSecret(key, secret)))) throw new AppError('CONFLICT', 'TOTP is already enabled');
+      const stored = encryptSecret(key, secret);
+      const started = await inTransaction(deps.pool, async (tx) => {
+        // a secret the current key cannot open (TOTP_ENCRYPTION_KEY was rotated) is replaced by the new enrolment
+        if (state.totpStale) await deleteTotp(tx, s.userId);
+        return upsertPendingTotp(tx, s.userId, stored);
+      });
+      if (!started) throw new AppError('CONFLICT', 'TOTP is already enabled');
       return { secret, otpauthUri: totpUri(secret, s.email || s.userId, deps.config.WEBAUTHN_RP_NAME) };
     },
 
@@ -112,9 +118,10 @@ export function twoFactorHandlers(deps: AuthDeps, opts: { clock?: () => number }
       const s = requireSession(call.user);
       await inTransaction(deps.pool, async (tx) => {
         await lockUserFactors(tx, s.userId);
-        const summary = await factorSummary(tx, s.userId);
-        if (!summary.totpEnabled) throw new AppError('NOT_FOUND', 'TOTP is not enabled');
-        assertCanRemoveFactor({ required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: true });
+        const summary = readableFactors(deps.config, await factorSummary(tx, s.userId));
+        if (!summary.totpEnabled && !summary.totpStale) throw new AppError('NOT_FOUND', 'TOTP is not enabled');
+        // an unreadable secret protects nothing: removing it never removes the last factor
+        if (summary.totpEnabled) assertCanRemoveFactor({ required: deps.config.REQUIRE_2FA, ...summary, sessionVerified: true });
         await deleteTotp(tx, s.userId);
       });
       return null;
@@ -142,7 +149,7 @@ export function twoFactorHandlers(deps: AuthDeps, opts: { clock?: () => number }
 
     regenerateBackupCodes: async (call: EmptyCall) => {
       const s = requireSession(call.user);
-      const summary = await factorSummary(deps.pool, s.userId);
+      const summary = readableFactors(deps.config, await factorSummary(deps.pool, s.userId));
       if (factorCount(summary) === 0) throw new AppError('CONFLICT', 'backup codes need a second factor: set one up first');
       const codes = newBackupCodes();
       await inTransaction(deps.pool, (tx) => replaceBackupCodes(tx, s.userId, codes.map((c) => backupCodeHash(c)!)));
