@@ -294,3 +294,43 @@ describe.skipIf(!hasChromium)('the missing list controls: bulk actions and sort'
     await suite.shot(page, 'bulk-done');
   });
 });
+
+describe.skipIf(!hasChromium)("a topic's order: drag, or the arrow keys on the handle", () => {
+  it.each(SIZES)('a sequential topic is put in order by keyboard and by dragging; the first open task is the free one (%s)', async (label, size) => {
+    const page = await suite.newPage(size);
+    await signIn(page, suite.url, `reorder-${label}@example.test`);
+    const topic = ((await (await page.request.post('/api/topics', { data: { title: 'Move house', sequential: true } })).json()) as { topic: { id: string } }).topic.id;
+    for (const title of ['Pack boxes', 'Hire a van', 'Book movers']) await createTask(page, { title, topicId: topic });
+    const serverOrder = async () => ((await (await page.request.get(`/api/topics/${topic}`)).json()) as { tasks: { title: string; blocked: boolean }[] }).tasks.map((t) => `${t.title}${t.blocked ? ' (waits)' : ''}`);
+    expect(await serverOrder()).toEqual(['Pack boxes', 'Hire a van (waits)', 'Book movers (waits)']);
+    await page.goto(`/topics/${topic}`);
+    const list = page.getByRole('list', { name: 'Tasks of Move house' });
+    const shown = () => list.locator('.title').allTextContents();
+    await eventually(shown).toEqual(['Pack boxes', 'Hire a van', 'Book movers']);
+
+    // Keyboard: the handle takes the arrow keys and keeps the focus.
+    const handle = page.getByRole('button', { name: 'Move "Book movers"' });
+    await handle.focus();
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('ArrowUp');
+    await eventually(shown).toEqual(['Book movers', 'Pack boxes', 'Hire a van']);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Move "Book movers"');
+    await page.getByRole('status').filter({ hasText: '"Book movers" moved to place 1 of 3.' }).waitFor();
+    await eventually(serverOrder).toEqual(['Book movers', 'Pack boxes (waits)', 'Hire a van (waits)']);
+    // the row that is now first is the one to do (its box is enabled), the others wait
+    await eventually(() => page.getByRole('checkbox', { name: 'Complete "Pack boxes"' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('checkbox', { name: 'Complete "Book movers"' }).isDisabled()).toBe(false);
+
+    // Dragging the handle: "Hire a van" goes to the top.
+    const grip = (await page.getByRole('button', { name: 'Move "Hire a van"' }).boundingBox())!;
+    const first = (await list.locator('li').first().boundingBox())!;
+    await page.mouse.move(grip.x + grip.width / 2, grip.y + grip.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(grip.x + grip.width / 2, first.y + 4, { steps: 8 });
+    await suite.shot(page, 'reorder-dragging');
+    await page.mouse.up();
+    await eventually(shown).toEqual(['Hire a van', 'Book movers', 'Pack boxes']);
+    await eventually(serverOrder).toEqual(['Hire a van', 'Book movers (waits)', 'Pack boxes (waits)']);
+    await suite.shot(page, 'reorder-done');
+  });
+});

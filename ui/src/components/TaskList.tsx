@@ -183,7 +183,7 @@ export function estimateLabel(minutes: number): string {
   return [h ? `${h} h` : '', m ? `${m} min` : ''].filter(Boolean).join(' ');
 }
 
-export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; hideTopic?: boolean; select?: Selection | null | undefined }): JSX.Element {
+export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; hideTopic?: boolean; select?: Selection | null | undefined; /** the list can be put in order: a handle to drag, or to move with the arrow keys */ move?: ((id: string, by: number) => void) | undefined }): JSX.Element {
   const t = () => props.task;
   // Completed a moment ago from this row: shown ticked, with Undo instead of the menu, until its toast goes.
   const held = () => justCompleted(t().id);
@@ -195,6 +195,24 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
   let box: HTMLInputElement | undefined;
   return (
     <li classList={{ done: done(), selected: props.select?.has(t().id) ?? false }} data-testid="task-row" data-task-id={t().id}>
+      <Show when={props.move}>
+        {(move) => (
+          <button
+            type="button"
+            class="ghost icon-only small drag-handle"
+            aria-label={`Move "${t().title}"`}
+            aria-describedby="reorder-hint"
+            onKeyDown={(e) => {
+              const by = { ArrowUp: -1, ArrowDown: 1 }[e.key];
+              if (!by) return;
+              e.preventDefault();
+              move()(t().id, by);
+            }}
+          >
+            <Icon name="grip" />
+          </button>
+        )}
+      </Show>
       {/* Selecting for a bulk action: the box selects, the row's own actions wait. */}
       <Show
         when={props.select}
@@ -321,13 +339,75 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
   );
 }
 
-export function TaskList(props: { tasks: Task[]; today: string; topics: Topic[]; actions: TaskActions; empty?: JSX.Element; hideTopic?: boolean; label: string; select?: Selection | null | undefined }): JSX.Element {
+export function TaskList(props: {
+  tasks: Task[];
+  today: string;
+  topics: Topic[];
+  actions: TaskActions;
+  empty?: JSX.Element;
+  hideTopic?: boolean;
+  label: string;
+  select?: Selection | null | undefined;
+  /** the rows can be put in order (a topic's list): the task goes to this index of `tasks` */
+  reorder?: (id: string, to: number) => void;
+}): JSX.Element {
   // A deleted task leaves at once; its DELETE waits for the Undo toast (lib/undoable-delete.ts).
   const shown = createMemo(() => props.tasks.filter((t) => !isDeleted(t.id)));
+  const move = (id: string, by: number) => {
+    const at = shown().findIndex((t) => t.id === id);
+    const to = at + by;
+    if (at < 0 || to < 0 || to >= shown().length) return;
+    props.reorder!(id, props.tasks.indexOf(shown()[to]!));
+  };
+  let list: HTMLUListElement | undefined;
+  /**
+   * Drag by the handle (mouse, pen or finger): the row follows the pointer, a line shows where it
+   * would land, and letting go moves it there. Pointer events, so it works on a touch screen too.
+   */
+  const drag = (e: PointerEvent) => {
+    const handle = (e.target as HTMLElement).closest('.drag-handle');
+    const row = handle?.closest<HTMLElement>('[data-task-id]');
+    if (!handle || !row || !list || e.button !== 0) return;
+    e.preventDefault();
+    const id = row.dataset.taskId!;
+    const rows = [...list.querySelectorAll<HTMLElement>(':scope > [data-task-id]')];
+    const from = rows.indexOf(row);
+    const startY = e.clientY;
+    let to = from;
+    row.classList.add('dragging');
+    const onMove = (ev: PointerEvent) => {
+      row.style.transform = `translateY(${ev.clientY - startY}px)`;
+      // the index among the other rows whose middle is above the pointer
+      to = rows.filter((r) => r !== row && r.getBoundingClientRect().top + r.offsetHeight / 2 < ev.clientY).length;
+      rows.forEach((r) => r.classList.remove('drop-before', 'drop-after'));
+      const others = rows.filter((r) => r !== row);
+      if (to !== from) {
+        if (to < others.length) others[to]!.classList.add('drop-before');
+        else others.at(-1)!.classList.add('drop-after');
+      }
+    };
+    const onUp = () => {
+      removeEventListener('pointermove', onMove);
+      removeEventListener('pointerup', onUp);
+      removeEventListener('pointercancel', onUp);
+      row.classList.remove('dragging');
+      row.style.transform = '';
+      rows.forEach((r) => r.classList.remove('drop-before', 'drop-after'));
+      if (to !== from) move(id, to - from);
+    };
+    addEventListener('pointermove', onMove);
+    addEventListener('pointerup', onUp);
+    addEventListener('pointercancel', onUp);
+  };
   return (
     <Show when={shown().length > 0} fallback={<Empty>{props.empty ?? 'Nothing here.'}</Empty>}>
-      <ul class="list" aria-label={props.label}>
-        <For each={shown()}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} hideTopic={props.hideTopic} select={props.select} />}</For>
+      <Show when={props.reorder}>
+        <p id="reorder-hint" class="sr-only">
+          Drag the handle, or press the up and down arrow keys on it, to put this task earlier or later.
+        </p>
+      </Show>
+      <ul class="list" aria-label={props.label} ref={list} onPointerDown={(e) => props.reorder && drag(e)}>
+        <For each={shown()}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} hideTopic={props.hideTopic} select={props.select} move={props.reorder && !props.select ? move : undefined} />}</For>
       </ul>
     </Show>
   );

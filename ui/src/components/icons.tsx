@@ -21,6 +21,7 @@ const PATHS = {
   plus: 'M12 5v14M5 12h14',
   contrast: 'M12 3a9 9 0 1 0 0 18V3Z M12 3a9 9 0 1 1 0 18',
   notes: 'M6 3h9l4 4v14H6zM14 3v5h5M9 12h7M9 16h7',
+  grip: 'M9 6h.01M15 6h.01M9 12h.01M15 12h.01M9 18h.01M15 18h.01',
   clock: 'M12 3a9 9 0 1 0 0 18 9 9 0 0 0 0-18ZM12 7v5l3 2',
 } as const;
 

@@ -1,6 +1,6 @@
 import { A, useNavigate, useParams } from '@solidjs/router';
 import { createResource, createSignal, For, onMount, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
-import { ApiError, get, patch, post } from '../lib/api.ts';
+import { ApiError, get, patch, post, put } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { reconciled } from '../lib/reconciled.ts';
 import { toast, toastError } from '../lib/toast.ts';
@@ -131,7 +131,7 @@ function TopicIndex(): JSX.Element {
 
 function TopicDetail(props: { id: string }): JSX.Element {
   const navigate = useNavigate();
-  const [data, { refetch }] = createResource(
+  const [data, { refetch, mutate }] = createResource(
     () => props.id,
     async (id, { value, refetching }: ResourceFetcherInfo<{ topic: Topic; tasks: Task[] }>) => {
       const d = await get<{ topic: Topic; tasks: Task[] }>(`/api/topics/${id}`);
@@ -145,6 +145,29 @@ function TopicDetail(props: { id: string }): JSX.Element {
     void shared.refetchTopics();
     return refetch();
   };
+  const [movedText, setMoved] = createSignal('');
+  /**
+   * Put a task elsewhere in the topic's order (what "first open task" of a sequential topic means):
+   * shown at once, saved as the whole order (`PUT /api/topics/:id/reorder`), then reloaded for the
+   * tasks now waiting or free. The handle keeps the focus, so the arrow keys can go on moving it.
+   */
+  async function reorder(id: string, to: number) {
+    const d = data.latest;
+    if (!d) return;
+    const tasks = [...d.tasks];
+    const from = tasks.findIndex((t) => t.id === id);
+    const [moved] = tasks.splice(from, 1);
+    tasks.splice(to, 0, moved!);
+    mutate({ ...d, tasks });
+    document.querySelector<HTMLElement>(`[data-task-id="${id}"] .drag-handle`)?.focus();
+    setMoved(`"${moved!.title}" moved to place ${to + 1} of ${tasks.length}.`);
+    try {
+      await put(`/api/topics/${d.topic.id}/reorder`, { taskIds: tasks.map((t) => t.id) });
+    } catch (err) {
+      toastError(err);
+    }
+    void refetch();
+  }
   function remove(t: Topic) {
     // Undoable: the topic leaves the lists at once, its DELETE waits for the toast to go.
     deleteWithUndo({ id: t.id, path: `/api/topics/${t.id}`, title: t.title, message: `Deleted the topic "${t.title}"; its tasks are kept without a topic`, done: () => void shared.refetchTopics() });
@@ -209,7 +232,10 @@ function TopicDetail(props: { id: string }): JSX.Element {
               </section>
               <section class="card">
                 <h2>Tasks</h2>
-                <TaskList hideTopic label={`Tasks of ${d().topic.title}`} tasks={d().tasks} today={shared.today()} topics={shared.topics() ?? []} actions={{ changed, edit: setEditingTask }} empty="No tasks in this topic yet. Add one above: it lands in this topic." />
+                <p class="sr-only" role="status">
+                  {movedText()}
+                </p>
+                <TaskList hideTopic reorder={(id, to) => void reorder(id, to)} label={`Tasks of ${d().topic.title}`} tasks={d().tasks} today={shared.today()} topics={shared.topics() ?? []} actions={{ changed, edit: setEditingTask }} empty="No tasks in this topic yet. Add one above: it lands in this topic." />
               </section>
             </div>
           </>
