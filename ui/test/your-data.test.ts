@@ -8,7 +8,8 @@ import { chromiumSuite, createTask, enrolTotp, hasChromium, signIn, totpCode } f
  * Settings → Your data along the real click path in Chromium: the JSON export downloads (with its
  * progress) as the attachment the server names, and the account is deleted behind the typed
  * confirmation — at once after a fresh sign-in, and after confirming the second factor when the
- * sign-in is older than 10 minutes. Afterwards no row of the user is left in any table.
+ * sign-in is older than 10 minutes. Afterwards no row of the user is left in any table. And the
+ * import wizard: a bad file named, preview (nothing written yet), confirm, result, the same file again.
  */
 const suite = chromiumSuite('your-data');
 const desktop = { width: 1280, height: 800 };
@@ -18,7 +19,51 @@ async function userId(email: string): Promise<string> {
   return rows[0]!.id;
 }
 
+const SAMPLES = new URL('../../services/tasks/test/import-samples/', import.meta.url).pathname;
+
 describe.skipIf(!hasChromium)('Settings → Your data in Chromium', () => {
+  it('imports a Todoist CSV through the wizard: a bad file is named, then preview, confirm, result; the same file again adds nothing', async () => {
+    const page = await suite.newPage(desktop);
+    const email = 'arriving@example.test';
+    await signIn(page, suite.url, email);
+    const id = await userId(email);
+    await page.goto('/settings/data');
+    const wizard = page.getByTestId('import-wizard');
+
+    // a file that cannot be read: the wizard names file, row and field, and nothing is written
+    await wizard.getByLabel('File to import').setInputFiles(`${SAMPLES}bad-priority.csv`);
+    await wizard.getByRole('button', { name: 'Preview' }).click();
+    await expect.poll(() => wizard.getByTestId('import-error').textContent()).toMatch(/bad-priority\.csv.*row 3.*PRIORITY/s);
+    expect((await userRowCounts(suite.system().pool, id))['tasks.tasks']).toBe(0);
+
+    await wizard.getByLabel('File to import').setInputFiles(`${SAMPLES}Home [2203306141].csv`);
+    await wizard.getByRole('button', { name: 'Preview' }).click();
+    await wizard.getByTestId('import-format').getByText('Home [2203306141].csv').waitFor();
+    const counts = wizard.getByTestId('import-counts');
+    expect(await counts.getByRole('row', { name: /^Tasks/ }).getByRole('cell').first().textContent()).toBe('9');
+    expect(await counts.getByRole('row', { name: /^Subtasks/ }).getByRole('cell').first().textContent()).toBe('2');
+    await expect.poll(() => wizard.getByTestId('import-recurrences').textContent()).toContain('every monday');
+    // nothing is written before the confirmation
+    expect((await userRowCounts(suite.system().pool, id))['tasks.tasks']).toBe(0);
+    await suite.shot(page, 'import-preview');
+
+    await wizard.getByRole('button', { name: /^Import \d+ items$/ }).click();
+    await expect.poll(() => wizard.getByTestId('import-result').textContent()).toMatch(/Tasks: 9 added.*Subtasks: 2 added/s);
+    await suite.shot(page, 'import-result');
+    await wizard.getByRole('link', { name: 'Go to your tasks' }).click();
+    await page.waitForURL(`${suite.url}/tasks`);
+    await page.getByText('Pay rent').first().waitFor();
+
+    // the same file again: the preview says it is all here already, and the import button is off
+    await page.goto('/settings/data');
+    await wizard.getByLabel('File to import').setInputFiles(`${SAMPLES}Home [2203306141].csv`);
+    await wizard.getByRole('button', { name: 'Preview' }).click();
+    const nothing = wizard.getByRole('button', { name: 'Nothing new to import' });
+    await nothing.waitFor();
+    expect(await nothing.isDisabled()).toBe(true);
+    expect((await userRowCounts(suite.system().pool, id))['tasks.tasks']).toBe(11);
+  });
+
   it('downloads everything as JSON, then deletes the account behind the typed confirmation', async () => {
     const page = await suite.newPage(desktop);
     const email = 'leaving@example.test';
