@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, checkLayout, ensureUiBuilt, hasChromium, launchChromium, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
+import { axeViolations, checkLayout, ensureUiBuilt, eventually, hasChromium, launchChromium, signIn, startUiSystem, totpCode, virtualAuthenticator, type UiSystem } from './support.ts';
 
 /**
  * axe-core on every screen of the app (issue 24): no serious or critical violation, in light and dark,
@@ -147,6 +147,18 @@ describe.skipIf(!hasChromium)('accessibility (axe-core): no serious or critical 
     await check(page, 'tasks-completed-row');
     await rowUndo.click();
     await page.getByRole('checkbox', { name: 'Complete "Book a holiday"' }).waitFor();
+    // A paused task (its own group and badge), and the list selecting for a bulk action (its bar).
+    await page.getByRole('button', { name: 'Actions for "Read a chapter"' }).click();
+    await page.getByRole('menuitem', { name: 'Pause' }).click();
+    await page.getByTestId('paused-badge').waitFor();
+    await page.getByRole('button', { name: 'Select', exact: true }).click();
+    await page.getByRole('checkbox', { name: 'Select "Read a chapter"' }).check();
+    await page.getByRole('region', { name: 'Selected tasks' }).getByText('1 selected').waitFor();
+    await check(page, 'tasks-bulk-select');
+    await page.getByRole('region', { name: 'Selected tasks' }).getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Actions for "Read a chapter"' }).click();
+    await page.getByRole('menuitem', { name: 'Resume' }).click();
+    await eventually(() => page.getByTestId('paused-badge').count()).toBe(0);
     await open(page, '/topics');
     await check(page, 'topics');
     await page.getByRole('button', { name: 'New topic' }).click();
