@@ -5,6 +5,11 @@ describe('redactUrl', () => {
   it('hides the iCal feed token in the path', () => {
     expect(redactUrl('/api/calendar/3f9c2a7be1d04c55.ics')).toBe('/api/calendar/[redacted].ics');
     expect(redactUrl('/api/calendar/3f9c2a7be1d04c55.ics?x=1')).toBe('/api/calendar/[redacted].ics?x=1');
+    // the router decodes percent-escapes: so does the redaction, before it looks (#56.6)
+    expect(redactUrl('/api/%63alendar/3f9c2a7be1d04c55.ics')).toBe('/api/calendar/[redacted].ics');
+    expect(redactUrl('/%61pi/c%61lendar/3f9c2a7be1d04c55.ics?x=1')).toBe('/api/calendar/[redacted].ics?x=1');
+    expect(redactUrl('/api/%43ALENDAR/%33f9c2a7be1d04c55%2Eics')).toBe('/api/CALENDAR/[redacted].ics');
+    expect(redactUrl('/api/tasks/%zz')).toBe('/api/tasks/%zz');
     expect(redactUrl('/API/Calendar/abc')).toBe('/API/Calendar/[redacted]');
   });
 

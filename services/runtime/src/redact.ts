@@ -16,12 +16,30 @@ const SECRET_PARAMS = new RegExp(`^(${SECRET_NAMES})$`, 'i');
 /** A query none of whose parameters is named as a secret, nor has an encoded name (that could decode to one), matches not. */
 const MAYBE_SECRET_PARAM = new RegExp(`(?:^|&)(?:${SECRET_NAMES}|[^=&]*[%+][^=&]*)=`, 'i');
 
+/**
+ * The path as the router reads it: percent-escapes decoded (`/api/%63alendar/…` is the calendar
+ * route), so a secret is found under any spelling. One that cannot be decoded stays as sent.
+ */
+function routedPath(path: string): string {
+  if (!path.includes('%')) return path;
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 /** The URL (path and query, as in `req.url`) with every secret replaced by `[redacted]`. */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
-  if (q === -1 && !SECRET_PATH_PREFIX.test(url)) return url; // the common case: logged for every request
+  if (q === -1 && !url.includes('%') && !SECRET_PATH_PREFIX.test(url)) return url; // the common case: logged for every request
   let path = q === -1 ? url : url.slice(0, q);
-  for (const [re, replacement] of SECRET_PATHS) path = path.replace(re, replacement);
+  // redacted after decoding: a secret path is logged decoded, with its secret replaced
+  const decoded = routedPath(path);
+  if (SECRET_PATH_PREFIX.test(decoded)) {
+    path = decoded;
+    for (const [re, replacement] of SECRET_PATHS) path = path.replace(re, replacement);
+  }
   if (q === -1) return path;
   const query = url.slice(q + 1);
   if (!MAYBE_SECRET_PARAM.test(query)) return `${path}?${query}`; // `?limit=50`: logged for every list
