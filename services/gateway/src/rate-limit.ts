@@ -1,7 +1,8 @@
 import { AppError, DELETIONS_PER_HOUR, type AnyRoute, type BulkBody, type Identity } from '@tasksvc/proto';
 import type { Config, Logger, Pool } from '@tasksvc/runtime';
 import type { FastifyReply } from 'fastify';
-import { countCall, dropOldWindows, HOURLY } from './db/rate-limits.ts';
+import { countCall, dropOldWindows, HOURLY, type Counted } from './db/rate-limits.ts';
+import { granted, leaseSize, RateBudget } from './rate-budget.ts';
 
 /** The bucket of the bulk actions that have no single-task limit of their own (delete, changeTopic, setPriority). */
 export const BULK_BUCKET = 'tasks.bulk';
@@ -47,11 +48,13 @@ export const HOURLY_LIMITS: Readonly<Record<string, HourlyLimit>> = {
 
 /**
  * Count a call of a rate-limited route for its user in PostgreSQL (so every replica shares the
- * count): a fixed window (a minute, or an hour for HOURLY_LIMITS) per user and route; the calls that
- * arrive together share one upsert (db/rate-limits.ts). A bulk action counts each of its tasks: bulk complete and snooze against the single
- * action's limit, the others together against BULK_BUCKET; one with more tasks than a whole minute
- * allows is 422 LIMIT_EXCEEDED and counts nothing (it could never pass). Over the limit → 429
- * RATE_LIMITED with Retry-After (seconds to the window's end); a refused call counts too. Other
+ * count): a fixed window (a minute, or an hour for HOURLY_LIMITS) per user and route. A replica
+ * leases a few calls of a user's budget at once and spends them in memory (rate-budget.ts); the
+ * leases asked for together share one upsert (db/rate-limits.ts). A bulk action counts each of its
+ * tasks: bulk complete and snooze against the single action's limit, the others together against
+ * BULK_BUCKET; one with more tasks than a whole minute allows is 422 LIMIT_EXCEEDED and counts
+ * nothing (it could never pass). Over the limit → 429 RATE_LIMITED with Retry-After (seconds to the
+ * window's end). Other
  * routes pass untouched. If the database cannot be asked, the call passes (and is logged): the write
  * behind it needs the database anyway. RATE_LIMIT_WRITES=false turns the limits off (load tests,
  * benchmarks). `body` is the route's validated body.
@@ -84,19 +87,29 @@ export async function enforceHourlyLimit(l: HourlyLimit, user: Identity | null, 
   await count(`${HOURLY}${l.bucket}`, l.limit, l.what, user, deps, reply);
 }
 
-/** Count `n` (a call: 1; a bulk action: its tasks) against `limit` under `subject`. */
+const budgets = new WeakMap<Pool, RateBudget>();
+
+/**
+ * Count `n` (a call: 1; a bulk action: its tasks) against `limit` under `subject`: from this replica's
+ * lease of the user's budget when it has room (no statement), else by leasing more (rate-budget.ts).
+ */
 async function count(subject: string, limit: number, what: string, user: Identity | null, deps: { pool: Pool; log: Logger; config: Config }, reply: FastifyReply, n = 1): Promise<void> {
   if (!user || !deps.config.RATE_LIMIT_WRITES) return;
-  let row: { hits: number; resetIn: number };
+  let budget = budgets.get(deps.pool);
+  if (!budget) budgets.set(deps.pool, (budget = new RateBudget()));
+  const key = `${user.id} ${subject}`;
+  if (budget.spend(key, n, Date.now())) return;
+  const asked = leaseSize(limit, n, budget.knownHits(key, Date.now()));
+  let row: Counted;
   try {
-    row = await countCall(deps.pool, user.id, subject, n);
+    row = await countCall(deps.pool, user.id, subject, asked);
     // old windows go away now and then (any replica may do it)
-    if (row.hits === n && Math.random() < 0.05) await dropOldWindows(deps.pool);
+    if (row.hits === asked && Math.random() < 0.05) await dropOldWindows(deps.pool);
   } catch (err) {
     deps.log.warn({ err, subject }, 'rate limit not checked: database unavailable');
     return;
   }
-  if (row.hits > limit) {
+  if (!budget.add(key, granted(limit, asked, row.hits), row.hits, row.windowEnd, n, Date.now())) {
     void reply.header('retry-after', String(Math.max(1, row.resetIn)));
     throw new AppError('RATE_LIMITED', `${what}; try again in ${Math.max(1, row.resetIn)} s`);
   }

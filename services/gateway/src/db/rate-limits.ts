@@ -12,6 +12,8 @@ export interface Counted {
   hits: number;
   /** seconds to the window's end */
   resetIn: number;
+  /** the window's end (ms since the epoch, PostgreSQL's clock) */
+  windowEnd: number;
 }
 
 interface Count {
@@ -25,7 +27,7 @@ interface Count {
  * one upsert for any number of them; a pair appears once (an upsert cannot touch a row twice).
  * Rows in key order, so two replicas' statements lock shared rows in the same order.
  */
-const countMany = statement<{ user_id: string; bucket: string; hits: number; reset_in: number }>(
+const countMany = statement<{ user_id: string; bucket: string; hits: number; window_end: number; reset_in: number }>(
   sql`WITH c AS (
       SELECT u, b, n, CASE WHEN starts_with(b, ${sql.raw(`'${HOURLY}'`)}) THEN 'hour' ELSE 'minute' END AS unit
       FROM unnest(${p('users')}::uuid[], ${p('buckets')}::text[], ${p('counts')}::int[]) AS t(u, b, n)
@@ -34,6 +36,7 @@ const countMany = statement<{ user_id: string; bucket: string; hits: number; res
     SELECT u, b, date_trunc(unit, now()), n FROM c ORDER BY u, b
     ON CONFLICT (${names(r.userId, r.bucket, r.windowStart)}) DO UPDATE SET hits = ${r.hits} + EXCLUDED.hits
     RETURNING ${r.userId} AS user_id, ${r.bucket} AS bucket, ${r.hits} AS hits,
+      (extract(epoch FROM ${r.windowStart} + CASE WHEN starts_with(${r.bucket}, ${sql.raw(`'${HOURLY}'`)}) THEN interval '1 hour' ELSE interval '1 minute' END) * 1000)::float8 AS window_end,
       ceil(extract(epoch FROM ${r.windowStart} + CASE WHEN starts_with(${r.bucket}, ${sql.raw(`'${HOURLY}'`)}) THEN interval '1 hour' ELSE interval '1 minute' END - now()))::int AS reset_in`,
 );
 
@@ -53,12 +56,12 @@ async function flushCounts(q: Queryable, items: Count[]): Promise<Counted[]> {
   const rows = [...sums.values()];
   const { rows: counted } = await countMany.run(q, { users: rows.map((s) => s.userId), buckets: rows.map((s) => s.bucket), counts: rows.map((s) => s.n) });
   // the total before this batch, then each call in order adds its own
-  const running = new Map<string, { hits: number; resetIn: number }>();
-  for (const row of counted) running.set(keyOf(row.user_id, row.bucket), { hits: row.hits - sums.get(keyOf(row.user_id, row.bucket))!.n, resetIn: row.reset_in });
+  const running = new Map<string, Counted>();
+  for (const row of counted) running.set(keyOf(row.user_id, row.bucket), { hits: row.hits - sums.get(keyOf(row.user_id, row.bucket))!.n, resetIn: row.reset_in, windowEnd: row.window_end });
   return items.map((c) => {
     const t = running.get(keyOf(c.userId, c.bucket))!;
     t.hits += c.count;
-    return { hits: t.hits, resetIn: t.resetIn };
+    return { ...t };
   });
 }
 
