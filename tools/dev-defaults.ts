@@ -1,5 +1,5 @@
 import { createECDH, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { startLocalPostgres, type LocalPostgres, type Logger } from '@tasksvc/runtime';
@@ -12,7 +12,9 @@ export async function applyDevDefaults(env: Record<string, string | undefined>, 
   const out = { ...env };
   if ((out.RUNTIME_ENV ?? 'development') === 'production') return { env: out };
   const dataDir = resolve(out.DATA_DIR || '.data');
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // owner-only at every start, whatever mode an older version, a copy or an umask left (issue 56 #7)
+  chmodSync(dataDir, 0o700);
 
   let postgres: LocalPostgres | undefined;
   if (!out.DATABASE_URL) {
@@ -56,6 +58,7 @@ export async function applyDevDefaults(env: Record<string, string | undefined>, 
 /** A secret generated once and kept (owner-only) in the data folder, so restarts keep sessions and encrypted data readable. */
 function keptSecret(file: string, generate: () => string): string {
   if (!existsSync(file)) writeFileSync(file, generate(), { mode: 0o600 });
+  chmodSync(file, 0o600);
   return readFileSync(file, 'utf8').trim();
 }
 
