@@ -333,11 +333,12 @@ describe('notification channels against real local peers', () => {
     expect(mails.at(-1)!.parsed.subject).toBe('Test notification');
     expect(JSON.parse(hitsAt('/alert').at(-1)!.raw.toString()).title).toBe('Test notification');
     // a permanent error from the peer is reported, not retried
-    responder = (hit) => (hit.path.startsWith('/pushover') ? { status: 400, body: '{"status":0,"errors":["application token is invalid"]}' } : null);
+    responder = (hit) => (hit.path.startsWith('/pushover') ? { status: 400, body: '{"status":0,"errors":["application token is invalid"]}\n\u001b[31mFAKE LOG LINE' } : null);
     const bad = await h.call('POST', '/api/settings/notification-channels/pushover/test', alice);
     responder = () => null;
     expect(bad.json).toMatchObject({ type: 'pushover', ok: false, delivered: 0 });
-    expect(bad.json.error).toMatch(/HTTP 400.*application token is invalid/);
+    expect(bad.json.error).toMatch(/HTTP 400; the receiver answered: “.*application token is invalid.*FAKE LOG LINE”/);
+    expect(bad.json.error).not.toMatch(/[\n\u001b]/);
     const hist = (await h.call('GET', '/api/settings/notification-history', alice)).json.entries as { channel: string; status: string; test: boolean }[];
     expect(hist[0]).toMatchObject({ channel: 'pushover', status: 'failed', test: true });
     expect(hist.length).toBeLessThanOrEqual(50);

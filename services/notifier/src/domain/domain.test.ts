@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { channels } from '../channels/index.ts';
 import { hasFlag, mergeChannelInput, redactedConfig } from './channel-config.ts';
-import { appLink, emailMessage, httpAlertBody, judgeHttp, ntfyMessage, pushoverMessage, pushPayload, telegramMessage } from './messages.ts';
+import { appLink, emailMessage, httpAlertBody, judgeHttp, receiverText, ntfyMessage, pushoverMessage, pushPayload, telegramMessage } from './messages.ts';
 
 const n = { title: 'Due today', body: 'Pay rent <now> & "soon"', url: '/tasks?view=today', tag: 'due-today' };
 const APP = 'https://tasks.example.test/';
@@ -94,5 +94,18 @@ describe('channel settings', () => {
     expect(hasFlag('botToken')).toBe('hasBotToken');
     expect(redactedConfig(channels['ntfy'].secretFields, { topic: 't', server: null, priority: null }, ['token'])).toEqual({ topic: 't', server: null, priority: null, hasToken: true });
     expect(redactedConfig(channels['http-alert'].secretFields, { url: 'u' }, [])).toEqual({ url: 'u', hasSecret: false });
+  });
+});
+
+describe("a receiver's answer in errors (#56.9)", () => {
+  it('says whose text it is, keeps 200 characters, and strips control characters, bidi overrides and fake log lines', () => {
+    const evil = 'bad token\n{"level":50,"msg":"admin signed in"}\r\u001b[2J\u202egnp.exe\u0000' + 'x'.repeat(300);
+    const out = judgeHttp(400, evil);
+    expect(out).toMatchObject({ kind: 'failed' });
+    const error = (out as { error: string }).error;
+    expect(error.startsWith('HTTP 400; the receiver answered: “bad token {"level":50')).toBe(true);
+    expect(error).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
+    expect(receiverText(evil).length).toBeLessThanOrEqual(200);
+    expect(judgeHttp(500, '')).toEqual({ kind: 'retry', error: 'HTTP 500' });
   });
 });

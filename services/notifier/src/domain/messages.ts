@@ -101,12 +101,26 @@ export function pushPayload(n: Notice): string {
 export type SendOutcome = { kind: 'sent' } | { kind: 'retry'; error: string } | { kind: 'failed'; error: string } | { kind: 'gone'; error: string };
 
 /**
+ * A receiver's answer as shown in test results, the history and logs (issue 56 #9): its first 200
+ * characters, with control characters (terminal escapes, line breaks that fake log lines), bidi
+ * overrides and invisible formatting turned into spaces; the caller says whose text it is.
+ */
+export function receiverText(detail: string): string {
+  return detail
+    .slice(0, 200)
+    .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/**
  * 2xx is sent. 408, 429, 5xx, redirects (never followed) and network errors are transient. 404/410
  * from a push service means the subscription is gone. Other 4xx are permanent (bad token, chat…).
  */
 export function judgeHttp(status: number, detail: string, opts: { push?: boolean } = {}): SendOutcome {
   if (status >= 200 && status < 300) return { kind: 'sent' };
-  const error = `HTTP ${status}${detail ? `: ${detail.slice(0, 200)}` : ''}`;
+  const said = receiverText(detail);
+  const error = `HTTP ${status}${said ? `; the receiver answered: “${said}”` : ''}`;
   if (opts.push && (status === 404 || status === 410)) return { kind: 'gone', error };
   if (status === 408 || status === 429 || status >= 500 || (status >= 300 && status < 400)) return { kind: 'retry', error };
   return { kind: 'failed', error };
