@@ -338,6 +338,7 @@ describe('notification channels against real local peers', () => {
     responder = () => null;
     expect(bad.json).toMatchObject({ type: 'pushover', ok: false, delivered: 0 });
     expect(bad.json.error).toMatch(/HTTP 400; the receiver answered: “.*application token is invalid.*FAKE LOG LINE”/);
+    // eslint-disable-next-line no-control-regex -- control characters are what it is about
     expect(bad.json.error).not.toMatch(/[\n\u001b]/);
     const hist = (await h.call('GET', '/api/settings/notification-history', alice)).json.entries as { channel: string; status: string; test: boolean }[];
     expect(hist[0]).toMatchObject({ channel: 'pushover', status: 'failed', test: true });

@@ -104,6 +104,7 @@ describe("a receiver's answer in errors (#56.9)", () => {
     expect(out).toMatchObject({ kind: 'failed' });
     const error = (out as { error: string }).error;
     expect(error.startsWith('HTTP 400; the receiver answered: “bad token {"level":50')).toBe(true);
+    // eslint-disable-next-line no-control-regex -- control characters are what it is about
     expect(error).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
     expect(receiverText(evil).length).toBeLessThanOrEqual(200);
     expect(judgeHttp(500, '')).toEqual({ kind: 'retry', error: 'HTTP 500' });

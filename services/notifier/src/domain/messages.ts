@@ -108,6 +108,7 @@ export type SendOutcome = { kind: 'sent' } | { kind: 'retry'; error: string } | 
 export function receiverText(detail: string): string {
   return detail
     .slice(0, 200)
+    // eslint-disable-next-line no-control-regex -- control characters are what it is about
     .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, ' ')
     .replace(/\s+/g, ' ')
     .trim();
