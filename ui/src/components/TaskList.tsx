@@ -1,5 +1,6 @@
 import { createMemo, createSignal, For, onCleanup, Show, type JSX } from 'solid-js';
-import { del, patch, post } from '../lib/api.ts';
+import { ApiError, del, patch, post } from '../lib/api.ts';
+import { ask } from '../lib/confirm.ts';
 import { addDays, dueLabel, formatDate } from '../lib/dates.ts';
 import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
 import { shared } from '../lib/data.ts';
@@ -48,22 +49,43 @@ function neighbourFocus(id: string): () => void {
 async function complete(t: Task, actions: TaskActions): Promise<boolean> {
   const coinsBefore = gameStats()?.coins;
   try {
-    const r = await post<CompleteTaskReply>(`/api/tasks/${t.id}/complete`);
+    const r = await completeAsking(t);
+    if (!r) return false;
     refreshGame();
     const coins = `+${coinsGained(r, coinsBefore)} coins`;
-    const text = t.type === 'RECURRING' ? `Done: "${t.title}" next on ${formatDate(r.task.nextDueDate)} · ${coins}` : `Completed "${t.title}" · ${coins}`;
+    const withParent = r.parent?.completed ? ` and "${r.parent.task.title}" (all its steps are done)` : '';
+    const text = t.type === 'RECURRING' ? `Done: "${t.title}" next on ${formatDate(r.task.nextDueDate)} · ${coins}` : `Completed "${t.title}"${withParent} · ${coins}`;
     const toastId = toast(text, {
       action: { label: 'Undo', run: () => void undo(t, actions).then((ok) => ok && focusWhenPresent(rowControl(t.id, 'check'))) },
       returnFocus: (reason) => reason !== 'action' && neighbourFocus(t.id)(),
       onClose: (reason) => reason !== 'action' && leave(t, actions),
     });
     holdCompleted(t.id, toastId);
+    // The last open step offers its parent (docs/tasks.md); the Undo toast of the step stays beside it.
+    const parent = r.parent;
+    if (parent && parent.allSubtasksDone && !parent.completed) toast(`All steps of "${parent.task.title}" are done.`, { action: { label: `Complete "${parent.task.title}"`, run: () => void complete(parent.task, actions) } });
     // The rest of the list is brought up to date at once (a sequential topic's next task is free now).
     void actions.changed();
     return true;
   } catch (err) {
     toastError(err);
     return false;
+  }
+}
+
+/**
+ * POST the completion. A task whose steps are still open is not completed by accident: the server
+ * answers 409 SUBTASKS_OPEN, and the person is asked; on a yes the open steps are completed with it.
+ * Null: they said no.
+ */
+async function completeAsking(t: Task): Promise<CompleteTaskReply | null> {
+  try {
+    return await post<CompleteTaskReply>(`/api/tasks/${t.id}/complete`);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 'SUBTASKS_OPEN') throw err;
+    const open = t.subtaskCount - t.subtasksDone;
+    const yes = await ask({ title: `Complete "${t.title}"?`, body: `${open === 1 ? '1 of its steps is' : `${open} of its steps are`} still open. Completing it completes them too.`, confirm: 'Complete with its steps' });
+    return yes ? post<CompleteTaskReply>(`/api/tasks/${t.id}/complete`, { completeSubtasks: true }) : null;
   }
 }
 
@@ -165,6 +187,106 @@ function quickItems(t: Task, today: string, topics: Topic[], actions: TaskAction
   ];
 }
 
+/**
+ * Make a task with steps a topic of them (sequential: one step at a time), with an Undo that puts the
+ * task back with its steps (docs/tasks.md, Promote to topic).
+ */
+async function promote(t: Task, sequential: boolean, actions: TaskActions) {
+  const settle = () => Promise.all([actions.changed(), shared.refetchTopics()]);
+  try {
+    const r = await post<{ topic: Topic; tasks: Task[] }>(`/api/tasks/${t.id}/promote-to-topic`, { sequential });
+    void settle();
+    toast(`"${r.topic.title}" is now a topic with ${r.tasks.length} task${r.tasks.length === 1 ? '' : 's'}`, {
+      action: { label: 'Undo', run: () => void del(`/api/tasks/${t.id}/promote-to-topic`).then(settle, toastError) },
+    });
+  } catch (err) {
+    toastError(err);
+  }
+}
+
+/** Which parents show their steps folded away (kept across list reloads). */
+const [folded, setFolded] = createSignal<ReadonlySet<string>>(new Set());
+const toggleFolded = (id: string) =>
+  setFolded((s) => {
+    const next = new Set(s);
+    if (!next.delete(id)) next.add(id);
+    return next;
+  });
+/** A task that was asked to take its first step: its step field opens (and takes the focus). */
+const [addingStepTo, setAddingStepTo] = createSignal<string | null>(null);
+
+function stepMenuItems(t: Task, actions: TaskActions): MenuItem[] {
+  if (t.parentId || t.completedAt) return [];
+  return [
+    {
+      label: 'Add a step',
+      run: () => {
+        setFolded((s) => new Set([...s].filter((x) => x !== t.id)));
+        setAddingStepTo(t.id);
+        focusWhenPresent(`[data-task-id="${t.id}"] .step-add input`);
+      },
+    },
+    ...(t.subtaskCount > 0 && t.type !== 'RECURRING'
+      ? [
+          { label: 'Make it a topic', run: () => void promote(t, false, actions) },
+          { label: 'Make it a topic, one step at a time', run: () => void promote(t, true, actions) },
+        ]
+      : []),
+  ];
+}
+
+/** A task's steps under its row: indented, folded away on request, with a field to add one. */
+function Steps(props: { parent: Task; steps: Task[]; today: string; topics: Topic[]; actions: TaskActions; select?: Selection | null | undefined }): JSX.Element {
+  const p = () => props.parent;
+  const open = () => !folded().has(p().id);
+  const listId = () => `steps-${p().id}`;
+  const [title, setTitle] = createSignal('');
+  const [busy, setBusy] = createSignal(false);
+  async function add(e: SubmitEvent) {
+    e.preventDefault();
+    const typed = title().trim();
+    if (!typed || busy()) return;
+    setBusy(true);
+    setTitle('');
+    try {
+      await post(`/api/tasks/${p().id}/subtasks`, { title: typed });
+      await props.actions.changed();
+    } catch (err) {
+      if (!title()) setTitle(typed);
+      toastError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <div class="steps">
+      <Show when={p().subtaskCount > 0}>
+        <button type="button" class="link small step-toggle" aria-expanded={open()} aria-controls={listId()} onClick={() => toggleFolded(p().id)}>
+          {open() ? `Hide steps` : `Show ${p().subtaskCount} step${p().subtaskCount === 1 ? '' : 's'}`}
+          <span class="sr-only"> of "{p().title}"</span>
+        </button>
+      </Show>
+      <Show when={open() && (p().subtaskCount > 0 || addingStepTo() === p().id)}>
+        <div id={listId()}>
+          <Show when={props.steps.length > 0}>
+            <ul class="list step-list" aria-label={`Steps of "${p().title}"`}>
+              <For each={props.steps}>{(s) => <TaskRow task={s} today={props.today} topics={props.topics} actions={props.actions} hideTopic select={props.select} />}</For>
+            </ul>
+          </Show>
+          <Show when={!p().completedAt && !props.select}>
+            <form class="step-add" onSubmit={(e) => void add(e)}>
+              <input type="text" aria-label={`Add a step to "${p().title}"`} placeholder="Add a step…" maxLength={255} value={title()} onInput={(e) => setTitle(e.currentTarget.value)} />
+              <button type="submit" class="small" disabled={busy() || !title().trim()}>
+                Add step
+              </button>
+            </form>
+          </Show>
+        </div>
+      </Show>
+    </div>
+  );
+}
+
 function remove(t: Task, actions: TaskActions) {
   deleteWithUndo({ id: t.id, path: `/api/tasks/${t.id}`, title: t.title, done: actions.changed, undone: () => focusWhenPresent(rowControl(t.id, 'menu')), returnFocus: neighbourFocus(t.id) });
 }
@@ -183,7 +305,7 @@ export function estimateLabel(minutes: number): string {
   return [h ? `${h} h` : '', m ? `${m} min` : ''].filter(Boolean).join(' ');
 }
 
-export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; hideTopic?: boolean; select?: Selection | null | undefined; /** the list can be put in order: a handle to drag, or to move with the arrow keys */ move?: ((id: string, by: number) => void) | undefined }): JSX.Element {
+export function TaskRow(props: { task: Task; today: string; topics: Topic[]; actions: TaskActions; hideTopic?: boolean; select?: Selection | null | undefined; /** the list can be put in order: a handle to drag, or to move with the arrow keys */ move?: ((id: string, by: number) => void) | undefined; steps?: Task[] }): JSX.Element {
   const t = () => props.task;
   // Completed a moment ago from this row: shown ticked, with Undo instead of the menu, until its toast goes.
   const held = () => justCompleted(t().id);
@@ -257,6 +379,12 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
           </Show>
         </div>
         <div class="meta">
+          <Show when={t().subtaskCount > 0}>
+            <span class="badge" data-testid="step-progress" title={`${t().subtasksDone} of ${t().subtaskCount} steps done`}>
+              <span aria-hidden="true">{`${t().subtasksDone}/${t().subtaskCount}`}</span>
+              <span class="sr-only">{`${t().subtasksDone} of ${t().subtaskCount} steps done`}</span>
+            </span>
+          </Show>
           <Show when={t().priority === 'HIGH'}>
             <span class="badge high">High</span>
           </Show>
@@ -329,11 +457,15 @@ export function TaskRow(props: { task: Task; today: string; topics: Topic[]; act
               ...(done() ? [] : snoozed() ? [{ label: 'Wake up', run: () => void snooze(t(), null, props.actions) }] : SNOOZE.map(([days, label]) => ({ label: `Snooze: ${label}`, run: () => void snooze(t(), addDays(props.today, days), props.actions) }))),
               ...(done() ? [] : [paused() ? { label: 'Resume', run: () => void setPaused(t(), false, props.actions) } : { label: 'Pause', run: () => void setPaused(t(), true, props.actions) }]),
               ...quickItems(t(), props.today, props.topics, props.actions),
+              ...stepMenuItems(t(), props.actions),
               ...(props.actions.edit ? [{ label: 'Edit', run: () => props.actions.edit!(t()) }] : []),
               { label: 'Delete', danger: true, run: () => remove(t(), props.actions) },
             ]}
           />
         </div>
+      </Show>
+      <Show when={!t().parentId}>
+        <Steps parent={t()} steps={props.steps ?? []} today={props.today} topics={props.topics} actions={props.actions} select={props.select} />
       </Show>
     </li>
   );
@@ -353,11 +485,21 @@ export function TaskList(props: {
 }): JSX.Element {
   // A deleted task leaves at once; its DELETE waits for the Undo toast (lib/undoable-delete.ts).
   const shown = createMemo(() => props.tasks.filter((t) => !isDeleted(t.id)));
+  // Steps go under their parent when it is in this list too; else they stand on their own here.
+  const tree = createMemo(() => {
+    const ids = new Set(shown().map((t) => t.id));
+    const steps = new Map<string, Task[]>();
+    for (const t of shown()) if (t.parentId && ids.has(t.parentId)) steps.set(t.parentId, [...(steps.get(t.parentId) ?? []), t]);
+    for (const list of steps.values()) list.sort((a, b) => a.sortOrder - b.sortOrder || a.createdAt.localeCompare(b.createdAt));
+    return { top: shown().filter((t) => !t.parentId || !ids.has(t.parentId)), steps };
+  });
+  // the list's own rows (a task's steps move with it)
   const move = (id: string, by: number) => {
-    const at = shown().findIndex((t) => t.id === id);
+    const top = tree().top;
+    const at = top.findIndex((t) => t.id === id);
     const to = at + by;
-    if (at < 0 || to < 0 || to >= shown().length) return;
-    props.reorder!(id, props.tasks.indexOf(shown()[to]!));
+    if (at < 0 || to < 0 || to >= top.length) return;
+    props.reorder!(id, props.tasks.indexOf(top[to]!));
   };
   let list: HTMLUListElement | undefined;
   /**
@@ -407,7 +549,7 @@ export function TaskList(props: {
         </p>
       </Show>
       <ul class="list" aria-label={props.label} ref={list} onPointerDown={(e) => props.reorder && drag(e)}>
-        <For each={shown()}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} hideTopic={props.hideTopic} select={props.select} move={props.reorder && !props.select ? move : undefined} />}</For>
+        <For each={tree().top}>{(t) => <TaskRow task={t} today={props.today} topics={props.topics} actions={props.actions} hideTopic={props.hideTopic} select={props.select} move={props.reorder && !props.select ? move : undefined} steps={tree().steps.get(t.id)} />}</For>
       </ul>
     </Show>
   );
