@@ -123,7 +123,7 @@ describe.skipIf(!gate.run)('chart RBAC against a real kube-apiserver', () => {
       ['patch', 'taskservices.tasks.example.io', '--subresource=status', '-n', 'team-a'],
       ['create', 'deployments.apps', '-n', 'team-a'],
       ['create', 'secrets', '-n', 'team-a'],
-      ['watch', 'clusters.postgresql.cnpg.io', '-n', 'team-a'],
+      ['watch', 'poddisruptionbudgets.policy', '-n', 'team-a'],
       ['update', 'leases.coordination.k8s.io', '-n', 'operators'],
     ]) expect(can(...args), args.join(' ')).toBe('yes');
     // nothing cluster-wide, nothing in another namespace, never a list of Secrets
