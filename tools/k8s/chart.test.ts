@@ -210,7 +210,7 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     it('the documented CRD upgrade: over a CRD Helm installed, a plain server-side apply conflicts; with --force-conflicts it updates it (issue 59 #9)', () => {
       // The previous chart's CRD as Helm leaves it: created with field manager "helm", one description
       // worded differently and without a field added since.
-      const previous = customResourceDefinition() as any;
+      const previous = structuredClone(customResourceDefinition()) as any; // (its schema objects are shared module constants)
       const props = previous.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
       props.database.description = 'PostgreSQL (previous chart)';
       delete props.database.properties.managed.properties.deletionPolicy;
