@@ -62,6 +62,22 @@ export interface UpdateCheckOptions {
 }
 
 /**
+ * GET the listing, following a redirect only within its own origin (at most 3): a redirect elsewhere
+ * (another host, or loopback) is refused as an error (issue 56 #10).
+ */
+async function askListing(opts: UpdateCheckOptions): Promise<Response> {
+  let url = opts.url;
+  for (let hop = 0; ; hop++) {
+    const res = await (opts.fetch ?? fetch)(url, { redirect: 'manual', headers: { accept: 'application/json', 'user-agent': `task-service/${opts.currentVersion}` }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    if (res.status < 300 || res.status >= 400) return res;
+    const next = new URL(res.headers.get('location') ?? '', url);
+    if (next.origin !== new URL(opts.url).origin) throw new Error(`HTTP ${res.status}: a redirect to another origin (${next.origin}) is not followed`);
+    if (hop >= 2) throw new Error(`HTTP ${res.status}: too many redirects`);
+    url = next.href;
+  }
+}
+
+/**
  * Ask the release listing if it is due (at most once per 24 h across all replicas, state in
  * Postgres). Never throws: a failure is recorded and expires after an hour.
  */
@@ -72,7 +88,7 @@ export async function runUpdateCheck(pool: Pool, opts: UpdateCheckOptions): Prom
     let latest: string | null = null;
     let error: string | null = null;
     try {
-      const res = await (opts.fetch ?? fetch)(opts.url, { headers: { accept: 'application/json', 'user-agent': `task-service/${opts.currentVersion}` }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      const res = await askListing(opts);
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       latest = latestFromListing(await res.json());
     } catch (err) {

@@ -12,7 +12,7 @@ let pool: Pool;
 let server: Server;
 let base: string;
 /** what the fake release listing answers next, and how often it was asked */
-let reply: { status: number; body: unknown } = { status: 200, body: { version: '1.0.0' } };
+let reply: { status: number; body: unknown; location?: string } = { status: 200, body: { version: '1.0.0' } };
 let hits = 0;
 let lastPath = '';
 
@@ -23,6 +23,7 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     hits++;
     lastPath = req.url ?? '';
+    if (reply.location) return void res.writeHead(reply.status, { location: reply.location }).end();
     res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -93,6 +94,23 @@ describe('update check', () => {
     expect(await runUpdateCheck(pool, opts({ url: 'http://127.0.0.1:1/none' }))).toBe('checked');
     expect((await status()).status).toBe('failed');
   });
+  it('follows a redirect only within the listing\'s own origin (issue 56 #10)', async () => {
+    // another origin (here: another loopback port, standing in for any other host) is refused, unasked
+    const elsewhere = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"version":"9.9.9"}'));
+    await new Promise<void>((r) => elsewhere.listen(0, '127.0.0.1', r));
+    let asked = 0;
+    elsewhere.on('request', () => asked++);
+    try {
+      reply = { status: 302, body: null, location: `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/latest` };
+      expect(await runUpdateCheck(pool, opts())).toBe('checked');
+      expect(await status()).toMatchObject({ status: 'failed', error: expect.stringMatching(/redirect to another origin/) });
+      expect(asked).toBe(0);
+    } finally {
+      await new Promise((r) => elsewhere.close(r));
+      reply = { status: 200, body: { version: '1.0.0' } };
+    }
+  });
+
   it('says "unknown" when the last success is too old to trust', async () => {
     await pool.query(`UPDATE scheduler.update_check SET ok = true, latest_version = '1.2.0', checked_at = now() - interval '3 days'`);
     expect((await status()).status).toBe('unknown');
