@@ -1,6 +1,6 @@
 /* Service worker: keeps the app itself (shell, styles, every route chunk) available offline and
-   across deploys, and shows browser push notifications. Task data (/api/) is never cached: it must
-   never be served stale. */
+   across deploys, and shows browser push notifications. The worker never caches /api/: the app keeps
+   its last answers itself (IndexedDB, ui/src/lib/cache.ts) and says when it shows them offline. */
 
 // Filled in by the build (vite.config.ts, precompress-and-precache): the shell and every hashed asset.
 const PRECACHE = [];
@@ -8,13 +8,15 @@ const PRECACHE = [];
 const CACHE = `app-${PRECACHE.join('|').split('').reduce((h, c) => (h * 31 + c.charCodeAt(0)) | 0, 7) >>> 0}`;
 const SHELL = '/index.html';
 const OFFLINE = '/offline.html';
+// Unhashed files the shell shows (the brand icon): fresh from the network, the cached copy offline.
+const SHELL_FILES = ['/icon.svg'];
 
 self.addEventListener('install', (event) => {
   // One missing file must not keep the worker (and push notifications) from installing.
   event.waitUntil(
     caches
       .open(CACHE)
-      .then((cache) => Promise.allSettled([SHELL, ...PRECACHE].map((u) => cache.add(new Request(u, { cache: 'reload' })))))
+      .then((cache) => Promise.allSettled([SHELL, ...SHELL_FILES, ...PRECACHE].map((u) => cache.add(new Request(u, { cache: 'reload' })))))
       .then(() => self.skipWaiting()),
   );
 });
@@ -39,6 +41,10 @@ self.addEventListener('fetch', (event) => {
     event.respondWith(
       fetch(req).catch(async () => (await caches.match(SHELL, { cacheName: CACHE })) || (await caches.match(OFFLINE, { cacheName: CACHE })) || Response.error()),
     );
+    return;
+  }
+  if (SHELL_FILES.includes(url.pathname)) {
+    event.respondWith(fetch(req).catch(async () => (await caches.match(req, { cacheName: CACHE })) || Response.error()));
     return;
   }
   if (url.pathname.startsWith('/assets/') || url.pathname === OFFLINE) {

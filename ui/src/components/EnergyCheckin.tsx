@@ -1,6 +1,7 @@
 import { createResource, For, Show, type JSX } from 'solid-js';
 import { lastGood, refetchOnReconnect } from '../lib/connection.ts';
-import { get, post } from '../lib/api.ts';
+import { post } from '../lib/api.ts';
+import { read } from '../lib/cache.ts';
 import { refreshGame } from '../lib/game.ts';
 import type { EnergyCheckinReply } from '../lib/types.ts';
 
@@ -12,7 +13,7 @@ const LEVELS = [
 
 /** One tap a day: today's energy, which the daily quest matches (and a 7-day check-in streak). */
 export function EnergyCheckin(): JSX.Element {
-  const [stateRes, { mutate, refetch }] = createResource(() => get<EnergyCheckinReply>('/api/energy-checkin'));
+  const [stateRes, { mutate, refetch }] = createResource(() => read<EnergyCheckinReply>('/api/energy-checkin'));
   // Offline: the last check-in stays shown, and it loads again when back.
   const state = lastGood(stateRes);
   refetchOnReconnect(refetch);

@@ -1,7 +1,8 @@
 import { A } from '@solidjs/router';
 import { createResource, Show, type JSX } from 'solid-js';
 import { Icon } from './icons.tsx';
-import { ApiError, del, get, post } from '../lib/api.ts';
+import { ApiError, del, post } from '../lib/api.ts';
+import { read } from '../lib/cache.ts';
 import { lastGood, refetchOnReconnect } from '../lib/connection.ts';
 import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
 import { toast, toastError } from '../lib/toast.ts';
@@ -18,7 +19,7 @@ const TIER: Record<string, string> = {
 
 /** Today's daily quest: complete it, postpone it to tomorrow (with undo), or roll a different one. */
 export function QuestCard(props: { onChange: () => void }): JSX.Element {
-  const [questRes, { refetch, mutate }] = createResource(() => get<DailyQuestReply>('/api/daily-quest'));
+  const [questRes, { refetch, mutate }] = createResource(() => read<DailyQuestReply>('/api/daily-quest'));
   // Offline: the last quest stays shown (a failed refetch never throws into Today), and it loads again when back.
   const quest = lastGood(questRes);
   refetchOnReconnect(refetch);

@@ -5,6 +5,8 @@ import { session, signOut } from '../lib/session.ts';
 import { setTheme, theme, type Theme } from '../lib/theme.ts';
 import { dismiss, holdToast, runToastAction, toasts } from '../lib/toast.ts';
 import { connection } from '../lib/connection.ts';
+import { fromCache } from '../lib/cache.ts';
+import { dismissNotices, notices, waiting } from '../lib/outbox.ts';
 import { gameStats } from '../lib/game.ts';
 import { ConfirmDialog } from './ConfirmDialog.tsx';
 import { cssHeight, ErrorScreen, Spinner } from './ui.tsx';
@@ -89,9 +91,25 @@ export function Shell(props: { children: JSX.Element }): JSX.Element {
         </button>
       </header>
       <main class="main" id="main" tabindex="-1">
-        <Show when={!connection.online()}>
+        <Show when={!connection.online() || fromCache()}>
           <div class="banner info" role="status" data-testid="offline-banner">
-            You are offline. What you see was loaded before; changes need the connection. The app picks up again by itself when it is back.
+            {connection.online() ? 'The server cannot be reached.' : 'You are offline.'} You see what was loaded before; your changes are kept on this device and sent when the connection is back.
+          </div>
+        </Show>
+        {/* The write queue (lib/outbox.ts): what waits, and what the server refused or overruled. */}
+        <Show when={waiting() > 0}>
+          <div class="banner info" role="status" data-testid="pending-changes">
+            {waiting() === 1 ? '1 change waiting' : `${waiting()} changes waiting`} to be sent{connection.online() ? '…' : ' when you are online.'}
+          </div>
+        </Show>
+        <Show when={notices().length > 0}>
+          <div class="banner warn" role="alert" data-testid="sync-notices">
+            <ul class="notices">
+              <For each={notices()}>{(n) => <li>{n}</li>}</For>
+            </ul>
+            <button type="button" class="small" onClick={dismissNotices}>
+              OK
+            </button>
           </div>
         </Show>
         {/* A screen that fails (its chunk did not load, offline) keeps the navigation around it. */}

@@ -1,9 +1,10 @@
 import { createMemo, createSignal, For, Index, Show, type JSX } from 'solid-js';
 import { startSchedule, upcoming, validateRule, type RecurrenceRule, type RecurrenceType } from '../../../proto/src/calendar/recurrence.ts';
 import { MAX_REMINDERS, type Reminder } from '../../../proto/src/calendar/reminders.ts';
-import { ApiError, patch, post } from '../lib/api.ts';
+import { ApiError } from '../lib/api.ts';
+import { write } from '../lib/outbox.ts';
 import { formatDate } from '../lib/dates.ts';
-import { errorText } from '../lib/toast.ts';
+import { errorText, toast } from '../lib/toast.ts';
 import type { Priority, Task, TaskType, Topic } from '../lib/types.ts';
 import { dismissable, Field, PrioritySelect } from './ui.tsx';
 
@@ -214,7 +215,7 @@ function changedFields<T extends Record<string, unknown>>(before: T, now: T): Pa
 }
 
 /** Create or edit a task. All fields of the contract that a person sets by hand. */
-export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string; defaultTopicId?: string | null; onSaved: (t: Task) => void; onCancel: () => void }): JSX.Element {
+export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string; defaultTopicId?: string | null; onSaved: () => void; onCancel: () => void }): JSX.Element {
   const t = props.task;
   const [title, setTitle] = createSignal(t?.title ?? '');
   const [notes, setNotes] = createSignal(t?.notes ?? '');
@@ -260,8 +261,11 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
     setError(null);
     const body = original ? changedFields(original, fields()) : fields();
     try {
-      const res = t ? await patch<{ task: Task }>(`/api/tasks/${t.id}`, body) : await post<{ task: Task }>('/api/tasks', body);
-      props.onSaved(res.task);
+      // Offline the change is queued (lib/outbox.ts); an edit keeps the values it changed from for the conflict rule.
+      const base = original && Object.fromEntries(Object.keys(body).map((k) => [k, original[k as keyof typeof original]]));
+      const sent = t ? await write('PATCH', `/api/tasks/${t.id}`, body, { label: `Edit "${t.title}"`, ...(base ? { base } : {}) }) : await write('POST', '/api/tasks', body, { label: `Create "${body.title}"` });
+      if (sent.queued) toast(`Saved on this device: "${body.title ?? t?.title}" is sent when you are online`);
+      props.onSaved();
     } catch (err) {
       setError(err as Error);
     } finally {

@@ -1,6 +1,7 @@
 import { createMemo, createSignal, For, onCleanup, Show, type JSX } from 'solid-js';
-import { ApiError, del, patch, post } from '../lib/api.ts';
+import { ApiError, del, post } from '../lib/api.ts';
 import { ask } from '../lib/confirm.ts';
+import { write, type Sent } from '../lib/outbox.ts';
 import { addDays, dueLabel, formatDate } from '../lib/dates.ts';
 import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
 import { shared } from '../lib/data.ts';
@@ -49,8 +50,15 @@ function neighbourFocus(id: string): () => void {
 async function complete(t: Task, actions: TaskActions): Promise<boolean> {
   const coinsBefore = gameStats()?.coins;
   try {
-    const r = await completeAsking(t);
-    if (!r) return false;
+    const sent = await completeAsking(t);
+    if (!sent) return false;
+    if (sent.queued) {
+      // Offline: the row leaves now; the coins come when the completion reaches the server.
+      toast(`Completed "${t.title}" on this device · sent when you are online`);
+      void actions.changed();
+      return true;
+    }
+    const r = sent.value;
     refreshGame();
     const coins = `+${coinsGained(r, coinsBefore)} coins`;
     const withParent = r.parent?.completed ? ` and "${r.parent.task.title}" (all its steps are done)` : '';
@@ -78,14 +86,14 @@ async function complete(t: Task, actions: TaskActions): Promise<boolean> {
  * answers 409 SUBTASKS_OPEN, and the person is asked; on a yes the open steps are completed with it.
  * Null: they said no.
  */
-async function completeAsking(t: Task): Promise<CompleteTaskReply | null> {
+async function completeAsking(t: Task): Promise<Sent<CompleteTaskReply> | null> {
   try {
-    return await post<CompleteTaskReply>(`/api/tasks/${t.id}/complete`);
+    return await write<CompleteTaskReply>('POST', `/api/tasks/${t.id}/complete`, {}, { label: `Complete "${t.title}"` });
   } catch (err) {
     if (!(err instanceof ApiError) || err.code !== 'SUBTASKS_OPEN') throw err;
     const open = t.subtaskCount - t.subtasksDone;
     const yes = await ask({ title: `Complete "${t.title}"?`, body: `${open === 1 ? '1 of its steps is' : `${open} of its steps are`} still open. Completing it completes them too.`, confirm: 'Complete with its steps' });
-    return yes ? post<CompleteTaskReply>(`/api/tasks/${t.id}/complete`, { completeSubtasks: true }) : null;
+    return yes ? write<CompleteTaskReply>('POST', `/api/tasks/${t.id}/complete`, { completeSubtasks: true }, { label: `Complete "${t.title}" with its steps` }) : null;
   }
 }
 
@@ -104,11 +112,11 @@ async function undo(t: Task, actions: TaskActions): Promise<boolean> {
   const held = justCompleted(t.id);
   if (held) closeToast(held.toastId, 'action');
   try {
-    const r = await del<{ coinsRemoved: number }>(`/api/tasks/${t.id}/complete`);
+    const sent = await write<{ coinsRemoved: number }>('DELETE', `/api/tasks/${t.id}/complete`, undefined, { label: `Reopen "${t.title}"` });
     forget(t.id);
     actions.changed();
     refreshGame();
-    toast(`Reopened "${t.title}" · −${r.coinsRemoved} coins`);
+    toast(sent.queued ? `Reopened "${t.title}" on this device · sent when you are online` : `Reopened "${t.title}" · −${sent.value.coinsRemoved} coins`);
     return true;
   } catch (err) {
     toastError(err);
@@ -121,8 +129,8 @@ async function undo(t: Task, actions: TaskActions): Promise<boolean> {
 async function snooze(t: Task, until: string | null, actions: TaskActions) {
   const before = t.snoozedUntil;
   try {
-    if (until) await post(`/api/tasks/${t.id}/snooze`, { snoozedUntil: until });
-    else await del(`/api/tasks/${t.id}/snooze`);
+    if (until) await write('POST', `/api/tasks/${t.id}/snooze`, { snoozedUntil: until }, { label: `Snooze "${t.title}"` });
+    else await write('DELETE', `/api/tasks/${t.id}/snooze`, undefined, { label: `Wake up "${t.title}"` });
     actions.changed();
     toast(until ? `Snoozed until ${formatDate(until)}` : 'Woken up', {
       action: { label: 'Undo', run: () => void patch(`/api/tasks/${t.id}`, { snoozedUntil: before }).then(actions.changed, toastError) },
@@ -154,9 +162,10 @@ type QuickField = Pick<Task, 'dueDate' | 'priority' | 'topicId'>;
 async function quickChange(t: Task, change: Partial<QuickField>, message: string, actions: TaskActions) {
   const before = Object.fromEntries(Object.keys(change).map((k) => [k, t[k as keyof QuickField]]));
   try {
-    await patch(`/api/tasks/${t.id}`, change);
+    // `base`: what the fields were, for the offline conflict rule (lib/outbox.ts)
+    await write('PATCH', `/api/tasks/${t.id}`, change, { label: `Change "${t.title}"`, base: before });
     actions.changed();
-    toast(message, { action: { label: 'Undo', run: () => void patch(`/api/tasks/${t.id}`, before).then(actions.changed, toastError) } });
+    toast(message, { action: { label: 'Undo', run: () => void write('PATCH', `/api/tasks/${t.id}`, before, { label: `Undo change of "${t.title}"`, base: change }).then(actions.changed, toastError) } });
   } catch (err) {
     toastError(err);
   }
@@ -586,11 +595,11 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
     // Cleared at once, so the next task can be typed while this one saves; put back if saving fails.
     setText('');
     try {
-      await post('/api/tasks', task);
+      const sent = await write('POST', '/api/tasks', task, { label: `Add "${task.title}"` });
       props.onCreated();
       // the first task ends Today's "New here?" banner (the profile counts tasks created)
       if (shared.profile()?.totalTasksCreated === 0) void shared.refetchProfile();
-      toast(`Added "${task.title}"`);
+      toast(sent.queued ? `Added "${task.title}" on this device · sent when you are online` : `Added "${task.title}"`);
     } catch (err) {
       if (!text()) setText(typed);
       toastError(err);

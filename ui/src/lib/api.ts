@@ -13,12 +13,19 @@ export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
   readonly issues: Issue[];
-  constructor(status: number, code: string, message: string, issues: Issue[] = []) {
+  /** seconds the server asked to wait before a retry (`Retry-After`), when it did */
+  readonly retryAfter: number | undefined;
+  constructor(status: number, code: string, message: string, issues: Issue[] = [], retryAfter?: number) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
     this.issues = issues;
+    this.retryAfter = retryAfter;
+  }
+  /** The request never got an answer (offline, server unreachable): it may be sent again. */
+  get unreachable(): boolean {
+    return this.status === 0;
   }
   /** The message for one form field (`body.title` → `title`). */
   fieldError(field: string): string | undefined {
@@ -35,11 +42,26 @@ export function onAuthError(fn: Listener): () => void {
   return () => listeners.delete(fn);
 }
 
-export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-  const init: RequestInit = { method, credentials: 'same-origin', headers: { accept: 'application/json' } };
+/**
+ * A fresh Idempotency-Key (docs/api.md): one per intended change, sent again on every retry of it.
+ * `crypto.randomUUID` exists only in secure contexts; a plain-http LAN address gets random bytes.
+ */
+export function newKey(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * Every write carries an `Idempotency-Key` (a fresh one unless the caller retries with its own), so a
+ * request whose answer was lost can be sent again without doing the change twice.
+ */
+export async function api<T = unknown>(method: string, path: string, body?: unknown, key?: string): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const init: RequestInit = { method, credentials: 'same-origin', headers };
+  if (method !== 'GET' && method !== 'HEAD') headers['idempotency-key'] = key ?? newKey();
   if (body !== undefined) {
     init.body = JSON.stringify(body);
-    (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    headers['content-type'] = 'application/json';
   }
   let res: Response;
   try {
@@ -72,7 +94,8 @@ async function answer<T>(res: Response): Promise<T> {
   }
   if (!res.ok) {
     const b = (data ?? {}) as { code?: string; message?: string; issues?: Issue[] };
-    const err = new ApiError(res.status, b.code ?? `HTTP_${res.status}`, b.message ?? res.statusText, b.issues ?? []);
+    const retry = Number(res.headers.get('retry-after'));
+    const err = new ApiError(res.status, b.code ?? `HTTP_${res.status}`, b.message ?? res.statusText, b.issues ?? [], res.headers.has('retry-after') && Number.isFinite(retry) ? retry : undefined);
     if (res.status === 401 || err.code === 'SECOND_FACTOR_REQUIRED') for (const l of listeners) l(err);
     throw err;
   }

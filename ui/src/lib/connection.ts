@@ -17,6 +17,10 @@ export const connection = createRoot(() => {
   }
   return {
     online,
+    /** what came back with the connection loads again (also after queued changes were sent) */
+    reload(): void {
+      for (const fn of listeners) fn();
+    },
     /** run `fn` each time the connection returns; returns the unsubscribe */
     onReconnect(fn: () => void): () => void {
       listeners.add(fn);

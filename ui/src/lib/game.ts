@@ -1,5 +1,6 @@
 import { createResource, createRoot } from 'solid-js';
 import { ApiError, get } from './api.ts';
+import { read } from './cache.ts';
 import { connection, lastGood } from './connection.ts';
 import { session } from './session.ts';
 import { toast } from './toast.ts';
@@ -34,7 +35,7 @@ const shared = createRoot(() => {
   // Read through `.latest` (see data.ts): refreshing the numbers never suspends the page.
   const [stats, { refetch }] = createResource<StatsReply | null | undefined, string>(session.ready, async (user) => {
     try {
-      const now = await get<StatsReply>('/api/stats');
+      const now = await read<StatsReply>('/api/stats');
       if (last?.user === user) void announceGains(last.stats, now);
       last = { user, stats: now };
       return now;

@@ -1,5 +1,6 @@
 import { createResource, createRoot } from 'solid-js';
 import { ApiError, get } from './api.ts';
+import { clearCache, read } from './cache.ts';
 
 export interface Me {
   id: string;
@@ -14,9 +15,14 @@ export interface Me {
 export const session = createRoot(() => {
   const [me, { refetch, mutate }] = createResource<Me | null>(async () => {
     try {
-      return await get<Me>('/api/auth/me');
+      // From the cache when offline: a reload without a network opens the app, not "Loading…" (bug 3).
+      return await read<Me>('/api/auth/me');
     } catch (err) {
-      if (err instanceof ApiError && (err.status === 401 || err.status === 404)) return null;
+      if (err instanceof ApiError && (err.status === 401 || err.status === 404)) {
+        // Nobody signed in: nothing kept from an earlier session stays readable.
+        await clearCache();
+        return null;
+      }
       throw err;
     }
   });
@@ -42,5 +48,6 @@ export async function signOut(): Promise<void> {
     body: new URLSearchParams({ csrfToken, callbackUrl: '/login' }),
   });
   session.mutate(null);
+  await clearCache();
   location.assign('/login');
 }

@@ -1,5 +1,6 @@
 import { createSignal } from 'solid-js';
-import { api } from './api.ts';
+import { newKey } from './api.ts';
+import { waiting as waiting_, write } from './outbox.ts';
 import { closeToast, toast, toastError } from './toast.ts';
 
 /**
@@ -15,6 +16,8 @@ interface Waiting {
   body?: unknown;
   /** the rows it hides */
   ids: string[];
+  /** what it is, should it wait in the write queue (lib/outbox.ts) */
+  label: string;
   toastId: number;
   done: () => void;
 }
@@ -39,7 +42,7 @@ async function send(id: string): Promise<void> {
   if (!w) return;
   waiting.delete(id);
   try {
-    await api(w.method, w.path, w.body);
+    await write(w.method, w.path, w.body, { label: w.label });
     w.done();
   } catch (err) {
     setHidden(w.ids, false); // not deleted: the rows come back
@@ -73,15 +76,21 @@ export function deleteWithUndo(opts: {
     returnFocus: (reason) => (reason === 'action' ? undefined : opts.returnFocus?.()),
     onClose: (reason) => reason !== 'action' && void send(opts.id),
   });
-  waiting.set(opts.id, { path: opts.path, method: opts.bulk ? 'PATCH' : 'DELETE', body: opts.bulk?.body, ids, toastId, done: opts.done });
+  waiting.set(opts.id, { path: opts.path, method: opts.bulk ? 'PATCH' : 'DELETE', body: opts.bulk?.body, ids, label: opts.bulk ? (opts.message ?? 'Delete tasks') : `Delete "${opts.title}"`, toastId, done: opts.done });
 }
 
 function flush(): void {
   for (const [id, w] of waiting) {
     waiting.delete(id);
-    // keepalive: the request outlives the page that is going away
-    const body = w.body === undefined ? {} : { body: JSON.stringify(w.body), headers: { accept: 'application/json', 'content-type': 'application/json' } };
-    void fetch(w.path, { method: w.method, credentials: 'same-origin', keepalive: true, headers: { accept: 'application/json' }, ...body }).then(w.done, () => undefined);
+    // Offline (or with changes queued before it): into the write queue, which IndexedDB keeps.
+    if (!navigator.onLine || waiting_() > 0) {
+      void write(w.method, w.path, w.body, { label: w.label });
+    } else {
+      // keepalive: the request outlives the page that is going away
+      const headers: Record<string, string> = { accept: 'application/json', 'idempotency-key': newKey() };
+      if (w.body !== undefined) headers['content-type'] = 'application/json';
+      void fetch(w.path, { method: w.method, credentials: 'same-origin', keepalive: true, headers, ...(w.body === undefined ? {} : { body: JSON.stringify(w.body) }) }).then(w.done, () => undefined);
+    }
     closeToast(w.toastId, 'dismissed');
   }
 }

@@ -1,6 +1,8 @@
 import { useSearchParams } from '@solidjs/router';
 import { createMemo, createResource, createSignal, For, Index, onMount, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
-import { get, qs } from '../lib/api.ts';
+import { qs } from '../lib/api.ts';
+import { read } from '../lib/cache.ts';
+import { refetchOnReconnect } from '../lib/connection.ts';
 import { shared } from '../lib/data.ts';
 import { groupTasks, sortTasks, TASK_SORTS, type TaskSort } from '../lib/task-groups.ts';
 import { BulkBar, createSelection } from '../components/BulkBar.tsx';
@@ -24,7 +26,7 @@ export default function Tasks(): JSX.Element {
     async (f, { value, refetching }: ResourceFetcherInfo<Task[]>) =>
       keepJustCompleted(
         refetching ? value : undefined,
-        (await get<{ tasks: Task[]; total: number }>(`/api/tasks${qs({ completed: f.status === 'all' ? undefined : f.status === 'completed', topicId: f.topic, priority: f.priority, type: f.type, limit: 500 })}`)).tasks,
+        (await read<{ tasks: Task[]; total: number }>(`/api/tasks${qs({ completed: f.status === 'all' ? undefined : f.status === 'completed', topicId: f.topic, priority: f.priority, type: f.type, limit: 500 })}`)).tasks,
       ),
     { storage: reconciled },
   );
@@ -33,6 +35,8 @@ export default function Tasks(): JSX.Element {
     const list = (tasks.latest ?? []).filter((t) => !isDeleted(t.id));
     return q ? list.filter((t) => t.title.toLowerCase().includes(q) || (t.notes ?? '').toLowerCase().includes(q)) : list;
   });
+  // Back online (and once queued changes are sent): the list as the server has it.
+  refetchOnReconnect(refetch);
   // Grouped by when (the default), or one flat list in the order chosen.
   const groups = createMemo(() => {
     const s = sort();

@@ -1,6 +1,8 @@
 import { A, useNavigate, useParams } from '@solidjs/router';
 import { createResource, createSignal, For, onMount, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
-import { ApiError, get, patch, post, put } from '../lib/api.ts';
+import { ApiError, patch, post, put } from '../lib/api.ts';
+import { read } from '../lib/cache.ts';
+import { refetchOnReconnect } from '../lib/connection.ts';
 import { shared } from '../lib/data.ts';
 import { reconciled } from '../lib/reconciled.ts';
 import { toast, toastError } from '../lib/toast.ts';
@@ -134,11 +136,12 @@ function TopicDetail(props: { id: string }): JSX.Element {
   const [data, { refetch, mutate }] = createResource(
     () => props.id,
     async (id, { value, refetching }: ResourceFetcherInfo<{ topic: Topic; tasks: Task[] }>) => {
-      const d = await get<{ topic: Topic; tasks: Task[] }>(`/api/topics/${id}`);
+      const d = await read<{ topic: Topic; tasks: Task[] }>(`/api/topics/${id}`);
       return { ...d, tasks: keepJustCompleted(refetching ? value?.tasks : undefined, d.tasks) };
     },
     { storage: reconciled },
   );
+  refetchOnReconnect(refetch);
   const [editingTopic, setEditingTopic] = createSignal(false);
   const [editingTask, setEditingTask] = createSignal<Task | null>(null);
   const changed = () => {
