@@ -133,7 +133,7 @@ async function snooze(t: Task, until: string | null, actions: TaskActions) {
     else await write('DELETE', `/api/tasks/${t.id}/snooze`, undefined, { label: `Wake up "${t.title}"` });
     actions.changed();
     toast(until ? `Snoozed until ${formatDate(until)}` : 'Woken up', {
-      action: { label: 'Undo', run: () => void patch(`/api/tasks/${t.id}`, { snoozedUntil: before }).then(actions.changed, toastError) },
+      action: { label: 'Undo', run: () => void write('PATCH', `/api/tasks/${t.id}`, { snoozedUntil: before }, { label: `Undo snoozing "${t.title}"` }).then(actions.changed, toastError) },
     });
   } catch (err) {
     toastError(err);
@@ -143,8 +143,8 @@ async function snooze(t: Task, until: string | null, actions: TaskActions) {
 /** Pause (no quest, no reminders, out of Today until resumed) or resume, with Undo. */
 async function setPaused(t: Task, paused: boolean, actions: TaskActions) {
   // Undoing a resume pauses it as it was (until its day, if it had one).
-  const pause = () => post(`/api/tasks/${t.id}/pause`, paused || !t.pausedUntil ? {} : { until: t.pausedUntil });
-  const resume = () => post(`/api/tasks/${t.id}/resume`, {});
+  const pause = () => write('POST', `/api/tasks/${t.id}/pause`, paused || !t.pausedUntil ? {} : { until: t.pausedUntil }, { label: `Pause "${t.title}"` });
+  const resume = () => write('POST', `/api/tasks/${t.id}/resume`, {}, { label: `Resume "${t.title}"` });
   try {
     await (paused ? pause() : resume());
     actions.changed();
