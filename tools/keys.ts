@@ -34,7 +34,7 @@ try {
     process.stdout.write(`${column.table}.${column.column}: ${byKey}${command === 'reseal' ? ` (re-sealed ${report.resealed}, unreadable ${report.unreadable})` : ''}\n`);
     unreadable += report.unreadable;
   }
-  process.stdout.write(`current key: ${config.SECRETS_KEYRING?.[0]?.id ?? '(SECRETS_KEYRING is not set)'}\n`);
+  process.stdout.write(`current key: ${signingSecrets(config).currentKeyId}${config.SECRETS_KEYRING ? '' : ' (SECRETS_KEYRING is not set: a key derived from AUTH_SECRET)'}\n`);
 } finally {
   await pool.end();
 }

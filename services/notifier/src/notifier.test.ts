@@ -397,7 +397,7 @@ describe('without SMTP, VAPID or SECRETS_KEYRING', () => {
   });
   afterAll(async () => h2?.stop());
 
-  it('reports email and push unavailable, refuses them, and refuses to store secrets', async () => {
+  it('reports email and push unavailable and refuses them; secrets are sealed under a key derived from AUTH_SECRET', async () => {
     const u = randomUUID();
     const list = (await h2.call('GET', '/api/settings/notification-channels', u)).json.channels as { type: string; available: boolean }[];
     expect(list.filter((c) => !c.available).map((c) => c.type)).toEqual(['push', 'email']);
@@ -406,10 +406,11 @@ describe('without SMTP, VAPID or SECRETS_KEYRING', () => {
     expect(email.json.message).toMatch(/SMTP_HOST/);
     expect((await h2.call('GET', '/api/push/vapid-public-key', u)).json).toEqual({ publicKey: null });
     const secret = await h2.call('PUT', '/api/settings/notification-channels/http-alert', u, { config: { url: `${rxUrl}/x`, secret: 'alert-secret-1' } });
-    expect(secret.status).toBe(400);
-    expect(secret.json.issues[0].path).toBe('body.config.secret');
-    expect(secret.json.message).toMatch(/SECRETS_KEYRING/);
-    const plain = await h2.call('PUT', '/api/settings/notification-channels/http-alert', u, { config: { url: `${rxUrl}/x` } });
+    expect(secret.status).toBe(200);
+    expect(secret.json.config).toEqual({ url: `${rxUrl}/x`, hasSecret: true });
+    const { rows } = await h2.pool.query<{ v: string }>("SELECT secrets_enc AS v FROM notifier.channels WHERE user_id = $1 AND type = 'http-alert'", [u]);
+    expect(rows[0]!.v).toMatch(/^kr1:auth-secret:/);
+    const plain = await h2.call('PUT', '/api/settings/notification-channels/http-alert', randomUUID(), { config: { url: `${rxUrl}/x` } });
     expect(plain.json.config).toEqual({ url: `${rxUrl}/x`, hasSecret: false });
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.ts';
 import { encryptSecret } from './crypto.ts';
-import { createSecretBox, LEGACY_KEY_ID, parseKeyRing, SecretUnreadable, type RingKey } from './keyring.ts';
+import { AUTH_SECRET_KEY_ID, createSecretBox, LEGACY_KEY_ID, parseKeyRing, secretBox, SecretUnreadable, type RingKey } from './keyring.ts';
 
 const K1 = '11'.repeat(32);
 const K2 = '22'.repeat(32);
@@ -19,6 +19,7 @@ describe('SECRETS_KEYRING', () => {
       [`k1:${K1.slice(2)}`, /exactly 64 hex/],
       [`k1:${K1},k1:${K2}`, /appears twice/],
       [`legacy:${K1}`, /reserved/],
+      [`auth-secret:${K1}`, /reserved/],
       [`bad id:${K1}`, /<id>:<64 hex/],
     ] as const) {
       let err: unknown;
@@ -64,5 +65,20 @@ describe('a secret box', () => {
     const none = createSecretBox([], 'p');
     expect(none.canSeal).toBe(false);
     expect(() => none.seal('x')).toThrow(/SECRETS_KEYRING/);
+  });
+
+  it('without SECRETS_KEYRING seals under a key derived from AUTH_SECRET, which a ring set later still opens and replaces', () => {
+    const spec = { AUTH_SECRET: 'a'.repeat(32), TOTP_ENCRYPTION_KEY: TOTP };
+    const plain = secretBox({ ...spec, SECRETS_KEYRING: undefined }, 'webhook', 'endpoint-secret');
+    const sealed = plain.seal('s3cret');
+    expect(plain.keyIdOf(sealed)).toBe(AUTH_SECRET_KEY_ID);
+    // a TOTP key rotation does not touch it
+    expect(secretBox({ ...spec, TOTP_ENCRYPTION_KEY: K2, SECRETS_KEYRING: undefined }, 'webhook', 'endpoint-secret').open(sealed)).toBe('s3cret');
+    // a ring set later seals under its own key and still opens the value (the start's re-seal moves it)
+    const ringed = secretBox({ ...spec, SECRETS_KEYRING: ring(`k1:${K1}`) }, 'webhook', 'endpoint-secret');
+    expect(ringed.currentKeyId).toBe('k1');
+    expect(ringed.open(sealed)).toBe('s3cret');
+    // another AUTH_SECRET without a ring cannot open it, and says what happened
+    expect(() => secretBox({ AUTH_SECRET: 'b'.repeat(32), SECRETS_KEYRING: undefined }, 'webhook', 'endpoint-secret').open(sealed)).toThrow(/derived from AUTH_SECRET, which was changed since/);
   });
 });

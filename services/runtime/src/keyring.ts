@@ -16,12 +16,19 @@ import { detached } from './tracing.ts';
  * `kr1:<key id>:base64(iv):base64(tag):base64(ciphertext)`; a value in the older three-part form
  * (`iv:tag:ciphertext`, sealed directly under TOTP_ENCRYPTION_KEY before the ring existed) still opens
  * with TOTP_ENCRYPTION_KEY and is re-sealed under the ring by `resealColumn`.
+ *
+ * Without SECRETS_KEYRING (an installation configured from the spec's variables alone) the ring is one
+ * key derived from AUTH_SECRET, id `auth-secret`: secrets can still be stored and survive a TOTP key
+ * rotation. Once SECRETS_KEYRING is set, that key only opens (it stays last in the ring) and the
+ * background re-seal moves its values under the configured key.
  */
 
 export const KEY_ID_RE = /^[A-Za-z0-9_.-]{1,32}$/;
 const PREFIX = 'kr1';
 /** The key id reported for a value in the pre-ring form. */
 export const LEGACY_KEY_ID = 'legacy';
+/** The key id of the ring key derived from AUTH_SECRET (the ring of an installation without SECRETS_KEYRING). */
+export const AUTH_SECRET_KEY_ID = 'auth-secret';
 
 export interface RingKey {
   id: string;
@@ -38,7 +45,7 @@ export function parseKeyRing(spec: string): RingKey[] | string {
     const id = i < 0 ? '' : entry.slice(0, i);
     const hex = i < 0 ? entry : entry.slice(i + 1);
     if (!KEY_ID_RE.test(id)) return `each key is <id>:<64 hex characters> with an id of letters, digits, '.', '_' or '-' (1 to 32); got "${entry.slice(0, 12)}…"`;
-    if (id === LEGACY_KEY_ID) return `the key id "${LEGACY_KEY_ID}" is reserved`;
+    if (id === LEGACY_KEY_ID || id === AUTH_SECRET_KEY_ID) return `the key id "${id}" is reserved`;
     if (!/^[0-9a-fA-F]{64}$/.test(hex)) return `key "${id}" must be exactly 64 hex characters (32 bytes; \`openssl rand -hex 32\`)`;
     if (out.some((k) => k.id === id)) return `key id "${id}" appears twice`;
     out.push({ id, key: Buffer.from(hex, 'hex') });
@@ -71,13 +78,20 @@ export interface SecretBox {
 const boxes = new WeakMap<object, Map<string, SecretBox>>();
 
 /** The box of `<service>/<purpose>` for this configuration (subkeys derived once per process). */
-export function secretBox(config: Pick<Config, 'SECRETS_KEYRING' | 'TOTP_ENCRYPTION_KEY'>, service: string, purpose: string): SecretBox {
+export function secretBox(config: Pick<Config, 'SECRETS_KEYRING' | 'TOTP_ENCRYPTION_KEY' | 'AUTH_SECRET'>, service: string, purpose: string): SecretBox {
   let perConfig = boxes.get(config);
   if (!perConfig) boxes.set(config, (perConfig = new Map()));
   const name = `${service}/${purpose}`;
   let box = perConfig.get(name);
-  if (!box) perConfig.set(name, (box = createSecretBox(config.SECRETS_KEYRING ?? [], name, config.TOTP_ENCRYPTION_KEY)));
+  if (!box) perConfig.set(name, (box = createSecretBox(effectiveRing(config), name, config.TOTP_ENCRYPTION_KEY)));
   return box;
+}
+
+/** SECRETS_KEYRING, then the key derived from AUTH_SECRET: it seals only when no ring is configured. */
+export function effectiveRing(config: Pick<Config, 'SECRETS_KEYRING' | 'AUTH_SECRET'>): RingKey[] {
+  const ring = [...(config.SECRETS_KEYRING ?? [])];
+  if (config.AUTH_SECRET) ring.push({ id: AUTH_SECRET_KEY_ID, key: Buffer.from(hkdfSync('sha256', config.AUTH_SECRET, 'tasksvc-keyring-fallback', 'SECRETS_KEYRING', 32)) });
+  return ring;
 }
 
 /** `legacyKeyHex`: TOTP_ENCRYPTION_KEY, to open values sealed before the ring existed (the upgrade path). */
@@ -117,6 +131,7 @@ export function createSecretBox(ring: RingKey[], info: string, legacyKeyHex?: st
         decipher.setAuthTag(Buffer.from(tag!, 'base64'));
         return Buffer.concat([decipher.update(Buffer.from(ct ?? '', 'base64')), decipher.final()]).toString('utf8');
       } catch {
+        if (id === AUTH_SECRET_KEY_ID) throw new SecretUnreadable('it was sealed under a key derived from AUTH_SECRET, which was changed since (SECRETS_KEYRING keeps these secrets apart from AUTH_SECRET)', id);
         throw new SecretUnreadable(`key "${id}" in SECRETS_KEYRING is not the key it was sealed under`, id);
       }
     },

@@ -388,12 +388,14 @@ describe('without SECRETS_KEYRING, and with a short failure window', () => {
     await rx2?.close();
   });
 
-  it('refuses to store a secret, explaining what the operator must set', async () => {
+  it('stores a secret sealed under a key derived from AUTH_SECRET, and signs with it', async () => {
     const res = await h2.call('POST', '/api/settings/webhooks', alice, { url: `${rx2.url}/s`, secret: 'a-long-secret' });
-    expect(res.status).toBe(400);
-    expect(res.json.issues[0].path).toBe('body.secret');
-    expect(res.json.message).toMatch(/SECRETS_KEYRING/);
-    expect((await h2.call('POST', '/api/settings/webhooks', alice, { url: `${rx2.url}/s` })).status).toBe(201);
+    expect(res.status).toBe(201);
+    const { rows } = await h2.pool.query<{ v: string }>('SELECT secret_enc AS v FROM webhook.endpoints WHERE id = $1', [res.json.id]);
+    expect(rows[0]!.v).toMatch(/^kr1:auth-secret:/);
+    await h2.call('POST', `/api/settings/webhooks/${res.json.id}/test`, alice);
+    const sent = await until(async () => rx2.requests.find((r) => r.path === '/s') ?? null, 'the test delivery');
+    expect(verify('a-long-secret', sent)).toBe(true);
   });
 
   it('an endpoint failing for the whole window is disabled and its owner notified once', async () => {
