@@ -174,6 +174,18 @@ describe('reminders at a time', () => {
     await until(async () => (await queueRows(t.id)).map((r) => r.fire_at.toISOString()).join() === '2031-07-15T05:30:00.000Z,2031-07-15T06:00:00.000Z', 'rows moved');
   });
 
+  it("a new timezone moves the queued reminders to the due time in that zone (a reminder at an instant stays)", async () => {
+    const traveller = await newUser();
+    expect((await api('PUT', '/api/settings/timezone', { as: traveller, body: { timezone: 'Europe/Berlin' } })).status).toBe(200);
+    const at = '2031-07-01T07:00:00.000Z';
+    const t = await task({ title: 'travel', dueDate: '2031-07-15', dueTime: '18:30', reminders: [{ beforeDueMinutes: 30 }, { at }] }, traveller);
+    const queued = async () => (await queueRows(t.id)).map((r) => r.fire_at.toISOString()).join();
+    await until(async () => (await queued()) === `${at},2031-07-15T16:00:00.000Z`, 'queued at 18:00 Berlin time');
+    expect((await api('PUT', '/api/settings/timezone', { as: traveller, body: { timezone: 'America/New_York' } })).status).toBe(200);
+    // 18:00 in New York (UTC-4 in July)
+    await until(async () => (await queued()) === `${at},2031-07-15T22:00:00.000Z`, 'moved to 18:00 New York time');
+  });
+
   it('a reminder whose time passed while the system was down is sent when it is back, late and saying so', async () => {
     const t = await task({ title: 'missed', reminders: [{ at: soon(3_600_000) }] });
     await until(async () => (await queueRows(t.id)).length === 1, 'queued');

@@ -510,6 +510,15 @@ export async function tasksByIds(q: Queryable, userId: string, ids: string[], to
   return (await byIds.run(q, { userId, ids, today })).rows;
 }
 
+const withReminders = task(
+  sql`SELECT ${ROW} FROM ${tasks} t WHERE ${t.userId} = ${p('userId')} AND ${t.reminders} <> '[]'::jsonb AND (${t.type} = 'RECURRING' OR ${t.completedAt} IS NULL) ORDER BY ${ORDER}`,
+);
+
+/** The user's tasks whose reminders may still fire (open, or recurring): their times follow the user's zone. */
+export async function tasksWithReminders(q: Queryable, userId: string, today: string): Promise<TaskRow[]> {
+  return (await withReminders.run(q, { userId, today })).rows;
+}
+
 const feed = statement(
   sql`SELECT ${selectList(gone)} FROM ${tasks} t
       WHERE ${t.userId} = ${p('userId')} AND ((${t.type} = 'RECURRING' AND ${t.nextDueDate} IS NOT NULL) OR (${t.type} <> 'RECURRING' AND ${t.completedAt} IS NULL AND ${t.dueDate} IS NOT NULL))

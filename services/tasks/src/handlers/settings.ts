@@ -1,10 +1,10 @@
 import { AppError, CALENDAR_TOKEN_PREFIX, type HttpCall, type RawResponse } from '@tasksvc/proto';
 import { randomToken, sha256Hex } from '@tasksvc/runtime';
-import { isValidTimeZone } from '@tasksvc/proto/calendar/dates.ts';
+import { isValidTimeZone, localDate } from '@tasksvc/proto/calendar/dates.ts';
 import { buildCalendar, type FeedTask } from '../domain/ical.ts';
 import { ensureProfile, profileByFeedHash, setFeedTokenHash, setTimezone, updateProfile } from '../db/profiles.ts';
-import { feedTasks } from '../db/tasks.ts';
-import { effectiveDueDate, fieldError, ruleOf, toProfile, userOf, type Ctx } from './common.ts';
+import { feedTasks, tasksWithReminders } from '../db/tasks.ts';
+import { effectiveDueDate, emitTaskEvent, fieldError, ruleOf, toProfile, transact, userOf, type Ctx } from './common.ts';
 
 /** A feed lists at most this many events (a calendar client re-fetches it regularly). */
 const FEED_LIMIT = 5000;
@@ -17,8 +17,14 @@ export async function getTimezone(ctx: Ctx, call: HttpCall<unknown, unknown, unk
 export async function putTimezone(ctx: Ctx, call: HttpCall<unknown, unknown, { timezone: string }>) {
   const tz = call.body.timezone;
   if (!isValidTimeZone(tz)) throw fieldError('timezone', 'must be an IANA timezone such as Europe/Berlin');
-  await setTimezone(ctx.pool, userOf(call).id, tz);
-  ctx.zones.set(userOf(call).id, tz); // this replica's next create need not find out by a retry
+  const userId = userOf(call).id;
+  // A reminder before a due time, or at a date's 09:00, fires at another instant in another zone:
+  // each such task's schedule goes to the scheduler again (a task.updated, as the task's due moment moved).
+  await transact(ctx, async (c) => {
+    await setTimezone(c, userId, tz);
+    for (const row of await tasksWithReminders(c, userId, localDate(new Date(), tz))) await emitTaskEvent(c, 'task.updated', row, { zone: tz });
+  });
+  ctx.zones.set(userId, tz); // this replica's next create need not find out by a retry
   return { success: true as const, timezone: tz };
 }
 
