@@ -163,7 +163,8 @@ async function draftsFor(pool: Pool, job: CronJob, bucket: Date, users: DueUser[
         push(
           i,
           morningBriefingDraft(u.userId, u.date, {
-            questTitle: q && !q.completedAt ? q.title : null,
+            questTitle: q?.title ?? null,
+            questDone: Boolean(q?.completedAt),
             dueToday: due.get(u.userId)?.titles ?? [],
             dueTodayTotal: due.get(u.userId)?.total ?? 0,
             overdueTotal: overdue.get(u.userId)?.total ?? 0,

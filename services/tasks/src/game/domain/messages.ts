@@ -100,6 +100,8 @@ export function weeklyReviewDraft(userId: string, r: WeeklyReview): Draft {
 
 export interface Briefing {
   questTitle: string | null;
+  /** today's quest is already completed (a briefing sent after it was done must not say there is none) */
+  questDone: boolean;
   dueToday: readonly string[];
   dueTodayTotal: number;
   overdueTotal: number;
@@ -111,7 +113,8 @@ export interface Briefing {
 /** The morning digest: sent even on an empty day, and replaces the other reminders while enabled. */
 export function morningBriefingDraft(userId: string, date: IsoDate, b: Briefing): Draft {
   const lines: string[] = [];
-  lines.push(b.questTitle ? `Quest: ${b.questTitle}` : 'No quest today.');
+  if (b.questDone) lines.push(b.questTitle ? `Today's quest is done: ${b.questTitle}` : "Today's quest is done.");
+  else lines.push(b.questTitle ? `Quest: ${b.questTitle}` : 'No quest today.');
   if (b.dueTodayTotal > 0) lines.push(`Due today (${b.dueTodayTotal}):\n${listBody(b.dueToday, b.dueTodayTotal)}`);
   else lines.push('Nothing due today.');
   if (b.overdueTotal > 0) lines.push(`${plural(b.overdueTotal, 'overdue task')}`);

@@ -108,11 +108,16 @@ describe('notification drafts', () => {
     expect(d.body).toContain('Top topics: Home');
   });
   it('morning briefing is sent on an empty day and caps achievements at 5', () => {
-    const empty = morningBriefingDraft(U, '2026-05-10', { questTitle: null, dueToday: [], dueTodayTotal: 0, overdueTotal: 0, streak: 0, recentAchievements: [] });
+    const empty = morningBriefingDraft(U, '2026-05-10', { questTitle: null, questDone: false, dueToday: [], dueTodayTotal: 0, overdueTotal: 0, streak: 0, recentAchievements: [] });
     expect(empty).toMatchObject({ tag: 'morning-briefing', body: 'No quest today.\nNothing due today.' });
-    const full = morningBriefingDraft(U, '2026-05-10', { questTitle: 'Q', dueToday: ['a'], dueTodayTotal: 1, overdueTotal: 2, streak: 3, recentAchievements: ['1', '2', '3', '4', '5', '6'] });
+    const full = morningBriefingDraft(U, '2026-05-10', { questTitle: 'Q', questDone: false, dueToday: ['a'], dueTodayTotal: 1, overdueTotal: 2, streak: 3, recentAchievements: ['1', '2', '3', '4', '5', '6'] });
     expect(full.body).toContain('Quest: Q');
     expect(full.body).toContain('New achievements: 1, 2, 3, 4, 5');
     expect(full.body).not.toContain('6');
+  });
+  it('morning briefing after the quest was done says so, not "No quest today."', () => {
+    const done = morningBriefingDraft(U, '2026-05-10', { questTitle: 'Call mum', questDone: true, dueToday: [], dueTodayTotal: 0, overdueTotal: 0, streak: 1, recentAchievements: [] });
+    expect(done.body.split('\n')[0]).toBe("Today's quest is done: Call mum");
+    expect(done.body).not.toContain('No quest today.');
   });
 });
