@@ -22,6 +22,15 @@ const BODY_LIMIT = 1024 * 1024;
 
 export const DEFAULT_UI_DIR = new URL('../../../ui/dist', import.meta.url).pathname;
 
+/**
+ * A request id from the client is echoed in the answer and every log line of the request, so it is
+ * taken only from our own proxy (TRUST_PROXY_HOPS > 0, which lets it correlate its logs with ours) and
+ * only in a strict format; anything else gets a fresh id (#56.12).
+ */
+export function acceptedRequestId(given: string | string[] | undefined, fromTrustedProxy: boolean): string | undefined {
+  return fromTrustedProxy && typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : undefined;
+}
+
 function isLoopbackHost(host: string): boolean {
   const name = host.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
   return name === 'localhost' || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name);
@@ -40,8 +49,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       // tracing on: the request id is the trace id, so every log line of the request names its trace
       const traced = tracing ? activeTraceIds() : undefined;
       if (traced) return traced.traceId;
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+      return acceptedRequestId(req.headers['x-request-id'], config.TRUST_PROXY_HOPS > 0) ?? randomUUID();
     },
   });
 

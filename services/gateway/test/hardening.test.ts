@@ -64,3 +64,24 @@ describe('Permissions-Policy (#56.13)', () => {
     }
   });
 });
+
+describe('client-chosen request id (#56.12)', () => {
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+  const answer = async (gateway: FastifyInstance, id: string) =>
+    String((await gateway.inject({ method: 'GET', url: '/api/health', headers: { host: 'localhost:3000', 'x-request-id': id } })).headers['x-request-id']);
+
+  it('without a trusted proxy a client cannot choose the id echoed in answers and logs', async () => {
+    const direct = await buildGateway({ config: testConfig({ AUTH_TRUST_HOST: 'false', PUBLIC_APP_URL: 'http://localhost:3000' }), bus: createMemoryBus(log), pool, log, routes: [] });
+    try {
+      expect(await answer(direct, 'chosen-by-client')).toMatch(UUID);
+    } finally {
+      await direct.close();
+    }
+  });
+
+  it('from a trusted proxy only 1-64 characters of [A-Za-z0-9._-] are kept', async () => {
+    expect(await answer(app, 'proxy.req_42-a')).toBe('proxy.req_42-a');
+    expect(await answer(app, 'x'.repeat(64))).toBe('x'.repeat(64));
+    for (const bad of ['x'.repeat(65), 'a b', 'a\u00e9', 'a"b', 'a/b']) expect(await answer(app, bad), bad).toMatch(UUID);
+  });
+});
