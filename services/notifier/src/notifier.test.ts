@@ -388,6 +388,28 @@ describe('notification channels against real local peers', () => {
     expect((await h.call('POST', '/api/push/unsubscribe', bob, { endpoint: phone.endpoint })).json).toEqual({ removed: true });
     expect(await keysOf(alice)).toEqual([phone.keys.p256dh]);
   });
+
+  it('push keys must be a real P-256 point and a 16-byte auth secret, not just the right alphabet (#56.8)', async () => {
+    const carol = randomUUID();
+    const good = fakeBrowser('/push/carol-keys').subscription;
+    // 65 bytes starting 0x04 and of the right length, but not a point on the curve; a 12-byte secret
+    const offCurve = Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 7)]).toString('base64url');
+    const bad = await h.call('POST', '/api/push/subscribe', carol, { ...good, keys: { p256dh: offCurve, auth: randomBytes(12).toString('base64url') } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.issues.map((i: { path: string }) => i.path)).toEqual(['body.keys.p256dh', 'body.keys.auth']);
+    expect((await h.call('GET', '/api/push/subscriptions', carol)).json.subscriptions).toEqual([]);
+    expect((await h.call('POST', '/api/push/subscribe', carol, good)).status).toBe(201);
+  });
+
+  it('a user keeps at most 20 push devices: a new one replaces the oldest registration (#56.8)', async () => {
+    const dave = randomUUID();
+    const devices = Array.from({ length: 22 }, (_, i) => fakeBrowser(`/push/dave-${i}`).subscription);
+    for (const d of devices) expect((await h.call('POST', '/api/push/subscribe', dave, d)).status).toBe(201);
+    const { rows } = await h.pool.query<{ endpoint: string }>('SELECT endpoint FROM notifier.push_subscriptions WHERE user_id = $1 ORDER BY created_at', [dave]);
+    expect(rows.map((r) => r.endpoint)).toEqual(devices.slice(2).map((d) => d.endpoint));
+    // other users' devices are not counted against dave's cap
+    expect((await h.call('GET', '/api/push/subscriptions', alice)).json.subscriptions).toHaveLength(1);
+  });
 });
 
 describe('without SMTP, VAPID or SECRETS_KEYRING', () => {

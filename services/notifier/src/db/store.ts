@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NotificationChannelType } from '@tasksvc/proto';
 import { orm, type Queryable } from '@tasksvc/runtime';
-import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, notInArray, or, sql } from 'drizzle-orm';
 import type { Scalar } from '../domain/channel-config.ts';
 import { channels, deliveries, pushSubscriptions } from './schema.ts';
 
@@ -44,9 +44,13 @@ export async function deleteChannel(q: Queryable, userId: string, type: Notifica
 
 // ---- push subscriptions ----
 
+/** Devices per user: a new one beyond this replaces the user's oldest registration (#56.8). */
+export const PUSH_DEVICES_PER_USER = 20;
+
 /**
  * One row per (user, device endpoint): registering again refreshes the caller's own row only. Another
  * user who presents the same endpoint gets a separate row and never touches this one (#19.13).
+ * Past PUSH_DEVICES_PER_USER the oldest registrations go, as a phone replaced long ago would.
  */
 export async function upsertPushSubscription(q: Queryable, userId: string, s: { endpoint: string; p256dh: string; auth: string; userAgent: string | null }): Promise<PushSubscriptionRow> {
   const db = orm(q);
@@ -56,6 +60,13 @@ export async function upsertPushSubscription(q: Queryable, userId: string, s: { 
     .values({ id: randomUUID(), userId, endpoint: s.endpoint, ...keys })
     .onConflictDoUpdate({ target: [pushSubscriptions.userId, pushSubscriptions.endpoint], set: keys })
     .returning();
+  const newest = db
+    .select({ id: pushSubscriptions.id })
+    .from(pushSubscriptions)
+    .where(eq(pushSubscriptions.userId, userId))
+    .orderBy(desc(pushSubscriptions.createdAt), desc(pushSubscriptions.id))
+    .limit(PUSH_DEVICES_PER_USER);
+  await db.delete(pushSubscriptions).where(and(eq(pushSubscriptions.userId, userId), notInArray(pushSubscriptions.id, newest)));
   // subscribing a device turns browser push on unless the user switched it off
   await db.insert(channels).values({ userId, type: 'push', enabled: true }).onConflictDoNothing();
   return row!;

@@ -29,6 +29,7 @@ import {
 } from '../db/store.ts';
 import { deliver } from '../deliver.ts';
 import { mergeChannelInput, redactedConfig, type Scalar } from '../domain/channel-config.ts';
+import { pushKeyIssues } from '../domain/push-keys.ts';
 
 /** A device as the settings page lists it: the push service's host, never the endpoint URL (a capability). */
 const subscriptionView = (r: PushSubscriptionRow) => ({ id: r.id, endpointHost: new URL(r.endpoint).host, userAgent: r.userAgent, createdAt: r.createdAt.toISOString() });
@@ -147,6 +148,8 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
     bus.serve(notifyApi.pushSubscribe.rpc, async ({ user, body, userAgent }) => {
       const me = caller(user);
       requireAvailable('push');
+      const keyIssues = pushKeyIssues(body.keys);
+      if (keyIssues.length > 0) throw new AppError('VALIDATION_FAILED', 'invalid push subscription keys', keyIssues);
       const endpoint = await checkUrl(body.endpoint, 'body.endpoint');
       const row = await upsertPushSubscription(pool, me.id, { endpoint, p256dh: body.keys.p256dh, auth: body.keys.auth, userAgent: userAgent?.slice(0, 300) ?? null });
       return subscriptionView(row);
