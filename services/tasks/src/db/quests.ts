@@ -140,9 +140,14 @@ export async function questCompleted(db: Queryable, userId: string, localDate: s
 }
 
 /** Drop the day's quest (a re-roll or a postpone); returns its task, if there was one. */
-export async function dropQuest(db: Queryable, userId: string, localDate: string): Promise<string | undefined> {
-  const [row] = await orm(db).delete(dailyQuests).where(today(userId, localDate)).returning({ taskId: dailyQuests.taskId });
-  return row?.taskId;
+export async function dropQuest(db: Queryable, userId: string, localDate: string): Promise<{ taskId: string; rerolledAway: string[] } | undefined> {
+  const [row] = await orm(db).delete(dailyQuests).where(today(userId, localDate)).returning({ taskId: dailyQuests.taskId, rerolledAway: dailyQuests.rerolledAway });
+  return row;
+}
+
+/** Record the tasks re-rolled away from today on the day's (new) quest. */
+export async function setRerolledAway(db: Queryable, userId: string, localDate: string, taskIds: string[]): Promise<void> {
+  await orm(db).update(dailyQuests).set({ rerolledAway: taskIds }).where(today(userId, localDate));
 }
 
 /** Make `taskId` the day's quest again (a restore), open. */

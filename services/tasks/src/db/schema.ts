@@ -267,6 +267,8 @@ export const dailyQuests = schema.table(
     tier: text().notNull(),
     completedAt: instant(),
     createdAt: created(),
+    /** tasks re-rolled away from today, avoided by the next re-roll while others qualify */
+    rerolledAway: uuid().array().notNull().default(sql`'{}'::uuid[]`),
   },
   (t) => [
     primaryKey({ name: 'daily_quests_pkey', columns: [t.userId, t.localDate] }),

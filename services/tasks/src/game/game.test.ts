@@ -63,6 +63,16 @@ describe('daily quest', () => {
     expect((await api('GET', `/api/tasks/${overdue.id}`, { as: u })).body.task.isDailyQuest).toBe(false);
   });
 
+  it('re-rolls go through every candidate before coming back to one re-rolled away today (issue 55)', async () => {
+    const u = randomUUID();
+    for (const d of [-3, -2, -1]) await createTask(u, { title: `overdue ${d}`, type: 'ONE_TIME', dueDate: addDays(today(), d) });
+    const seen = [(await api('GET', '/api/daily-quest', { as: u })).body.quest.title];
+    for (let i = 0; i < 2; i++) seen.push((await api('POST', '/api/daily-quest', { as: u })).body.quest.title);
+    expect(seen).toEqual(['overdue -3', 'overdue -2', 'overdue -1']);
+    // all others re-rolled away: one of them comes back rather than no quest
+    expect((await api('POST', '/api/daily-quest', { as: u })).body.quest.title).toBe('overdue -3');
+  });
+
   it('postpones to tomorrow up to the limit (429 LIMIT_REACHED), and restores', async () => {
     const u = randomUUID();
     expect((await api('PUT', '/api/settings/quest', { as: u, body: { postponeLimit: 9 } })).body.issues[0].path).toBe('body.postponeLimit');

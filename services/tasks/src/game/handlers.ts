@@ -2,7 +2,7 @@ import { AppError, type DailyQuestReply, type HttpCall } from '@tasksvc/proto';
 import { inTransaction, type Queryable } from '@tasksvc/runtime';
 import { unlockedAchievements } from '../db/achievements.ts';
 import { ensureProfile, lockProfile, updateProfile, type ProfileColumns, type ProfileRow } from '../db/profiles.ts';
-import { dropQuest, lastQuestPostponement, markRestored, questCompleted, restoreQuest as restoreDailyQuest } from '../db/quests.ts';
+import { dropQuest, lastQuestPostponement, markRestored, questCompleted, restoreQuest as restoreDailyQuest, setRerolledAway } from '../db/quests.ts';
 import { gameFigures } from '../db/reports.ts';
 import { getTask, unpostponeDates } from '../db/tasks.ts';
 import { emitTaskEvent, toTask, transact, userOf, type Ctx } from '../handlers/common.ts';
@@ -26,9 +26,9 @@ export async function who(c: Queryable, call: Call, lock = false) {
   return { userId: user.id, profile, ...streaksOf(profile), today: localDate(new Date(), profile.timezone) };
 }
 
-async function questReply(c: Queryable, u: Awaited<ReturnType<typeof who>>, opts: { exclude?: Set<string> } = {}): Promise<DailyQuestReply> {
-  const exclude = opts.exclude ? new Map([[u.userId, opts.exclude]]) : undefined;
-  const quests = await ensureQuests(c, [{ userId: u.userId, date: u.today, energy: u.profile.energyLevel }], { exclude });
+async function questReply(c: Queryable, u: Awaited<ReturnType<typeof who>>, opts: { exclude?: Set<string>; rerolledAway?: Set<string> } = {}): Promise<DailyQuestReply> {
+  const mine = (ids?: Set<string>) => (ids ? new Map([[u.userId, ids]]) : undefined);
+  const quests = await ensureQuests(c, [{ userId: u.userId, date: u.today, energy: u.profile.energyLevel }], { exclude: mine(opts.exclude), rerolledAway: mine(opts.rerolledAway) });
   const q = quests.get(u.userId);
   const row = q ? await getTask(c, u.userId, q.taskId, u.today) : null;
   return {
@@ -52,8 +52,10 @@ export async function rerollQuest(ctx: Ctx, call: Call): Promise<DailyQuestReply
     // A completed quest stays: re-rolling it would let a second quest count for the same day.
     if (await questCompleted(c, u.userId, u.today)) throw new AppError('CONFLICT', "today's quest is already completed");
     const old = await dropQuest(c, u.userId, u.today);
-    let reply = await questReply(c, u, { exclude: old ? new Set([old]) : undefined });
+    let reply = await questReply(c, u, old ? { exclude: new Set([old.taskId]), rerolledAway: new Set(old.rerolledAway) } : {});
     if (!reply.quest && old) reply = await questReply(c, u);
+    // remembered so the next re-roll today does not swing back to a task just re-rolled away
+    if (old) await setRerolledAway(c, u.userId, u.today, [...new Set([...old.rerolledAway, old.taskId])]);
     await syncQuestFlags(c, [u.userId]);
     return reply;
   });

@@ -17,7 +17,7 @@ export interface UserDay {
  * concurrent selection (a GET racing the cron, two replicas) keep exactly one quest; the loser's
  * pick is discarded and the winner's returned.
  */
-export async function ensureQuests(db: Queryable, days: UserDay[], opts: { random?: () => number; exclude?: Map<string, Set<string>> } = {}): Promise<Map<string, QuestRow>> {
+export async function ensureQuests(db: Queryable, days: UserDay[], opts: { random?: () => number; exclude?: Map<string, Set<string>>; rerolledAway?: Map<string, Set<string>> } = {}): Promise<Map<string, QuestRow>> {
   if (days.length === 0) return new Map();
   const have = await questsOn(db, days);
   const missing = days.filter((d) => !have.has(d.userId));
@@ -26,7 +26,7 @@ export async function ensureQuests(db: Queryable, days: UserDay[], opts: { rando
   const pool = await questCandidates(db, missing.map((d) => d.userId));
   const picks: { userId: string; date: string; taskId: string; tier: QuestTier }[] = [];
   for (const d of missing) {
-    const pick = selectQuest(pool.get(d.userId) ?? [], { today: d.date, energy: d.energy, random: opts.random ?? Math.random, exclude: opts.exclude?.get(d.userId) });
+    const pick = selectQuest(pool.get(d.userId) ?? [], { today: d.date, energy: d.energy, random: opts.random ?? Math.random, exclude: opts.exclude?.get(d.userId), rerolledAway: opts.rerolledAway?.get(d.userId) });
     if (pick) picks.push({ userId: d.userId, date: d.date, taskId: pick.taskId, tier: pick.tier });
   }
   if (picks.length > 0) {

@@ -63,6 +63,14 @@ describe('daily quest tiers', () => {
   it('honours the exclusion set used by a re-roll', () => {
     expect(pick([overdueOld, overdueNew], { exclude: new Set(['overdue-old']) })).toMatchObject({ taskId: 'overdue-new' });
   });
+  it('re-rolls walk through the candidates instead of alternating between two (issue 55)', () => {
+    const third = task({ id: 'overdue-third', dueDate: '2026-05-09' });
+    const all = [overdueOld, overdueNew, third];
+    // quest overdue-old, re-rolled to overdue-new, re-rolled again: not back to overdue-old
+    expect(pick(all, { exclude: new Set(['overdue-new']), rerolledAway: new Set(['overdue-old']) })).toMatchObject({ taskId: 'overdue-third' });
+    // every other task was re-rolled away already: one of them comes back rather than no quest
+    expect(pick(all, { exclude: new Set(['overdue-third']), rerolledAway: new Set(['overdue-old', 'overdue-new']) })).toMatchObject({ taskId: 'overdue-old' });
+  });
 });
 
 describe('daily quest filters', () => {

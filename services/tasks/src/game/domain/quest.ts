@@ -70,6 +70,11 @@ export interface SelectOptions {
   random: () => number;
   /** tasks not to pick (e.g. the quest being re-rolled away from) */
   exclude?: ReadonlySet<string>;
+  /**
+   * tasks re-rolled away earlier today: avoided while any other task qualifies, so repeated
+   * re-rolls walk through the candidates instead of alternating between two of them
+   */
+  rerolledAway?: ReadonlySet<string>;
 }
 
 /** A task the quest may choose, and the task it then becomes: itself, or a parent's next subtask. */
@@ -111,6 +116,15 @@ export function questUnits(tasks: readonly QuestCandidate[], today: IsoDate): Qu
  * subtasks is picked as its next subtask (questUnits).
  */
 export function selectQuest(tasks: readonly QuestCandidate[], opts: SelectOptions): QuestPick | null {
+  const { rerolledAway, ...rest } = opts;
+  if (rerolledAway?.size) {
+    const fresh = selectQuest(tasks, { ...rest, exclude: new Set([...(opts.exclude ?? []), ...rerolledAway]) });
+    if (fresh) return fresh;
+  }
+  return selectAmong(tasks, rest);
+}
+
+function selectAmong(tasks: readonly QuestCandidate[], opts: SelectOptions): QuestPick | null {
   const { today } = opts;
   const blocked = blockedTaskIds(tasks, today);
   const open = questUnits(tasks, today).filter((t) => {

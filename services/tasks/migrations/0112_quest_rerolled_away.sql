@@ -1,0 +1,1 @@
+ALTER TABLE "tasks"."daily_quests" ADD COLUMN "rerolled_away" uuid[] DEFAULT '{}'::uuid[] NOT NULL;
