@@ -1,5 +1,6 @@
+import { AppError } from '@tasksvc/proto';
 import { inTransaction, orm, type Pool, type PoolClient, type Queryable } from '@tasksvc/runtime';
-import { and, asc, count, desc, eq, gt, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { authenticators, secondFactorAttempts, totpBackupCodes, totpCredentials, users, webauthnChallenges, type CHALLENGE_PURPOSES } from './schema.ts';
 
 // ---- TOTP --------------------------------------------------------------------------------------
@@ -139,7 +140,7 @@ export async function authenticatorExists(q: Queryable, id: string, userId: stri
 
 export type ChallengePurpose = (typeof CHALLENGE_PURPOSES)[number];
 
-/** Live anonymous challenges (sign-in, sign-up) one client key may hold; older ones are dropped. */
+/** Live anonymous challenges (sign-in, sign-up) one client key may hold; more are refused (429) until one is used or expires. */
 export const ANONYMOUS_CHALLENGES_PER_CLIENT = 10;
 
 export interface NewChallenge {
@@ -161,16 +162,18 @@ export async function insertChallenge(pool: Pool, c: NewChallenge): Promise<stri
     // Expired challenges are dropped as new ones are made: the table stays small without a sweeper.
     await db.delete(webauthnChallenges).where(lt(webauthnChallenges.expiresAt, sql`now()`));
     if (c.userId === null) {
-      // Anonymous requests cannot grow the table: each client key keeps its newest few challenges.
+      // Anonymous requests cannot grow the table: a client key holds a few live challenges at most.
+      // A full key is refused rather than its oldest dropped: people behind one address (an office,
+      // a proxy) share the key, and a flood must not cancel someone else's pending sign-in (#56.5).
       // The lock serialises one key's inserts so the bound is exact under concurrency.
       await db.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended('auth.webauthn_challenges:' || ${clientKey}, 0))`);
-      const older = db
-        .select({ id: webauthnChallenges.id })
+      const [live] = await db
+        .select({ n: count() })
         .from(webauthnChallenges)
-        .where(and(isNull(webauthnChallenges.userId), eq(webauthnChallenges.clientKey, clientKey)))
-        .orderBy(desc(webauthnChallenges.createdAt), desc(webauthnChallenges.id))
-        .offset(ANONYMOUS_CHALLENGES_PER_CLIENT - 1);
-      await db.delete(webauthnChallenges).where(inArray(webauthnChallenges.id, older));
+        .where(and(isNull(webauthnChallenges.userId), eq(webauthnChallenges.clientKey, clientKey)));
+      if (live!.n >= ANONYMOUS_CHALLENGES_PER_CLIENT) {
+        throw new AppError('RATE_LIMITED', `${ANONYMOUS_CHALLENGES_PER_CLIENT} passkey sign-ins are already pending from this address: finish one, or try again in ${Math.ceil(c.ttlSeconds / 60)} minutes`);
+      }
     }
     const [row] = await db
       .insert(webauthnChallenges)
