@@ -86,6 +86,18 @@ describe('OIDC sign-in through the gateway against a real oidc-provider', () => 
     expect((await forged.json<{ user?: unknown } | null>(`${t.url}/api/auth/session`)).body).toBeNull();
   });
 
+  it('a new sign-in purges expired sessions, of every user; live ones stay (#56.13)', async () => {
+    const { userId } = await signInAs('purge@example.test');
+    const stale = await t.system.pool.query<{ id: string }>(
+      `INSERT INTO auth.sessions (token_hash, user_id, expires) VALUES ($1, $2, now() - interval '1 minute'), ($3, $2, now() + interval '1 day') RETURNING id`,
+      [`stale-${userId}`, userId, `live-${userId}`],
+    );
+    await signInAs('someone-else@example.test');
+    const left = await t.system.pool.query<{ id: string }>('SELECT id FROM auth.sessions WHERE id = ANY($1::uuid[])', [stale.rows.map((r) => r.id)]);
+    expect(left.rows.map((r) => r.id)).toEqual([stale.rows[1]!.id]);
+    expect((await t.system.pool.query('SELECT 1 FROM auth.sessions WHERE expires < now()')).rowCount).toBe(0);
+  });
+
   it('signs out: the session row is gone and the cookie no longer works', async () => {
     const { browser } = await signInAs('logout@example.test');
     const token = browser.cookie('localhost', 'authjs.session-token')!;

@@ -23,6 +23,9 @@ export async function insertSession(
   q: Queryable,
   s: { tokenHash: string; userId: string; expires: Date; ip?: string | null | undefined; userAgent?: string | null | undefined; secondFactorVerified?: boolean },
 ): Promise<SessionRow> {
+  // Expired sessions are dropped as new ones are made (#56.13), as WebAuthn challenges are: sign-ins are
+  // rare and the table is then only live sessions, so no sweeper is needed.
+  await orm(q).delete(sessions).where(lt(sessions.expires, sql`now()`));
   const [row] = await orm(q)
     .insert(sessions)
     .values({
