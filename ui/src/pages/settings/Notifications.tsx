@@ -254,11 +254,11 @@ export default function Notifications(): JSX.Element {
   };
   return (
     <div class="stack">
-      <Reminders />
+      <Reminders noChannel={channels() !== undefined && !channels()!.some((c) => c.available && c.configured && c.enabled)} />
       <Show when={!channels.error} fallback={<ErrorBanner error={channels.error} />}>
         <Show when={channels()} fallback={<Spinner />}>
           {/* Channels the operator has not enabled (e-mail without SMTP, push without VAPID) are hidden. */}
-          <ul class="list stack" style={{ gap: '0.75rem' }} aria-label="Notification channels">
+          <ul id="channels" class="list stack" style={{ gap: '0.75rem' }} aria-label="Notification channels">
             <For each={channels()!.filter((c) => c.available)}>{(c) => <ChannelCard channel={c} changed={changed} />}</For>
           </ul>
         </Show>

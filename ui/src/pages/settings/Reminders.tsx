@@ -28,8 +28,15 @@ const KINDS = [
   { key: 'recurringDue', label: 'Recurring tasks due' },
 ] as const;
 
-/** When reminders fire (local times in the profile's timezone) and the quest's postpone limit. */
-export default function Reminders(): JSX.Element {
+/** Any reminder switch is on (streak and weekly review follow the daily quest reminder's channels). */
+const anyOn = (s: ReminderSettings) => s.enabled || KINDS.some((k) => s[k.key].enabled);
+
+/**
+ * When reminders fire (local times in the profile's timezone) and the quest's postpone limit.
+ * `noChannel` is true once the channels are known and none is on: reminders switched on then reach
+ * nobody, so the section says so and links to the channels below.
+ */
+export default function Reminders(props: { noChannel: boolean }): JSX.Element {
   // Either may be missing on a server without the game rules: the section then hides that part.
   const [settings, { mutate }] = createResource(() => get<ReminderSettings>('/api/settings/notifications').catch(() => null));
   const [quest, { mutate: mutateQuest }] = createResource(() => get<QuestSettings>('/api/settings/quest').catch(() => null));
@@ -52,6 +59,11 @@ export default function Reminders(): JSX.Element {
         <Show when={settings() === null}>
           <p class="small muted">Reminder settings are not available on this server.</p>
         </Show>
+      </Show>
+      <Show when={props.noChannel && settings() && anyOn(settings()!)}>
+        <div class="banner warn" role="status" data-testid="no-channel-warning">
+          Reminders are on, but no notification channel is set up, so they reach you nowhere. <a href="#channels">Set up a channel</a> below.
+        </div>
       </Show>
       <Show when={settings()}>
         {(s) => (

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { chromiumSuite, hasChromium, signIn, SIZES } from './support.ts';
+
+/**
+ * Issue 55, bug 11: reminders switched on while no notification channel is on reach nobody, so the
+ * settings say so and link to the channels; the warning goes once a channel is set up. Along the
+ * real click path at phone and desktop sizes. Screenshots: reminder-channels-*.
+ */
+
+const suite = chromiumSuite('reminder-channels', { locale: 'en-GB', config: { OUTBOUND_ALLOW_LIST: '127.0.0.1' } });
+const { newPage, shot } = suite;
+
+describe.skipIf(!hasChromium)('reminders without a channel (Chromium)', () => {
+  it.each(SIZES)('warns while reminders are on and no channel is, links to the channels (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, suite.url, `reminder-channels-${label}@example.test`);
+    await page.goto(`${suite.url}/settings/notifications`);
+    const reminders = page.getByTestId('reminders');
+    const warning = page.getByTestId('no-channel-warning');
+    const dueToday = reminders.getByRole('checkbox', { name: 'Tasks due today' });
+    // every reminder off (the default): nothing to warn about
+    await page.getByRole('list', { name: 'Notification channels' }).waitFor();
+    expect(await dueToday.isChecked()).toBe(false);
+    expect(await warning.count()).toBe(0);
+
+    await dueToday.check();
+    await warning.waitFor();
+    expect(await warning.getAttribute('role')).toBe('status');
+    expect(await warning.textContent()).toContain('no notification channel is set up');
+    await shot(page, `warning-${label}`);
+
+    await warning.getByRole('link', { name: 'Set up a channel' }).click();
+    await expect.poll(() => new URL(page.url()).hash).toBe('#channels');
+    const alert = page.getByTestId('channel-http-alert');
+    await expect.poll(() => alert.isVisible()).toBe(true);
+    expect(await alert.evaluate((el) => el.getBoundingClientRect().top < window.innerHeight)).toBe(true);
+
+    // a channel on: the warning goes (the URL is saved, never called: no test is sent)
+    await alert.getByRole('button', { name: 'Set up' }).click();
+    await alert.getByLabel('URL', { exact: true }).fill('http://127.0.0.1:9/alert');
+    await alert.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => alert.getByText('on', { exact: true }).count()).toBe(1);
+    await expect.poll(() => warning.count()).toBe(0);
+    await shot(page, `channel-on-${label}`);
+  });
+});
