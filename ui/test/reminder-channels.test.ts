@@ -37,6 +37,15 @@ describe.skipIf(!hasChromium)('reminders without a channel (Chromium)', () => {
 
     // a channel on: the warning goes (the URL is saved, never called: no test is sent)
     await alert.getByRole('button', { name: 'Set up' }).click();
+    // a refused address is told in plain words by the field's label: no request path, no operator variable
+    await alert.getByLabel('URL', { exact: true }).fill('http://127.0.0.2:9/alert');
+    await alert.getByRole('button', { name: 'Save' }).click();
+    const refused = alert.getByTestId('channel-error');
+    await refused.waitFor();
+    const said = (await refused.textContent())!;
+    expect(said).toMatch(/^URL: resolves to a loopback address/);
+    expect(said).not.toMatch(/body\.|[A-Z]+_[A-Z_]+/);
+    await shot(page, `refused-${label}`);
     await alert.getByLabel('URL', { exact: true }).fill('http://127.0.0.1:9/alert');
     await alert.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => alert.getByText('on', { exact: true }).count()).toBe(1);

@@ -24,13 +24,13 @@ export function createMailer(config: Config): Transporter | null {
 export const email: Channel = {
   secretFields: [],
   requiredSecrets: [],
-  availability: { available: (config) => Boolean(config.SMTP_HOST), reason: 'email is not available: the operator has not set SMTP_HOST' },
+  availability: { available: (config) => Boolean(config.SMTP_HOST), reason: 'e-mail is not set up on this server; ask its operator' },
   async prepare(config, ctx) {
     config.address = (config.address as string | null) ?? ctx.email;
   },
   targets: ({ config: env, mailer }, { config }) =>
     single('email', async (n) => {
-      if (!mailer) return { kind: 'failed', error: 'email is not available: SMTP_HOST is not set' };
+      if (!mailer) return { kind: 'failed', error: 'e-mail is not set up on this server' };
       try {
         await mailer.sendMail(emailMessage(env.SMTP_FROM!, str(config.address)!, n, env.PUBLIC_APP_URL));
         return { kind: 'sent' };

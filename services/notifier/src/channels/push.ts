@@ -9,7 +9,7 @@ export const push: Channel = {
   requiredSecrets: [],
   availability: {
     available: (config) => Boolean(config.PUBLIC_VAPID_PUBLIC_KEY && config.VAPID_PRIVATE_KEY),
-    reason: 'browser push is not available: the operator has not set PUBLIC_VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY',
+    reason: 'browser push is not set up on this server; ask its operator',
   },
   async targets({ config, pool, outbound }, { userId }) {
     return (await listPushSubscriptions(pool, userId)).map((sub) => ({

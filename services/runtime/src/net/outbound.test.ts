@@ -41,6 +41,9 @@ describe('outbound guard against a real local receiver', () => {
     const err = await failure(createOutbound({ allowList: [] }).request({ url: `http://127.0.0.1:${port}/` }));
     expect(err.kind).toBe('blocked');
     expect(err.message).toMatch(/loopback/);
+    // shown to the person who typed the URL: plain words, no operator variable (issue 55)
+    expect(err.message).not.toMatch(/[A-Z]+_[A-Z_]+/);
+    expect(err.message).toContain("ask the server's operator");
     expect(seen.length).toBe(before);
   });
 

@@ -92,15 +92,16 @@ export function createOutbound(opts: { allowList: readonly string[]; resolver?: 
       }
       if (addresses.length === 0) throw new OutboundError('dns', `host ${host} does not resolve`);
     }
+    // Messages reach the person who typed the URL: plain words, no operator variable (docs/configuration name it).
     // Every answer must pass: otherwise a host could list one public and one private address.
     for (const a of addresses) {
       const verdict = checkAddress(allow, host, a.address);
-      if (!verdict.ok) throw new OutboundError('blocked', `resolves to a ${verdict.reason} address (${a.address}); the operator can allow it with OUTBOUND_ALLOW_LIST`);
+      if (!verdict.ok) throw new OutboundError('blocked', `resolves to a ${verdict.reason} address (${a.address}), which this server does not send to; use a public address, or ask the server's operator to allow it`);
     }
     const chosen = addresses[0]!;
     if (url.protocol === 'http:') {
       const listed = hostAllowed(allow, host) || addresses.every((a) => addressAllowed(allow, a.address));
-      if (!listed) throw new OutboundError('invalid_url', 'must use https:// (plain http:// only for hosts in OUTBOUND_ALLOW_LIST)');
+      if (!listed) throw new OutboundError('invalid_url', "must use https:// (plain http:// only to addresses the server's operator has allowed)");
     }
     return { url, host, address: chosen.address, family: chosen.family === 6 ? 6 : 4 };
   }

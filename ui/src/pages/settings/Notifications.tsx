@@ -102,6 +102,10 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
     return config;
   };
 
+  /** Field problems by the field's label (the API's message names request paths such as body.config.url, meant for API clients). */
+  const errorSummary = (err: ApiError) =>
+    err.issues.length ? err.issues.map((i) => `${spec().fields.find((f) => f.key === i.path.split('.').pop())?.label ?? i.path.split('.').pop()}: ${i.message}`).join('; ') : err.message;
+
   async function save(e: SubmitEvent) {
     e.preventDefault();
     setError(null);
@@ -214,9 +218,8 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
             </For>
           </div>
           <Show when={error()}>
-            <div class="banner error" role="alert">
-              {error()!.message}
-              {error()!.issues.length ? `: ${error()!.issues.map((i) => `${i.path.split('.').pop()} ${i.message}`).join('; ')}` : ''}
+            <div class="banner error" role="alert" data-testid="channel-error">
+              {errorSummary(error()!)}
             </div>
           </Show>
           <div class="row">
