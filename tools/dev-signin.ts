@@ -93,16 +93,22 @@ async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(raw);
 }
 
+/** The warning while development sign-in is on and the app listens beyond loopback (HOST), else undefined. */
+export function exposedDevSignInWarning(host: string): string | undefined {
+  if (host === 'localhost' || host === '::1' || host.startsWith('127.')) return undefined;
+  return `THE APP LISTENS ON HOST=${host} WHILE DEVELOPMENT SIGN-IN IS ON: anyone who can reach this machine can open the app (the sign-in provider itself stays on 127.0.0.1). Set HOST=127.0.0.1 to keep it to this machine, or DEV_SIGNIN=false.`;
+}
+
 /**
- * Start the provider for this app. The browser reaches it at 127.0.0.1 (a loopback app) or at the
- * app's own host name, on a free port; its only client is the app's `dev` provider.
+ * Start the provider for this app. The browser reaches it at 127.0.0.1 on a free port (so only on
+ * this machine); its only client is the app's `dev` provider.
  */
 export async function startDevSignIn(config: Config, log: Logger): Promise<DevSignIn> {
   const { default: Provider } = await import('oidc-provider');
-  const appHost = new URL(config.PUBLIC_APP_URL).hostname;
-  const loopback = appHost === 'localhost' || appHost === '::1' || appHost.startsWith('127.');
-  // A different host name than the app's (localhost) keeps the two cookie jars apart.
-  const host = loopback ? '127.0.0.1' : config.HOST;
+  // Always on loopback, whatever HOST and the app's host name are: it signs anyone in as anyone, so
+  // only someone at this machine may reach it (#56.4). 127.0.0.1 rather than the app's name (localhost)
+  // also keeps the two cookie jars apart.
+  const host = '127.0.0.1';
   const accounts = new Map<string, { name: string; email: string }>();
   const clientSecret = randomBytes(24).toString('base64url');
   const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
@@ -111,7 +117,7 @@ export async function startDevSignIn(config: Config, log: Logger): Promise<DevSi
   const server = createServer();
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
   const port = (server.address() as AddressInfo).port;
-  const issuer = `http://${loopback ? '127.0.0.1' : appHost}:${port}`;
+  const issuer = `http://${host}:${port}`;
 
   const provider = new Provider(issuer, {
     adapter: memoryAdapter(),

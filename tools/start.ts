@@ -5,7 +5,7 @@
  */
 import { configWarnings, createLogger, exitOnConfigError, loadConfig, onShutdown, prettyLogs, rawEnv, startTracing, tuneGarbageCollection, type Config } from '@tasksvc/runtime';
 import { applyDevDefaults } from './dev-defaults.ts';
-import { startDevSignIn, type DevSignIn } from './dev-signin.ts';
+import { exposedDevSignInWarning, startDevSignIn, type DevSignIn } from './dev-signin.ts';
 import { startEmbeddedCron } from './embedded-cron.ts';
 import { startSystem } from './system.ts';
 
@@ -32,6 +32,8 @@ if (config.DEV_SIGNIN) {
     { issuer: devSignIn.issuer },
     'DEVELOPMENT SIGN-IN IS ON: anyone who can open the login page can sign in as any name and e-mail. It is off in production and once a real provider is configured (DEV_SIGNIN=false turns it off, DEV_SIGNIN=true keeps it next to real providers).',
   );
+  const exposed = exposedDevSignInWarning(config.HOST);
+  if (exposed) bootLog.warn({ host: config.HOST }, exposed);
 }
 
 // the boot warnings go out before the system's own lines (the log goes out in chunks, runtime/logger.ts)
