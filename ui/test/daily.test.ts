@@ -1,6 +1,6 @@
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { chromiumSuite, controlsUnderToasts, enrolTotp, hasChromium, signIn, SIZES, totpCode, virtualAuthenticator } from './support.ts';
+import { chromiumSuite, controlsUnderToasts, enrolTotp, eventually, hasChromium, signIn, SIZES, totpCode, virtualAuthenticator } from './support.ts';
 
 /**
  * The flows a person repeats every day (issue 24), each along the real click path with no reloads
@@ -284,7 +284,7 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     await page.keyboard.press('Enter');
     const menu = page.getByRole('menu');
     await expect.poll(() => focusedText(page)).toBe('Snooze: tomorrow');
-    expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['Snooze: tomorrow', 'Snooze: 3 days', 'Snooze: 1 week', 'Pause', 'Today', 'Tomorrow', 'Next week', 'High', 'Someday', 'Edit', 'Delete']);
+    expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['Snooze: tomorrow', 'Snooze: 3 days', 'Snooze: 1 week', 'Pause', 'Today', 'Tomorrow', 'Next week', 'High', 'Someday', 'Add a step', 'Edit', 'Delete']);
     await page.keyboard.press('ArrowDown');
     await expect.poll(() => focusedText(page)).toBe('Snooze: 3 days');
     await page.keyboard.press('ArrowUp');
@@ -474,12 +474,19 @@ describe.skipIf(!hasChromium)('daily flows in Chromium, no reloads between steps
     release();
     await page.locator('.toast').filter({ hasText: 'Added "Book the dentist"' }).waitFor();
     expect(await quick.inputValue()).toBe('Pay rent');
-    // a create that fails puts the text back, nothing typed is lost
-    await page.route('**/api/tasks', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ code: 'SERVICE_UNAVAILABLE', message: 'Busy, try again' }) }), { times: 1 });
+    // a create the server refuses puts the text back, nothing typed is lost
+    await page.route('**/api/tasks', (route) => route.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify({ code: 'VALIDATION_FAILED', message: 'Not like that, try again', issues: [] }) }), { times: 1 });
     await quick.fill('Call mum');
     await page.keyboard.press('Enter');
     await page.locator('.toast').filter({ hasText: 'try again' }).waitFor();
     expect(await quick.inputValue()).toBe('Call mum');
+    // one a busy server does not take waits on this device and goes out, once, when the server answers
+    await page.route('**/api/tasks', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ code: 'SERVICE_UNAVAILABLE', message: 'Busy' }) }), { times: 1 });
+    await quick.fill('Water the plants');
+    await page.keyboard.press('Enter');
+    await page.locator('.toast').filter({ hasText: 'Added "Water the plants" on this device' }).waitFor();
+    const stored = async () => ((await (await page.request.get('/api/tasks?limit=100')).json()) as { tasks: { title: string }[] }).tasks.filter((t) => t.title === 'Water the plants').length;
+    await eventually(stored).toBe(1);
   });
 
   it.each(SIZES)("postponing today's quest keeps a later deadline and gives an undated one none (%s)", async (label, size) => {
