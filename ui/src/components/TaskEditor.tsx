@@ -3,7 +3,7 @@ import { startSchedule, upcoming, validateRule, type RecurrenceRule, type Recurr
 import { MAX_REMINDERS, type Reminder } from '../../../proto/src/calendar/reminders.ts';
 import { ApiError } from '../lib/api.ts';
 import { write } from '../lib/outbox.ts';
-import { formatDate } from '../lib/dates.ts';
+import { formatDate, formatDateTime } from '../lib/dates.ts';
 import { errorText, toast } from '../lib/toast.ts';
 import type { Priority, Task, TaskType, Topic } from '../lib/types.ts';
 import { dismissable, Field, PrioritySelect } from './ui.tsx';
@@ -125,7 +125,7 @@ const BEFORE_OPTIONS: [number, string][] = [
 
 /** How a reminder reads in the editor. */
 export function reminderText(r: Reminder): string {
-  if ('at' in r) return new Date(r.at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  if ('at' in r) return formatDateTime(r.at);
   const named = BEFORE_OPTIONS.find(([m]) => m === r.beforeDueMinutes);
   return named ? named[1] : `${r.beforeDueMinutes} minutes before`;
 }

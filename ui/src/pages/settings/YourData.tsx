@@ -4,6 +4,8 @@ import { signOut } from '../../lib/session.ts';
 import { AsyncButton, Field } from '../../components/ui.tsx';
 
 const ImportWizard = lazy(() => import('../../components/ImportWizard.tsx'));
+/** Progress counts with the reader's digit grouping ("12,345"). */
+const count = new Intl.NumberFormat();
 
 /** What the person types to confirm the deletion. */
 export const DELETE_PHRASE = 'delete my account';
@@ -82,7 +84,7 @@ function ExportButton(props: { label: string; path: string; unit: 'line' | 'vtod
         {(p) => (
           <div role="status" aria-live="polite">
             <progress max={Math.max(1, p().total)} value={p().done} />{' '}
-            <span class="small muted">{p().total > 0 ? `${p().done.toLocaleString()} of ${p().total.toLocaleString()}` : 'Preparing…'}</span>
+            <span class="small muted">{p().total > 0 ? `${count.format(p().done)} of ${count.format(p().total)}` : 'Preparing…'}</span>
           </div>
         )}
       </Show>
