@@ -425,7 +425,8 @@ describe('without SMTP, VAPID or SECRETS_KEYRING', () => {
     expect(list.filter((c) => !c.available).map((c) => c.type)).toEqual(['push', 'email']);
     const email = await h2.call('PUT', '/api/settings/notification-channels/email', u, { config: {} });
     expect(email.status).toBe(400);
-    expect(email.json.message).toMatch(/SMTP_HOST/);
+    expect(email.json.message).toMatch(/not set up on this server/);
+    expect(email.json.message).not.toMatch(/SMTP_HOST/);
     expect((await h2.call('GET', '/api/push/vapid-public-key', u)).json).toEqual({ publicKey: null });
     const secret = await h2.call('PUT', '/api/settings/notification-channels/http-alert', u, { config: { url: `${rxUrl}/x`, secret: 'alert-secret-1' } });
     expect(secret.status).toBe(200);
