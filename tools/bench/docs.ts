@@ -4,6 +4,7 @@
  * as Markdown with the load average beside every row, anything else as its printed output.
  *
  *   node_modules/.bin/node tools/bench/docs.ts      # regenerate from the last `npm run bench`
+ *   node_modules/.bin/node tools/bench/docs.ts --sections   # after a subset (`npm run bench -- footprint`): replace only its sections
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,6 +37,7 @@ ratios are what to read). Tests never assert timings.
 \`\`\`bash
 npm run bench                    # all of them, one after another; JSON in .bench/results.json, this file regenerated
 npm run bench -- http api        # a subset
+node_modules/.bin/node tools/bench/docs.ts --sections   # after a subset: only its sections of this file replaced
 node_modules/.bin/node tools/bench/http-load.ts --url http://HOST:PORT --keys-file keys.txt --op create \\
   [--seconds 20] [--connections 10] [--server-pids PID,PID] [--pg-pid POSTMASTER_PID] [--pg-url postgres://…]
 \`\`\`
@@ -48,6 +50,7 @@ given; PostgreSQL backends are the postmaster's children, other databases' backe
 | bench | what | baseline |
 |---|---|---|
 | \`http.ts\` | task create and list under autocannon load: single process (logging off, at info, and at info with tracing on: every trace and 5 % of them sampled) and distributed (6 processes, NATS); every system runs throughout and they are measured in turn over interleaved rounds, the others paused (SIGSTOP) while one is measured, which takes 2 s of the same load unmeasured after it resumes (its pool connections and cached API-key identities have timed out during the others' turns, as no server under steady load has them); the bench's PostgreSQL servers run with autovacuum off and every database is vacuumed and analysed before each phase (creates, lists), so the lists run on current statistics and no system's maintenance runs during another's measurement (nor counts as its PostgreSQL CPU); p50/p99 from every answer's own time (sub-millisecond, not autocannon's whole-millisecond histogram) | node:http + \`pg\` with the minimal SQL under the same load (\`baseline-server.ts\`: one statement inserting the task and its outbox row; list: the page query); also shown: the same SQL in-process with no HTTP |
+| \`footprint.ts\` | what the six service processes cost next to the single process (issue 58), both running in the same run: resident memory (RSS and PSS) of each process idle (10 s after ready) and after create and list load, with its peak; start time (spawn → readiness probe 200, a restart on a migrated database) and the import graph alone (time, modules, heap kept); the hops of a create (the gateway's HTTP histogram, the bus histograms on the caller and the handler side) and the CPU per create and per list of each process | the single process (\`tools/start.ts\`) in the same run; node alone for the import graph |
 | \`gc.ts\` | the single process and the distributed system under create and list load, as the services run (allocation-site pretenuring off; a service alone with a 16 MB semi-space: \`services/runtime/src/gc-tuning.ts\`) and with other V8 settings: the collector's pauses, event-loop delay and memory, from a probe loaded into every service process | the same system with V8's defaults, in interleaved rounds, the others paused |
 | \`bus.ts\` | request/reply round trip with zod checks on both ends | in-process transport |
 | \`api.ts\` | task create and list through the whole HTTP path, one request at a time and a few in parallel | the same SQL done directly with \`pg\` |
@@ -66,27 +69,61 @@ function markdownTable(t: BenchTable): string {
   return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...t.rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
 }
 
-export function renderBenchmarks(res: Results): string {
-  const parts = [INTRO, `## Latest figures\n\nRun of ${res.at} on ${res.cores} cores, Node ${res.node}. The load average (1 minute) is beside every row: a shared machine under load makes every absolute figure pessimistic.\n`];
-  for (const r of res.results) {
-    const tables = r.output
-      .split('\n')
-      .filter((l) => l.startsWith(ROWS_MARKER))
-      .map((l) => JSON.parse(l.slice(ROWS_MARKER.length)) as BenchTable);
-    const load = r.loadAverage === undefined ? '' : `, load average ${r.loadAverage.toFixed(2)} at its start`;
-    parts.push(`### ${r.bench}${r.exitCode === 0 ? '' : ` (failed: exit ${r.exitCode})`}\n\n${r.seconds.toFixed(0)} s${load}.\n`);
-    if (tables.length > 0) {
-      for (const t of tables) parts.push(`${t.title}\n\n${markdownTable(t)}\n`);
-    } else {
-      parts.push('```\n' + r.output.trim() + '\n```\n');
-    }
+/** One bench's section; `ranAt` names its own run when it is not the file's (a section replaced alone). */
+function renderSection(r: BenchResult, ranAt?: string): string {
+  const parts: string[] = [];
+  const tables = r.output
+    .split('\n')
+    .filter((l) => l.startsWith(ROWS_MARKER))
+    .map((l) => JSON.parse(l.slice(ROWS_MARKER.length)) as BenchTable);
+  const load = r.loadAverage === undefined ? '' : `, load average ${r.loadAverage.toFixed(2)} at its start`;
+  parts.push(`### ${r.bench}${r.exitCode === 0 ? '' : ` (failed: exit ${r.exitCode})`}\n\n${r.seconds.toFixed(0)} s${load}${ranAt ? `; run on its own at ${ranAt}, not in the run above` : ''}.\n`);
+  if (tables.length > 0) {
+    for (const t of tables) parts.push(`${t.title}\n\n${markdownTable(t)}\n`);
+  } else {
+    parts.push('```\n' + r.output.trim() + '\n```\n');
   }
   return parts.join('\n');
+}
+
+export function renderBenchmarks(res: Results): string {
+  const parts = [INTRO, `## Latest figures\n\nRun of ${res.at} on ${res.cores} cores, Node ${res.node}. The load average (1 minute) is beside every row: a shared machine under load makes every absolute figure pessimistic.\n`];
+  for (const r of res.results) parts.push(renderSection(r));
+  return parts.join('\n');
+}
+
+/**
+ * `doc` (a rendered docs/benchmarks.md) with the sections of `res`'s benches replaced, or appended,
+ * the others' figures kept: for a bench run alone (`npm run bench -- footprint`), whose run says
+ * when it was taken.
+ */
+export function replaceSections(doc: string, res: Results): string {
+  let out = doc.trimEnd() + '\n';
+  for (const r of res.results) {
+    const section = renderSection(r, res.at);
+    const start = out.indexOf(`\n### ${r.bench}\n`) >= 0 ? out.indexOf(`\n### ${r.bench}\n`) : out.indexOf(`\n### ${r.bench} (failed`);
+    if (start < 0) {
+      out += `\n${section}`;
+      continue;
+    }
+    const next = out.indexOf('\n### ', start + 1);
+    out = out.slice(0, start + 1) + section + (next < 0 ? '' : `\n${out.slice(next + 1)}`);
+  }
+  return out;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const root = new URL('../..', import.meta.url).pathname;
   const res = JSON.parse(readFileSync(join(root, '.bench', 'results.json'), 'utf8')) as Results;
-  writeFileSync(join(root, 'docs', 'benchmarks.md'), renderBenchmarks(res));
-  console.log('docs/benchmarks.md regenerated');
+  const file = join(root, 'docs', 'benchmarks.md');
+  if (process.argv.includes('--sections')) {
+    // a subset's run: only its benches' sections are replaced (the intro is refreshed too)
+    const doc = readFileSync(file, 'utf8');
+    const figures = doc.indexOf('\n## Latest figures');
+    writeFileSync(file, replaceSections(renderBenchmarks({ ...res, results: [] }).split('\n## Latest figures')[0]! + doc.slice(figures), res));
+    console.log(`docs/benchmarks.md: the sections of ${res.results.map((r) => r.bench).join(', ')} replaced`);
+  } else {
+    writeFileSync(file, renderBenchmarks(res));
+    console.log('docs/benchmarks.md regenerated');
+  }
 }

@@ -37,6 +37,8 @@ export interface Cluster {
   output(name: ServiceName): string;
   /** the service processes' pids (for CPU accounting in benchmarks) */
   pids(): number[];
+  /** one service's process id (undefined before it started) */
+  pid(name: ServiceName): number | undefined;
   /** where a service process serves its Prometheus metrics (HEALTH_PORT; the gateway's METRICS_PORT) */
   metricsUrl(name: ServiceName): string;
   stop(): Promise<void>;
@@ -150,6 +152,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
     },
     output: (name) => procs.get(name)?.output ?? '',
     pids: () => [...procs.values()].map((p) => p.child.pid!).filter(Boolean),
+    pid: (name) => procs.get(name)?.child.pid,
     metricsUrl: (name) => `http://127.0.0.1:${metricsPorts.get(name)}/metrics`,
     async stop() {
       for (const name of procs.keys()) await sigkill(name);

@@ -27,7 +27,12 @@ export interface Target<R> {
 
 /** Pause or resume every process of a target (a process that has exited is skipped). */
 function signal(t: Target<unknown>, sig: 'SIGSTOP' | 'SIGCONT'): void {
-  for (const pid of t.pids()) {
+  signalPids(t.pids(), sig);
+}
+
+/** Pause or resume these processes (one that has exited is skipped). */
+export function signalPids(pids: number[], sig: 'SIGSTOP' | 'SIGCONT'): void {
+  for (const pid of pids) {
     try {
       process.kill(pid, sig);
     } catch {
