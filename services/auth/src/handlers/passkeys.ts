@@ -1,11 +1,4 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type * as WebAuthn from '@simplewebauthn/server';
 import { AppError, type HttpCall, type RawResponse } from '@tasksvc/proto';
 import { randomUUID } from 'node:crypto';
 import { inTransaction, safeEqual, type Config, type Pool, type PoolClient } from '@tasksvc/runtime';
@@ -32,6 +25,15 @@ import { clientKey } from '../domain/client-key.ts';
 import { factorState, publicOrigin, readableFactors, requireSession, secureCookies, type AuthDeps } from './context.ts';
 
 const CHALLENGE_TTL_SECONDS = 300;
+
+/**
+ * The WebAuthn library is loaded by the first passkey ceremony, not at start: with its ASN.1 and
+ * X.509 stack it was the auth service's largest import (about 6 MB of heap kept and half a second
+ * of its start, tools/bench/footprint.ts), and sessions and API keys, what the auth service mostly
+ * answers, never need it.
+ */
+let webauthnLibrary: Promise<typeof WebAuthn> | undefined;
+const webauthn = () => (webauthnLibrary ??= import('@simplewebauthn/server'));
 type EmptyCall = HttpCall<unknown, unknown, unknown>;
 type Credential = { id: string; rawId: string; type: 'public-key'; response: Record<string, unknown>; clientExtensionResults: Record<string, unknown>; authenticatorAttachment?: string | undefined };
 
@@ -71,10 +73,11 @@ export function passkeyHandlers(deps: AuthDeps) {
   }
 
   async function verifyRegistration(challenge: string, response: Credential, requireUserVerification: boolean) {
+    const { verifyRegistrationResponse } = await webauthn();
     let result;
     try {
       result = await verifyRegistrationResponse({
-        response: response as unknown as RegistrationResponseJSON,
+        response: response as unknown as WebAuthn.RegistrationResponseJSON,
         expectedChallenge: challenge,
         expectedOrigin: origin,
         expectedRPID: rpID,
@@ -110,10 +113,11 @@ export function passkeyHandlers(deps: AuthDeps) {
 
   /** Check an assertion against a stored passkey and advance its signature counter. */
   async function verifyAssertion(challenge: string, response: Credential, authenticator: AuthenticatorRow, requireUserVerification: boolean): Promise<void> {
+    const { verifyAuthenticationResponse } = await webauthn();
     let result;
     try {
       result = await verifyAuthenticationResponse({
-        response: response as unknown as AuthenticationResponseJSON,
+        response: response as unknown as WebAuthn.AuthenticationResponseJSON,
         expectedChallenge: challenge,
         expectedOrigin: origin,
         expectedRPID: rpID,
@@ -142,7 +146,7 @@ export function passkeyHandlers(deps: AuthDeps) {
       const s = requireSession(call.user);
       assertCanEnrol(await factorState(deps, s.userId, s.sessionId));
       const existing = await listAuthenticators(deps.pool, s.userId);
-      const options = await generateRegistrationOptions({
+      const options = await (await webauthn()).generateRegistrationOptions({
         rpName: deps.config.WEBAUTHN_RP_NAME,
         rpID,
         userName: s.email || s.userId,
@@ -193,7 +197,7 @@ export function passkeyHandlers(deps: AuthDeps) {
 
     /** Passwordless: any discoverable credential for this RP. */
     loginOptions: async (call: EmptyCall) => {
-      const options = await generateAuthenticationOptions({ rpID, userVerification: 'required' });
+      const options = await (await webauthn()).generateAuthenticationOptions({ rpID, userVerification: 'required' });
       return { challengeId: await anonymousChallenge('login', call.ip, options.challenge), options: options as unknown as Record<string, unknown> };
     },
 
@@ -212,7 +216,7 @@ export function passkeyHandlers(deps: AuthDeps) {
     signupOptions: async (call: HttpCall<unknown, unknown, { name: string; inviteCode?: string | undefined }>) => {
       assertSignupAllowed(deps.config, call.body.inviteCode);
       const userId = randomUUID();
-      const options = await generateRegistrationOptions({
+      const options = await (await webauthn()).generateRegistrationOptions({
         rpName: deps.config.WEBAUTHN_RP_NAME,
         rpID,
         userName: call.body.name,
@@ -252,7 +256,7 @@ export function passkeyHandlers(deps: AuthDeps) {
       const s = requireSession(call.user);
       const mine = await listAuthenticators(deps.pool, s.userId);
       if (mine.length === 0) throw new AppError('CONFLICT', 'no passkey is registered');
-      const options = await generateAuthenticationOptions({
+      const options = await (await webauthn()).generateAuthenticationOptions({
         rpID,
         userVerification: 'preferred',
         allowCredentials: mine.map((a) => ({ id: a.credentialId, transports: a.transports })),
