@@ -73,6 +73,18 @@ describe('daily quest', () => {
     expect((await api('POST', '/api/daily-quest', { as: u })).body.quest.title).toBe('overdue -3');
   });
 
+  it('postponing the quest keeps the day\'s re-roll history: neither the new pick nor a later re-roll swings back (issue 55)', async () => {
+    const u = randomUUID();
+    for (const d of [-4, -3, -2, -1]) await createTask(u, { title: `overdue ${d}`, type: 'ONE_TIME', dueDate: addDays(today(), d) });
+    expect((await api('GET', '/api/daily-quest', { as: u })).body.quest.title).toBe('overdue -4');
+    expect((await api('POST', '/api/daily-quest', { as: u })).body.quest.title).toBe('overdue -3');
+    const p = await api('POST', '/api/daily-quest/postpone', { as: u });
+    expect([p.status, p.body.quest.title]).toEqual([200, 'overdue -2']);
+    expect((await api('POST', '/api/daily-quest', { as: u })).body.quest.title).toBe('overdue -1');
+    const { rows } = await system.pool.query('SELECT t.title FROM tasks.daily_quests q, unnest(q.rerolled_away) a JOIN tasks.tasks t ON t.id = a WHERE q.user_id = $1 ORDER BY t.title', [u]);
+    expect(rows.map((r) => r.title)).toEqual(['overdue -2', 'overdue -4']);
+  });
+
   it('postpones to tomorrow up to the limit (429 LIMIT_REACHED), and restores', async () => {
     const u = randomUUID();
     expect((await api('PUT', '/api/settings/quest', { as: u, body: { postponeLimit: 9 } })).body.issues[0].path).toBe('body.postponeLimit');

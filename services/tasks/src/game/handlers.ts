@@ -45,17 +45,29 @@ export async function getQuest(ctx: Ctx, call: Call): Promise<DailyQuestReply> {
   return inTransaction(ctx.pool, async (c) => questReply(c, await who(c, call)));
 }
 
+/**
+ * Replace today's quest (a re-roll or a postpone): the new pick avoids the old one and every task
+ * re-rolled away today while anything else qualifies, and the day's re-roll history moves onto it
+ * (a re-roll adds the old task), so neither a re-roll nor a postpone swings back to a task re-rolled
+ * away. Only a re-roll may fall back to the old task: a postponed one belongs to tomorrow.
+ */
+async function replaceQuest(c: Queryable, u: Awaited<ReturnType<typeof who>>, why: 'reroll' | 'postpone'): Promise<DailyQuestReply> {
+  const old = await dropQuest(c, u.userId, u.today);
+  if (!old) return questReply(c, u);
+  const exclude = new Set([old.taskId]);
+  let reply = await questReply(c, u, { exclude, rerolledAway: new Set(old.rerolledAway) });
+  if (!reply.quest) reply = await questReply(c, u, why === 'postpone' ? { exclude } : {});
+  await setRerolledAway(c, u.userId, u.today, why === 'reroll' ? [...new Set([...old.rerolledAway, old.taskId])] : old.rerolledAway);
+  return reply;
+}
+
 /** POST /api/daily-quest: a new pick for today, avoiding the current one while anything else qualifies. */
 export async function rerollQuest(ctx: Ctx, call: Call): Promise<DailyQuestReply> {
   return inTransaction(ctx.pool, async (c) => {
     const u = await who(c, call, true);
     // A completed quest stays: re-rolling it would let a second quest count for the same day.
     if (await questCompleted(c, u.userId, u.today)) throw new AppError('CONFLICT', "today's quest is already completed");
-    const old = await dropQuest(c, u.userId, u.today);
-    let reply = await questReply(c, u, old ? { exclude: new Set([old.taskId]), rerolledAway: new Set(old.rerolledAway) } : {});
-    if (!reply.quest && old) reply = await questReply(c, u);
-    // remembered so the next re-roll today does not swing back to a task just re-rolled away
-    if (old) await setRerolledAway(c, u.userId, u.today, [...new Set([...old.rerolledAway, old.taskId])]);
+    const reply = await replaceQuest(c, u, 'reroll');
     await syncQuestFlags(c, [u.userId]);
     return reply;
   });
@@ -69,10 +81,9 @@ export async function postponeQuest(ctx: Ctx, call: Call): Promise<DailyQuestRep
     if (!quest) throw new AppError('NOT_FOUND', 'there is no quest to postpone today');
     if (quest.completedAt) throw new AppError('CONFLICT', "today's quest is already completed");
     await postponeTask(c, u.userId, u.today, quest.taskId, 'quest');
-    await dropQuest(c, u.userId, u.today);
     const moved = await getTask(c, u.userId, quest.taskId, u.today);
     if (moved) await emitTaskEvent(c, 'task.updated', moved);
-    const r = await questReply(c, u, { exclude: new Set([quest.taskId]) });
+    const r = await replaceQuest(c, u, 'postpone');
     await syncQuestFlags(c, [u.userId]);
     return r;
   });
