@@ -52,4 +52,17 @@ describe.skipIf(!hasChromium)('reminders without a channel (Chromium)', () => {
     await expect.poll(() => warning.count()).toBe(0);
     await shot(page, `channel-on-${label}`);
   });
+
+  it.each(SIZES)('the ntfy form asks for your server without naming any public one (%s)', async (label, size) => {
+    const page = await newPage(size);
+    await signIn(page, suite.url, `ntfy-hint-${label}@example.test`);
+    await page.goto(`${suite.url}/settings/notifications`);
+    const ntfy = page.getByTestId('channel-ntfy');
+    await ntfy.getByRole('button', { name: 'Set up' }).click();
+    const server = ntfy.getByLabel('Server', { exact: true });
+    const hint = await server.evaluate((el) => document.getElementById(el.getAttribute('aria-describedby')!)!.textContent);
+    expect(hint).toBe("Your ntfy server's address; leave empty to use this instance's default");
+    expect(await ntfy.textContent()).not.toMatch(/https?:\/\/|ntfy\.sh/);
+    await shot(page, `ntfy-form-${label}`);
+  });
 });

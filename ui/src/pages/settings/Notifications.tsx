@@ -24,7 +24,8 @@ const CHANNELS: Record<NotificationChannelType, { title: string; about: string; 
     about: 'Publish to an ntfy topic; subscribe to it in the ntfy app.',
     fields: [
       { key: 'topic', label: 'Topic', required: true, hint: '1–64 letters, digits, - or _' },
-      { key: 'server', label: 'Server', type: 'url', hint: 'Default https://ntfy.sh' },
+      // the operator picks the default server (NTFY_DEFAULT_SERVER): no address is named here
+      { key: 'server', label: 'Server', type: 'url', hint: "Your ntfy server's address; leave empty to use this instance's default" },
       { key: 'token', label: 'Access token' },
     ],
   },
