@@ -115,6 +115,11 @@ async function startSmtpPeer(): Promise<void> {
       if (auth.username === 'mailer' && auth.password === 'mail-pass') cb(null, { user: auth.username });
       else cb(new Error('bad credentials'));
     },
+    // a mail server refusing a recipient, in words that try to fake a log line
+    onRcptTo(address, _session, cb) {
+      if (address.address !== 'nobody@example.test') return cb();
+      cb(Object.assign(new Error('5.1.1 <nobody@example.test>: mailbox unavailable\n\u001b[31mFAKE LOG LINE'), { responseCode: 550 }));
+    },
     onData(stream, session, cb) {
       simpleParser(stream)
         .then((parsed) => {
@@ -341,7 +346,18 @@ describe('notification channels against real local peers', () => {
     // eslint-disable-next-line no-control-regex -- control characters are what it is about
     expect(bad.json.error).not.toMatch(/[\n\u001b]/);
     const hist = (await h.call('GET', '/api/settings/notification-history', alice)).json.entries as { channel: string; status: string; test: boolean }[];
-    expect(hist[0]).toMatchObject({ channel: 'pushover', status: 'failed', test: true });
+    expect(hist[0]).toMatchObject({ channel: 'pushover', status: 'failed', test: true });    // a mail server's refusal is labelled as its words too (issue 55), in the test result and the history
+    const mailTo = (address: string) => h.call('PUT', '/api/settings/notification-channels/email', alice, { config: { address } });
+    expect((await mailTo('nobody@example.test')).status).toBe(200);
+    const refused = await h.call('POST', '/api/settings/notification-channels/email/test', alice);
+    await mailTo('alice@example.test');
+    expect(refused.json).toMatchObject({ type: 'email', ok: false, delivered: 0 });
+    expect(refused.json.error).toMatch(/^email: SMTP 550; the receiver answered: “550 5\.1\.1 <nobody@example\.test>: mailbox unavailable .*FAKE LOG LINE”$/);
+    // eslint-disable-next-line no-control-regex -- control characters are what it is about
+    expect(refused.json.error).not.toMatch(/[\n\u001b]/);
+    const mailHist = (await h.call('GET', '/api/settings/notification-history', alice)).json.entries as { channel: string; error: string | null }[];
+    expect(mailHist[0]).toMatchObject({ channel: 'email', error: expect.stringMatching(/SMTP 550; the receiver answered: “550 5\.1\.1 <nobody@example\.test>: mailbox unavailable .*FAKE LOG LINE”$/) });
+
     expect(hist.length).toBeLessThanOrEqual(50);
     expect((await h.call('POST', '/api/settings/notification-channels/ntfy/test', bob)).status).toBe(404);
   });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '@tasksvc/runtime';
 import nodemailer, { type Transporter } from 'nodemailer';
-import { emailMessage } from '../domain/messages.ts';
+import { emailMessage, withReceiverAnswer } from '../domain/messages.ts';
 import { single, str, type Channel } from './channel.ts';
 
 /** The SMTP transport: STARTTLS required on a plain port, or implicit TLS when SMTP_SECURE. */
@@ -35,10 +35,11 @@ export const email: Channel = {
         await mailer.sendMail(emailMessage(env.SMTP_FROM!, str(config.address)!, n, env.PUBLIC_APP_URL));
         return { kind: 'sent' };
       } catch (err) {
-        const e = err as { responseCode?: number; code?: string; message: string };
+        const e = err as { responseCode?: number; response?: string; code?: string; message: string };
+        // a reply of the mail server is its words, labelled as such; without one the connection failed on our side
+        const error = e.response ? withReceiverAnswer(e.responseCode ? `SMTP ${e.responseCode}` : `${e.code ?? 'SMTP'} error`, e.response) : `${e.code ?? 'SMTP'}: ${e.message}`;
         // 5xx SMTP replies are permanent (bad recipient, auth); anything else is transient
-        if (e.responseCode && e.responseCode >= 500) return { kind: 'failed', error: `SMTP ${e.responseCode}: ${e.message}` };
-        return { kind: 'retry', error: `${e.code ?? 'SMTP'}: ${e.message}` };
+        return { kind: e.responseCode && e.responseCode >= 500 ? 'failed' : 'retry', error };
       }
     }),
 };

@@ -114,14 +114,19 @@ export function receiverText(detail: string): string {
     .trim();
 }
 
+/** `what` went wrong, then the receiver's own words when it said any (issue 56 #9): how every channel labels them. */
+export function withReceiverAnswer(what: string, detail: string): string {
+  const said = receiverText(detail);
+  return said ? `${what}; the receiver answered: “${said}”` : what;
+}
+
 /**
  * 2xx is sent. 408, 429, 5xx, redirects (never followed) and network errors are transient. 404/410
  * from a push service means the subscription is gone. Other 4xx are permanent (bad token, chat…).
  */
 export function judgeHttp(status: number, detail: string, opts: { push?: boolean } = {}): SendOutcome {
   if (status >= 200 && status < 300) return { kind: 'sent' };
-  const said = receiverText(detail);
-  const error = `HTTP ${status}${said ? `; the receiver answered: “${said}”` : ''}`;
+  const error = withReceiverAnswer(`HTTP ${status}`, detail);
   if (opts.push && (status === 404 || status === 410)) return { kind: 'gone', error };
   if (status === 408 || status === 429 || status >= 500 || (status >= 300 && status < 400)) return { kind: 'retry', error };
   return { kind: 'failed', error };
