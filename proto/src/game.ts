@@ -76,11 +76,14 @@ export const questSettingsBody = z.object({ postponeLimit: z.number().int().min(
 
 const reminder = z.object({ enabled: z.boolean(), time: clock });
 export const notificationSettings = z.object({
-  /** daily quest reminder, streak reminder and weekly review */
+  /** the daily quest reminder */
   enabled: z.boolean(),
   time: clock,
   streakReminderTime: clock,
   weeklyReviewTime: clock,
+  /** the streak reminder's and the weekly review's own switches (a release before them sends none: off, never a reminder nobody asked for) */
+  streakReminderEnabled: z.boolean().default(false),
+  weeklyReviewEnabled: z.boolean().default(false),
   dueToday: reminder,
   overdue: reminder,
   recurringDue: reminder,
@@ -93,6 +96,8 @@ export const notificationSettingsBody = z
     time: clock.optional(),
     streakReminderTime: clock.optional(),
     weeklyReviewTime: clock.optional(),
+    streakReminderEnabled: z.boolean().optional(),
+    weeklyReviewEnabled: z.boolean().optional(),
     dueToday: reminderPatch.optional(),
     overdue: reminderPatch.optional(),
     recurringDue: reminderPatch.optional(),

@@ -324,6 +324,8 @@ export const profile = z.object({
   morningBriefingEnabled: z.boolean(),
   morningBriefingTime: z.string(),
   weeklyReviewTime: z.string(),
+  streakReminderEnabled: z.boolean().default(false),
+  weeklyReviewEnabled: z.boolean().default(false),
   autoCompleteParent: z.boolean().default(false),
   createdAt: z.string(),
 });

@@ -80,10 +80,10 @@ type Row = { label: string; users: number; seedS: number; dispatchS: number; per
 const rows: Row[] = [];
 
 /** Every user due at T for every job: all reminder times 12:00 UTC. */
-const ALL_DUE = `SELECT gen_random_uuid(), 'UTC', true, '12:00', '12:00', '12:00', true, '12:00', true, '12:00', true, '12:00', 3, 3, DATE '2026-11-21'
+const ALL_DUE = `SELECT gen_random_uuid(), 'UTC', true, '12:00', '12:00', '12:00', true, '12:00', true, '12:00', true, '12:00', 3, 3, DATE '2026-11-21', true, true
   FROM generate_series(1, $1)`;
 /** Real users: a zone from ZONES and, per job, a reminder time at a random minute of the day. */
-const SPREAD = `SELECT gen_random_uuid(), ($2::text[])[1 + floor(random() * cardinality($2::text[]))::int], true, pg_temp.rand_minute(), pg_temp.rand_minute(), pg_temp.rand_minute(), true, pg_temp.rand_minute(), true, pg_temp.rand_minute(), true, pg_temp.rand_minute(), 3, 3, DATE '2026-11-21'
+const SPREAD = `SELECT gen_random_uuid(), ($2::text[])[1 + floor(random() * cardinality($2::text[]))::int], true, pg_temp.rand_minute(), pg_temp.rand_minute(), pg_temp.rand_minute(), true, pg_temp.rand_minute(), true, pg_temp.rand_minute(), true, pg_temp.rand_minute(), 3, 3, DATE '2026-11-21', true, true
   FROM generate_series(1, $1)`;
 
 async function runCase(label: string, n: number, profiles: string): Promise<void> {
@@ -107,7 +107,7 @@ async function runCase(label: string, n: number, profiles: string): Promise<void
     await client.query(
       `INSERT INTO tasks.profiles (user_id, timezone, notification_enabled, notification_time, streak_reminder_time, weekly_review_time,
          due_today_reminder_enabled, due_today_reminder_time, overdue_reminder_enabled, overdue_reminder_time,
-         recurring_due_reminder_enabled, recurring_due_reminder_time, streak_current, streak_max, streak_last_date)
+         recurring_due_reminder_enabled, recurring_due_reminder_time, streak_current, streak_max, streak_last_date, streak_reminder_enabled, weekly_review_enabled)
        ${profiles}`,
       profiles === SPREAD ? [n, ZONES] : [n],
     );

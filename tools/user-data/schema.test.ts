@@ -35,6 +35,8 @@ export function sampleExport(): UserExport {
         time: '09:00',
         streakReminderTime: '20:00',
         weeklyReviewTime: '18:00',
+        streakReminderEnabled: true,
+        weeklyReviewEnabled: false,
         dueToday: { enabled: false, time: '08:00' },
         overdue: { enabled: true, time: '09:00' },
         recurringDue: { enabled: false, time: '08:00' },

@@ -100,7 +100,7 @@ export async function seedUserEverywhere(sys: { url: string; pool: Pool; authSec
   // sent with an Idempotency-Key, as a client that retries would
   await call('POST', '/api/wishlist', { title: 'New headphones', price: 500 }, { 'idempotency-key': `seed-${userId}` });
   await ok('PUT', '/api/settings/vacation-mode', { active: true, endDate: '2999-01-01' });
-  await ok('PUT', '/api/settings/notifications', { enabled: true, time: '08:30' });
+  await ok('PUT', '/api/settings/notifications', { enabled: true, time: '08:30', weeklyReviewEnabled: true });
 
   // notifier and webhook services, through their APIs (a channel test leaves a delivery in the log)
   await ok('POST', '/api/settings/webhooks', { url: `${receiverUrl}/hook`, secret: 'webhook-signing-secret' });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayService } from '../../gateway/src/index.ts';
 import { tasksService } from '../../tasks/src/index.ts';
 import { localParts } from '../../tasks/src/game/domain/dates.ts';
-import { fileNats, quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { fileNats, quietLogger, serveTestIdentities, testSystemConfig } from '../../../tools/testenv/index.ts';
 import { createSchedulerService } from '../src/service.ts';
 
 /**
@@ -37,7 +37,10 @@ const caughtUp = randomUUID();
 const tooLate = randomUUID();
 const briefed = randomUUID();
 const away = randomUUID();
-const ours = new Set<string>([berlin, kiritimati, pagoPago, later, caughtUp, tooLate, briefed, away]);
+// all three game reminders on, then one switched off through the settings API (issue 55, bug 11)
+const noStreak = randomUUID();
+const noReview = randomUUID();
+const ours = new Set<string>([berlin, kiritimati, pagoPago, later, caughtUp, tooLate, briefed, away, noStreak, noReview]);
 
 const hhmm = (at: Date, tz: string) => {
   const p = localParts(at, tz);
@@ -70,7 +73,7 @@ async function seed() {
     due_today_reminder_enabled: true, due_today_reminder_time: at,
     overdue_reminder_enabled: true, overdue_reminder_time: at,
     recurring_due_reminder_enabled: true, recurring_due_reminder_time: at,
-    notification_enabled: true, notification_time: at, streak_reminder_time: at, weekly_review_time: at,
+    notification_enabled: true, notification_time: at, streak_reminder_enabled: true, streak_reminder_time: at, weekly_review_enabled: true, weekly_review_time: at,
     streak_current: 4, streak_max: 4, streak_last_date: day(B, -1),
   });
   await pool.query(
@@ -93,20 +96,27 @@ async function seed() {
   // Berlin with the morning briefing on: it replaces the quest and streak reminders, not the weekly review.
   await profile(briefed, B, {
     morning_briefing_enabled: true, morning_briefing_time: at,
-    notification_enabled: true, notification_time: at, streak_reminder_time: at, weekly_review_time: at,
+    notification_enabled: true, notification_time: at, streak_reminder_enabled: true, streak_reminder_time: at, weekly_review_enabled: true, weekly_review_time: at,
     streak_current: 3, streak_max: 3, streak_last_date: day(B, -1),
   });
   // On vacation since yesterday: no reminder at all.
   await profile(away, B, {
-    due_today_reminder_enabled: true, due_today_reminder_time: at, notification_enabled: true, notification_time: at, weekly_review_time: at,
+    due_today_reminder_enabled: true, due_today_reminder_time: at, notification_enabled: true, notification_time: at, weekly_review_enabled: true, weekly_review_time: at,
     vacation_start_date: day(B, -1), vacation_end_date: day(B, 3),
   });
   await pool.query(`INSERT INTO tasks.tasks (user_id, title, type, due_date) VALUES ($1, 'while away', 'ONE_TIME', $2)`, [away, day(B)]);
+  for (const user of [noStreak, noReview]) {
+    await profile(user, B, {
+      notification_enabled: true, notification_time: at, streak_reminder_enabled: true, streak_reminder_time: at, weekly_review_enabled: true, weekly_review_time: at,
+      streak_current: 2, streak_max: 2, streak_last_date: day(B, -1),
+    });
+    await pool.query(`INSERT INTO tasks.tasks (user_id, title, type) VALUES ($1, 'a quest', 'ONE_TIME')`, [user]);
+  }
   // Due an hour later: nothing now.
-  await profile(later, B, { notification_enabled: true, notification_time: hhmm(new Date(T.getTime() + 3_600_000), B), streak_current: 2, streak_max: 2, streak_last_date: day(B, -1), streak_reminder_time: hhmm(new Date(T.getTime() + 3_600_000), B) });
+  await profile(later, B, { notification_enabled: true, streak_reminder_enabled: true, notification_time: hhmm(new Date(T.getTime() + 3_600_000), B), streak_current: 2, streak_max: 2, streak_last_date: day(B, -1), streak_reminder_time: hhmm(new Date(T.getTime() + 3_600_000), B) });
   // Due at T+5 min and at T−35 min: used by the catch-up test.
-  await profile(caughtUp, B, { notification_enabled: true, streak_reminder_time: hhmm(new Date(T.getTime() + 5 * 60_000), B), streak_current: 1, streak_max: 1, streak_last_date: day(B, -1) });
-  await profile(tooLate, B, { notification_enabled: true, streak_reminder_time: hhmm(new Date(T.getTime() - 35 * 60_000), B), streak_current: 1, streak_max: 1, streak_last_date: day(B, -1) });
+  await profile(caughtUp, B, { streak_reminder_enabled: true, streak_reminder_time: hhmm(new Date(T.getTime() + 5 * 60_000), B), streak_current: 1, streak_max: 1, streak_last_date: day(B, -1) });
+  await profile(tooLate, B, { streak_reminder_enabled: true, streak_reminder_time: hhmm(new Date(T.getTime() - 35 * 60_000), B), streak_current: 1, streak_max: 1, streak_last_date: day(B, -1) });
   return { berlinDay: day(B), kiritimatiDay: day(K), pagoDay: day(P) };
 }
 
@@ -123,6 +133,17 @@ beforeAll(async () => {
   observer = await createNatsBus({ servers: nats.url(), name: 'observer', log });
   await observer.consume(notificationRequested, async (m) => void (ours.has(m.userId) && received.push(m)), { durable: 'cron-test-observer' });
   days = await seed();
+  // each switches one reminder off as a person does, through PUT /api/settings/notifications
+  const identity = serveTestIdentities(buses[0]!);
+  try {
+    for (const [user, body] of [[noStreak, { streakReminderEnabled: false }], [noReview, { weeklyReviewEnabled: false }]] as const) {
+      const res = await fetch(url.replace('/api/cron', '/api/settings/notifications'), { method: 'PUT', headers: { authorization: `Bearer test-${user}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ enabled: true, streakReminderEnabled: user !== noStreak, weeklyReviewEnabled: user !== noReview });
+    }
+  } finally {
+    await identity.stop();
+  }
 });
 
 afterAll(async () => {
@@ -168,6 +189,10 @@ describe('cron dispatch', () => {
       `morning-briefing:${pagoPago}:${days.pagoDay}`,
       `morning-briefing:${briefed}:${days.berlinDay}`,
       `weekly-review:${briefed}:2026-11-16`,
+      `daily-quest:${noStreak}:${days.berlinDay}`,
+      `weekly-review:${noStreak}:2026-11-16`,
+      `daily-quest:${noReview}:${days.berlinDay}`,
+      `streak:${noReview}:${days.berlinDay}`,
     ];
     await settled(expected.length);
     const got = keys();
@@ -185,6 +210,12 @@ describe('cron dispatch', () => {
     expect(byTag[`daily-quest:${berlin}`]).toMatchObject({ body: 'ancient' });
     const quest = await pool.query('SELECT t.title FROM tasks.daily_quests q JOIN tasks.tasks t ON t.id = q.task_id WHERE q.user_id = $1', [berlin]);
     expect(quest.rows).toEqual([{ title: 'ancient' }]);
+  });
+
+  it('a streak reminder or weekly review switched off stops only that kind (issue 55, bug 11)', () => {
+    const kinds = (user: string) => received.filter((r) => r.userId === user).map((r) => r.tag).sort();
+    expect(kinds(noStreak)).toEqual(['daily-quest', 'weekly-review']);
+    expect(kinds(noReview)).toEqual(['daily-quest', 'streak']);
   });
 
   it('sends nothing more when the same bucket is called again, directly on both replicas', async () => {

@@ -45,8 +45,8 @@ export const JOB_SETTINGS = {
   'due-today': { enabled: 'dueTodayReminderEnabled', time: 'dueTodayReminderTime', index: 'profiles_due_due_today' },
   'recurring-due': { enabled: 'recurringDueReminderEnabled', time: 'recurringDueReminderTime', index: 'profiles_due_recurring' },
   'daily-quest': { enabled: 'notificationEnabled', time: 'notificationTime', index: 'profiles_due_daily_quest' },
-  'streak-reminder': { enabled: 'notificationEnabled', time: 'streakReminderTime', index: 'profiles_due_streak' },
-  'weekly-review': { enabled: 'notificationEnabled', time: 'weeklyReviewTime', index: 'profiles_due_weekly_review' },
+  'streak-reminder': { enabled: 'streakReminderEnabled', time: 'streakReminderTime', index: 'profiles_due_streak' },
+  'weekly-review': { enabled: 'weeklyReviewEnabled', time: 'weeklyReviewTime', index: 'profiles_due_weekly_review' },
 } as const satisfies Record<CronJob, { enabled: string; time: string; index: string }>;
 
 /** One row per user, created on first use: settings, coins, streaks and where the next task goes. */
@@ -72,6 +72,9 @@ export const profiles = schema.table(
     morningBriefingEnabled: boolean().notNull().default(false),
     morningBriefingTime: timeOfDay().notNull().default('07:00:00'),
     weeklyReviewTime: timeOfDay().notNull().default('18:00:00'),
+    /** the streak reminder's and the weekly review's own switches (they followed notificationEnabled before migration 0113, which copied it into both) */
+    streakReminderEnabled: boolean().notNull().default(false),
+    weeklyReviewEnabled: boolean().notNull().default(false),
     /** SHA-256 (hex) of the iCal feed token; the token itself is shown once and never stored */
     calendarFeedTokenHash: text(),
     calendarFeedCreatedAt: instant(),

@@ -40,7 +40,7 @@ async function streakUsers(n: number, tz: string, time: string, at: Date, cols: 
   const ids = Array.from({ length: n }, () => randomUUID());
   const yesterday = new Date(`${localParts(at, tz).date}T00:00:00Z`);
   yesterday.setUTCDate(yesterday.getUTCDate() - 1);
-  const all: Record<string, unknown> = { notification_enabled: true, streak_reminder_time: time, streak_current: 2, streak_max: 2, streak_last_date: yesterday.toISOString().slice(0, 10), ...cols };
+  const all: Record<string, unknown> = { streak_reminder_enabled: true, streak_reminder_time: time, streak_current: 2, streak_max: 2, streak_last_date: yesterday.toISOString().slice(0, 10), ...cols };
   const names = Object.keys(all);
   await pool.query(
     `INSERT INTO tasks.profiles (user_id, timezone, ${names.join(', ')}) SELECT u, $2, ${names.map((_, i) => `$${i + 3}`).join(', ')} FROM unnest($1::uuid[]) AS u`,
@@ -73,7 +73,7 @@ describe('collectReminders', () => {
       for (const minute of [0, 2, 4].slice(0, 1 + (i % 3))) for (const id of await streakUsers(2, tz, hhmm(new Date(T.getTime() + minute * 60_000), tz), T)) due.add(id);
       // not due: the next bucket, the reminders off, on vacation, the morning briefing on (it replaces the streak reminder)
       await streakUsers(2, tz, hhmm(new Date(T.getTime() + 5 * 60_000), tz), T);
-      await streakUsers(1, tz, hhmm(T, tz), T, { notification_enabled: false });
+      await streakUsers(1, tz, hhmm(T, tz), T, { streak_reminder_enabled: false });
       await streakUsers(1, tz, hhmm(T, tz), T, { vacation_start_date: localParts(T, tz).date });
       await streakUsers(1, tz, hhmm(T, tz), T, { morning_briefing_enabled: true });
     }

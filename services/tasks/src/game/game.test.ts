@@ -200,6 +200,23 @@ describe('settings, review and stats', () => {
     expect(ok.body).toMatchObject({ enabled: true, time: '07:30', streakReminderTime: '20:00', weeklyReviewTime: '18:00', dueToday: { enabled: true, time: '08:15' }, overdue: { enabled: false } });
     expect((await api('GET', '/api/settings/notifications', { as: u })).body).toEqual(ok.body);
   });
+  it('the streak reminder and the weekly review have their own switches; the migration gives both the quest reminder switch (issue 55)', async () => {
+    const u = randomUUID();
+    const on = await api('PUT', '/api/settings/notifications', { as: u, body: { enabled: true, weeklyReviewEnabled: true } });
+    expect(on.body).toMatchObject({ enabled: true, streakReminderEnabled: false, weeklyReviewEnabled: true });
+    const bad = await api('PUT', '/api/settings/notifications', { as: u, body: { streakReminderEnabled: 'yes' } });
+    expect([bad.status, bad.body.issues[0].path]).toEqual([400, 'body.streakReminderEnabled']);
+    expect((await api('GET', '/api/settings/profile', { as: u })).body.profile).toMatchObject({ notificationEnabled: true, streakReminderEnabled: false, weeklyReviewEnabled: true });
+    // before the migration: the quest reminder on for u, off for another; neither column set yet
+    const off = randomUUID();
+    await api('PUT', '/api/settings/notifications', { as: off, body: { enabled: false } });
+    await system.pool.query('UPDATE tasks.profiles SET streak_reminder_enabled = false, weekly_review_enabled = false WHERE user_id = ANY($1)', [[u, off]]);
+    const migration = readFileSync(new URL('../../migrations/0113_reminder_switches.sql', import.meta.url), 'utf8');
+    await system.pool.query(migration.split('--> statement-breakpoint').find((s) => s.includes('UPDATE'))!);
+    expect((await api('GET', '/api/settings/notifications', { as: u })).body).toMatchObject({ enabled: true, streakReminderEnabled: true, weeklyReviewEnabled: true });
+    expect((await api('GET', '/api/settings/notifications', { as: off })).body).toMatchObject({ enabled: false, streakReminderEnabled: false, weeklyReviewEnabled: false });
+  });
+
   it('reviews the Monday–Sunday week', async () => {
     const u = randomUUID();
     await createTask(u, { title: 'x', type: 'ONE_TIME' });

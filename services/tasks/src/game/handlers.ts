@@ -189,6 +189,8 @@ export function notificationSettings(p: ProfileRow) {
     time: p.notificationTime,
     streakReminderTime: p.streakReminderTime,
     weeklyReviewTime: p.weeklyReviewTime,
+    streakReminderEnabled: p.streakReminderEnabled,
+    weeklyReviewEnabled: p.weeklyReviewEnabled,
     dueToday: reminder(REMINDERS.dueToday),
     overdue: reminder(REMINDERS.overdue),
     recurringDue: reminder(REMINDERS.recurringDue),
@@ -205,13 +207,22 @@ type NotificationBody = {
   time?: string;
   streakReminderTime?: string;
   weeklyReviewTime?: string;
+  streakReminderEnabled?: boolean;
+  weeklyReviewEnabled?: boolean;
 } & Partial<Record<keyof typeof REMINDERS, { enabled?: boolean; time?: string }>>;
 
 export async function setNotificationSettings(ctx: Ctx, call: Call<unknown, NotificationBody>) {
   const userId = userOf(call).id;
   await ensureProfile(ctx.pool, userId);
   const b = call.body;
-  const cols: ProfileColumns = { notificationEnabled: b.enabled, notificationTime: b.time, streakReminderTime: b.streakReminderTime, weeklyReviewTime: b.weeklyReviewTime };
+  const cols: ProfileColumns = {
+    notificationEnabled: b.enabled,
+    notificationTime: b.time,
+    streakReminderEnabled: b.streakReminderEnabled,
+    streakReminderTime: b.streakReminderTime,
+    weeklyReviewEnabled: b.weeklyReviewEnabled,
+    weeklyReviewTime: b.weeklyReviewTime,
+  };
   for (const [field, [enabled, time]] of Object.entries(REMINDERS) as [keyof typeof REMINDERS, (typeof REMINDERS)[keyof typeof REMINDERS]][]) {
     Object.assign(cols, { [enabled]: b[field]?.enabled, [time]: b[field]?.time });
   }

@@ -235,7 +235,7 @@ describe.each([{ transport: 'NATS' }, { transport: 'in-process bus' }])('import 
     expect(tasks.find((t) => t.title === 'Collect the receipts')).toMatchObject({ completedAt: '2026-03-28T19:45:00.000Z', priority: 'HIGH' });
     expect(tasks.find((t) => t.title === 'Write to Grandmère ✉️')).toMatchObject({ pausedUntil: '2027-01-10' });
     const profile = (await api('GET', '/api/settings/profile', { as: eve })).body.profile;
-    expect(profile).toMatchObject({ coins: 0, notificationEnabled: true, notificationTime: '08:30', morningBriefingTime: '07:15' });
+    expect(profile).toMatchObject({ coins: 0, notificationEnabled: true, streakReminderEnabled: true, weeklyReviewEnabled: true, notificationTime: '08:30', morningBriefingTime: '07:15' });
     expect((await api('GET', '/api/achievements', { as: eve })).body.achievements.filter((a: any) => a.unlocked)).toEqual([]);
     const history = await system.pool.query('SELECT coins_awarded, imported FROM tasks.task_completions WHERE user_id = $1', [eve]);
     expect(history.rows).toHaveLength(3);

@@ -12,6 +12,8 @@ interface ReminderSettings {
   time: string;
   streakReminderTime: string;
   weeklyReviewTime: string;
+  streakReminderEnabled: boolean;
+  weeklyReviewEnabled: boolean;
   dueToday: Reminder;
   overdue: Reminder;
   recurringDue: Reminder;
@@ -22,14 +24,41 @@ interface QuestSettings {
 }
 
 const KINDS = [
-  { key: 'morningBriefing', label: 'Morning briefing', hint: 'One digest instead of the separate reminders below' },
+  { key: 'morningBriefing', label: 'Morning briefing', hint: 'One digest instead of the quest, streak and task reminders' },
   { key: 'dueToday', label: 'Tasks due today' },
   { key: 'overdue', label: 'Overdue tasks' },
   { key: 'recurringDue', label: 'Recurring tasks due' },
 ] as const;
 
-/** Any reminder switch is on (streak and weekly review follow the daily quest reminder's channels). */
-const anyOn = (s: ReminderSettings) => s.enabled || KINDS.some((k) => s[k.key].enabled);
+/** The game's reminders: each its own switch and time, kept as flat keys of the settings. */
+const GAME = [
+  { enabled: 'enabled', time: 'time', label: 'Daily quest reminder', hint: "Tells you today's quest" },
+  { enabled: 'streakReminderEnabled', time: 'streakReminderTime', label: 'Streak reminder', hint: 'Sent only on days your streak would end because nothing is done yet' },
+  { enabled: 'weeklyReviewEnabled', time: 'weeklyReviewTime', label: 'Weekly review', hint: 'A look back at your week, every Sunday' },
+] as const;
+
+/** Any reminder switch is on. */
+const anyOn = (s: ReminderSettings) => GAME.some((g) => s[g.enabled]) || KINDS.some((k) => s[k.key].enabled);
+
+/** One reminder: its switch with a plain sentence under the name, and its local time. */
+function ReminderRow(props: { label: string; hint?: string; enabled: boolean; time: string; busy: boolean; onEnabled: (on: boolean) => void; onTime: (time: string) => void }): JSX.Element {
+  return (
+    <li class="reminder">
+      <label class="check grow">
+        <input type="checkbox" checked={props.enabled} disabled={props.busy} onChange={(e) => props.onEnabled(e.currentTarget.checked)} />
+        <span>
+          {props.label}
+          <Show when={props.hint}>
+            <span class="small muted" style={{ display: 'block' }}>
+              {props.hint}
+            </span>
+          </Show>
+        </span>
+      </label>
+      <input type="time" value={props.time} aria-label={`${props.label} time`} onChange={(e) => props.onTime(e.currentTarget.value)} />
+    </li>
+  );
+}
 
 /**
  * When reminders fire (local times in the profile's timezone) and the quest's postpone limit.
@@ -68,37 +97,22 @@ export default function Reminders(props: { noChannel: boolean }): JSX.Element {
       <Show when={settings()}>
         {(s) => (
           <ul class="list" aria-label="Reminder times">
-            <li class="reminder">
-              <label class="check grow">
-                <input type="checkbox" checked={s().enabled} disabled={busy()} onChange={(e) => void save({ enabled: e.currentTarget.checked })} />
-                Daily quest reminder
-              </label>
-              <input type="time" value={s().time} aria-label="Daily quest reminder time" onChange={(e) => void save({ time: e.currentTarget.value })} />
-            </li>
-            <li class="reminder">
-              <span class="grow">Streak reminder (when nothing is done yet)</span>
-              <input type="time" value={s().streakReminderTime} aria-label="Streak reminder time" onChange={(e) => void save({ streakReminderTime: e.currentTarget.value })} />
-            </li>
-            <li class="reminder">
-              <span class="grow">Weekly review, Sundays</span>
-              <input type="time" value={s().weeklyReviewTime} aria-label="Weekly review time" onChange={(e) => void save({ weeklyReviewTime: e.currentTarget.value })} />
-            </li>
+            <For each={GAME}>
+              {(g) => (
+                <ReminderRow label={g.label} hint={g.hint} enabled={s()[g.enabled]} time={s()[g.time]} busy={busy()} onEnabled={(on) => void save({ [g.enabled]: on })} onTime={(time) => void save({ [g.time]: time })} />
+              )}
+            </For>
             <For each={KINDS}>
               {(k) => (
-                <li class="reminder">
-                  <label class="check grow">
-                    <input type="checkbox" checked={s()[k.key].enabled} disabled={busy()} onChange={(e) => void save({ [k.key]: { enabled: e.currentTarget.checked } })} />
-                    <span>
-                      {k.label}
-                      <Show when={'hint' in k}>
-                        <span class="small muted" style={{ display: 'block' }}>
-                          {(k as { hint?: string }).hint}
-                        </span>
-                      </Show>
-                    </span>
-                  </label>
-                  <input type="time" value={s()[k.key].time} aria-label={`${k.label} time`} onChange={(e) => void save({ [k.key]: { time: e.currentTarget.value } })} />
-                </li>
+                <ReminderRow
+                  label={k.label}
+                  hint={'hint' in k ? k.hint : undefined}
+                  enabled={s()[k.key].enabled}
+                  time={s()[k.key].time}
+                  busy={busy()}
+                  onEnabled={(on) => void save({ [k.key]: { enabled: on } })}
+                  onTime={(time) => void save({ [k.key]: { time } })}
+                />
               )}
             </For>
           </ul>

@@ -116,6 +116,10 @@ export function readOwnExport(file: string, doc: Record<string, unknown>, ctx: R
 
   const s = d.settings;
   const r = s.reminders;
+  // An export written before the streak reminder and weekly review had their own switches carries
+  // neither key (parsing fills in false): there both followed the daily quest reminder's switch.
+  const written = (doc.settings as { reminders?: Record<string, unknown> } | undefined)?.reminders ?? {};
+  const ownSwitch = (key: 'streakReminderEnabled' | 'weeklyReviewEnabled') => (key in written ? r[key] : r.enabled);
   const settings: PlannedSettings = {
     timezone: s.timezone,
     postponeLimit: s.postponeLimit,
@@ -123,6 +127,8 @@ export function readOwnExport(file: string, doc: Record<string, unknown>, ctx: R
     notificationTime: r.time,
     streakReminderTime: r.streakReminderTime,
     weeklyReviewTime: r.weeklyReviewTime,
+    streakReminderEnabled: ownSwitch('streakReminderEnabled'),
+    weeklyReviewEnabled: ownSwitch('weeklyReviewEnabled'),
     dueTodayReminderEnabled: r.dueToday.enabled,
     dueTodayReminderTime: r.dueToday.time,
     overdueReminderEnabled: r.overdue.enabled,

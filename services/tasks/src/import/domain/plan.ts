@@ -121,6 +121,8 @@ export interface PlannedSettings {
   morningBriefingTime?: string;
   weeklyReviewTime?: string;
   streakReminderTime?: string;
+  streakReminderEnabled?: boolean;
+  weeklyReviewEnabled?: boolean;
 }
 
 /** Game progress of this app's own export, restored as it was (never earned anew). */

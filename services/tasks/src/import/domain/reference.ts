@@ -203,7 +203,8 @@ export function readReferenceExport(file: string, doc: Record<string, unknown>, 
     }
     const p = r.data;
     const settings: PlannedSettings = {};
-    if (p.notificationEnabled != null) settings.notificationEnabled = p.notificationEnabled;
+    // the reference's one switch covers the quest reminder, the streak reminder and the weekly review: here each has its own
+    if (p.notificationEnabled != null) Object.assign(settings, { notificationEnabled: p.notificationEnabled, streakReminderEnabled: p.notificationEnabled, weeklyReviewEnabled: p.notificationEnabled });
     if (p.notificationTime) settings.notificationTime = p.notificationTime.slice(0, 5);
     if (p.morningBriefingEnabled != null) settings.morningBriefingEnabled = p.morningBriefingEnabled;
     if (p.morningBriefingTime) settings.morningBriefingTime = p.morningBriefingTime.slice(0, 5);
