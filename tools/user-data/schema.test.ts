@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { userExport, type UserExport } from '@tasksvc/proto';
+import { readOwnExport } from '../../services/tasks/src/import/domain/own.ts';
+import { emptyPlan } from '../../services/tasks/src/import/domain/plan.ts';
+import type { ReadContext } from '../../services/tasks/src/import/domain/context.ts';
 import { renderUserExportSchema, SCHEMA_FILE } from './gen-schema.ts';
 import { exportValidator } from './validator.ts';
 
@@ -133,5 +136,22 @@ describe('the export format (proto/src/user-data.ts) and its published JSON Sche
     expect(validate({ ...sampleExport(), version: 2 })).toBe(false);
     expect(validate({ ...sampleExport(), exportedAt: '1 March 2026' })).toBe(false);
     expect(validate({ ...sampleExport(), format: 'momo' })).toBe(false);
+  });
+
+  it('an export written before the streak reminder and weekly review had switches gives both its daily quest switch, as they followed it (issue 55)', () => {
+    const ctx = { today: '2026-03-02', timeZone: 'UTC', subtasks: true, dueTime: true, maxItems: 10_000 } as ReadContext;
+    const settingsOf = (doc: UserExport) => {
+      const plan = emptyPlan('tasksvc', ['export.json']);
+      readOwnExport('export.json', JSON.parse(JSON.stringify(doc)) as Record<string, unknown>, ctx, plan, { count: 0 });
+      return plan.settings;
+    };
+    const older = sampleExport();
+    delete (older.settings.reminders as Partial<typeof older.settings.reminders>).streakReminderEnabled;
+    delete (older.settings.reminders as Partial<typeof older.settings.reminders>).weeklyReviewEnabled;
+    expect(settingsOf(older)).toMatchObject({ notificationEnabled: true, streakReminderEnabled: true, weeklyReviewEnabled: true });
+    older.settings.reminders.enabled = false;
+    expect(settingsOf(older)).toMatchObject({ notificationEnabled: false, streakReminderEnabled: false, weeklyReviewEnabled: false });
+    // a newer export says each itself
+    expect(settingsOf(sampleExport())).toMatchObject({ notificationEnabled: true, streakReminderEnabled: true, weeklyReviewEnabled: false });
   });
 });
