@@ -15,11 +15,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createDatabase, createLogger, createPool, freePort, loadConfig, migrate, startLocalPostgres, type Pool } from '@tasksvc/runtime';
+import { createDatabase, createLogger, createPool, migrate, startLocalPostgres, type Pool } from '@tasksvc/runtime';
 import { tasksService } from '@tasksvc/tasks';
-import { serveTestIdentities } from '../../services/tasks/test/support.ts';
 import { startNats } from '../testenv/nats.ts';
-import { ALL_SERVICES, startSystem } from '../system.ts';
+import { tasksUnderTest } from './lib/servers.ts';
 import { measure, table, type Summary } from './lib/stats.ts';
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '400' }, concurrency: { type: 'string', default: '8' } } });
@@ -36,18 +35,7 @@ type Row = [string, string, number, number, number, number, number];
 const rows: Row[] = [];
 
 async function viaGateway(label: string, natsUrl: string | undefined): Promise<Record<string, Summary>> {
-  const config = loadConfig({
-    DATABASE_URL: await createDatabase(pg.url, `bench_${randomUUID().slice(0, 8)}`),
-    AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0',
-    AUTH_TRUST_HOST: 'true',
-    PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    NATS_URL: natsUrl,
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_WRITES: 'false',
-  });
-  const system = await startSystem(config, { log, services: [tasksService, ALL_SERVICES.find((s) => s.name === 'gateway')!] });
-  const identity = serveTestIdentities(system.bus);
+  const { system, stop } = await tasksUnderTest(pg.url, log, natsUrl);
   const user = randomUUID();
   const headers = { authorization: `Bearer test-${user}`, 'content-type': 'application/json' };
   const create = async (i: number) => {
@@ -65,8 +53,7 @@ async function viaGateway(label: string, natsUrl: string | undefined): Promise<R
     await measure(50, 4, list);
     return { create1: await measure(N, 1, create), createC: await measure(N, C, create), list1: await measure(N, 1, list), listC: await measure(N, C, list) };
   } finally {
-    await identity.stop();
-    await system.stop();
+    await stop();
   }
 }
 

@@ -31,6 +31,7 @@ import { createDatabase, createLogger, createMemoryBus, createPool, loadConfig, 
 import { createSchedulerService } from '@tasksvc/scheduler';
 import { tasksService } from '@tasksvc/tasks';
 import { postgresCpuMs, processCpuMs } from './lib/cpu.ts';
+import { SINGLE_PROCESS_ENV } from './lib/servers.ts';
 
 const { values } = parseArgs({
   options: {
@@ -87,14 +88,7 @@ const SPREAD = `SELECT gen_random_uuid(), ($2::text[])[1 + floor(random() * card
   FROM generate_series(1, $1)`;
 
 async function runCase(label: string, n: number, profiles: string): Promise<void> {
-  const config = loadConfig({
-    DATABASE_URL: await createDatabase(pg.url, `bench_cron_${label.replace(/\W/g, "_")}_${n}`),
-    AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0',
-    AUTH_TRUST_HOST: 'true',
-    RUNTIME_ENV: 'test',
-    LOG_LEVEL: 'silent',
-    DISABLE_UPDATE_CHECK: 'true',
-  });
+  const config = loadConfig({ ...SINGLE_PROCESS_ENV, DATABASE_URL: await createDatabase(pg.url, `bench_cron_${label.replace(/\W/g, "_")}_${n}`), LOG_LEVEL: 'silent' });
   const pool = createPool(config.DATABASE_URL, log, { max: 20 });
   const bus = createMemoryBus(log);
   const services = [await startService(tasksService, { config, bus, pool, log }), await startService(createSchedulerService({ now: () => T }), { config, bus, pool, log })];

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { createDatabase, createLogger, freePort, loadConfig, startLocalPostgres } from '@tasksvc/runtime';
 import { startSystem, type RunningSystem } from '../system.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
+import { SINGLE_PROCESS_ENV } from './lib/servers.ts';
 import { emitRows } from './lib/report.ts';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string', default: '100000' } } });
@@ -83,13 +84,10 @@ async function exportOnce(system: RunningSystem, authorization: string) {
 
 try {
   const config = loadConfig({
+    ...SINGLE_PROCESS_ENV,
     DATABASE_URL: await createDatabase(pg.url, `bench_${randomUUID().slice(0, 8)}`),
-    AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0',
-    AUTH_TRUST_HOST: 'true',
     PORT: String(await freePort()),
-    HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
-    RATE_LIMIT_WRITES: 'false',
   });
   const system = await startSystem(config, { log });
   const rows: (string | number)[][] = [];

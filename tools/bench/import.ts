@@ -16,10 +16,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createDatabase, createLogger, freePort, loadConfig, startLocalPostgres } from '@tasksvc/runtime';
-import { tasksService } from '@tasksvc/tasks';
-import { serveTestIdentities } from '../../services/tasks/test/support.ts';
-import { ALL_SERVICES, startSystem } from '../system.ts';
+import { createLogger, startLocalPostgres } from '@tasksvc/runtime';
+import { tasksUnderTest } from './lib/servers.ts';
 import { emitRows } from './lib/report.ts';
 import { measure } from './lib/stats.ts';
 
@@ -76,17 +74,7 @@ async function peakDuring<T>(work: () => Promise<T>): Promise<{ result: T; idleR
 const MiB = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
 
 try {
-  const config = loadConfig({
-    DATABASE_URL: await createDatabase(pg.url, `bench_${randomUUID().slice(0, 8)}`),
-    AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0',
-    AUTH_TRUST_HOST: 'true',
-    PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_WRITES: 'false',
-  });
-  const system = await startSystem(config, { log, services: [tasksService, ALL_SERVICES.find((s) => s.name === 'gateway')!] });
-  const identity = serveTestIdentities(system.bus);
+  const { system, stop } = await tasksUnderTest(pg.url, log);
   const rows: (string | number)[][] = [];
   try {
     // baseline: the same number of tasks, one POST each
@@ -131,8 +119,7 @@ try {
       rows.push([`${N.toLocaleString('en')} tasks, ${label} (${MiB(body.length)} MiB)`, Math.round(run.result.preview), Math.round(run.result.total - run.result.preview), Math.round(run.result.total), Math.round((run.result.total / base.result) * 100) / 100, MiB(run.peakRss), MiB(run.peakRss - run.idleRss), MiB(run.peakHeap)]);
     }
   } finally {
-    await identity.stop();
-    await system.stop();
+    await stop();
   }
   console.log(`Import benchmark: Node ${process.version}, ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}; one process (gateway + tasks, in-process bus), one PostgreSQL.`);
   console.log('Times in ms; "ratio" is the whole import against the baseline of one POST per task; memory of the whole process, sampled every 20 ms.\n');

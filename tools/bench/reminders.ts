@@ -20,6 +20,7 @@ import { createDatabase, createLogger, createMemoryBus, createPool, loadConfig, 
 import { createSchedulerService } from '@tasksvc/scheduler';
 import { tasksService } from '@tasksvc/tasks';
 import { postgresCpuMs, processCpuMs } from './lib/cpu.ts';
+import { SINGLE_PROCESS_ENV } from './lib/servers.ts';
 
 const { values } = parseArgs({
   options: {
@@ -48,14 +49,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const ISO = `to_char(x AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 async function runCase(label: string, future: number) {
-  const config = loadConfig({
-    DATABASE_URL: await createDatabase(pg.url, `bench_reminders_${future}`),
-    AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0',
-    AUTH_TRUST_HOST: 'true',
-    RUNTIME_ENV: 'test',
-    LOG_LEVEL: 'silent',
-    DISABLE_UPDATE_CHECK: 'true',
-  });
+  const config = loadConfig({ ...SINGLE_PROCESS_ENV, DATABASE_URL: await createDatabase(pg.url, `bench_reminders_${future}`), LOG_LEVEL: 'silent' });
   const pool = createPool(config.DATABASE_URL, log, { max: 20 });
   const bus = createMemoryBus(log);
   const services = [await startService(tasksService, { config, bus, pool, log }), await startService(createSchedulerService(), { config, bus, pool, log })];

@@ -53,7 +53,7 @@ export async function apiKeys(pool: Pool, n: number): Promise<string[]> {
  * The tasks service and the gateway in this process (in-process bus, or NATS at `natsUrl`) on a new
  * database of `pgUrl`, with the tasks tests' identity TEST DOUBLE (a bearer `test-<uuid>`).
  */
-export async function tasksUnderTest(pgUrl: string, log: Logger, natsUrl?: string): Promise<{ system: RunningSystem; stop(): Promise<void> }> {
+export async function tasksUnderTest(pgUrl: string, log: Logger, natsUrl?: string): Promise<{ system: RunningSystem; stop: () => Promise<void> }> {
   const config = loadConfig({
     ...SINGLE_PROCESS_ENV,
     DATABASE_URL: await createDatabase(pgUrl, `bench_${randomUUID().slice(0, 8)}`),
@@ -65,7 +65,7 @@ export async function tasksUnderTest(pgUrl: string, log: Logger, natsUrl?: strin
   const identity = serveTestIdentities(system.bus);
   return {
     system,
-    async stop() {
+    stop: async () => {
       await identity.stop();
       await system.stop();
     },
