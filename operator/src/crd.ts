@@ -9,6 +9,7 @@
  */
 import { CIDR_PATTERN } from '@tasksvc/firewall/config.ts';
 import { configJsonSchema } from '@tasksvc/firewall/json-schema.ts';
+import { DEFAULT_REPLICAS, POD_RESOURCES } from './sizing.ts';
 
 export const GROUP = 'tasks.example.io';
 export const VERSION = 'v1alpha1';
@@ -96,7 +97,7 @@ export const firewallConfigSchema: Schema = (() => {
   return { ...schema, description: 'The firewall daemon configuration file (spec: Firewall Daemon Configuration). Unknown keys are pruned.', default: {} };
 })();
 
-const replicas = Object.fromEntries(SERVICES.map((s) => [s, int(2, 0, 100, `${s} replicas`)]));
+const replicas = Object.fromEntries(SERVICES.map((s) => [s, int(DEFAULT_REPLICAS, 0, 100, `${s} replicas`)]));
 
 export const specSchema: Schema = {
   type: 'object',
@@ -124,8 +125,9 @@ export const specSchema: Schema = {
     replicas: section(replicas, 'replicas per service (the spec example runs 2 of each)'),
     resources: section(
       {
-        memory: str({ default: '512Mi', pattern: QUANTITY, description: 'memory request and limit per pod' }),
-        cpu: str({ default: '500m', pattern: QUANTITY, description: 'CPU request and limit per pod' }),
+        // operator/src/sizing.ts: the sizing guide's per-pod figures (docs/kubernetes.md "Sizing")
+        memory: str({ default: POD_RESOURCES.memory, pattern: QUANTITY, description: 'memory request and limit per pod' }),
+        cpu: str({ default: POD_RESOURCES.cpu, pattern: QUANTITY, description: 'CPU request and limit per pod' }),
       },
       'per-pod resources of every service',
     ),

@@ -284,7 +284,7 @@ try {
   for (const s of systems) {
     const f = perCreate(s);
     const creates = httpOf(f)?.count ?? f.load.requests;
-    hopRows.push([s.mode, 'client: autocannon p50 (whole request)', '1', f.load.p50, f.load.reqPerSec.toFixed(0), f.load.loadAverage]);
+    hopRows.push([s.mode, 'client: autocannon p50 (whole request)', '1', f.load.p50, `${f.load.reqPerSec.toFixed(0)} (${f.load.requests} answered)`, f.load.loadAverage]);
     hopRows.push([s.mode, 'gateway: HTTP request (histogram mean)', '1', mean(httpOf(f)), '', f.load.loadAverage]);
     const subjects = new Set([...f.hops.keys()].filter((k) => k.startsWith('tasksvc_bus_')).map((k) => /subject="([^"]+)"/.exec(k)![1]!));
     for (const subject of subjects) {

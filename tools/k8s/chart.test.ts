@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { customResourceDefinition } from '../../operator/src/crd.ts';
+import { customResourceDefinition, SERVICES } from '../../operator/src/crd.ts';
+import { desiredChildren } from '../../operator/src/desired.ts';
+import { DEFAULT_REPLICAS, POD_RESOURCES, sizingTable } from '../../operator/src/sizing.ts';
 import { validateObject } from '../../operator/test/validate.ts';
 import { apiServerBinaries, helmBinaries, requireBinaries } from './bins.ts';
 import { startTestCluster, type TestCluster } from './cluster.ts';
@@ -170,6 +172,25 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
       'tasksvc_operator_reconciles_total',
     ])
       expect(exprs, family).toContain(family);
+  });
+
+  it("the services' default resources and replicas come from one place, operator/src/sizing.ts: the chart's CRD, the Deployments the operator makes of the chart's TaskService, and the sizing table in docs/kubernetes.md", () => {
+    const crd = render('--include-crds').find((o) => o.kind === 'CustomResourceDefinition');
+    const spec = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
+    expect({ memory: spec.resources.properties.memory.default, cpu: spec.resources.properties.cpu.default }).toEqual(POD_RESOURCES);
+    for (const svc of SERVICES) expect(spec.replicas.properties[svc].default, svc).toBe(DEFAULT_REPLICAS);
+    // the chart's TaskService as the API server stores it (the CRD's defaults filled in), then what the operator makes of it
+    const ts = render('--no-hooks', ...CREATE_TS).find((o) => o.kind === 'TaskService');
+    const withDefaults = new Ajv({ strict: false, useDefaults: true, validateFormats: false }).compile(crd.spec.versions[0].schema.openAPIV3Schema);
+    expect(withDefaults(ts), JSON.stringify(withDefaults.errors)).toBe(true);
+    const deployments = desiredChildren(ts, { cronJobApiVersion: 'batch/v1' }).filter((o: any) => o.kind === 'Deployment') as any[];
+    expect(deployments).toHaveLength(SERVICES.length);
+    for (const d of deployments) {
+      expect(d.spec.template.spec.containers[0].resources, d.metadata.name).toEqual({ requests: POD_RESOURCES, limits: POD_RESOURCES });
+      expect(d.spec.replicas, d.metadata.name).toBe(DEFAULT_REPLICAS);
+    }
+    // the docs' table is the module's, not a copy that could drift
+    expect(readFileSync(join(CHART_DIR, '..', '..', 'docs', 'kubernetes.md'), 'utf8')).toContain(sizingTable());
   });
 
   it('helm template --include-crds ships the CRD', () => {
