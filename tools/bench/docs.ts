@@ -64,19 +64,21 @@ given; PostgreSQL backends are the postmaster's children, other databases' backe
 const cell = (v: string | number) => (typeof v === 'number' ? fmt(v) : v.replace(/\|/g, '\\|'));
 
 function markdownTable(t: BenchTable): string {
-  const load = t.header.indexOf('load avg');
+  // a bench may name its own load columns (`load avg (idle / loaded)`): no second one is added
+  const load = t.header.findIndex((h) => h.startsWith('load avg'));
   const header = load >= 0 ? t.header : [...t.header, 'load avg'];
   return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...t.rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
 }
 
 /** One bench's section; `ranAt` names its own run when it is not the file's (a section replaced alone). */
-function renderSection(r: BenchResult, ranAt?: string): string {
+function renderSection(r: BenchResult, ranAt?: string, cores?: number): string {
   const parts: string[] = [];
   const tables = r.output
     .split('\n')
     .filter((l) => l.startsWith(ROWS_MARKER))
     .map((l) => JSON.parse(l.slice(ROWS_MARKER.length)) as BenchTable);
-  const load = r.loadAverage === undefined ? '' : `, load average ${r.loadAverage.toFixed(2)} at its start`;
+  const busy = r.loadAverage !== undefined && cores !== undefined && r.loadAverage > cores ? ` (more than the ${cores} cores: a shared, busy machine, every timing pessimistic)` : '';
+  const load = r.loadAverage === undefined ? '' : `, load average ${r.loadAverage.toFixed(2)} at its start${busy}`;
   parts.push(`### ${r.bench}${r.exitCode === 0 ? '' : ` (failed: exit ${r.exitCode})`}\n\n${r.seconds.toFixed(0)} s${load}${ranAt ? `; run on its own at ${ranAt}, not in the run above` : ''}.\n`);
   if (tables.length > 0) {
     for (const t of tables) parts.push(`${t.title}\n\n${markdownTable(t)}\n`);
@@ -88,7 +90,7 @@ function renderSection(r: BenchResult, ranAt?: string): string {
 
 export function renderBenchmarks(res: Results): string {
   const parts = [INTRO, `## Latest figures\n\nRun of ${res.at} on ${res.cores} cores, Node ${res.node}. The load average (1 minute) is beside every row: a shared machine under load makes every absolute figure pessimistic.\n`];
-  for (const r of res.results) parts.push(renderSection(r));
+  for (const r of res.results) parts.push(renderSection(r, undefined, res.cores));
   return parts.join('\n');
 }
 
@@ -100,7 +102,7 @@ export function renderBenchmarks(res: Results): string {
 export function replaceSections(doc: string, res: Results): string {
   let out = doc.trimEnd() + '\n';
   for (const r of res.results) {
-    const section = renderSection(r, res.at);
+    const section = renderSection(r, res.at, res.cores);
     const start = out.indexOf(`\n### ${r.bench}\n`) >= 0 ? out.indexOf(`\n### ${r.bench}\n`) : out.indexOf(`\n### ${r.bench} (failed`);
     if (start < 0) {
       out += `\n${section}`;
