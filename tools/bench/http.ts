@@ -37,7 +37,7 @@ import { httpLoad, type LoadResult } from './http-load.ts';
 import { BASELINE_CREATE, BASELINE_LIST, baselineCreateValues } from './lib/baseline-sql.ts';
 import { emitRows } from './lib/report.ts';
 import { apiKeys, serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
-import { BENCH_PG_SETTINGS, outboxWatch, pause, runRounds, stopAll, WARM_UP_SECONDS, type Op, type Target as BenchTarget } from './lib/targets.ts';
+import { BENCH_PG_SETTINGS, DISTRIBUTION_PG, outboxWatch, pause, runRounds, stopAll, WARM_UP_SECONDS, type Op, type Target as BenchTarget } from './lib/targets.ts';
 import { measure, median } from './lib/stats.ts';
 
 const { values } = parseArgs({
@@ -64,7 +64,7 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-http-'));
 const pgDir = join(dir, 'pg');
 if (values.pg !== 'bench' && values.pg !== 'defaults') throw new Error(`--pg ${values.pg}: bench or defaults`);
 /** PostgreSQL as a distribution ships it (--pg defaults), or the bench's quieter settings */
-const PG: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> = values.pg === 'defaults' ? { binaries: 'system', durable: true, settings: ['jit=on'] } : { settings: BENCH_PG_SETTINGS };
+const PG: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> = values.pg === 'defaults' ? DISTRIBUTION_PG : { settings: BENCH_PG_SETTINGS };
 const pgServer = await startLocalPostgres({ dataDir: pgDir, log, ...PG, settings: [...PG.settings!, 'shared_preload_libraries=pg_stat_statements'] }); // statements per request
 const pgPid = Number(readFileSync(join(pgDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
 

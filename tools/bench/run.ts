@@ -13,7 +13,7 @@ import { renderBenchmarks, type BenchResult, type Results } from './docs.ts';
 
 const here = new URL('.', import.meta.url).pathname;
 const root = join(here, '..', '..');
-const ALL = ['http', 'gc', 'footprint', 'bus', 'api', 'webhooks', 'cron', 'import', 'export', 'caldav', 'reminders', 'firewall'];
+const ALL = ['http', 'gc', 'footprint', 'idle', 'bus', 'api', 'webhooks', 'cron', 'import', 'export', 'caldav', 'reminders', 'firewall'];
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = (wanted.length ? wanted : ALL).filter((n) => {
   const ok = existsSync(join(here, `${n}.ts`));

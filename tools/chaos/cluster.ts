@@ -25,6 +25,9 @@ export interface Cluster {
   url: string;
   databaseUrl: string;
   natsUrl: string;
+  /** nats-server's process id and PostgreSQL's data folder (for CPU accounting in benchmarks) */
+  natsPid(): number | undefined;
+  postgresDataDir: string;
   env: Record<string, string>;
   /** SIGKILL a service's process; resolves once nats-server no longer routes requests to it */
   kill(name: ServiceName): Promise<void>;
@@ -141,6 +144,8 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
     url,
     databaseUrl,
     natsUrl: nats.url,
+    natsPid: () => nats.pid(),
+    postgresDataDir: join(dir, 'pg'),
     env,
     kill,
     start,

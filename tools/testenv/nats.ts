@@ -9,6 +9,8 @@ export interface LocalNats {
   url: string;
   port: number;
   storeDir: string;
+  /** the server process's id (a new one after restart) */
+  pid(): number | undefined;
   stop(): Promise<void>;
   /** stop and start again on the same port and store (JetStream data survives) */
   restart(): Promise<void>;
@@ -41,6 +43,7 @@ export async function startNats(opts: { port?: number; storeDir?: string; /** ex
     url: `nats://127.0.0.1:${port}`,
     port,
     storeDir,
+    pid: () => child.pid,
     stop,
     async restart() {
       await stop();

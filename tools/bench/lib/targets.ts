@@ -4,7 +4,7 @@
  * polls, health checks, heartbeats), and on two cores those wake-ups land inside the measured one's
  * latencies.
  */
-import { createLogger, createPool, type Pool } from '@tasksvc/runtime';
+import { createLogger, createPool, type LocalPostgresOptions, type Pool } from '@tasksvc/runtime';
 import { until } from '../../testenv/wait.ts';
 import { serving } from './servers.ts';
 
@@ -104,6 +104,13 @@ type Result<T extends Target<unknown>> = Awaited<ReturnType<T['load']>>;
 
 /** Settings of every PostgreSQL server a bench starts (see runRounds). */
 export const BENCH_PG_SETTINGS = ['autovacuum=off'];
+
+/**
+ * PostgreSQL as distributions and the official images ship it (the benches' `--pg defaults`): the
+ * system's server, JIT on, fsync and autovacuum on. The embedded build has no JIT, so a plan the JIT
+ * compiles (issue 61) shows only here.
+ */
+export const DISTRIBUTION_PG: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> = { binaries: 'system', durable: true, settings: ['jit=on'] };
 
 async function vacuum(url: string): Promise<void> {
   const pool = createPool(url, log, { max: 1 });

@@ -1,0 +1,111 @@
+/**
+ * Issue 61's idle row: the CPU the system burns with nobody using it, every process counted — the
+ * node processes, every PostgreSQL backend (and the workers it reaped: autovacuum, JIT'd queries) and
+ * nats-server — over `--seconds` (60) of no load, in both modes, first on a fresh database and then
+ * after ANALYZE (the planner's statistics change the plans a periodic query gets, e.g. the webhook
+ * claim that JIT compiled at every poll). Target: under 1 % of a core in total.
+ *
+ *   node_modules/.bin/node tools/bench/idle.ts [--seconds 60] [--pg defaults|bench]
+ *
+ * `--pg defaults` (the default here): PostgreSQL as distributions ship it (JIT on, fsync on,
+ * autovacuum on), where a JIT-compiled poll shows; `--pg bench`: the embedded server the other
+ * benches use. The machine's other work does not enter the figures (only these processes' CPU time
+ * is read), but a loaded machine stretches each wake-up, so a quiet run is the one to quote.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createDatabase, createLogger, createPool, freePort, startLocalPostgres, type LocalPostgresOptions } from '@tasksvc/runtime';
+import { startCluster } from '../chaos/cluster.ts';
+import { pidCpuMs, postgresCpuMs } from './lib/cpu.ts';
+import { emitRows } from './lib/report.ts';
+import { serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
+import { BENCH_PG_SETTINGS, DISTRIBUTION_PG } from './lib/targets.ts';
+
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '60' }, pg: { type: 'string', default: 'defaults' } } });
+if (values.pg !== 'bench' && values.pg !== 'defaults') throw new Error(`--pg ${values.pg}: bench or defaults`);
+const SECONDS = Number(values.seconds);
+/** after ready: migrations, first polls and caches filling are start-up, not idle */
+const SETTLE_MS = 10_000;
+const PG: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> = values.pg === 'defaults' ? DISTRIBUTION_PG : { settings: BENCH_PG_SETTINGS };
+const log = createLogger('bench', 'silent');
+const dir = mkdtempSync(join(tmpdir(), 'bench-idle-'));
+
+interface Idle {
+  mode: string;
+  databaseUrl: string;
+  /** CPU ms so far of each counted part: node processes, PostgreSQL, nats-server */
+  cpu(): Map<string, number>;
+  stop(): Promise<void>;
+}
+
+async function single(): Promise<Idle> {
+  const pgDir = join(dir, 'single-pg');
+  const pg = await startLocalPostgres({ dataDir: pgDir, log, ...PG });
+  const databaseUrl = await createDatabase(pg.url, `idle_${randomUUID().slice(0, 8)}`);
+  const port = await freePort();
+  const proc = serverProcess('start.ts', { ...SINGLE_PROCESS_ENV, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'silent' });
+  await serving(`http://127.0.0.1:${port}`, 'the single process', 120_000);
+  return {
+    mode: 'single process',
+    databaseUrl,
+    cpu: () => new Map([['node', pidCpuMs(proc.pid)], ['PostgreSQL', postgresCpuMs(pgDir)]]),
+    async stop() {
+      await proc.stop();
+      await pg.stop();
+    },
+  };
+}
+
+async function distributed(): Promise<Idle> {
+  const cluster = await startCluster({ LOG_LEVEL: 'silent' }, { pg: PG });
+  await cluster.ready(180_000);
+  return {
+    mode: 'distributed',
+    databaseUrl: cluster.databaseUrl,
+    cpu: () =>
+      new Map([
+        ['node', cluster.pids().reduce((sum, p) => sum + pidCpuMs(p), 0)],
+        ['PostgreSQL', postgresCpuMs(cluster.postgresDataDir)],
+        ['nats-server', pidCpuMs(cluster.natsPid()!)],
+      ]),
+    stop: () => cluster.stop(),
+  };
+}
+
+/** Share of one core (%) each part and all of them used over SECONDS of no requests. */
+async function idleShare(s: Idle): Promise<{ parts: Map<string, number>; total: number }> {
+  const before = s.cpu();
+  await new Promise((r) => setTimeout(r, SECONDS * 1000));
+  const after = s.cpu();
+  const parts = new Map([...after].map(([k, v]) => [k, ((v - before.get(k)!) / (SECONDS * 1000)) * 100]));
+  return { parts, total: [...parts.values()].reduce((a, b) => a + b, 0) };
+}
+
+const pct = (n: number | undefined) => (n === undefined ? '—' : n.toFixed(2));
+const rows: (string | number)[][] = [];
+try {
+  for (const start of [single, distributed]) {
+    const s = await start();
+    try {
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      for (const phase of ['fresh database', 'after ANALYZE']) {
+        if (phase === 'after ANALYZE') {
+          const pool = createPool(s.databaseUrl, log, { max: 1 });
+          await pool.query('ANALYZE');
+          await pool.end();
+        }
+        const { parts, total } = await idleShare(s);
+        rows.push([s.mode, phase, pct(parts.get('node')), pct(parts.get('PostgreSQL')), pct(parts.get('nats-server')), pct(total), total < 1 ? 'yes' : 'NO']);
+      }
+    } finally {
+      await s.stop();
+    }
+  }
+  const title = `Idle CPU (% of one core over ${SECONDS} s with no requests; PostgreSQL ${values.pg === 'defaults' ? 'as distributions ship it: JIT on, fsync on, autovacuum on' : 'embedded: no JIT, autovacuum off'}; load average ${loadavg()[0]!.toFixed(2)} on ${cpus().length} cores)`;
+  emitRows(title, ['system', 'database', 'node %', 'PostgreSQL %', 'nats-server %', 'total %', 'under 1 %'], rows);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
