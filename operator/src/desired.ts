@@ -6,6 +6,8 @@ import { createHash } from 'node:crypto';
 import { API_VERSION, GROUP, KIND, MAX_NAME_LENGTH, SERVICES, type ServiceName } from './crd.ts';
 import { CONTROL_PLANE_LABELS, nodeAllowances, type ClusterFacts, type NodeAllowances } from './firewall.ts';
 import { normalizeSpec, type KubeObject, type TaskService, type TaskServiceSpec } from './types.ts';
+// The services' own declaration of what they read (a dependency-free module; every image holds the whole repository).
+import { serviceEnv as declaredEnv } from '../../proto/src/service-env.ts';
 
 export const FIELD_MANAGER = 'taskservice-operator';
 export const FINALIZER = `${GROUP}/cleanup`;
@@ -217,29 +219,54 @@ export function configData(spec: TaskServiceSpec, w: Pick<Wiring, 'publicUrl' | 
 const secretEnv = (name: string, ref: { name: string; key: string } | undefined) =>
   ref ? [{ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }] : [];
 
-/** The services that keep user secrets sealed under the key ring (the others never receive it). */
-const KEYRING_SERVICES: readonly ServiceName[] = ['webhook', 'notifier'];
+/** The variables an admin's Secret may hold (its keys are the variables' names), each read only if present. */
+const SECRET_KEYS = {
+  providers: ['CODEHOST_CLIENT_ID', 'CODEHOST_CLIENT_SECRET', 'CHAT_CLIENT_ID', 'CHAT_CLIENT_SECRET', 'SEARCH_CLIENT_ID', 'SEARCH_CLIENT_SECRET', 'CONSUMER_ACCOUNT_CLIENT_ID', 'CONSUMER_ACCOUNT_CLIENT_SECRET', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_ISSUER'],
+  smtp: ['SMTP_HOST', 'SMTP_PORT', 'SMTP_USER', 'SMTP_PASS', 'SMTP_FROM', 'SMTP_SECURE'],
+  vapid: ['PUBLIC_VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY', 'VAPID_CONTACT'],
+  nats: ['NATS_USER', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_CREDS_FILE'],
+} as const;
 
-function serviceEnv(ts: TaskService, w: Wiring, svc: ServiceName) {
-  const generated = childName(ts, 'generated');
-  return [
-    ...secretEnv('DATABASE_URL', w.databaseUrl),
-    ...secretEnv('AUTH_SECRET', w.authSecret),
-    ...secretEnv('CRON_SECRET', w.cronSecret),
-    ...secretEnv('TOTP_ENCRYPTION_KEY', w.totpEncryptionKey),
-    ...(KEYRING_SERVICES.includes(svc) ? secretEnv('SECRETS_KEYRING', w.secretsKeyring) : []),
-    ...(w.managedNats
-      ? [...secretEnv('NATS_USER', { name: generated, key: GENERATED.NATS_USER }), ...secretEnv('NATS_PASSWORD', { name: generated, key: GENERATED.NATS_PASSWORD })]
-      : []),
-  ];
+/**
+ * Every Secret-held variable with where it comes from: the wiring's single keys, and each key of the
+ * admin's providers/smtp/vapid/NATS Secrets (optional: a Secret may hold only some of them).
+ */
+function secretSources(ts: TaskService, spec: TaskServiceSpec, w: Wiring): Map<string, { name: string; key: string; optional?: true }> {
+  const out = new Map<string, { name: string; key: string; optional?: true }>([
+    ['DATABASE_URL', w.databaseUrl],
+    ['AUTH_SECRET', w.authSecret],
+    ['CRON_SECRET', w.cronSecret],
+    ['TOTP_ENCRYPTION_KEY', w.totpEncryptionKey],
+    ['SECRETS_KEYRING', w.secretsKeyring],
+  ]);
+  const s = spec.secrets ?? {};
+  const fromSecret = (ref: { name: string } | undefined, keys: readonly string[]) => {
+    if (ref) for (const key of keys) out.set(key, { name: ref.name, key, optional: true });
+  };
+  fromSecret(s.providers, SECRET_KEYS.providers);
+  fromSecret(s.smtp, SECRET_KEYS.smtp);
+  fromSecret(s.vapid, SECRET_KEYS.vapid);
+  fromSecret(spec.nats.credentialsSecret, SECRET_KEYS.nats);
+  if (w.managedNats) {
+    const generated = childName(ts, 'generated');
+    out.set('NATS_USER', { name: generated, key: GENERATED.NATS_USER });
+    out.set('NATS_PASSWORD', { name: generated, key: GENERATED.NATS_PASSWORD });
+  }
+  return out;
 }
 
-function serviceEnvFrom(ts: TaskService, spec: TaskServiceSpec) {
-  const s = spec.secrets ?? {};
-  return [
-    { configMapRef: { name: childName(ts, 'config') } },
-    ...[s.providers, s.smtp, s.vapid, spec.nats.credentialsSecret].filter((r) => r !== undefined).map((r) => ({ secretRef: { name: r.name } })),
-  ];
+/**
+ * The Secret keys one Deployment gets: one `secretKeyRef` per variable its service declares
+ * (proto/src/service-env.ts), never a whole Secret, so e.g. the gateway never holds
+ * TOTP_ENCRYPTION_KEY. The ring services do not get AUTH_SECRET: they read it only to derive a ring
+ * key when SECRETS_KEYRING is unset, and the operator always sets SECRETS_KEYRING.
+ */
+export function serviceSecretEnv(ts: TaskService, spec: TaskServiceSpec, w: Wiring, svc: ServiceName) {
+  const declared = declaredEnv(svc);
+  const ringService = declared.has('SECRETS_KEYRING');
+  return [...secretSources(ts, spec, w)]
+    .filter(([name]) => declared.has(name) && !(ringService && name === 'AUTH_SECRET'))
+    .map(([name, ref]) => ({ name, valueFrom: { secretKeyRef: ref } }));
 }
 
 const restrictedContainerSecurity = {
@@ -278,7 +305,7 @@ function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, co
     // Bus-only services answer probes on HEALTH_PORT (runtime/health-listener.ts): a rollout then waits
     // until the new pod has subscribed before it stops the old one.
     env: [
-      ...serviceEnv(ts, w, svc),
+      ...serviceSecretEnv(ts, spec, w, svc),
       // Every service answers probes on HEALTH_PORT from its first moment (runtime/health-listener.ts):
       // alive while it waits for the database or the bus, never restarted for their outage.
       { name: 'HEALTH_PORT', value: String(BUS_SERVICE_HEALTH_PORT) },
@@ -289,7 +316,8 @@ function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, co
           ]
         : []),
     ],
-    envFrom: serviceEnvFrom(ts, spec),
+    // the non-secret settings (spec.config and the operator's own); Secrets only per key, above
+    envFrom: [{ configMapRef: { name: childName(ts, 'config') } }],
     resources,
     securityContext: restrictedContainerSecurity,
     // Liveness never depends on the database or NATS: every replica shares them, so a probe that did

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { serviceEnv } from '../../proto/src/service-env.ts';
 import { customResourceDefinition, SERVICES } from '../src/crd.ts';
 import {
   CONFIG_HASH_ANNOTATION,
@@ -144,23 +145,21 @@ describe('desired state (L0)', () => {
     for (const url of ['/.well-known/caldav', '/dav/', '/dav/calendars/x/tasks/y.ics']) expect(routed(url)?.backend.service.name, url).toBe('prod-gateway');
   });
 
-  it('secrets come from Secret references, non-secret config from the ConfigMap', () => {
+  it('secrets come from Secret references, one key each, non-secret config from the ConfigMap', () => {
     const objs = desiredChildren(full(), v1);
     const c = find(objs, 'Deployment', 'prod-auth').spec.template.spec.containers[0];
+    const optional = (name: string, secret: string) => ({ name, valueFrom: { secretKeyRef: { name: secret, key: name, optional: true } } });
     expect(c.env).toEqual([
       { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'DATABASE_URL' } } },
       { name: 'AUTH_SECRET', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'AUTH_SECRET' } } },
-      { name: 'CRON_SECRET', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'CRON_SECRET' } } },
       { name: 'TOTP_ENCRYPTION_KEY', valueFrom: { secretKeyRef: { name: 'task-service-secrets', key: 'TOTP_ENCRYPTION_KEY' } } },
+      ...['CODEHOST', 'CHAT', 'SEARCH', 'CONSUMER_ACCOUNT', 'OIDC'].flatMap((p) => [optional(`${p}_CLIENT_ID`, 'task-service-providers'), optional(`${p}_CLIENT_SECRET`, 'task-service-providers')]),
+      optional('OIDC_ISSUER', 'task-service-providers'),
+      ...['NATS_USER', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_CREDS_FILE'].map((n) => optional(n, 'nats-creds')),
       { name: 'HEALTH_PORT', value: '8080' },
     ]);
-    expect(c.envFrom).toEqual([
-      { configMapRef: { name: 'prod-config' } },
-      { secretRef: { name: 'task-service-providers' } },
-      { secretRef: { name: 'task-service-smtp' } },
-      { secretRef: { name: 'task-service-vapid' } },
-      { secretRef: { name: 'nats-creds' } },
-    ]);
+    // never a whole Secret: envFrom would hand every key of it to every service
+    expect(c.envFrom).toEqual([{ configMapRef: { name: 'prod-config' } }]);
     const cm = find(objs, 'ConfigMap', 'prod-config');
     expect(cm.data).toMatchObject({
       PUBLIC_APP_URL: 'https://tasks.example.com',
@@ -169,6 +168,37 @@ describe('desired state (L0)', () => {
       REQUIRE_2FA: 'true',
     });
     expect(JSON.stringify(cm.data)).not.toMatch(/DATABASE_URL|AUTH_SECRET/);
+  });
+
+  it('each Deployment gets only the Secret keys its service declares (proto/src/service-env.ts): the gateway no TOTP_ENCRYPTION_KEY, the auth service it', () => {
+    const objs = desiredChildren(full(), v1);
+    const secretEnv = (svc: string) =>
+      Object.fromEntries(
+        find(objs, 'Deployment', `prod-${svc}`)
+          .spec.template.spec.containers[0].env.filter((e: any) => e.valueFrom?.secretKeyRef)
+          .map((e: any) => [e.name, e.valueFrom.secretKeyRef.name]),
+      );
+    const names = (svc: string) => Object.keys(secretEnv(svc)).sort();
+    expect(secretEnv('auth')).toHaveProperty('TOTP_ENCRYPTION_KEY', 'task-service-secrets');
+    expect(secretEnv('auth')).toHaveProperty('AUTH_SECRET');
+    expect(names('gateway')).toEqual(['CRON_SECRET', 'DATABASE_URL', 'NATS_CREDS_FILE', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_USER']);
+    expect(names('tasks')).toEqual(['AUTH_SECRET', 'DATABASE_URL', 'NATS_CREDS_FILE', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_USER']);
+    expect(names('scheduler')).toEqual(['DATABASE_URL', 'NATS_CREDS_FILE', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_USER']);
+    // the ring services: the ring, TOTP's key only to open values sealed before the ring (until re-sealed), never AUTH_SECRET
+    for (const svc of ['webhook', 'notifier']) {
+      expect(secretEnv(svc), svc).toHaveProperty('SECRETS_KEYRING');
+      expect(secretEnv(svc), svc).toHaveProperty('TOTP_ENCRYPTION_KEY');
+      expect(secretEnv(svc), svc).not.toHaveProperty('AUTH_SECRET');
+    }
+    // the admin's Secrets, key by key: provider credentials to auth, SMTP and VAPID to the notifier
+    for (const svc of SERVICES) {
+      const env = secretEnv(svc);
+      expect(Object.entries(env).filter(([, secret]) => secret === 'task-service-providers').length, svc).toBe(svc === 'auth' ? 11 : 0);
+      expect(Object.entries(env).filter(([, secret]) => secret === 'task-service-smtp' || secret === 'task-service-vapid').length, svc).toBe(svc === 'notifier' ? 9 : 0);
+      expect(find(objs, 'Deployment', `prod-${svc}`).spec.template.spec.containers[0].envFrom, svc).toEqual([{ configMapRef: { name: 'prod-config' } }]);
+    }
+    // and every secret variable a Deployment gets is one its service reads
+    for (const svc of SERVICES) for (const name of names(svc)) expect(serviceEnv(svc).has(name), `${svc} ${name}`).toBe(true);
   });
 
   it('a config change changes the pod template (so the Deployments roll out)', () => {

@@ -25,7 +25,6 @@ describe('one TaskService is a system (L0)', () => {
     expect(env(bare())).toEqual({
       DATABASE_URL: { name: 'pg-app', key: 'uri' },
       AUTH_SECRET: { name: 'sys-generated', key: 'AUTH_SECRET' },
-      CRON_SECRET: { name: 'sys-generated', key: 'CRON_SECRET' },
       TOTP_ENCRYPTION_KEY: { name: 'sys-generated', key: 'TOTP_ENCRYPTION_KEY' },
       NATS_USER: { name: 'sys-generated', key: 'NATS_USER' },
       NATS_PASSWORD: { name: 'sys-generated', key: 'NATS_PASSWORD' },
@@ -33,6 +32,8 @@ describe('one TaskService is a system (L0)', () => {
     // the key ring reaches only the services that seal user secrets with it
     for (const svc of ['webhook', 'notifier']) expect(env(bare(), svc).SECRETS_KEYRING, svc).toEqual({ name: 'sys-generated', key: 'SECRETS_KEYRING' });
     for (const svc of ['auth', 'tasks', 'scheduler', 'gateway']) expect(env(bare(), svc), svc).not.toHaveProperty('SECRETS_KEYRING');
+    // CRON_SECRET only to the gateway (it checks POST /api/cron) and the CronJob
+    expect(env(bare(), 'gateway').CRON_SECRET).toEqual({ name: 'sys-generated', key: 'CRON_SECRET' });
     // the shapes the runtime accepts (services/runtime/src/config.ts)
     expect(generateValue('TOTP_ENCRYPTION_KEY')).toMatch(/^[0-9a-f]{64}$/);
     expect(generateValue('SECRETS_KEYRING')).toMatch(/^generated:[0-9a-f]{64}$/);
@@ -57,7 +58,8 @@ describe('one TaskService is a system (L0)', () => {
     (ext.spec as any).nats = { url: 'nats://bus.messaging:4222', credentialsSecret: { name: 'bus-creds' } };
     expect(find(ext, 'StatefulSet', 'sys-nats')).toBeUndefined();
     expect(wiring(ext, normalizeSpec(ext.spec)).generatedKeys).not.toContain('NATS_PASSWORD');
-    expect(find(ext, 'Deployment', 'sys-tasks').spec.template.spec.containers[0].envFrom).toContainEqual({ secretRef: { name: 'bus-creds' } });
+    // the existing server's credentials, key by key (only the keys the Secret holds are set)
+    expect(env(ext, 'tasks')).toMatchObject({ NATS_USER: { name: 'bus-creds', key: 'NATS_USER', optional: true }, NATS_TOKEN: { name: 'bus-creds', key: 'NATS_TOKEN', optional: true } });
   });
 
   it('an Ingress to the gateway with TLS; PUBLIC_APP_URL derived from its host', () => {

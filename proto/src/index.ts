@@ -16,3 +16,4 @@ export * from './user-data.ts';
 export * from './user-import.ts';
 export * from './routes.ts';
 export * from './local-path.ts';
+export * from './service-env.ts';

