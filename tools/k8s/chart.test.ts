@@ -86,7 +86,7 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     const ts = render('--no-hooks', ...CREATE_TS, '--set', 'taskService.spec.secrets.providers.name=idp', '--set', 'taskService.spec.secrets.smtp.name=mail').find((o) => o.kind === 'TaskService');
     // what the operator makes of it (the pure builder the reconciler applies)
     const objs = desiredChildren({ ...ts, metadata: { ...ts.metadata, uid: 'u1' } }, { cronJobApiVersion: 'batch/v1' });
-    const container = (svc: string) => objs.find((o) => o.kind === 'Deployment' && o.metadata.name === `task-service-${svc}`)!.spec.template.spec.containers[0];
+    const container = (svc: string): any => (objs.find((o) => o.kind === 'Deployment' && o.metadata.name === `task-service-${svc}`) as any).spec.template.spec.containers[0];
     const secretKeys = (svc: string) => container(svc).env.filter((e: any) => e.valueFrom?.secretKeyRef).map((e: any) => `${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`);
     expect(secretKeys('auth')).toContain('task-service-generated/TOTP_ENCRYPTION_KEY');
     expect(secretKeys('auth')).toContain('idp/OIDC_CLIENT_SECRET');
