@@ -37,6 +37,9 @@ export type RouteAuth = 'none' | 'user' | 'admin' | 'setup';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/** A signed link's token, `<base64url payload>.<base64url HMAC>` (runtime signed-token.ts): reminder actions, e-mail confirmation. */
+export const signedLinkToken = z.string().max(600).regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'is not a valid link');
+
 /** A non-JSON reply (iCal, HTML, redirects): the gateway sends it as given. */
 export const rawResponse = z.object({
   status: z.number().int().default(200),

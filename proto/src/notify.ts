@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEvent } from './bus.ts';
-import { defineRoute, type AnyRoute } from './http.ts';
+import { defineRoute, rawResponse, signedLinkToken, type AnyRoute } from './http.ts';
 
 /** The spec's notification tags. */
 export const NOTIFICATION_TAGS = ['daily-quest', 'streak', 'due-today', 'overdue', 'recurring-due', 'weekly-review', 'morning-briefing', 'achievement', 'reminder'] as const;
@@ -54,6 +54,11 @@ export const httpAlertPayload = z
   })
   .strict();
 export type HttpAlertPayload = z.infer<typeof httpAlertPayload>;
+
+/** Tests per user, channel and hour (issue 56 #2: 30 test mails to someone else took 6.3 s). */
+export const CHANNEL_TESTS_PER_HOUR = 10;
+/** Saves per user, channel and hour: saving a new e-mail address mails it a confirmation link. */
+export const CHANNEL_SAVES_PER_HOUR = 20;
 
 const secretField = (what: string) => z.string().min(1, 'is required').max(512, `${what} must be at most 512 characters`);
 
@@ -112,6 +117,12 @@ export const notificationChannel = z.object({
   /** the config fields that are secrets: write-only, shown in `config` only as `has…` flags */
   secretFields: z.array(z.string()),
   updatedAt: z.string().nullable(),
+  /**
+   * E-mail: 'waiting' from a save that set a new address until its owner opens the confirmation link
+   * mailed to it (nothing else is mailed there meanwhile, tests included), then 'confirmed'. null for
+   * the channels that need no confirmation, and for an e-mail channel not configured.
+   */
+  confirmation: z.enum(['waiting', 'confirmed']).nullable().default(null),
 });
 export type NotificationChannel = z.infer<typeof notificationChannel>;
 
@@ -181,7 +192,7 @@ export const notifyApi = {
     params: typeParam,
     body: z.object({ enabled: z.boolean().default(true), config: z.record(z.string(), z.unknown()).default({}) }).strict(),
     response: notificationChannel,
-    summary: 'Configure a channel (config fields per type; see channelConfigInput)',
+    summary: 'Configure a channel (config fields per type; see channelConfigInput). E-mail: a new address is mailed a confirmation link and waits for it (`confirmation`). At most CHANNEL_SAVES_PER_HOUR per channel',
     tag: 'notifications',
   }),
   deleteChannel: defineRoute({
@@ -203,7 +214,19 @@ export const notifyApi = {
     params: typeParam,
     status: 200,
     response: channelTestResult,
-    summary: 'Send a test notification on one channel now',
+    summary: 'Send a test notification on one channel now (at most CHANNEL_TESTS_PER_HOUR per channel; e-mail: 409 while the address waits for confirmation)',
+    tag: 'notifications',
+  }),
+  confirmEmail: defineRoute({
+    method: 'GET',
+    path: '/api/notification-channels/email/confirm/:token',
+    auth: 'none',
+    subject: 'notifier.http.email.confirm',
+    params: z.object({ token: signedLinkToken }).strict(),
+    kind: 'raw',
+    response: rawResponse,
+    summary:
+      "The link mailed to a new e-mail channel address: confirms it and answers a plain page. Signed, single-use, expiring; the token is the only authentication. 403 for a link that is not ours, 409 once used or replaced by a newer one, 410 once expired",
     tag: 'notifications',
   }),
   history: defineRoute({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRpc } from './bus.ts';
-import { defineRoute, type AnyRoute } from './http.ts';
+import { defineRoute, signedLinkToken, type AnyRoute } from './http.ts';
 import { notificationAction } from './notify.ts';
 import { task } from './tasks.ts';
 
@@ -53,8 +53,8 @@ export const checkRemindersRpc = defineRpc(
 export const REMINDER_ARMED_SUBJECT = 'scheduler.reminders.armed';
 export const reminderArmed = z.object({ at: z.string() });
 
-/** The action link's token: `<base64url payload>.<base64url HMAC>` (services/tasks/src/domain/action-links.ts). */
-export const actionToken = z.string().max(600).regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'is not an action link');
+/** The action link's token (services/tasks/src/domain/action-links.ts). */
+export const actionToken = signedLinkToken;
 
 export const reminderActionReply = z.object({
   action: z.enum(['done', 'snooze']),

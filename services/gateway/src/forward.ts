@@ -98,12 +98,12 @@ function registerRoutes(app: FastifyInstance, routes: AnyRoute[], deps: { bus: B
           if (route.upload) {
             // counted before the file goes out; an upload's body is the file: it goes to the service in
             // pieces first (user is set: upload routes are never public)
-            await enforceRateLimit(route, user, undefined, deps, reply);
+            await enforceRateLimit(route, user, undefined, deps, reply, params as Record<string, unknown>);
             body = await sendUpload(deps.bus, route.upload, user!, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), req.headers['content-type'], String(req.id));
           } else {
             body = parsePart(route, 'body', req.body ?? (route.method === 'GET' || route.method === 'DELETE' ? undefined : {}));
             // after validation: a bulk action counts each of its tasks, and an invalid call (it changes nothing) counts nothing
-            await enforceRateLimit(route, user, body, deps, reply);
+            await enforceRateLimit(route, user, body, deps, reply, params as Record<string, unknown>);
           }
           const call = { user, params, query, body, ip: req.ip, userAgent: req.headers['user-agent'] };
           // every part is the route's own parse, and the user the auth service's checked answer

@@ -1,4 +1,4 @@
-import { AppError, DELETIONS_PER_HOUR, type AnyRoute, type BulkBody, type Identity } from '@tasksvc/proto';
+import { AppError, CHANNEL_SAVES_PER_HOUR, CHANNEL_TESTS_PER_HOUR, DELETIONS_PER_HOUR, type AnyRoute, type BulkBody, type Identity } from '@tasksvc/proto';
 import type { Config, Logger, Pool } from '@tasksvc/runtime';
 import type { FastifyReply } from 'fastify';
 import { countCall, dropOldWindows, HOURLY, type Counted } from './db/rate-limits.ts';
@@ -39,11 +39,16 @@ export interface HourlyLimit {
   limit: number;
   /** the refusal's wording */
   what: string;
+  /** a route parameter counted apart (the channel type: each channel its own budget); `what` names its value at `{}` */
+  per?: string;
 }
 
 /** Routes limited per hour rather than per minute (the reference's limit on account deletion; the exports' is in user-export.ts). */
 export const HOURLY_LIMITS: Readonly<Record<string, HourlyLimit>> = {
   'auth.http.user.delete': { bucket: 'user.delete', limit: DELETIONS_PER_HOUR, what: `at most ${DELETIONS_PER_HOUR} account deletions per hour` },
+  // a test mails or calls out at once, and saving a new e-mail address mails it a confirmation link (issue 56 #2)
+  'notifier.http.channel.test': { bucket: 'channel.test', per: 'type', limit: CHANNEL_TESTS_PER_HOUR, what: `at most ${CHANNEL_TESTS_PER_HOUR} tests of the {} channel per hour` },
+  'notifier.http.channel.save': { bucket: 'channel.save', per: 'type', limit: CHANNEL_SAVES_PER_HOUR, what: `at most ${CHANNEL_SAVES_PER_HOUR} saves of the {} channel per hour` },
 };
 
 /**
@@ -57,11 +62,15 @@ export const HOURLY_LIMITS: Readonly<Record<string, HourlyLimit>> = {
  * window's end). Other
  * routes pass untouched. If the database cannot be asked, the call passes (and is logged): the write
  * behind it needs the database anyway. RATE_LIMIT_WRITES=false turns the limits off (load tests,
- * benchmarks). `body` is the route's validated body.
+ * benchmarks). `body` and `params` are the route's validated ones.
  */
-export async function enforceRateLimit(route: AnyRoute, user: Identity | null, body: unknown, deps: { pool: Pool; log: Logger; config: Config }, reply: FastifyReply): Promise<void> {
+export async function enforceRateLimit(route: AnyRoute, user: Identity | null, body: unknown, deps: { pool: Pool; log: Logger; config: Config }, reply: FastifyReply, params: Record<string, unknown> = {}): Promise<void> {
   const subject = route.rpc.subject;
   const hourly = HOURLY_LIMITS[subject];
+  if (hourly?.per) {
+    const value = String(params[hourly.per]);
+    return enforceHourlyLimit({ bucket: `${hourly.bucket}:${value}`, limit: hourly.limit, what: hourly.what.replace('{}', value) }, user, deps, reply);
+  }
   if (hourly) return enforceHourlyLimit(hourly, user, deps, reply);
   if (BULK_SUBJECTS.has(subject)) {
     const { action, taskIds } = body as BulkBody;

@@ -5,15 +5,16 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildGateway } from '@tasksvc/gateway';
-import { notificationRequested, notifyRoutes, type NotificationRequest } from '@tasksvc/proto';
-import { createMemoryBus, createNatsBus, createPool, freePort, startService, type Bus, type Pool, type RunningService } from '@tasksvc/runtime';
+import { buildGateway, gatewayService } from '@tasksvc/gateway';
+import { CHANNEL_TESTS_PER_HOUR, notificationRequested, notifyRoutes, type NotificationRequest } from '@tasksvc/proto';
+import { createMemoryBus, createNatsBus, createPool, freePort, migrate, purposeKey, startService, type Bus, type Pool, type RunningService } from '@tasksvc/runtime';
 import * as ece from 'http_ece';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import webpush from 'web-push';
 import { fileNats, quietLogger, serveTestIdentities, testSystemConfig, until } from '../../../tools/testenv/index.ts';
+import { CONFIRM_LIFETIME_MS, confirmLink } from './domain/confirm-links.ts';
 import { notifierService } from './service.ts';
 
 // ---------------------------------------------------------------- harness
@@ -22,7 +23,9 @@ interface Harness {
   bus: Bus;
   pool: Pool;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test responses are inspected loosely
-  call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, userId: string, body?: unknown): Promise<{ status: number; json: any }>;
+  call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, userId: string, body?: unknown): Promise<{ status: number; json: any; headers: Record<string, unknown> }>;
+  /** a GET without credentials, as a link opened from a mail */
+  open(url: string): Promise<{ status: number; body: string; contentType: string | undefined }>;
   stop(): Promise<void>;
 }
 
@@ -34,13 +37,19 @@ async function startHarness(overrides: Record<string, string | undefined>, natsU
   const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'notifier-test', log }) : createMemoryBus(log);
   const identity = serveTestIdentities(bus);
   const svc: RunningService = await startService(notifierService, { config, bus, pool, log });
+  // the gateway's schema holds the per-user rate-limit counters
+  await migrate(pool, { ...gatewayService.migrations!, log });
   const app = await buildGateway({ config, bus, pool, log, routes: notifyRoutes });
   return {
     bus,
     pool,
     async call(method, url, userId, body) {
       const res = await app.inject({ method, url, headers: { authorization: `Bearer test-${userId}`, 'user-agent': 'vitest-device' }, ...(body === undefined ? {} : { payload: body as object }) });
-      return { status: res.statusCode, json: res.body ? res.json() : null };
+      return { status: res.statusCode, json: res.body ? res.json() : null, headers: res.headers };
+    },
+    async open(url) {
+      const res = await app.inject({ method: 'GET', url });
+      return { status: res.statusCode, body: res.body, contentType: res.headers['content-type'] };
     },
     async stop() {
       await app.close();
@@ -131,6 +140,18 @@ async function startSmtpPeer(): Promise<void> {
   });
   smtpPort = await freePort();
   await new Promise<void>((r) => smtp.listen(smtpPort, '127.0.0.1', r));
+}
+
+const mailsTo = (address: string) => mails.filter((m) => m.parsed.to && !Array.isArray(m.parsed.to) && m.parsed.to.value[0]?.address === address);
+const CONFIRM_SUBJECT = 'Confirm your address for Task Service notifications';
+
+/** The confirmation link of the latest confirmation mail to `address`, as an application path. */
+function confirmationPath(address: string, app: string): string {
+  const mail = mailsTo(address).filter((m) => m.parsed.subject === CONFIRM_SUBJECT).at(-1);
+  expect(mail, `a confirmation mail to ${address}`).toBeDefined();
+  const link = /Confirm this address: (\S+)/.exec(mail!.parsed.text ?? '')?.[1];
+  expect(link?.startsWith(`${app}/api/notification-channels/email/confirm/`)).toBe(true);
+  return link!.slice(app.length);
 }
 
 /** A browser's push subscription: our own P-256 key pair and auth secret, so the peer can decrypt. */
@@ -227,7 +248,10 @@ describe('notification channels against real local peers', () => {
     expect(ntfy.json).toMatchObject({ type: 'ntfy', configured: true, enabled: true, config: { server: `${rxUrl}/ntfy`, topic: 'alice-tasks', priority: 4, hasToken: true } });
     expect((await put('pushover', { appToken: APP_TOKEN, userKey: USER_KEY })).json.config).toMatchObject({ hasAppToken: true, hasUserKey: true });
     expect((await put('telegram', { botToken: BOT, chatId: '-100123456' })).json.config).toEqual({ chatId: '-100123456', hasBotToken: true });
-    expect((await put('email', { address: 'alice@example.test' })).json.config).toEqual({ address: 'alice@example.test' });
+    const email = await put('email', { address: 'alice@example.test' });
+    expect(email.json).toMatchObject({ config: { address: 'alice@example.test' }, confirmation: 'waiting' });
+    // seeding: alice opens the link mailed to her (issue 56 #2), so her address receives what follows
+    expect((await h.open(confirmationPath('alice@example.test', APP))).status).toBe(200);
     expect((await put('http-alert', { url: `${rxUrl}/alert`, secret: 'alert-secret-1' })).json.config).toEqual({ url: `${rxUrl}/alert`, hasSecret: true });
     browsers.phone = fakeBrowser('/push/phone');
     browsers.stale = fakeBrowser('/push/gone');
@@ -251,7 +275,8 @@ describe('notification channels against real local peers', () => {
   it('delivers one notification on all six channels, each in the shape its peer expects', async () => {
     const n: NotificationRequest = { userId: alice, title: 'Streak at risk 🔥', body: 'Complete one task today to keep your 12-day streak.', url: '/tasks', tag: 'streak', dedupeKey: `streak:${alice}:2026-11-22` };
     await notify(n);
-    await until(() => mails.length >= 1 && hitsAt('/ntfy').length >= 1 && hitsAt('/pushover').length >= 1 && hitsAt('/telegram').length >= 1 && hitsAt('/alert').length >= 1 && hitsAt('/push/phone').length >= 1 && hitsAt('/push/gone').length >= 1, 'all six channels');
+    const notificationMail = () => mails.find((m) => m.parsed.subject === n.title);
+    await until(() => notificationMail() !== undefined && hitsAt('/ntfy').length >= 1 && hitsAt('/pushover').length >= 1 && hitsAt('/telegram').length >= 1 && hitsAt('/alert').length >= 1 && hitsAt('/push/phone').length >= 1 && hitsAt('/push/gone').length >= 1, 'all six channels');
 
     // ntfy: JSON publish to the server root
     const ntfy = hitsAt('/ntfy')[0]!;
@@ -294,7 +319,7 @@ describe('notification channels against real local peers', () => {
     expect(claims.exp as number).toBeGreaterThan(Date.now() / 1000);
 
     // Email: received over STARTTLS, authenticated, parsed by mailparser
-    const mail = mails[0]!;
+    const mail = notificationMail()!;
     expect(mail.secure).toBe(true);
     expect(mail.user).toBe('mailer');
     expect(mail.parsed.from?.value[0]).toMatchObject({ address: 'tasks@example.test', name: 'Task Service' });
@@ -348,9 +373,16 @@ describe('notification channels against real local peers', () => {
     const hist = (await h.call('GET', '/api/settings/notification-history', alice)).json.entries as { channel: string; status: string; test: boolean }[];
     expect(hist[0]).toMatchObject({ channel: 'pushover', status: 'failed', test: true });    // a mail server's refusal is labelled as its words too (issue 55), in the test result and the history
     const mailTo = (address: string) => h.call('PUT', '/api/settings/notification-channels/email', alice, { config: { address } });
-    expect((await mailTo('nobody@example.test')).status).toBe(200);
+    // its confirmation mail is refused already: saved, and the save says why no link went out
+    const unsent = await mailTo('nobody@example.test');
+    expect(unsent.status).toBe(503);
+    expect(unsent.json.message).toMatch(/^the channel is saved, but the confirmation mail to nobody@example\.test could not be sent \(SMTP 550; the receiver answered: “550 5\.1\.1 <nobody@example\.test>: mailbox unavailable .*FAKE LOG LINE”\)/);
+    // a mailbox confirmed once and gone since: the seeding does what the link does
+    await h.pool.query("UPDATE notifier.channels SET confirmed_address = config->>'address', confirm_nonce = NULL WHERE user_id = $1 AND type = 'email'", [alice]);
     const refused = await h.call('POST', '/api/settings/notification-channels/email/test', alice);
+    // back to alice's own address: confirmed again by its link, for the tests after this one
     await mailTo('alice@example.test');
+    expect((await h.open(confirmationPath('alice@example.test', APP))).status).toBe(200);
     expect(refused.json).toMatchObject({ type: 'email', ok: false, delivered: 0 });
     expect(refused.json.error).toMatch(/^email: SMTP 550; the receiver answered: “550 5\.1\.1 <nobody@example\.test>: mailbox unavailable .*FAKE LOG LINE”$/);
     // eslint-disable-next-line no-control-regex -- control characters are what it is about
@@ -475,5 +507,146 @@ describe('without SMTP, VAPID or SECRETS_KEYRING', () => {
       { channel: 'ntfy', status: 'sent' },
       { channel: 'ntfy', status: 'sent' },
     ]);
+  });
+});
+
+// issue 56 #2: the e-mail channel mailed any address without confirmation, and channel tests had no
+// limit (30 mails to someone else in 6.3 s). The real gateway, with its per-user limits on, and the
+// SMTP peer; the in-process bus, so a published notification has been handled when publish resolves.
+describe('e-mail addresses are confirmed by a mailed link; channel tests are limited (#56.2)', () => {
+  let h3: Harness;
+  const APP3 = 'http://127.0.0.1:3000';
+  beforeAll(async () => {
+    h3 = await startHarness({
+      OUTBOUND_ALLOW_LIST: '127.0.0.1',
+      PUBLIC_APP_URL: APP3,
+      RATE_LIMIT_WRITES: 'true',
+      SMTP_HOST: '127.0.0.1',
+      SMTP_PORT: String(smtpPort),
+      SMTP_USER: 'mailer',
+      SMTP_PASS: 'mail-pass',
+      SMTP_FROM: 'Task Service <tasks@example.test>',
+      SMTP_TLS_CA_FILE: certFile,
+    });
+  }, 120_000);
+  afterAll(async () => h3?.stop());
+
+  const put = (u: string, type: string, config: unknown) => h3.call('PUT', `/api/settings/notification-channels/${type}`, u, { config });
+  const test = (u: string, type: string) => h3.call('POST', `/api/settings/notification-channels/${type}/test`, u);
+  /** a notification to `u`, handled in full when this resolves; the HTTP Alert hit proves it went out */
+  const notifyNow = async (u: string, path: string) => {
+    await h3.bus.publish(notificationRequested, { userId: u, title: `Due today ${randomUUID()}`, body: 'b', url: '/tasks', tag: 'due-today', dedupeKey: randomUUID() }, randomUUID());
+    return hitsAt(path).length;
+  };
+
+  it('an unconfirmed address gets only the confirmation mail; the link confirms it once, and a forged or expired link does nothing', async () => {
+    const carol = randomUUID();
+    const victim = `victim-${carol}@example.test`;
+    await put(carol, 'http-alert', { url: `${rxUrl}/carol-alert` });
+    const saved = await put(carol, 'email', { address: victim });
+    expect(saved.status).toBe(200);
+    expect(saved.json).toMatchObject({ type: 'email', configured: true, confirmation: 'waiting' });
+    expect(mailsTo(victim).map((m) => m.parsed.subject)).toEqual([CONFIRM_SUBJECT]);
+    const confirmMail = mailsTo(victim)[0]!;
+    expect(confirmMail.parsed.text).toContain(victim);
+    expect(confirmMail.parsed.text).toMatch(/If not, ignore this mail/);
+
+    // nothing else goes there: a test is refused, saying why, and a notification skips e-mail
+    const refused = await test(carol, 'email');
+    expect(refused.status).toBe(409);
+    expect(refused.json.message).toMatch(new RegExp(`${victim} is waiting for confirmation`));
+    expect(await notifyNow(carol, '/carol-alert')).toBe(1);
+    expect(mailsTo(victim)).toHaveLength(1);
+    const hist = (await h3.call('GET', '/api/settings/notification-history', carol)).json.entries as { channel: string }[];
+    expect(hist.map((e) => e.channel)).toEqual(['http-alert']);
+    expect((await h3.call('GET', '/api/settings/notification-channels', carol)).json.channels.find((c: { type: string }) => c.type === 'email').confirmation).toBe('waiting');
+
+    // a forged link (another key) and an expired one (our key) change nothing
+    const path = confirmationPath(victim, APP3);
+    const token = path.split('/').pop()!;
+    const forged = confirmLink(randomBytes(32), carol, new Date()).token;
+    expect((await h3.open(`/api/notification-channels/email/confirm/${forged}`)).status).toBe(403);
+    const key = purposeKey('test-secret-test-secret-test-secret-0123', 'email-confirm-links/v1');
+    const expired = confirmLink(key, carol, new Date(Date.now() - CONFIRM_LIFETIME_MS - 5_000)).token;
+    const gone = await h3.open(`/api/notification-channels/email/confirm/${expired}`);
+    expect(gone.status).toBe(410);
+    expect(gone.body).toMatch(/expired/);
+    expect((await h3.open('/api/notification-channels/email/confirm/not-a-token')).status).toBe(400);
+    expect((await h3.call('GET', '/api/settings/notification-channels/email', carol)).json.confirmation).toBe('waiting');
+
+    // the link confirms and answers a plain page; it works once
+    const opened = await h3.open(path);
+    expect(opened.status).toBe(200);
+    expect(opened.contentType).toMatch(/^text\/html/);
+    expect(opened.body).toContain('Address confirmed');
+    expect(opened.body).toContain(victim);
+    expect(token.length).toBeLessThan(80);
+    const again = await h3.open(path);
+    expect(again.status).toBe(409);
+    expect(again.body).toMatch(/used already/);
+    expect((await h3.call('GET', '/api/settings/notification-channels/email', carol)).json.confirmation).toBe('confirmed');
+
+    // confirmed: tests answer as before (200, sent now) and notifications are mailed
+    expect((await test(carol, 'email')).json).toMatchObject({ type: 'email', ok: true, delivered: 1, error: null });
+    expect(await notifyNow(carol, '/carol-alert')).toBe(2);
+    expect(mailsTo(victim).map((m) => m.parsed.subject)).toEqual([CONFIRM_SUBJECT, 'Test notification', expect.stringMatching(/^Due today/)]);
+  });
+
+  it('a changed address waits for its own confirmation, and a link replaced by a newer one no longer works', async () => {
+    const erin = randomUUID();
+    const [first, second, third] = ['first', 'second', 'third'].map((w) => `${w}-${erin}@example.test`) as [string, string, string];
+    await put(erin, 'http-alert', { url: `${rxUrl}/erin-alert` });
+    await put(erin, 'email', { address: first });
+    expect((await h3.open(confirmationPath(first, APP3))).status).toBe(200);
+
+    // a new address: waiting again, and the confirmed one is not mailed either (it is no longer the channel's)
+    expect((await put(erin, 'email', { address: second })).json.confirmation).toBe('waiting');
+    expect(await notifyNow(erin, '/erin-alert')).toBe(1);
+    expect(mailsTo(first).map((m) => m.parsed.subject)).toEqual([CONFIRM_SUBJECT]);
+    expect(mailsTo(second).map((m) => m.parsed.subject)).toEqual([CONFIRM_SUBJECT]);
+    expect((await test(erin, 'email')).status).toBe(409);
+
+    // changed again before confirming: the second address's link is void, the third's confirms the third
+    const stale = confirmationPath(second, APP3);
+    await put(erin, 'email', { address: third });
+    const replaced = await h3.open(stale);
+    expect(replaced.status).toBe(409);
+    expect(replaced.body).toMatch(/newer link was sent/);
+    expect((await h3.call('GET', '/api/settings/notification-channels/email', erin)).json.confirmation).toBe('waiting');
+    expect((await h3.open(confirmationPath(third, APP3))).status).toBe(200);
+    expect((await test(erin, 'email')).json).toMatchObject({ ok: true, delivered: 1 });
+    expect(mailsTo(third).map((m) => m.parsed.subject)).toEqual([CONFIRM_SUBJECT, 'Test notification']);
+    expect(mailsTo(second)).toHaveLength(1);
+
+    // back to the confirmed address: nothing to confirm, no mail
+    const before = mails.length;
+    expect((await put(erin, 'email', { address: third })).json.confirmation).toBe('confirmed');
+    expect(mails.length).toBe(before);
+  });
+
+  it(`the ${CHANNEL_TESTS_PER_HOUR + 1}th test of a channel within the hour is 429 with Retry-After, and sends nothing`, async () => {
+    const frank = randomUUID();
+    const address = `frank-${frank}@example.test`;
+    await put(frank, 'email', { address });
+    expect((await h3.open(confirmationPath(address, APP3))).status).toBe(200);
+    for (let i = 0; i < CHANNEL_TESTS_PER_HOUR; i++) expect((await test(frank, 'email')).status, `test ${i + 1}`).toBe(200);
+    // the counts are the gateway's hourly windows; the next hour's is filled as well, so an hour turning meanwhile changes nothing
+    await h3.pool.query(
+      `INSERT INTO gateway.rate_limits (user_id, bucket, window_start, hits) VALUES ($1, 'hour:channel.test:email', date_trunc('hour', now()) + interval '1 hour', $2)
+       ON CONFLICT (user_id, bucket, window_start) DO UPDATE SET hits = EXCLUDED.hits`,
+      [frank, CHANNEL_TESTS_PER_HOUR],
+    );
+    const sent = mailsTo(address).length;
+    const res = await h3.call('POST', '/api/settings/notification-channels/email/test', frank);
+    expect(res.status).toBe(429);
+    expect(res.json).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(res.json.message).toMatch(new RegExp(`at most ${CHANNEL_TESTS_PER_HOUR} tests of the email channel per hour; try again in \\d+ s`));
+    expect(mailsTo(address)).toHaveLength(sent);
+    const tests = await h3.pool.query("SELECT count(*)::int AS n FROM notifier.deliveries WHERE user_id = $1 AND channel = 'email' AND test", [frank]);
+    expect(tests.rows[0].n).toBe(CHANNEL_TESTS_PER_HOUR);
+    // each channel has its own budget
+    await put(frank, 'http-alert', { url: `${rxUrl}/frank-alert` });
+    expect((await test(frank, 'http-alert')).status).toBe(200);
   });
 });

@@ -16,3 +16,4 @@ export * from './gc-tuning.ts';
 export * from './dead-letters.ts';
 export * from './keyring.ts';
 export * from './batch.ts';
+export * from './signed-token.ts';

@@ -26,6 +26,12 @@ export interface SavedChannel {
   secrets: Record<string, string>;
 }
 
+/** A saved channel's row as far as a channel's own checks need it. */
+export interface StoredChannel {
+  config: Record<string, Scalar>;
+  confirmedAddress: string | null;
+}
+
 /**
  * A kind of notification channel: one file each in this folder, listed in index.ts. What a channel
  * declares here is the only place it is said (the API and the settings page read it from here).
@@ -35,6 +41,8 @@ export interface Channel extends SecretDeclaration {
   availability?: { available(config: Config): boolean; reason: string };
   /** completes validated public settings before they are stored (URL checks, defaults) */
   prepare?(config: Record<string, Scalar>, ctx: { checkUrl: (url: string, path: string) => Promise<string>; email: string }): Promise<void>;
+  /** why nothing may be sent on the saved channel yet (e-mail: the address waits for confirmation); null when it may */
+  waiting?(row: StoredChannel): string | null;
   /** where one saved channel delivers */
   targets(deps: SenderDeps, saved: SavedChannel): Target[] | Promise<Target[]>;
 }

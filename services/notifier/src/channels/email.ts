@@ -28,6 +28,11 @@ export const email: Channel = {
   async prepare(config, ctx) {
     config.address = (config.address as string | null) ?? ctx.email;
   },
+  // mail goes only to the address its owner confirmed by the link mailed to it (email-confirmation.ts)
+  waiting: (row) =>
+    row.confirmedAddress !== null && row.confirmedAddress === str(row.config.address)
+      ? null
+      : `${str(row.config.address) ?? 'the address'} is waiting for confirmation: open the link mailed to it (save the channel again for a new link)`,
   targets: ({ config: env, mailer }, { config }) =>
     single('email', async (n) => {
       if (!mailer) return { kind: 'failed', error: 'e-mail is not set up on this server' };
@@ -35,11 +40,16 @@ export const email: Channel = {
         await mailer.sendMail(emailMessage(env.SMTP_FROM!, str(config.address)!, n, env.PUBLIC_APP_URL));
         return { kind: 'sent' };
       } catch (err) {
-        const e = err as { responseCode?: number; response?: string; code?: string; message: string };
-        // a reply of the mail server is its words, labelled as such; without one the connection failed on our side
-        const error = e.response ? withReceiverAnswer(e.responseCode ? `SMTP ${e.responseCode}` : `${e.code ?? 'SMTP'} error`, e.response) : `${e.code ?? 'SMTP'}: ${e.message}`;
-        // 5xx SMTP replies are permanent (bad recipient, auth); anything else is transient
-        return { kind: e.responseCode && e.responseCode >= 500 ? 'failed' : 'retry', error };
+        return smtpFailure(err);
       }
     }),
 };
+
+/** A failed send as the user is told it (test results, the history, a confirmation mail not sent). */
+export function smtpFailure(err: unknown): { kind: 'failed' | 'retry'; error: string } {
+  const e = err as { responseCode?: number; response?: string; code?: string; message: string };
+  // a reply of the mail server is its words, labelled as such; without one the connection failed on our side
+  const error = e.response ? withReceiverAnswer(e.responseCode ? `SMTP ${e.responseCode}` : `${e.code ?? 'SMTP'} error`, e.response) : `${e.code ?? 'SMTP'}: ${e.message}`;
+  // 5xx SMTP replies are permanent (bad recipient, auth); anything else is transient
+  return { kind: e.responseCode && e.responseCode >= 500 ? 'failed' : 'retry', error };
+}

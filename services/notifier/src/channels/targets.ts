@@ -25,10 +25,13 @@ export function readSecrets(config: Config, row: ChannelRow): Record<string, str
 
 /**
  * Every target of a user's channels. `onlyType` selects one channel (the test endpoint, which also
- * reaches a disabled channel); otherwise only enabled, available channels count.
+ * reaches a disabled channel); otherwise only enabled, available channels count. A channel still
+ * waiting (an unconfirmed e-mail address) has none.
  */
 export async function targetsFor(deps: SenderDeps, userId: string, onlyType?: NotificationChannelType): Promise<Target[]> {
-  const rows = (await listChannels(deps.pool, userId)).filter((r) => (onlyType ? r.type === onlyType : r.enabled) && channelAvailable(deps.config, r.type));
+  const rows = (await listChannels(deps.pool, userId)).filter(
+    (r) => (onlyType ? r.type === onlyType : r.enabled) && channelAvailable(deps.config, r.type) && !channels[r.type].waiting?.(r),
+  );
   const out: Target[] = [];
   for (const row of rows) {
     const secrets = readSecrets(deps.config, row);

@@ -26,6 +26,10 @@ export const channels = notifier.table(
     secretsEnc: text(),
     /** names of the stored secrets, so settings can show has… flags without decrypting */
     secretFields: text().array().notNull().default(sql`'{}'::text[]`),
+    /** e-mail: the address its owner confirmed by the mailed link; mail goes only while it is config.address (issue 56 #2) */
+    confirmedAddress: text(),
+    /** e-mail: the nonce of the one confirmation link that still works (domain/confirm-links.ts) */
+    confirmNonce: text(),
     updatedAt: timestamp({ withTimezone: true }).notNull().default(now),
   },
   (t) => [

@@ -22,8 +22,14 @@ export async function getChannel(q: Queryable, userId: string, type: Notificatio
   return row ?? null;
 }
 
-export async function upsertChannel(q: Queryable, userId: string, type: NotificationChannelType, v: { enabled: boolean; config: Record<string, Scalar>; secretsEnc: string | null; secretFields: string[] }): Promise<ChannelRow> {
-  const set = { enabled: v.enabled, config: v.config, secretsEnc: v.secretsEnc, secretFields: v.secretFields };
+/** `confirmNonce`: e-mail's confirmation link that may still confirm it (replacing any earlier one; null: none). */
+export async function upsertChannel(
+  q: Queryable,
+  userId: string,
+  type: NotificationChannelType,
+  v: { enabled: boolean; config: Record<string, Scalar>; secretsEnc: string | null; secretFields: string[]; confirmNonce?: string | null },
+): Promise<ChannelRow> {
+  const set = { enabled: v.enabled, config: v.config, secretsEnc: v.secretsEnc, secretFields: v.secretFields, ...(v.confirmNonce === undefined ? {} : { confirmNonce: v.confirmNonce }) };
   const [row] = await orm(q)
     .insert(channels)
     .values({ userId, type, ...set })
@@ -40,6 +46,20 @@ export async function deleteChannel(q: Queryable, userId: string, type: Notifica
     return (r.rowCount ?? 0) + (p.rowCount ?? 0) > 0;
   }
   return (r.rowCount ?? 0) > 0;
+}
+
+/**
+ * What the confirmation link does: the e-mail channel whose pending link has this nonce takes its
+ * current address as confirmed, and the link is spent. Null when no link with this nonce is pending
+ * (used already, or replaced by a newer one for another address).
+ */
+export async function confirmEmailAddress(q: Queryable, userId: string, nonce: string): Promise<string | null> {
+  const [row] = await orm(q)
+    .update(channels)
+    .set({ confirmedAddress: sql`${channels.config}->>'address'`, confirmNonce: null, updatedAt: sql`clock_timestamp()` })
+    .where(and(eq(channels.userId, userId), eq(channels.type, 'email'), eq(channels.confirmNonce, nonce)))
+    .returning({ address: channels.confirmedAddress });
+  return row?.address ?? null;
 }
 
 // ---- push subscriptions ----

@@ -83,12 +83,13 @@ export function telegramMessage(apiBase: string, cfg: { botToken: string; chatId
   };
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-export function emailMessage(from: string, to: string, n: Notice, appUrl: string): { from: string; to: string; subject: string; text: string; html: string } {
+/** `label`: what the link is called (a confirmation link says what it does). */
+export function emailMessage(from: string, to: string, n: Notice, appUrl: string, label = { text: 'Open', html: 'Open Task Service' }): { from: string; to: string; subject: string; text: string; html: string } {
   const link = appLink(appUrl, n.url);
-  const text = [n.body, link ? `Open: ${link}` : null].filter(Boolean).join('\n\n');
-  const html = `<p>${escapeHtml(n.body).replace(/\n/g, '<br>')}</p>${link ? `<p><a href="${escapeHtml(link)}">Open Task Service</a></p>` : ''}`;
+  const text = [n.body, link ? `${label.text}: ${link}` : null].filter(Boolean).join('\n\n');
+  const html = `<p>${escapeHtml(n.body).replace(/\n/g, '<br>')}</p>${link ? `<p><a href="${escapeHtml(link)}">${escapeHtml(label.html)}</a></p>` : ''}`;
   return { from, to, subject: n.title, text, html };
 }
 

@@ -12,6 +12,8 @@ import {
 } from '@tasksvc/proto';
 import { jsonView, OutboundError, type Bus, type Logger, type Subscription } from '@tasksvc/runtime';
 import type { SenderDeps } from '../channels/channel.ts';
+import { confirmByLink, confirmationMail } from '../channels/email-confirmation.ts';
+import { smtpFailure } from '../channels/email.ts';
 import { channelAvailable, channels } from '../channels/index.ts';
 import { channelSecrets, readSecrets, targetsFor } from '../channels/targets.ts';
 import {
@@ -49,7 +51,7 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
   const view = (type: NotificationChannelType, row: ChannelRow | null, devices: number): NotificationChannel => {
     const available = channelAvailable(config, type);
     if (type === 'push') {
-      return { type, available, configured: devices > 0, enabled: row?.enabled ?? false, config: { devices }, secretFields: [], updatedAt: row?.updatedAt.toISOString() ?? null };
+      return { type, available, configured: devices > 0, enabled: row?.enabled ?? false, config: { devices }, secretFields: [], updatedAt: row?.updatedAt.toISOString() ?? null, confirmation: null };
     }
     return {
       type,
@@ -59,6 +61,7 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
       config: row ? redactedConfig(channels[type].secretFields, row.config, row.secretFields) : null,
       secretFields: [...channels[type].secretFields],
       updatedAt: row?.updatedAt.toISOString() ?? null,
+      confirmation: row && channels[type].waiting ? (channels[type].waiting(row) ? 'waiting' : 'confirmed') : null,
     };
   };
 
@@ -120,7 +123,16 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
       const cfg: Record<string, Scalar> = merged.config;
       await channels[type].prepare?.(cfg, { checkUrl, email: me.email });
       const secretsEnc = secretFields.length > 0 ? box.seal(JSON.stringify(merged.secrets)) : null;
-      const row = await upsertChannel(pool, me.id, type, { enabled: body.enabled, config: cfg, secretsEnc, secretFields });
+      // an e-mail address not confirmed (new, changed, or still waiting) gets a new link, and earlier links stop working
+      const address = typeof cfg.address === 'string' ? cfg.address : null;
+      const confirm = type === 'email' && address && existing?.confirmedAddress !== address ? confirmationMail(config, me.id, address, new Date()) : null;
+      const row = await upsertChannel(pool, me.id, type, { enabled: body.enabled, config: cfg, secretsEnc, secretFields, ...(type === 'email' ? { confirmNonce: confirm?.nonce ?? null } : {}) });
+      if (confirm && deps.mailer) {
+        await deps.mailer.sendMail(confirm.message).catch((err: unknown) => {
+          log.warn({ err }, 'confirmation mail not sent');
+          throw new AppError('SERVICE_UNAVAILABLE', `the channel is saved, but the confirmation mail to ${address} could not be sent (${smtpFailure(err).error}); save it again for a new link`);
+        });
+      }
       return view(type, row, await devicesOf(me.id));
     }),
     bus.serve(notifyApi.deleteChannel.rpc, async ({ user, params }) => {
@@ -130,6 +142,9 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
     bus.serve(notifyApi.testChannel.rpc, async ({ user, params }) => {
       const me = caller(user);
       requireAvailable(params.type);
+      const saved = await getChannel(pool, me.id, params.type);
+      const waiting = saved && channels[params.type].waiting?.(saved);
+      if (waiting) throw new AppError('CONFLICT', waiting);
       const targets = await targetsFor(deps, me.id, params.type);
       if (targets.length === 0) throw new AppError('NOT_FOUND', params.type === 'push' ? 'no device is subscribed to browser push' : `${params.type} is not configured`);
       const report = await deliver(
@@ -141,6 +156,7 @@ export function serveNotifyApi(deps: SenderDeps & { bus: Bus; log: Logger }): Su
       );
       return { type: params.type, ok: report.sent > 0 && report.failed === 0, delivered: report.sent, error: report.errors.join('; ') || null };
     }),
+    bus.serve(notifyApi.confirmEmail.rpc, ({ params }) => confirmByLink(config, pool, params.token, new Date())),
     bus.serve(notifyApi.history.rpc, async ({ user }) => ({
       entries: (await history(pool, caller(user).id)).map(jsonView),
     })),

@@ -1,8 +1,9 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { openToken, signToken, uuidBytes, uuidText } from '@tasksvc/runtime/signed-token.ts';
 
 /**
  * The signed links behind a reminder's "Done" and "Snooze 1 h" buttons (pure: the key is given).
- * A token is `<base64url claims>.<base64url HMAC-SHA256 of them, first 128 bits>`, the claims packed
+ * A token is the runtime's signed token (signed-token.ts), the claims packed
  * in 50 bytes (action, task id, user id, a 96-bit nonce, expiry in seconds), so a link stays short
  * enough for a URL path segment (90 characters); the key is the tasks service's own, for this
  * purpose only. One notification's two links share a nonce, so the first
@@ -26,9 +27,6 @@ export const LINK_LIFETIME_MS = 7 * 86_400_000;
 
 const ACTIONS: LinkAction[] = ['done', 'snooze'];
 const SIZE = 50;
-const mac = (key: Buffer, claims: Buffer) => createHmac('sha256', key).update(claims).digest().subarray(0, 16);
-const uuidBytes = (id: string) => Buffer.from(id.replaceAll('-', ''), 'hex');
-const uuidText = (b: Buffer) => b.toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
 
 export function signLink(key: Buffer, claims: LinkClaims): string {
   const b = Buffer.alloc(SIZE);
@@ -37,7 +35,7 @@ export function signLink(key: Buffer, claims: LinkClaims): string {
   uuidBytes(claims.userId).copy(b, 17);
   Buffer.from(claims.nonce, 'hex').copy(b, 33, 0, 12);
   b.writeUIntBE(Math.max(0, Math.floor(claims.expires / 1000)), 45, 5);
-  return `${b.toString('base64url')}.${mac(key, b).toString('base64url')}`;
+  return signToken(key, b);
 }
 
 /** Both links of one notification about a task. */
@@ -50,12 +48,8 @@ export type LinkCheck = { ok: true; claims: LinkClaims } | { ok: false; why: 'in
 
 /** The claims of a token signed with `key`, if its signature holds and it has not expired. */
 export function verifyLink(key: Buffer, token: string, now: Date): LinkCheck {
-  const [text, sig, extra] = token.split('.');
-  if (!text || !sig || extra !== undefined) return { ok: false, why: 'invalid' };
-  const claims = Buffer.from(text, 'base64url');
-  const given = Buffer.from(sig, 'base64url');
-  const expected = mac(key, claims);
-  if (claims.length !== SIZE || given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, why: 'invalid' };
+  const claims = openToken(key, token, SIZE);
+  if (!claims) return { ok: false, why: 'invalid' };
   const action = ACTIONS[claims[0]! - 1];
   if (!action) return { ok: false, why: 'invalid' };
   const expires = claims.readUIntBE(45, 5) * 1000;

@@ -116,10 +116,10 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
       if (v !== undefined) config[f.key] = v === '' ? null : f.type === 'number' ? Number(v) : v;
     }
     try {
-      await put(`/api/settings/notification-channels/${props.channel.type}`, { enabled: true, config });
+      const saved = await put<NotificationChannel>(`/api/settings/notification-channels/${props.channel.type}`, { enabled: true, config });
       setValues({});
       setOpen(false);
-      toast(`${spec().title} saved`);
+      toast(saved.confirmation === 'waiting' ? `${spec().title} saved: open the link mailed to ${String(saved.config?.address)} to confirm it` : `${spec().title} saved`);
       props.changed();
     } catch (err) {
       if (err instanceof ApiError) setError(err);
@@ -138,6 +138,12 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
         </div>
         <div class="row">
           <span class={`badge ${props.channel.enabled ? 'ok' : ''}`}>{props.channel.configured ? (props.channel.enabled ? 'on' : 'off') : 'not set up'}</span>
+          {/* an e-mail address gets nothing until its owner opens the link mailed to it */}
+          <Show when={props.channel.confirmation === 'waiting'}>
+            <span class="badge" data-testid="channel-waiting" title={`Open the link mailed to ${String(props.channel.config?.address ?? 'the address')}; save again for a new one`}>
+              waiting for confirmation
+            </span>
+          </Show>
           <Show when={props.channel.type === 'push'}>
             <AsyncButton
               class="small"
