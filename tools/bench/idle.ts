@@ -18,7 +18,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDatabase, createLogger, createPool, freePort, startLocalPostgres, type LocalPostgresOptions } from '@tasksvc/runtime';
-import { startCluster } from '../chaos/cluster.ts';
+import { CLUSTER_SERVICES, startCluster } from '../chaos/cluster.ts';
 import { pidCpuMs, postgresCpuMs } from './lib/cpu.ts';
 import { emitRows } from './lib/report.ts';
 import { serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
@@ -36,7 +36,7 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-idle-'));
 interface Idle {
   mode: string;
   databaseUrl: string;
-  /** CPU ms so far of each counted part: node processes, PostgreSQL, nats-server */
+  /** CPU ms so far of each counted process: the node processes by name, PostgreSQL, nats-server */
   cpu(): Map<string, number>;
   stop(): Promise<void>;
 }
@@ -51,7 +51,7 @@ async function single(): Promise<Idle> {
   return {
     mode: 'single process',
     databaseUrl,
-    cpu: () => new Map([['node', pidCpuMs(proc.pid)], ['PostgreSQL', postgresCpuMs(pgDir)]]),
+    cpu: () => new Map([['single process', pidCpuMs(proc.pid)], ['PostgreSQL', postgresCpuMs(pgDir)]]),
     async stop() {
       await proc.stop();
       await pg.stop();
@@ -67,7 +67,7 @@ async function distributed(): Promise<Idle> {
     databaseUrl: cluster.databaseUrl,
     cpu: () =>
       new Map([
-        ['node', cluster.pids().reduce((sum, p) => sum + pidCpuMs(p), 0)],
+        ...CLUSTER_SERVICES.map((n): [string, number] => [n, pidCpuMs(cluster.pid(n)!)]),
         ['PostgreSQL', postgresCpuMs(cluster.postgresDataDir)],
         ['nats-server', pidCpuMs(cluster.natsPid()!)],
       ]),
@@ -85,7 +85,10 @@ async function idleShare(s: Idle): Promise<{ parts: Map<string, number>; total: 
 }
 
 const pct = (n: number | undefined) => (n === undefined ? '—' : n.toFixed(2));
+const NOT_NODE = new Set(['PostgreSQL', 'nats-server']);
 const rows: (string | number)[][] = [];
+/** the distributed system's node processes one by one (where an idle wake-up lives) */
+const perProcess: (string | number)[][] = [];
 try {
   for (const start of [single, distributed]) {
     const s = await start();
@@ -98,7 +101,9 @@ try {
           await pool.end();
         }
         const { parts, total } = await idleShare(s);
-        rows.push([s.mode, phase, pct(parts.get('node')), pct(parts.get('PostgreSQL')), pct(parts.get('nats-server')), pct(total), total < 1 ? 'yes' : 'NO']);
+        const node = [...parts].filter(([k]) => !NOT_NODE.has(k));
+        rows.push([s.mode, phase, pct(node.reduce((a, [, v]) => a + v, 0)), pct(parts.get('PostgreSQL')), pct(parts.get('nats-server')), pct(total), total < 1 ? 'yes' : 'NO']);
+        if (node.length > 1) perProcess.push([phase, ...node.map(([, v]) => pct(v))]);
       }
     } finally {
       await s.stop();
@@ -106,6 +111,7 @@ try {
   }
   const title = `Idle CPU (% of one core over ${SECONDS} s with no requests; PostgreSQL ${values.pg === 'defaults' ? 'as distributions ship it: JIT on, fsync on, autovacuum on' : 'embedded: no JIT, autovacuum off'}; load average ${loadavg()[0]!.toFixed(2)} on ${cpus().length} cores)`;
   emitRows(title, ['system', 'database', 'node %', 'PostgreSQL %', 'nats-server %', 'total %', 'under 1 %'], rows);
+  emitRows(`Idle CPU of each distributed service (% of one core over ${SECONDS} s)`, ['database', ...CLUSTER_SERVICES], perProcess);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
