@@ -7,13 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildGateway, gatewayService } from '@tasksvc/gateway';
 import { CHANNEL_TESTS_PER_HOUR, notificationRequested, notifyRoutes, type NotificationRequest } from '@tasksvc/proto';
-import { createMemoryBus, createNatsBus, createPool, freePort, migrate, purposeKey, startService, type Bus, type Pool, type RunningService } from '@tasksvc/runtime';
+import { createMemoryBus, createNatsBus, createPool, freePort, migrate, startService, type Bus, type Pool, type RunningService } from '@tasksvc/runtime';
 import * as ece from 'http_ece';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import webpush from 'web-push';
-import { fileNats, quietLogger, serveTestIdentities, testSystemConfig, until } from '../../../tools/testenv/index.ts';
+import { fileNats, quietLogger, serveTestIdentities, testConfig, testSystemConfig, until } from '../../../tools/testenv/index.ts';
+import { confirmKey } from './channels/email-confirmation.ts';
 import { CONFIRM_LIFETIME_MS, confirmLink } from './domain/confirm-links.ts';
 import { notifierService } from './service.ts';
 
@@ -566,7 +567,7 @@ describe('e-mail addresses are confirmed by a mailed link; channel tests are lim
     const token = path.split('/').pop()!;
     const forged = confirmLink(randomBytes(32), carol, new Date()).token;
     expect((await h3.open(`/api/notification-channels/email/confirm/${forged}`)).status).toBe(403);
-    const key = purposeKey('test-secret-test-secret-test-secret-0123', 'email-confirm-links/v1');
+    const key = confirmKey(testConfig());
     const expired = confirmLink(key, carol, new Date(Date.now() - CONFIRM_LIFETIME_MS - 5_000)).token;
     const gone = await h3.open(`/api/notification-channels/email/confirm/${expired}`);
     expect(gone.status).toBe(410);

@@ -1,5 +1,6 @@
-import type { RawResponse } from '@tasksvc/proto';
-import { purposeKey, type Config, type Pool } from '@tasksvc/runtime';
+import { hkdfSync } from 'node:crypto';
+import { AppError, type RawResponse } from '@tasksvc/proto';
+import { effectiveRing, type Config, type Pool } from '@tasksvc/runtime';
 import { confirmEmailAddress } from '../db/store.ts';
 import { confirmLink, readConfirmLink } from '../domain/confirm-links.ts';
 import { emailMessage, escapeHtml } from '../domain/messages.ts';
@@ -10,10 +11,16 @@ import { emailMessage, escapeHtml } from '../domain/messages.ts';
  * (channels/email.ts `waiting`). Opening it answers a plain page.
  */
 
-/** The key of the confirmation links: derived for this purpose only. */
-const LINK_PURPOSE = 'email-confirm-links/v1';
-
-export const confirmKey = (config: Config): Buffer => purposeKey(config.AUTH_SECRET, LINK_PURPOSE);
+/**
+ * The key of the confirmation links, derived for this purpose only from the current key of the
+ * notifier's ring (SECRETS_KEYRING, else the key derived from AUTH_SECRET): the notifier has no
+ * AUTH_SECRET where the operator runs it. A ring rotation voids the links pending (403; save again).
+ */
+export function confirmKey(config: Pick<Config, 'SECRETS_KEYRING' | 'AUTH_SECRET'>): Buffer {
+  const current = effectiveRing(config)[0];
+  if (!current) throw new AppError('SERVICE_UNAVAILABLE', 'e-mail addresses cannot be confirmed: the operator must set SECRETS_KEYRING');
+  return Buffer.from(hkdfSync('sha256', current.key, 'tasksvc', 'email-confirm-links/v1', 32));
+}
 
 /** A new link for the user's e-mail channel: its nonce (to store in the row, replacing any earlier link) and the mail to send. */
 export function confirmationMail(config: Config, userId: string, address: string, now: Date) {
