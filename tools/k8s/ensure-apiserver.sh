@@ -41,19 +41,8 @@ fi
 SRC=$CACHE/src
 if ! ls "$SRC"/kubernetes_*.orig.tar.gz >/dev/null 2>&1; then
   log "downloading Debian source package 'kubernetes'"
-  W=$(mktemp -d)
-  mkdir -p "$W/lists/partial" "$SRC"
-  # A private deb-src index derived from the machine's own sources: the system apt config is untouched.
-  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >"$W/src.sources"
-    O=(-o "Dir::Etc::SourceList=$W/src.sources" -o "Dir::Etc::SourceParts=$W/none" -o "Dir::State::Lists=$W/lists")
-  else
-    sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >"$W/src.list"
-    O=(-o "Dir::Etc::SourceList=$W/src.list" -o "Dir::Etc::SourceParts=$W/none" -o "Dir::State::Lists=$W/lists")
-  fi
-  apt-get "${O[@]}" update -qq
-  (cd "$SRC" && apt-get "${O[@]}" source --download-only kubernetes >/dev/null 2>&1)
-  rm -rf "$W"
+  # the machine's own release (bookworm), through a private deb-src index
+  "$(dirname "$0")/../debian-source.sh" kubernetes "$SRC"
 fi
 
 TREE=$CACHE/tree
