@@ -14,7 +14,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import webpush from 'web-push';
 import { fileNats, quietLogger, serveTestIdentities, testConfig, testSystemConfig, until } from '../../../tools/testenv/index.ts';
-import { confirmKey } from './channels/email-confirmation.ts';
+import { confirmKeys } from './channels/email-confirmation.ts';
 import { CONFIRM_LIFETIME_MS, confirmLink } from './domain/confirm-links.ts';
 import { notifierService } from './service.ts';
 
@@ -567,7 +567,7 @@ describe('e-mail addresses are confirmed by a mailed link; channel tests are lim
     const token = path.split('/').pop()!;
     const forged = confirmLink(randomBytes(32), carol, new Date()).token;
     expect((await h3.open(`/api/notification-channels/email/confirm/${forged}`)).status).toBe(403);
-    const key = confirmKey(testConfig());
+    const key = confirmKeys(testConfig())[0]!;
     const expired = confirmLink(key, carol, new Date(Date.now() - CONFIRM_LIFETIME_MS - 5_000)).token;
     const gone = await h3.open(`/api/notification-channels/email/confirm/${expired}`);
     expect(gone.status).toBe(410);

@@ -1,6 +1,5 @@
-import { hkdfSync } from 'node:crypto';
 import { AppError, type RawResponse } from '@tasksvc/proto';
-import { effectiveRing, type Config, type Pool } from '@tasksvc/runtime';
+import { effectiveRing, purposeKey, type Config, type Pool } from '@tasksvc/runtime';
 import { confirmEmailAddress } from '../db/store.ts';
 import { confirmLink, readConfirmLink } from '../domain/confirm-links.ts';
 import { emailMessage, escapeHtml } from '../domain/messages.ts';
@@ -11,20 +10,23 @@ import { emailMessage, escapeHtml } from '../domain/messages.ts';
  * (channels/email.ts `waiting`). Opening it answers a plain page.
  */
 
+/** The keys of the confirmation links: derived for this purpose only. */
+const LINK_PURPOSE = 'email-confirm-links/v1';
+
 /**
- * The key of the confirmation links, derived for this purpose only from the current key of the
- * notifier's ring (SECRETS_KEYRING, else the key derived from AUTH_SECRET): the notifier has no
- * AUTH_SECRET where the operator runs it. A ring rotation voids the links pending (403; save again).
+ * From the notifier's own key ring (SECRETS_KEYRING, else the key derived from AUTH_SECRET), never
+ * from AUTH_SECRET itself: the operator gives the notifier no AUTH_SECRET once it has a ring. The
+ * first signs; every key still in the ring reads, so rotating the ring leaves mailed links working.
  */
-export function confirmKey(config: Pick<Config, 'SECRETS_KEYRING' | 'AUTH_SECRET'>): Buffer {
-  const current = effectiveRing(config)[0];
-  if (!current) throw new AppError('SERVICE_UNAVAILABLE', 'e-mail addresses cannot be confirmed: the operator must set SECRETS_KEYRING');
-  return Buffer.from(hkdfSync('sha256', current.key, 'tasksvc', 'email-confirm-links/v1', 32));
+export function confirmKeys(config: Pick<Config, 'SECRETS_KEYRING' | 'AUTH_SECRET'>): Buffer[] {
+  const ring = effectiveRing(config);
+  if (ring.length === 0) throw new AppError('SERVICE_UNAVAILABLE', 'e-mail addresses cannot be confirmed: the operator must set SECRETS_KEYRING');
+  return ring.map((k) => purposeKey(k.key.toString('hex'), LINK_PURPOSE));
 }
 
 /** A new link for the user's e-mail channel: its nonce (to store in the row, replacing any earlier link) and the mail to send. */
 export function confirmationMail(config: Config, userId: string, address: string, now: Date) {
-  const { token, nonce } = confirmLink(confirmKey(config), userId, now);
+  const { token, nonce } = confirmLink(confirmKeys(config)[0]!, userId, now);
   const notice = {
     title: 'Confirm your address for Task Service notifications',
     body: `Someone signed in to Task Service asked to get notifications at ${address}. If that was you, open the link below to confirm it. If not, ignore this mail: nothing more is sent here unless the link is opened.`,
@@ -43,7 +45,7 @@ const page = (status: number, title: string, text: string): RawResponse => ({
 
 /** What the link does: 200 confirmed, 403 not our link, 410 expired, 409 used or replaced. */
 export async function confirmByLink(config: Config, pool: Pool, token: string, now: Date): Promise<RawResponse> {
-  const check = readConfirmLink(confirmKey(config), token, now);
+  const check = readConfirmLink(confirmKeys(config), token, now);
   if (!check.ok) {
     return check.why === 'expired'
       ? page(410, 'This link has expired', 'Save the e-mail channel again in the notification settings to get a new link.')

@@ -33,8 +33,10 @@ export function confirmLink(key: Buffer, userId: string, now: Date): { token: st
 
 export type ConfirmCheck = { ok: true; claims: ConfirmClaims } | { ok: false; why: 'invalid' | 'expired' };
 
-export function readConfirmLink(key: Buffer, token: string, now: Date): ConfirmCheck {
-  const b = openToken(key, token, SIZE);
+/** `keys`: every key a link may have been signed with (the current one first). */
+export function readConfirmLink(keys: readonly Buffer[], token: string, now: Date): ConfirmCheck {
+  let b: Buffer | null = null;
+  for (const key of keys) if ((b = openToken(key, token, SIZE))) break;
   if (!b) return { ok: false, why: 'invalid' };
   const expires = b.readUIntBE(28, 5) * 1000;
   if (now.getTime() > expires) return { ok: false, why: 'expired' };
