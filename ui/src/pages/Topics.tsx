@@ -154,6 +154,11 @@ function TopicDetail(props: { id: string }): JSX.Element {
    * shown at once, saved as the whole order (`PUT /api/topics/:id/reorder`), then reloaded for the
    * tasks now waiting or free. The handle keeps the focus, so the arrow keys can go on moving it.
    */
+  // Moves in quick succession (the arrow key pressed twice) are saved one after another, in order,
+  // and the topic is reloaded once the last is saved: a reload between two saves would bring back
+  // the order of the first and undo the second on screen.
+  let saving: Promise<void> = Promise.resolve();
+  let unsaved = 0;
   async function reorder(id: string, to: number) {
     const d = data.latest;
     if (!d) return;
@@ -164,12 +169,11 @@ function TopicDetail(props: { id: string }): JSX.Element {
     mutate({ ...d, tasks });
     document.querySelector<HTMLElement>(`[data-task-id="${id}"] .drag-handle`)?.focus();
     setMoved(`"${moved!.title}" moved to place ${to + 1} of ${tasks.length}.`);
-    try {
-      await put(`/api/topics/${d.topic.id}/reorder`, { taskIds: tasks.map((t) => t.id) });
-    } catch (err) {
-      toastError(err);
-    }
-    void refetch();
+    const taskIds = tasks.map((t) => t.id);
+    unsaved++;
+    saving = saving.then(() => put(`/api/topics/${d.topic.id}/reorder`, { taskIds }).then(() => undefined, toastError));
+    await saving;
+    if (--unsaved === 0) void refetch();
   }
   function remove(t: Topic) {
     // Undoable: the topic leaves the lists at once, its DELETE waits for the toast to go.
