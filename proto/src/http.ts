@@ -103,14 +103,19 @@ export const uploadRef = z
   .strict();
 export type UploadRef = z.infer<typeof uploadRef>;
 
-export interface HttpRoute<P = unknown, Q = unknown, B = unknown, Res = unknown> {
-  method: HttpMethod;
+/**
+ * `M`, `Path`, `BIn` and `QIn` keep each route's literal method and path and what its body and query
+ * accept (zod's input type) for typed clients: the UI's lib/api.ts picks a route by method and path
+ * template, type-only.
+ */
+export interface HttpRoute<P = unknown, Q = unknown, B = unknown, Res = unknown, M extends HttpMethod = HttpMethod, Path extends string = string, BIn = B, QIn = Q> {
+  method: M;
   /** fastify path syntax: `/api/tasks/:id` */
-  path: string;
+  path: Path;
   auth: RouteAuth;
   params: z.ZodType<P>;
-  query: z.ZodType<Q>;
-  body: z.ZodType<B>;
+  query: z.ZodType<Q, QIn>;
+  body: z.ZodType<B, BIn>;
   response: z.ZodType<Res>;
   /** `raw`: the reply is a RawResponse, not JSON */
   kind: 'json' | 'raw';
@@ -126,15 +131,15 @@ export interface HttpRoute<P = unknown, Q = unknown, B = unknown, Res = unknown>
 const emptyObject = z.object({}).strict();
 type Empty = z.infer<typeof emptyObject>;
 
-export interface RouteSpec<P, Q, B, Res> {
-  method: HttpMethod;
-  path: string;
+export interface RouteSpec<P, Q, B, Res, M extends HttpMethod = HttpMethod, Path extends string = string, BIn = B, QIn = Q> {
+  method: M;
+  path: Path;
   auth: RouteAuth;
   /** bus subject the owning service serves */
   subject: string;
   params?: z.ZodType<P>;
-  query?: z.ZodType<Q>;
-  body?: z.ZodType<B>;
+  query?: z.ZodType<Q, QIn>;
+  body?: z.ZodType<B, BIn>;
   response: z.ZodType<Res>;
   kind?: 'json' | 'raw';
   status?: number;
@@ -143,13 +148,13 @@ export interface RouteSpec<P, Q, B, Res> {
   upload?: UploadSpec;
 }
 
-export function defineRoute<P = Empty, Q = Empty, B = Empty, Res = unknown>(spec: RouteSpec<P, Q, B, Res>): HttpRoute<P, Q, B, Res> {
+export function defineRoute<P = Empty, Q = Empty, B = Empty, Res = unknown, M extends HttpMethod = HttpMethod, Path extends string = string, BIn = B, QIn = Q>(spec: RouteSpec<P, Q, B, Res, M, Path, BIn, QIn>): HttpRoute<P, Q, B, Res, M, Path, BIn, QIn> {
   // The public API's inputs are read exactly on both sides of the bus (contracts.ts): a field the
   // answering release does not know is a 400 naming it, never dropped.
   const params = exact((spec.params ?? emptyObject) as z.ZodType<P>);
-  const query = exact((spec.query ?? emptyObject) as z.ZodType<Q>);
+  const query = exact((spec.query ?? emptyObject) as z.ZodType<Q, QIn>);
   // GET and DELETE carry no body; the key vanishes on the wire, hence optional.
-  const body = exact((spec.body ?? (spec.upload ? uploadRef : spec.method === 'GET' || spec.method === 'DELETE' ? emptyObject.optional() : emptyObject)) as z.ZodType<B>);
+  const body = exact((spec.body ?? (spec.upload ? uploadRef : spec.method === 'GET' || spec.method === 'DELETE' ? emptyObject.optional() : emptyObject)) as z.ZodType<B, BIn>);
   const call = z.object({
     user: identity.nullable(),
     params,

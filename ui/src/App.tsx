@@ -29,7 +29,7 @@ export function Loading(): JSX.Element {
 /** Where a signed-in browser must go before anything else (forced 2FA setup or this session's 2FA check). */
 async function pendingSecondFactorPage(): Promise<string> {
   try {
-    const s = await get<{ pendingPage: string | null }>('/api/auth/2fa/status');
+    const s = await get('/api/auth/2fa/status');
     return s.pendingPage ?? '/setup/2fa';
   } catch {
     return '/setup/2fa';

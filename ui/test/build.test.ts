@@ -28,7 +28,7 @@ describe('UI build', () => {
     expect(r.status).toBe(0);
   }, 240_000);
 
-  it('inlines the build-time PUBLIC_APP_URL into Open Graph, JSON-LD and the bundle, and reports the initial JS under budget', () => {
+  it('inlines the build-time PUBLIC_APP_URL into Open Graph, JSON-LD and the bundle, reports the initial JS under budget, and bundles no zod', () => {
     const { status, output, outDir } = build({ PUBLIC_APP_URL: 'https://tasks.example.org/' });
     expect(status, output).toBe(0);
     const html = readFileSync(join(outDir, 'index.html'), 'utf8');
@@ -60,6 +60,11 @@ describe('UI build', () => {
     const sw = readFileSync(join(outDir, 'sw.js'), 'utf8');
     const precache = JSON.parse(/const PRECACHE = (\[[^\]]*\]);/.exec(sw)![1]!) as string[];
     expect(precache.filter((f) => f.endsWith('.js')).length).toBeGreaterThan(report.lazyChunks);
+    // The HTTP client is typed from proto's route table by type-only imports (lib/api.ts): no chunk,
+    // initial or lazy, holds zod. Its class names survive minification as strings ("$ZodType").
+    const chunks = readdirSync(outDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'));
+    expect(chunks.length).toBeGreaterThan(report.lazyChunks);
+    for (const f of chunks) expect(readFileSync(join(outDir, f), 'utf8'), f).not.toMatch(/\$Zod[A-Z]|ZodError/);
   }, 180_000);
 
   it('fails the build when the initial JavaScript exceeds the budget', () => {

@@ -1,5 +1,5 @@
 import { createMemo, createSignal, Show, type JSX } from 'solid-js';
-import { patch } from '../lib/api.ts';
+import { patch, request, type BodyOf } from '../lib/api.ts';
 import { addDays, formatDate } from '../lib/dates.ts';
 import { toast, toastError } from '../lib/toast.ts';
 import type { Task, Topic } from '../lib/types.ts';
@@ -40,7 +40,6 @@ export function createSelection() {
 export type SelectionState = ReturnType<typeof createSelection>;
 
 const plural = (n: number) => `${n} task${n === 1 ? '' : 's'}`;
-const BULK = '/api/tasks/bulk';
 
 /**
  * The actions for the selected tasks, through `PATCH /api/tasks/bulk` (one request, which the gateway
@@ -59,9 +58,9 @@ export function BulkBar(props: { selection: SelectionState; tasks: Task[]; topic
     focusWhenPresent('[data-testid="select-tasks"]');
   };
 
-  async function run(body: Record<string, unknown>, message: string, undo?: () => Promise<unknown>) {
+  async function run(body: BodyOf<'PATCH', '/api/tasks/bulk'>, message: string, undo?: () => Promise<unknown>) {
     try {
-      const r = await patch<{ affected: number }>(BULK, body);
+      const r = await patch('/api/tasks/bulk', { body });
       finish();
       toast(message.replace('{n}', plural(r.affected)), undo ? { action: { label: 'Undo', run: () => void undo().then(props.changed, toastError) } } : {});
     } catch (err) {
@@ -73,9 +72,8 @@ export function BulkBar(props: { selection: SelectionState; tasks: Task[]; topic
   function setField(field: 'topicId' | 'priority', value: string | null, message: string) {
     const before = new Map<string | null, string[]>();
     for (const t of chosen()) before.set(t[field], [...(before.get(t[field]) ?? []), t.id]);
-    const action = field === 'topicId' ? 'changeTopic' : 'setPriority';
-    const body = (v: string | null, taskIds: string[]) => ({ action, taskIds, [field]: v });
-    void run(body(value, chosen().map((t) => t.id)), message, () => Promise.all([...before].map(([v, taskIds]) => patch(BULK, body(v, taskIds)))));
+    const body = (v: string | null, taskIds: string[]): BodyOf<'PATCH', '/api/tasks/bulk'> => (field === 'topicId' ? { action: 'changeTopic', taskIds, topicId: v } : { action: 'setPriority', taskIds, priority: v as Task['priority'] });
+    void run(body(value, chosen().map((t) => t.id)), message, () => Promise.all([...before].map(([v, taskIds]) => patch('/api/tasks/bulk', { body: body(v, taskIds) }))));
   }
 
   function complete() {
@@ -88,7 +86,7 @@ export function BulkBar(props: { selection: SelectionState; tasks: Task[]; topic
     const taskIds = chosen().map((t) => t.id);
     const n = taskIds.length;
     sel.stop();
-    deleteWithUndo({ id: `bulk:${taskIds.join(',')}`, path: BULK, title: plural(n), message: `Deleted ${plural(n)}`, bulk: { ids: taskIds, body: { action: 'delete', taskIds } }, done: props.changed, returnFocus: () => focusWhenPresent('[data-testid="select-tasks"]') });
+    deleteWithUndo({ id: `bulk:${taskIds.join(',')}`, req: request('PATCH', '/api/tasks/bulk', { body: { action: 'delete', taskIds } }), title: plural(n), message: `Deleted ${plural(n)}`, bulk: { ids: taskIds }, done: props.changed, returnFocus: () => focusWhenPresent('[data-testid="select-tasks"]') });
   }
 
   const more = (): MenuItem[] => [

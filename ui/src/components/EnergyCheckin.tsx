@@ -3,7 +3,6 @@ import { lastGood, refetchOnReconnect } from '../lib/connection.ts';
 import { post } from '../lib/api.ts';
 import { read } from '../lib/cache.ts';
 import { refreshGame } from '../lib/game.ts';
-import type { EnergyCheckinReply } from '../lib/types.ts';
 
 const LEVELS = [
   { level: 'LOW', label: 'Low' },
@@ -13,12 +12,12 @@ const LEVELS = [
 
 /** One tap a day: today's energy, which the daily quest matches (and a 7-day check-in streak). */
 export function EnergyCheckin(): JSX.Element {
-  const [stateRes, { mutate, refetch }] = createResource(() => read<EnergyCheckinReply>('/api/energy-checkin'));
+  const [stateRes, { mutate, refetch }] = createResource(() => read('/api/energy-checkin'));
   // Offline: the last check-in stays shown, and it loads again when back.
   const state = lastGood(stateRes);
   refetchOnReconnect(refetch);
   async function check(level: (typeof LEVELS)[number]['level']) {
-    mutate(await post<EnergyCheckinReply>('/api/energy-checkin', { level }));
+    mutate(await post('/api/energy-checkin', { body: { level } }));
     refreshGame();
   }
   return (

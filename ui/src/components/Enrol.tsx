@@ -1,6 +1,6 @@
 import { createSignal, For, Show, type JSX } from 'solid-js';
 import { renderSVG } from 'uqr';
-import { ApiError, post } from '../lib/api.ts';
+import { ApiError, credential, post } from '../lib/api.ts';
 import { errorText } from '../lib/toast.ts';
 import { dismissable, Field } from './ui.tsx';
 
@@ -25,7 +25,7 @@ export function TotpEnrol(props: { onDone: () => void }): JSX.Element {
     setError('');
     setBusy(true);
     try {
-      setSetup(await post<{ secret: string; otpauthUri: string }>('/api/auth/2fa/totp/setup'));
+      setSetup(await post('/api/auth/2fa/totp/setup'));
     } catch (err) {
       setError(errorText(err));
     } finally {
@@ -38,7 +38,7 @@ export function TotpEnrol(props: { onDone: () => void }): JSX.Element {
     setError('');
     setBusy(true);
     try {
-      const r = await post<{ backupCodes: string[] }>('/api/auth/2fa/totp/enable', { code: code().replace(/\s+/g, '') });
+      const r = await post('/api/auth/2fa/totp/enable', { body: { code: code().replace(/\s+/g, '') } });
       setCodes(r.backupCodes);
     } catch (err) {
       setError(err instanceof ApiError ? (err.fieldError('code') ?? err.message) : errorText(err));
@@ -113,10 +113,10 @@ export function BackupCodes(props: { codes: string[] }): JSX.Element {
 /** Register a passkey with the browser's WebAuthn API (platform authenticator or security key). */
 export async function registerPasskey(name: string): Promise<void> {
   const { startRegistration } = await import('@simplewebauthn/browser');
-  const { challengeId, options } = await post<{ challengeId: string; options: Record<string, unknown> }>('/api/auth/passkey/register/options');
+  const { challengeId, options } = await post('/api/auth/passkey/register/options');
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const response = await startRegistration({ optionsJSON: options as any });
-  await post('/api/auth/passkey/register/verify', { challengeId, name: name.trim() || undefined, response });
+  await post('/api/auth/passkey/register/verify', { body: { challengeId, name: name.trim() || undefined, response: credential(response) } });
 }
 
 export function PasskeyEnrol(props: { onDone: () => void }): JSX.Element {

@@ -50,7 +50,7 @@ export default function ImportWizard(): JSX.Element {
       return;
     }
     try {
-      const r = await upload<{ import: ImportView }>(`/api/user/import?filename=${encodeURIComponent(f.name)}`, f);
+      const r = await upload({ filename: f.name }, f);
       show(r.import);
       setStep('preview');
     } catch (err) {
@@ -60,14 +60,13 @@ export default function ImportWizard(): JSX.Element {
 
   async function more(list: 'problems' | 'recurrences') {
     const v = view()!;
-    const have = list === 'problems' ? problems() : recurrences();
-    const page = await get<{ items: never[] }>(`/api/user/import/${v.id}/${list}?offset=${have.length}&limit=500`);
-    if (list === 'problems') setProblems([...problems(), ...page.items]);
-    else setRecurrences([...recurrences(), ...page.items]);
+    const parts = (have: unknown[]) => ({ params: { id: v.id }, query: { offset: have.length, limit: 500 } });
+    if (list === 'problems') setProblems([...problems(), ...(await get('/api/user/import/:id/problems', parts(problems()))).items]);
+    else setRecurrences([...recurrences(), ...(await get('/api/user/import/:id/recurrences', parts(recurrences()))).items]);
   }
 
   async function poll() {
-    const r = await get<{ import: ImportView }>(`/api/user/import/${view()!.id}`).catch(() => null);
+    const r = await get('/api/user/import/:id', { params: { id: view()!.id } }).catch(() => null);
     if (r) {
       setView(r.import);
       if (r.import.status === 'done') return setStep('done');
@@ -77,7 +76,7 @@ export default function ImportWizard(): JSX.Element {
   }
 
   async function confirm() {
-    const r = await post<{ import: ImportView }>(`/api/user/import/${view()!.id}/confirm`);
+    const r = await post('/api/user/import/:id/confirm', { params: { id: view()!.id } });
     setView(r.import);
     setStep('running');
     void poll();
@@ -85,7 +84,7 @@ export default function ImportWizard(): JSX.Element {
 
   async function cancel() {
     const v = view();
-    if (v && v.status === 'previewed') await del(`/api/user/import/${v.id}`).catch(() => undefined);
+    if (v && v.status === 'previewed') await del('/api/user/import/:id', { params: { id: v.id } }).catch(() => undefined);
     restart();
   }
 

@@ -6,7 +6,6 @@ import { read } from '../lib/cache.ts';
 import { lastGood, refetchOnReconnect } from '../lib/connection.ts';
 import { coinsGained, gameStats, refreshGame } from '../lib/game.ts';
 import { toast, toastError } from '../lib/toast.ts';
-import type { CompleteTaskReply, DailyQuestReply } from '../lib/types.ts';
 import { AsyncButton, Spinner } from './ui.tsx';
 
 const TIER: Record<string, string> = {
@@ -19,7 +18,7 @@ const TIER: Record<string, string> = {
 
 /** Today's daily quest: complete it, postpone it to tomorrow (with undo), or roll a different one. */
 export function QuestCard(props: { onChange: () => void }): JSX.Element {
-  const [questRes, { refetch, mutate }] = createResource(() => read<DailyQuestReply>('/api/daily-quest'));
+  const [questRes, { refetch, mutate }] = createResource(() => read('/api/daily-quest'));
   // Offline: the last quest stays shown (a failed refetch never throws into Today), and it loads again when back.
   const quest = lastGood(questRes);
   refetchOnReconnect(refetch);
@@ -31,7 +30,7 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
   let done: HTMLDivElement | undefined;
   async function complete(id: string) {
     const before = gameStats()?.coins;
-    const r = await post<CompleteTaskReply>(`/api/tasks/${id}/complete`);
+    const r = await post('/api/tasks/:id/complete', { params: { id } });
     await refetch();
     // The Complete button is gone: focus goes to the card's message, so its Undo is one Tab away.
     done?.focus();
@@ -39,7 +38,7 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
   }
   async function undoComplete(id: string) {
     try {
-      const r = await del<{ coinsRemoved: number }>(`/api/tasks/${id}/complete`);
+      const r = await del('/api/tasks/:id/complete', { params: { id } });
       await refetch();
       after(`Quest reopened · −${r.coinsRemoved} coins`);
       document.querySelector<HTMLElement>('[data-testid="daily-quest"] [data-quest-complete]')?.focus();
@@ -49,11 +48,11 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
   }
   async function postpone() {
     try {
-      mutate(await post<DailyQuestReply>('/api/daily-quest/postpone'));
+      mutate(await post('/api/daily-quest/postpone'));
       after('Postponed to tomorrow', {
         label: 'Undo',
         run: () =>
-          void post<DailyQuestReply>('/api/daily-quest/restore')
+          void post('/api/daily-quest/restore')
             .then((r) => (mutate(r), after('Quest restored')))
             .catch(toastError),
       });
@@ -98,7 +97,7 @@ export function QuestCard(props: { onChange: () => void }): JSX.Element {
                     <AsyncButton action={postpone} disabled={(quest()?.postponesToday ?? 0) >= (quest()?.postponeLimit ?? 0)}>
                       Postpone
                     </AsyncButton>
-                    <AsyncButton action={async () => (mutate(await post<DailyQuestReply>('/api/daily-quest')), after('New quest rolled'))}>Re-roll</AsyncButton>
+                    <AsyncButton action={async () => (mutate(await post('/api/daily-quest')), after('New quest rolled'))}>Re-roll</AsyncButton>
                   </div>
                   <p class="small muted" style={{ 'margin-top': '0.5rem' }}>
                     Postponed today: {quest()?.postponesToday} of {quest()?.postponeLimit}

@@ -1,7 +1,7 @@
 import { createMemo, createSignal, For, Index, Show, type JSX } from 'solid-js';
 import { startSchedule, upcoming, validateRule, type RecurrenceRule, type RecurrenceType } from '../../../proto/src/calendar/recurrence.ts';
 import { MAX_REMINDERS, type Reminder } from '../../../proto/src/calendar/reminders.ts';
-import { ApiError } from '../lib/api.ts';
+import { ApiError, request, type BodyOf } from '../lib/api.ts';
 import { write } from '../lib/outbox.ts';
 import { formatDate, formatDateTime } from '../lib/dates.ts';
 import { errorText, toast } from '../lib/toast.ts';
@@ -250,7 +250,7 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
       recurrenceFixed: recurring ? r.fixed : false,
       estimatedMinutes: minutes() ? Number(minutes()) : null,
       coinValue: Number(coins()) || 1,
-    };
+    } satisfies BodyOf<'POST', '/api/tasks'>;
   };
   // An edit sends only what was changed here, so a change made meanwhile from the row's menu (a new
   // due date, priority or topic) is not put back by saving the panel.
@@ -259,11 +259,12 @@ export function TaskEditor(props: { task?: Task; topics: Topic[]; today: string;
     e.preventDefault();
     setBusy(true);
     setError(null);
-    const body = original ? changedFields(original, fields()) : fields();
+    const all = fields();
+    const body = original ? changedFields(original, all) : all;
     try {
       // Offline the change is queued (lib/outbox.ts); an edit keeps the values it changed from for the conflict rule.
       const base = original && Object.fromEntries(Object.keys(body).map((k) => [k, original[k as keyof typeof original]]));
-      const sent = t ? await write('PATCH', `/api/tasks/${t.id}`, body, { label: `Edit "${t.title}"`, ...(base ? { base } : {}) }) : await write('POST', '/api/tasks', body, { label: `Create "${body.title}"` });
+      const sent = t ? await write(request('PATCH', '/api/tasks/:id', { params: { id: t.id }, body }), { label: `Edit "${t.title}"`, ...(base ? { base } : {}) }) : await write(request('POST', '/api/tasks', { body: all }), { label: `Create "${all.title}"` });
       if (sent.queued) toast(`Saved on this device: "${body.title ?? t?.title}" is sent when you are online`);
       props.onSaved();
     } catch (err) {

@@ -1,5 +1,5 @@
 import { createMemo, createSignal, For, onCleanup, Show, type JSX } from 'solid-js';
-import { ApiError, del, post } from '../lib/api.ts';
+import { ApiError, del, post, request } from '../lib/api.ts';
 import { ask } from '../lib/confirm.ts';
 import { write, type Sent } from '../lib/outbox.ts';
 import { addDays, dueLabel, formatDate } from '../lib/dates.ts';
@@ -88,12 +88,12 @@ async function complete(t: Task, actions: TaskActions): Promise<boolean> {
  */
 async function completeAsking(t: Task): Promise<Sent<CompleteTaskReply> | null> {
   try {
-    return await write<CompleteTaskReply>('POST', `/api/tasks/${t.id}/complete`, {}, { label: `Complete "${t.title}"` });
+    return await write(request('POST', '/api/tasks/:id/complete', { params: { id: t.id } }), { label: `Complete "${t.title}"` });
   } catch (err) {
     if (!(err instanceof ApiError) || err.code !== 'SUBTASKS_OPEN') throw err;
     const open = t.subtaskCount - t.subtasksDone;
     const yes = await ask({ title: `Complete "${t.title}"?`, body: `${open === 1 ? '1 of its steps is' : `${open} of its steps are`} still open. Completing it completes them too.`, confirm: 'Complete with its steps' });
-    return yes ? write<CompleteTaskReply>('POST', `/api/tasks/${t.id}/complete`, { completeSubtasks: true }, { label: `Complete "${t.title}" with its steps` }) : null;
+    return yes ? write(request('POST', '/api/tasks/:id/complete', { params: { id: t.id }, body: { completeSubtasks: true } }), { label: `Complete "${t.title}" with its steps` }) : null;
   }
 }
 
@@ -112,7 +112,7 @@ async function undo(t: Task, actions: TaskActions): Promise<boolean> {
   const held = justCompleted(t.id);
   if (held) closeToast(held.toastId, 'action');
   try {
-    const sent = await write<{ coinsRemoved: number }>('DELETE', `/api/tasks/${t.id}/complete`, undefined, { label: `Reopen "${t.title}"` });
+    const sent = await write(request('DELETE', '/api/tasks/:id/complete', { params: { id: t.id } }), { label: `Reopen "${t.title}"` });
     forget(t.id);
     actions.changed();
     refreshGame();
@@ -129,11 +129,11 @@ async function undo(t: Task, actions: TaskActions): Promise<boolean> {
 async function snooze(t: Task, until: string | null, actions: TaskActions) {
   const before = t.snoozedUntil;
   try {
-    if (until) await write('POST', `/api/tasks/${t.id}/snooze`, { snoozedUntil: until }, { label: `Snooze "${t.title}"` });
-    else await write('DELETE', `/api/tasks/${t.id}/snooze`, undefined, { label: `Wake up "${t.title}"` });
+    if (until) await write(request('POST', '/api/tasks/:id/snooze', { params: { id: t.id }, body: { snoozedUntil: until } }), { label: `Snooze "${t.title}"` });
+    else await write(request('DELETE', '/api/tasks/:id/snooze', { params: { id: t.id } }), { label: `Wake up "${t.title}"` });
     actions.changed();
     toast(until ? `Snoozed until ${formatDate(until)}` : 'Woken up', {
-      action: { label: 'Undo', run: () => void write('PATCH', `/api/tasks/${t.id}`, { snoozedUntil: before }, { label: `Undo snoozing "${t.title}"` }).then(actions.changed, toastError) },
+      action: { label: 'Undo', run: () => void write(request('PATCH', '/api/tasks/:id', { params: { id: t.id }, body: { snoozedUntil: before } }), { label: `Undo snoozing "${t.title}"` }).then(actions.changed, toastError) },
     });
   } catch (err) {
     toastError(err);
@@ -143,8 +143,8 @@ async function snooze(t: Task, until: string | null, actions: TaskActions) {
 /** Pause (no quest, no reminders, out of Today until resumed) or resume, with Undo. */
 async function setPaused(t: Task, paused: boolean, actions: TaskActions) {
   // Undoing a resume pauses it as it was (until its day, if it had one).
-  const pause = () => write('POST', `/api/tasks/${t.id}/pause`, paused || !t.pausedUntil ? {} : { until: t.pausedUntil }, { label: `Pause "${t.title}"` });
-  const resume = () => write('POST', `/api/tasks/${t.id}/resume`, {}, { label: `Resume "${t.title}"` });
+  const pause = () => write(request('POST', '/api/tasks/:id/pause', { params: { id: t.id }, body: paused || !t.pausedUntil ? {} : { until: t.pausedUntil } }), { label: `Pause "${t.title}"` });
+  const resume = () => write(request('POST', '/api/tasks/:id/resume', { params: { id: t.id } }), { label: `Resume "${t.title}"` });
   try {
     await (paused ? pause() : resume());
     actions.changed();
@@ -163,9 +163,9 @@ async function quickChange(t: Task, change: Partial<QuickField>, message: string
   const before = Object.fromEntries(Object.keys(change).map((k) => [k, t[k as keyof QuickField]]));
   try {
     // `base`: what the fields were, for the offline conflict rule (lib/outbox.ts)
-    await write('PATCH', `/api/tasks/${t.id}`, change, { label: `Change "${t.title}"`, base: before });
+    await write(request('PATCH', '/api/tasks/:id', { params: { id: t.id }, body: change }), { label: `Change "${t.title}"`, base: before });
     actions.changed();
-    toast(message, { action: { label: 'Undo', run: () => void write('PATCH', `/api/tasks/${t.id}`, before, { label: `Undo change of "${t.title}"`, base: change }).then(actions.changed, toastError) } });
+    toast(message, { action: { label: 'Undo', run: () => void write(request('PATCH', '/api/tasks/:id', { params: { id: t.id }, body: before }), { label: `Undo change of "${t.title}"`, base: change }).then(actions.changed, toastError) } });
   } catch (err) {
     toastError(err);
   }
@@ -203,10 +203,10 @@ function quickItems(t: Task, today: string, topics: Topic[], actions: TaskAction
 async function promote(t: Task, sequential: boolean, actions: TaskActions) {
   const settle = () => Promise.all([actions.changed(), shared.refetchTopics()]);
   try {
-    const r = await post<{ topic: Topic; tasks: Task[] }>(`/api/tasks/${t.id}/promote-to-topic`, { sequential });
+    const r = await post('/api/tasks/:id/promote-to-topic', { params: { id: t.id }, body: { sequential } });
     void settle();
     toast(`"${r.topic.title}" is now a topic with ${r.tasks.length} task${r.tasks.length === 1 ? '' : 's'}`, {
-      action: { label: 'Undo', run: () => void del(`/api/tasks/${t.id}/promote-to-topic`).then(settle, toastError) },
+      action: { label: 'Undo', run: () => void del('/api/tasks/:id/promote-to-topic', { params: { id: t.id } }).then(settle, toastError) },
     });
   } catch (err) {
     toastError(err);
@@ -258,7 +258,7 @@ function Steps(props: { parent: Task; steps: Task[]; today: string; topics: Topi
     setBusy(true);
     setTitle('');
     try {
-      await post(`/api/tasks/${p().id}/subtasks`, { title: typed });
+      await post('/api/tasks/:id/subtasks', { params: { id: p().id }, body: { title: typed } });
       await props.actions.changed();
     } catch (err) {
       if (!title()) setTitle(typed);
@@ -297,7 +297,7 @@ function Steps(props: { parent: Task; steps: Task[]; today: string; topics: Topi
 }
 
 function remove(t: Task, actions: TaskActions) {
-  deleteWithUndo({ id: t.id, path: `/api/tasks/${t.id}`, title: t.title, done: actions.changed, undone: () => focusWhenPresent(rowControl(t.id, 'menu')), returnFocus: neighbourFocus(t.id) });
+  deleteWithUndo({ id: t.id, req: request('DELETE', '/api/tasks/:id', { params: { id: t.id } }), title: t.title, done: actions.changed, undone: () => focusWhenPresent(rowControl(t.id, 'menu')), returnFocus: neighbourFocus(t.id) });
 }
 
 /** Snooze choices in a row's menu: days from today, label. */
@@ -595,7 +595,7 @@ export function QuickAdd(props: { topics: Topic[]; today: string; topicId?: stri
     // Cleared at once, so the next task can be typed while this one saves; put back if saving fails.
     setText('');
     try {
-      const sent = await write('POST', '/api/tasks', task, { label: `Add "${task.title}"` });
+      const sent = await write(request('POST', '/api/tasks', { body: task }), { label: `Add "${task.title}"` });
       props.onCreated();
       // the first task ends Today's "New here?" banner (the profile counts tasks created)
       if (shared.profile()?.totalTasksCreated === 0) void shared.refetchProfile();

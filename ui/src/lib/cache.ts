@@ -3,7 +3,7 @@ import { persistQueryClient } from '@tanstack/query-persist-client-core';
 import { createAsyncStoragePersister } from '@tanstack/query-async-storage-persister';
 import { createStore, del as idbDel, get as idbGet, set as idbSet } from 'idb-keyval';
 import { createSignal } from 'solid-js';
-import { get } from './api.ts';
+import { api, request, type Args, type PathOf, type ReplyOf } from './api.ts';
 
 /**
  * Reads through TanStack Query's cache, persisted in IndexedDB (issue 55): every answer a screen
@@ -47,15 +47,19 @@ export function setOverlay(fn: Overlay): void {
 }
 
 /**
- * GET `path` through the cache: the network's answer when there is one (and it is kept); when the
+ * GET the route through the cache: the network's answer when there is one (and it is kept); when the
  * request gets no answer at all (offline, server unreachable), the last kept answer. Errors the
  * server sent (401, 404…) are never hidden behind old data.
  */
-export async function read<T>(path: string): Promise<T> {
+export async function read<P extends PathOf<'GET'>>(route: P, ...parts: Args<'GET', P>): Promise<ReplyOf<'GET', P>> {
+  type T = ReplyOf<'GET', P>;
   await restored.catch(() => undefined);
+  const req = request('GET', route, ...parts);
+  // Kept under the URL (params and query filled in), as the write queue's overlay reads it.
+  const path = req.url;
   let data: T;
   try {
-    data = await queryClient.fetchQuery({ queryKey: [path], queryFn: () => get<T>(path), staleTime: 0 });
+    data = await queryClient.fetchQuery({ queryKey: [path], queryFn: () => api(req), staleTime: 0 });
     setFromCache(false);
   } catch (err) {
     const cached = queryClient.getQueryData<T>([path]);

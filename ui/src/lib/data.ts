@@ -12,8 +12,8 @@ import type { Profile, Topic } from './types.ts';
  * refetch never puts the page back into its loading state (which would unmount it and lose focus).
  */
 export const shared = createRoot(() => {
-  const [profileRes, { refetch: refetchProfile }] = createResource(session.ready, async () => (await read<{ profile: Profile }>('/api/settings/profile')).profile, { initialValue: undefined as Profile | undefined });
-  const [topicsRes, { refetch: refetchTopics }] = createResource(session.ready, async () => (await read<{ topics: Topic[] }>('/api/topics')).topics, { initialValue: undefined as Topic[] | undefined });
+  const [profileRes, { refetch: refetchProfile }] = createResource(session.ready, async () => (await read('/api/settings/profile')).profile, { initialValue: undefined as Profile | undefined });
+  const [topicsRes, { refetch: refetchTopics }] = createResource(session.ready, async () => (await read('/api/topics')).topics, { initialValue: undefined as Topic[] | undefined });
   const profile = lastGood(profileRes);
   const topicList = lastGood(topicsRes);
   // A topic deleted with Undo pending is gone from every list and picker already.

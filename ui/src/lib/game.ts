@@ -4,7 +4,7 @@ import { read } from './cache.ts';
 import { connection, lastGood } from './connection.ts';
 import { session } from './session.ts';
 import { toast } from './toast.ts';
-import type { AchievementsReply, StatsReply } from './types.ts';
+import type { StatsReply } from './types.ts';
 
 /**
  * Announce what changed between two readings of the same user's stats: new achievements (by name,
@@ -16,7 +16,7 @@ async function announceGains(before: StatsReply, after: StatsReply): Promise<voi
   const gained = after.achievementsUnlocked - before.achievementsUnlocked;
   if (gained > 0) {
     try {
-      const { achievements } = await get<AchievementsReply>('/api/achievements');
+      const { achievements } = await get('/api/achievements');
       const newest = achievements.filter((a) => a.unlocked).sort((a, b) => (b.unlockedAt ?? '').localeCompare(a.unlockedAt ?? '')).slice(0, gained);
       parts.push(...newest.map((a) => `Achievement unlocked: ${a.title} (+${a.reward} coins)`));
     } catch {
@@ -35,7 +35,7 @@ const shared = createRoot(() => {
   // Read through `.latest` (see data.ts): refreshing the numbers never suspends the page.
   const [stats, { refetch }] = createResource<StatsReply | null | undefined, string>(session.ready, async (user) => {
     try {
-      const now = await read<StatsReply>('/api/stats');
+      const now = await read('/api/stats');
       if (last?.user === user) void announceGains(last.stats, now);
       last = { user, stats: now };
       return now;

@@ -1,6 +1,6 @@
 import { createEffect, createRoot, createSignal } from 'solid-js';
 import { createStore, get as idbGet, set as idbSet } from 'idb-keyval';
-import { api, ApiError, get, newKey } from './api.ts';
+import { api, ApiError, newKey, type Req } from './api.ts';
 import { setOverlay } from './cache.ts';
 import { connection } from './connection.ts';
 import { session } from './session.ts';
@@ -23,6 +23,7 @@ export interface Entry {
   /** the Idempotency-Key, chosen when the change was made */
   key: string;
   method: 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** the URL, params and query filled in */
   path: string;
   body?: unknown;
   /** what the change is, for notices ("Complete "Buy milk"") */
@@ -88,17 +89,19 @@ const notSignedIn = (err: unknown) => err instanceof ApiError && (err.status ===
 
 /**
  * Send a change now, or queue it when there is no connection (or earlier changes still wait, so the
- * order holds). Errors the server answered are thrown as usual.
+ * order holds). Errors the server answered are thrown as usual. The change is built by `request()`
+ * (lib/api.ts), so its body is checked against the route.
  */
-export async function write<T>(method: Entry['method'], path: string, body: unknown, opts: { label: string; base?: Record<string, unknown> }): Promise<Sent<T>> {
+export async function write<T>(req: Req<T, Entry['method']>, opts: { label: string; base?: Record<string, unknown> }): Promise<Sent<T>> {
   await box.loaded;
+  const { method, url: path, body } = req;
   const user = session.ready();
   const key = newKey();
   const entry: Entry = { key, method, path, body, label: opts.label, user: user || '', ...(opts.base ? { base: opts.base } : {}) };
   const real = resolve(path, box.saved().ids);
   if (user && connection.online() && mine().length === 0 && !real.includes(LOCAL)) {
     try {
-      return { queued: false, value: await api<T>(method, real, body, key) };
+      return { queued: false, value: await api({ ...req, url: real }, key) };
     } catch (err) {
       // No answer: it may or may not have arrived; sent again later with the same key, it counts once.
       if (!reachedNoServer(err)) throw err;
@@ -153,7 +156,8 @@ async function send(e: Entry): Promise<void> {
     body = await merge(e, path);
     if (body === undefined) return;
   }
-  const answer = await api<{ task?: { id: string } }>(e.method, path, body, e.key);
+  // Sent as it was checked when queued (request() in write()): only the URL's ids may have changed.
+  const answer = await api<{ task?: { id: string } }>({ method: e.method, url: path, body }, e.key);
   if (e.localId && answer?.task?.id) await commit({ ...box.saved(), ids: { ...box.saved().ids, [e.localId]: answer.task.id } });
 }
 
@@ -161,7 +165,7 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stri
 
 /** The conflict rule: fields changed on the server since the edit was made keep the server's value. */
 async function merge(e: Entry, path: string): Promise<Record<string, unknown> | undefined> {
-  const { task } = await get<{ task: Record<string, unknown> }>(path);
+  const { task } = await api<{ task: Record<string, unknown> }>({ method: 'GET', url: path });
   const body = e.body as Record<string, unknown>;
   const kept: Record<string, unknown> = {};
   const overruled: string[] = [];

@@ -3,10 +3,10 @@
  * onboarding and the imports): the parse for the chips, and the create body it means.
  */
 import { parseQuickAdd, type QuickAddParse } from '../../../proto/src/calendar/phrases.ts';
-import type { createTaskBody } from '../../../proto/src/tasks.ts';
+import type { BodyOf } from './api.ts';
 
-/** What a create request may carry (zod's input type, taken without importing zod). */
-export type CreateTaskBody = typeof createTaskBody extends { _input: infer I } ? I : never;
+/** What a create request may carry (the route's body, lib/api.ts). */
+export type CreateTaskBody = BodyOf<'POST', '/api/tasks'>;
 
 export type { QuickAddParse, PhrasePart, NotUnderstood } from '../../../proto/src/calendar/phrases.ts';
 

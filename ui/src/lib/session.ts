@@ -1,5 +1,5 @@
 import { createResource, createRoot } from 'solid-js';
-import { ApiError, get } from './api.ts';
+import { ApiError, getOutsideTable } from './api.ts';
 import { clearCache, read } from './cache.ts';
 
 export interface Me {
@@ -16,7 +16,7 @@ export const session = createRoot(() => {
   const [me, { refetch, mutate }] = createResource<Me | null>(async () => {
     try {
       // From the cache when offline: a reload without a network opens the app, not "Loading…" (bug 3).
-      return await read<Me>('/api/auth/me');
+      return await read('/api/auth/me');
     } catch (err) {
       if (err instanceof ApiError && (err.status === 401 || err.status === 404)) {
         // Nobody signed in: nothing kept from an earlier session stays readable.
@@ -40,7 +40,7 @@ export const session = createRoot(() => {
 
 /** Auth.js signs out with a CSRF-protected POST; afterwards the browser goes to the sign-in page. */
 export async function signOut(): Promise<void> {
-  const { csrfToken } = await get<{ csrfToken: string }>('/api/auth/csrf');
+  const { csrfToken } = await getOutsideTable<{ csrfToken: string }>('/api/auth/csrf');
   await fetch('/api/auth/signout', {
     method: 'POST',
     credentials: 'same-origin',

@@ -1,5 +1,5 @@
 import { createSignal } from 'solid-js';
-import { newKey } from './api.ts';
+import { newKey, type Req } from './api.ts';
 import { waiting as waiting_, write } from './outbox.ts';
 import { closeToast, toast, toastError } from './toast.ts';
 
@@ -10,10 +10,8 @@ import { closeToast, toast, toastError } from './toast.ts';
  * the person deleted comes back.
  */
 interface Waiting {
-  path: string;
   /** a bulk delete is `PATCH /api/tasks/bulk` with its body; one task's is a DELETE */
-  method: 'DELETE' | 'PATCH';
-  body?: unknown;
+  req: Req<unknown, 'DELETE' | 'PATCH'>;
   /** the rows it hides */
   ids: string[];
   /** what it is, should it wait in the write queue (lib/outbox.ts) */
@@ -42,7 +40,7 @@ async function send(id: string): Promise<void> {
   if (!w) return;
   waiting.delete(id);
   try {
-    await write(w.method, w.path, w.body, { label: w.label });
+    await write(w.req, { label: w.label });
     w.done();
   } catch (err) {
     setHidden(w.ids, false); // not deleted: the rows come back
@@ -52,11 +50,12 @@ async function send(id: string): Promise<void> {
 
 export function deleteWithUndo(opts: {
   id: string;
-  path: string;
+  /** the delete, from `request()` (lib/api.ts) */
+  req: Req<unknown, 'DELETE' | 'PATCH'>;
   title: string;
   message?: string;
   /** several tasks at once (`PATCH /api/tasks/bulk` with `{ action: 'delete', taskIds }`): the rows hidden */
-  bulk?: { ids: string[]; body: unknown };
+  bulk?: { ids: string[] };
   done: () => void;
   undone?: () => void;
   returnFocus?: () => void;
@@ -76,7 +75,7 @@ export function deleteWithUndo(opts: {
     returnFocus: (reason) => (reason === 'action' ? undefined : opts.returnFocus?.()),
     onClose: (reason) => reason !== 'action' && void send(opts.id),
   });
-  waiting.set(opts.id, { path: opts.path, method: opts.bulk ? 'PATCH' : 'DELETE', body: opts.bulk?.body, ids, label: opts.bulk ? (opts.message ?? 'Delete tasks') : `Delete "${opts.title}"`, toastId, done: opts.done });
+  waiting.set(opts.id, { req: opts.req, ids, label: opts.bulk ? (opts.message ?? 'Delete tasks') : `Delete "${opts.title}"`, toastId, done: opts.done });
 }
 
 function flush(): void {
@@ -84,12 +83,13 @@ function flush(): void {
     waiting.delete(id);
     // Offline (or with changes queued before it): into the write queue, which IndexedDB keeps.
     if (!navigator.onLine || waiting_() > 0) {
-      void write(w.method, w.path, w.body, { label: w.label });
+      void write(w.req, { label: w.label });
     } else {
       // keepalive: the request outlives the page that is going away
+      const { method, url, body } = w.req;
       const headers: Record<string, string> = { accept: 'application/json', 'idempotency-key': newKey() };
-      if (w.body !== undefined) headers['content-type'] = 'application/json';
-      void fetch(w.path, { method: w.method, credentials: 'same-origin', keepalive: true, headers, ...(w.body === undefined ? {} : { body: JSON.stringify(w.body) }) }).then(w.done, () => undefined);
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      void fetch(url, { method, credentials: 'same-origin', keepalive: true, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }).then(w.done, () => undefined);
     }
     closeToast(w.toastId, 'dismissed');
   }

@@ -1,8 +1,8 @@
 import { createResource, Show, type JSX } from 'solid-js';
-import { ApiError, get } from '../lib/api.ts';
+import { ApiError, get, getOutsideTable } from '../lib/api.ts';
 import { formatDateTime } from '../lib/dates.ts';
 import { session } from '../lib/session.ts';
-import type { AdminMetrics, AdminStats, UpdateStatus } from '../lib/types.ts';
+import type { UpdateStatus } from '../lib/types.ts';
 import { DataTable } from '../components/DataTable.tsx';
 import { ErrorBanner, Spinner } from '../components/ui.tsx';
 import { Kpi, LiveFigures } from './AdminFigures.tsx';
@@ -32,11 +32,11 @@ function UpdateBanner(props: { update: UpdateStatus }): JSX.Element {
 }
 
 export default function Admin(): JSX.Element {
-  const [stats] = createResource(() => get<AdminStats>('/api/admin/stats'));
+  const [stats] = createResource(() => get('/api/admin/stats'));
   // The scheduler's release check; null when it cannot be asked (the stats still show).
-  const [update] = createResource(() => get<UpdateStatus>('/api/admin/update-status').catch(() => null));
+  const [update] = createResource(() => getOutsideTable<UpdateStatus>('/api/admin/update-status').catch(() => null));
   // The live figures load apart from the statistics: they are cheap to read again (Refresh).
-  const [figures, { refetch: refreshFigures }] = createResource(() => get<AdminMetrics>('/api/admin/metrics'));
+  const [figures, { refetch: refreshFigures }] = createResource(() => get('/api/admin/metrics'));
   // Cron runs since start, by job, for the last-run table (the scheduler's records hold the times).
   const runsSinceStart = (job: string) => figures.latest?.cron?.jobs.find((j) => j.job === job);
   const updateStatus = () => (stats()?.update as UpdateStatus | null | undefined) ?? update() ?? null;

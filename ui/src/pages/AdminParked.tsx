@@ -1,7 +1,6 @@
 import { createResource, createSignal, Show, type JSX } from 'solid-js';
 import { get, post } from '../lib/api.ts';
 import { formatDateTime } from '../lib/dates.ts';
-import type { AdminDeadLetters, AdminReplay } from '../lib/types.ts';
 import { DataTable } from '../components/DataTable.tsx';
 import { ErrorBanner, Spinner } from '../components/ui.tsx';
 
@@ -11,7 +10,7 @@ import { ErrorBanner, Spinner } from '../components/ui.tsx';
  * "Replay" hands them to it again; it also does so by itself when it starts.
  */
 export function ParkedEvents(): JSX.Element {
-  const [parked, { refetch }] = createResource(() => get<AdminDeadLetters>('/api/admin/dead-letters'));
+  const [parked, { refetch }] = createResource(() => get('/api/admin/dead-letters'));
   const [replaying, setReplaying] = createSignal(false);
   const [outcome, setOutcome] = createSignal<string | null>(null);
   const [failure, setFailure] = createSignal<unknown>(null);
@@ -21,7 +20,7 @@ export function ParkedEvents(): JSX.Element {
     setReplaying(true);
     setFailure(null);
     try {
-      const r = await post<AdminReplay>('/api/admin/dead-letters/replay', {});
+      const r = await post('/api/admin/dead-letters/replay');
       const replayed = r.results.reduce((n, s) => n + s.replayed, 0);
       const still = r.results.reduce((n, s) => n + s.stillParked.length, 0);
       setOutcome(`${replayed} replayed, ${still} still parked${r.missing.length ? `; no answer from ${r.missing.join(', ')}` : ''}.`);

@@ -1,6 +1,5 @@
 import { A } from '@solidjs/router';
 import { createMemo, createResource, createSignal, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
-import { qs } from '../lib/api.ts';
 import { read } from '../lib/cache.ts';
 import { shared } from '../lib/data.ts';
 import { addDays, formatDate } from '../lib/dates.ts';
@@ -29,7 +28,7 @@ export default function Dashboard(): JSX.Element {
   // Read as `.latest`: a refetch after a change keeps the page (and quick add's focus) in place.
   const [due, { refetch }] = createResource(
     today,
-    async (t, { value, refetching }: ResourceFetcherInfo<Task[]>) => keepJustCompleted(refetching ? value : undefined, (await read<{ tasks: Task[] }>(`/api/tasks${qs({ completed: false, dueBefore: t, snoozed: false, limit: 200 })}`)).tasks),
+    async (t, { value, refetching }: ResourceFetcherInfo<Task[]>) => keepJustCompleted(refetching ? value : undefined, (await read('/api/tasks', { query: { completed: false, dueBefore: t, snoozed: false, limit: 200 } })).tasks),
     { storage: reconciled },
   );
   // Offline: the last list stays (a failed refetch never throws into the page), and it loads again when back.

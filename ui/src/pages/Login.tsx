@@ -1,6 +1,6 @@
 import { useNavigate, useSearchParams } from '@solidjs/router';
 import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
-import { ApiError, get, post } from '../lib/api.ts';
+import { ApiError, credential, get, getOutsideTable, post, type BodyOf } from '../lib/api.ts';
 import { session } from '../lib/session.ts';
 import { Spinner } from '../components/ui.tsx';
 import { sameOriginPath } from '../../../proto/src/local-path.ts';
@@ -52,15 +52,15 @@ export default function Login(): JSX.Element {
   // A login hint (e.g. from an invitation link) is passed on to the identity provider.
   const hint = () => (params.login_hint ? `?login_hint=${encodeURIComponent(params.login_hint)}` : '');
   const [providers] = createResource(async () => {
-    const list = await get<Record<string, Provider>>('/api/auth/providers').catch(() => ({}));
+    const list = await getOutsideTable<Record<string, Provider>>('/api/auth/providers').catch(() => ({}));
     // Passkeys have their own button below; everything else is an OAuth/OIDC provider.
     return Object.values(list ?? {}).filter((p) => p.type === 'oauth' || p.type === 'oidc');
   });
-  const [csrf] = createResource(async () => (await get<{ csrfToken: string }>('/api/auth/csrf').catch(() => ({ csrfToken: '' }))).csrfToken);
+  const [csrf] = createResource(async () => (await getOutsideTable<{ csrfToken: string }>('/api/auth/csrf').catch(() => ({ csrfToken: '' }))).csrfToken);
   const [passkeyError, setPasskeyError] = createSignal('');
   const [passkeyBusy, setPasskeyBusy] = createSignal(false);
   // Passkey-only accounts (SIGNUP_WITH_PASSKEY): offered only when the server has them switched on.
-  const [signup] = createResource(async () => get<{ enabled: boolean; inviteRequired: boolean }>('/api/auth/passkey/signup').catch(() => ({ enabled: false, inviteRequired: false })));
+  const [signup] = createResource(async () => get('/api/auth/passkey/signup').catch(() => ({ enabled: false, inviteRequired: false })));
   const [signupName, setSignupName] = createSignal('');
   const [inviteCode, setInviteCode] = createSignal('');
   const [signupError, setSignupError] = createSignal('');
@@ -73,10 +73,10 @@ export default function Login(): JSX.Element {
     setPasskeyBusy(true);
     try {
       const { startAuthentication } = await import('@simplewebauthn/browser');
-      const { challengeId, options } = await post<{ challengeId: string; options: Record<string, unknown> }>('/api/auth/passkey/login/options');
+      const { challengeId, options } = await post('/api/auth/passkey/login/options');
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const response = await startAuthentication({ optionsJSON: options as any });
-      await post('/api/auth/passkey/login/verify', { challengeId, response });
+      await post('/api/auth/passkey/login/verify', { body: { challengeId, response: credential(response) } });
       await session.refetch();
       navigate(next(), { replace: true });
     } catch (err) {
@@ -92,11 +92,11 @@ export default function Login(): JSX.Element {
     setPasskeyBusy(true);
     try {
       const { startRegistration } = await import('@simplewebauthn/browser');
-      const body = { name: signupName().trim(), ...(signup()?.inviteRequired ? { inviteCode: inviteCode().trim() } : {}) };
-      const { challengeId, options } = await post<{ challengeId: string; options: Record<string, unknown> }>('/api/auth/passkey/signup/options', body);
+      const body: BodyOf<'POST', '/api/auth/passkey/signup/options'> = { name: signupName().trim(), ...(signup()?.inviteRequired ? { inviteCode: inviteCode().trim() } : {}) };
+      const { challengeId, options } = await post('/api/auth/passkey/signup/options', { body });
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const response = await startRegistration({ optionsJSON: options as any });
-      await post('/api/auth/passkey/signup/verify', { challengeId, response });
+      await post('/api/auth/passkey/signup/verify', { body: { challengeId, response: credential(response) } });
       await session.refetch();
       navigate(next(), { replace: true });
     } catch (err) {

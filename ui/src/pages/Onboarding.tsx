@@ -32,7 +32,7 @@ export default function Onboarding(): JSX.Element {
 
   async function saveTimezone(timezone: string) {
     try {
-      await patch('/api/settings/timezone', { timezone });
+      await patch('/api/settings/timezone', { body: { timezone } });
       await shared.refetchProfile();
       setStep(2);
     } catch (err) {
@@ -53,7 +53,7 @@ export default function Onboarding(): JSX.Element {
     try {
       if (body.title) {
         // A one-off first task may become the daily quest; a repeating one stays recurring.
-        await post('/api/tasks', { type: 'DAILY_ELIGIBLE', ...body });
+        await post('/api/tasks', { body: { type: 'DAILY_ELIGIBLE', ...body } });
         // the profile counts tasks created: Today's "New here?" banner goes as soon as there is one
         void shared.refetchProfile();
       }

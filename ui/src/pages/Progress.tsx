@@ -1,10 +1,9 @@
 import { useLocation } from '@solidjs/router';
 import { createMemo, createResource, For, lazy, Match, Show, Switch, type JSX } from 'solid-js';
-import { ApiError, get, qs } from '../lib/api.ts';
+import { ApiError, get } from '../lib/api.ts';
 import { shared } from '../lib/data.ts';
 import { addDays, formatAxisDate, formatDate, localDate } from '../lib/dates.ts';
 import { gameStats } from '../lib/game.ts';
-import type { AchievementsReply, Task, WeeklyReviewReply } from '../lib/types.ts';
 import { Empty, ErrorBanner, Spinner, Tabs } from '../components/ui.tsx';
 import { Icon } from '../components/icons.tsx';
 
@@ -18,9 +17,9 @@ const TABS = [
 ];
 
 /** null when the endpoint does not exist on this server (yet): the screen says so instead of failing. */
-async function optional<T>(path: string): Promise<T | null> {
+async function optional<T>(load: () => Promise<T>): Promise<T | null> {
   try {
-    return await get<T>(path);
+    return await load();
   } catch (err) {
     if (err instanceof ApiError && err.status === 404 && err.code === 'NOT_FOUND') return null;
     throw err;
@@ -30,8 +29,8 @@ async function optional<T>(path: string): Promise<T | null> {
 function Stats(): JSX.Element {
   const DAYS = 30;
   // Completions per day over the last 30 days, from the completed tasks in the user's timezone.
-  const [completed] = createResource(async () => (await get<{ tasks: Task[] }>(`/api/tasks${qs({ completed: true, limit: 500 })}`)).tasks);
-  const [open] = createResource(async () => (await get<{ tasks: Task[]; total: number }>(`/api/tasks${qs({ completed: false, limit: 1 })}`)).total);
+  const [completed] = createResource(async () => (await get('/api/tasks', { query: { completed: true, limit: 500 } })).tasks);
+  const [open] = createResource(async () => (await get('/api/tasks', { query: { completed: false, limit: 1 } })).total);
   const series = createMemo(() => {
     // The game API counts every completion (recurring ones too) per local day; without it, the
     // completed tasks are counted in the user's timezone.
@@ -103,7 +102,7 @@ function Stats(): JSX.Element {
 }
 
 function Achievements(): JSX.Element {
-  const [data] = createResource(() => optional<AchievementsReply>('/api/achievements'));
+  const [data] = createResource(() => optional(() => get('/api/achievements')));
   return (
     <Show when={!data.error} fallback={<ErrorBanner error={data.error} />}>
       <Show when={data() !== undefined} fallback={<Spinner />}>
@@ -142,7 +141,7 @@ function Achievements(): JSX.Element {
 }
 
 function WeeklyReview(): JSX.Element {
-  const [data] = createResource(() => optional<WeeklyReviewReply>('/api/review/weekly'));
+  const [data] = createResource(() => optional(() => get('/api/review/weekly')));
   const review = () => data() ?? null;
   return (
     <Show when={!data.error} fallback={<ErrorBanner error={data.error} />}>

@@ -1,18 +1,10 @@
 import { useNavigate } from '@solidjs/router';
 import { createResource, createSignal, Show, type JSX } from 'solid-js';
-import { get, post } from '../lib/api.ts';
+import { credential, get, post } from '../lib/api.ts';
 import { session, signOut } from '../lib/session.ts';
 import { errorText } from '../lib/toast.ts';
 import { PasskeyEnrol, TotpEnrol } from '../components/Enrol.tsx';
 import { Field, Spinner } from '../components/ui.tsx';
-
-interface Status {
-  required: boolean;
-  totpEnabled: boolean;
-  passkeys: number;
-  secondFactorOk: boolean;
-  pendingPage: string | null;
-}
 
 /**
  * /setup/2fa: forced enrolment while REQUIRE_2FA is on and the user has no factor.
@@ -20,7 +12,7 @@ interface Status {
  */
 export default function SecondFactor(props: { mode: 'setup' | 'verify' }): JSX.Element {
   const navigate = useNavigate();
-  const [status] = createResource(() => get<Status>('/api/auth/2fa/status'));
+  const [status] = createResource(() => get('/api/auth/2fa/status'));
   const [code, setCode] = createSignal('');
   const [error, setError] = createSignal('');
   const [busy, setBusy] = createSignal(false);
@@ -35,7 +27,7 @@ export default function SecondFactor(props: { mode: 'setup' | 'verify' }): JSX.E
     setBusy(true);
     setError('');
     try {
-      await post('/api/auth/2fa/verify', { code: code().replace(/\s+/g, '') });
+      await post('/api/auth/2fa/verify', { body: { code: code().replace(/\s+/g, '') } });
       await finish();
     } catch (err) {
       setError(errorText(err));
@@ -49,10 +41,10 @@ export default function SecondFactor(props: { mode: 'setup' | 'verify' }): JSX.E
     setError('');
     try {
       const { startAuthentication } = await import('@simplewebauthn/browser');
-      const { challengeId, options } = await post<{ challengeId: string; options: Record<string, unknown> }>('/api/auth/passkey/2fa/options');
+      const { challengeId, options } = await post('/api/auth/passkey/2fa/options');
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const response = await startAuthentication({ optionsJSON: options as any });
-      await post('/api/auth/passkey/2fa/verify', { challengeId, response });
+      await post('/api/auth/passkey/2fa/verify', { body: { challengeId, response: credential(response) } });
       await finish();
     } catch (err) {
       setError(errorText(err));

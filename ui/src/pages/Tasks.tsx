@@ -1,6 +1,5 @@
 import { useSearchParams } from '@solidjs/router';
 import { createMemo, createResource, createSignal, For, Index, onMount, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
-import { qs } from '../lib/api.ts';
 import { read } from '../lib/cache.ts';
 import { refetchOnReconnect } from '../lib/connection.ts';
 import { shared } from '../lib/data.ts';
@@ -9,7 +8,7 @@ import { BulkBar, createSelection } from '../components/BulkBar.tsx';
 import { isDeleted } from '../lib/undoable-delete.ts';
 import { keepJustCompleted } from '../lib/just-completed.ts';
 import { reconciled } from '../lib/reconciled.ts';
-import type { Task } from '../lib/types.ts';
+import type { Priority, Task, TaskType } from '../lib/types.ts';
 import { QuickAdd, TaskList } from '../components/TaskList.tsx';
 import { TaskPanel } from '../components/TaskPanel.tsx';
 import { Empty, ErrorBanner, Field, Spinner } from '../components/ui.tsx';
@@ -18,7 +17,7 @@ type Status = 'open' | 'completed' | 'all';
 
 export default function Tasks(): JSX.Element {
   // Filters live in the URL so a filtered view can be bookmarked and the back button works.
-  const [params, setParams] = useSearchParams<{ status?: Status; topic?: string; priority?: string; type?: string; q?: string; sort?: TaskSort }>();
+  const [params, setParams] = useSearchParams<{ status?: Status; topic?: string; priority?: Priority; type?: TaskType; q?: string; sort?: TaskSort }>();
   const status = () => params.status ?? 'open';
   const sort = (): TaskSort => (TASK_SORTS.some(([s]) => s === params.sort) ? params.sort! : 'grouped');
   const [tasks, { refetch }] = createResource(
@@ -26,7 +25,7 @@ export default function Tasks(): JSX.Element {
     async (f, { value, refetching }: ResourceFetcherInfo<Task[]>) =>
       keepJustCompleted(
         refetching ? value : undefined,
-        (await read<{ tasks: Task[]; total: number }>(`/api/tasks${qs({ completed: f.status === 'all' ? undefined : f.status === 'completed', topicId: f.topic, priority: f.priority, type: f.type, limit: 500 })}`)).tasks,
+        (await read('/api/tasks', { query: { completed: f.status === 'all' ? undefined : f.status === 'completed', topicId: f.topic, priority: f.priority, type: f.type, limit: 500 } })).tasks,
       ),
     { storage: reconciled },
   );

@@ -1,6 +1,6 @@
 import { A, useNavigate, useParams } from '@solidjs/router';
 import { createResource, createSignal, For, onMount, Show, type JSX, type ResourceFetcherInfo } from 'solid-js';
-import { ApiError, patch, post, put } from '../lib/api.ts';
+import { ApiError, patch, post, put, request, type BodyOf } from '../lib/api.ts';
 import { read } from '../lib/cache.ts';
 import { refetchOnReconnect } from '../lib/connection.ts';
 import { shared } from '../lib/data.ts';
@@ -23,9 +23,9 @@ function TopicForm(props: { topic?: Topic; onSaved: (t: Topic) => void; onCancel
   async function save(e: SubmitEvent) {
     e.preventDefault();
     setError(null);
-    const body = { title: title().trim(), description: description().trim() || null, priority: priority(), sequential: sequential(), color: color() };
+    const body: BodyOf<'POST', '/api/topics'> = { title: title().trim(), description: description().trim() || null, priority: priority(), sequential: sequential(), color: color() };
     try {
-      const r = props.topic ? await patch<{ topic: Topic }>(`/api/topics/${props.topic.id}`, body) : await post<{ topic: Topic }>('/api/topics', body);
+      const r = props.topic ? await patch('/api/topics/:id', { params: { id: props.topic.id }, body }) : await post('/api/topics', { body });
       props.onSaved(r.topic);
       if (!props.topic) setTitle('');
     } catch (err) {
@@ -136,7 +136,7 @@ function TopicDetail(props: { id: string }): JSX.Element {
   const [data, { refetch, mutate }] = createResource(
     () => props.id,
     async (id, { value, refetching }: ResourceFetcherInfo<{ topic: Topic; tasks: Task[] }>) => {
-      const d = await read<{ topic: Topic; tasks: Task[] }>(`/api/topics/${id}`);
+      const d = await read('/api/topics/:id', { params: { id } });
       return { ...d, tasks: keepJustCompleted(refetching ? value?.tasks : undefined, d.tasks) };
     },
     { storage: reconciled },
@@ -171,18 +171,18 @@ function TopicDetail(props: { id: string }): JSX.Element {
     setMoved(`"${moved!.title}" moved to place ${to + 1} of ${tasks.length}.`);
     const taskIds = tasks.map((t) => t.id);
     unsaved++;
-    saving = saving.then(() => put(`/api/topics/${d.topic.id}/reorder`, { taskIds }).then(() => undefined, toastError));
+    saving = saving.then(() => put('/api/topics/:id/reorder', { params: { id: d.topic.id }, body: { taskIds } }).then(() => undefined, toastError));
     await saving;
     if (--unsaved === 0) void refetch();
   }
   function remove(t: Topic) {
     // Undoable: the topic leaves the lists at once, its DELETE waits for the toast to go.
-    deleteWithUndo({ id: t.id, path: `/api/topics/${t.id}`, title: t.title, message: `Deleted the topic "${t.title}"; its tasks are kept without a topic`, done: () => void shared.refetchTopics() });
+    deleteWithUndo({ id: t.id, req: request('DELETE', '/api/topics/:id', { params: { id: t.id } }), title: t.title, message: `Deleted the topic "${t.title}"; its tasks are kept without a topic`, done: () => void shared.refetchTopics() });
     navigate('/topics');
   }
   async function archive(t: Topic) {
     try {
-      await patch(`/api/topics/${t.id}`, { archived: !t.archived });
+      await patch('/api/topics/:id', { params: { id: t.id }, body: { archived: !t.archived } });
       void changed();
     } catch (err) {
       toastError(err);

@@ -8,7 +8,7 @@ import { AsyncButton, Empty, ErrorBanner, Field, Spinner } from '../components/u
 
 /** Things to buy with the coins tasks earn (reference §6): add with a price, buy, or let go. */
 export default function Wishlist(): JSX.Element {
-  const [list, { refetch }] = createResource(() => get<{ items: WishlistItem[]; coins: number }>('/api/wishlist'));
+  const [list, { refetch }] = createResource(() => get('/api/wishlist'));
   const [title, setTitle] = createSignal('');
   const [price, setPrice] = createSignal('50');
   const [error, setError] = createSignal<string | undefined>();
@@ -27,7 +27,7 @@ export default function Wishlist(): JSX.Element {
     // Cleared at once, so the next wish can be typed while this one saves; put back if saving fails.
     setTitle('');
     try {
-      await post('/api/wishlist', { title: typed.trim(), price: Number(price()) });
+      await post('/api/wishlist', { body: { title: typed.trim(), price: Number(price()) } });
       changed();
     } catch (err) {
       if (!title()) setTitle(typed);
@@ -36,7 +36,7 @@ export default function Wishlist(): JSX.Element {
   }
 
   async function buy(item: WishlistItem) {
-    await post(`/api/wishlist/${item.id}/buy`);
+    await post('/api/wishlist/:id/buy', { params: { id: item.id } });
     toast(`Bought “${item.title}” for ${item.price} coins. Enjoy!`);
     changed();
   }
@@ -82,7 +82,7 @@ export default function Wishlist(): JSX.Element {
                           <AsyncButton class="primary small" disabled={item.price > coins()} action={() => buy(item)} aria-label={`Buy ${item.title}`}>
                             Buy
                           </AsyncButton>
-                          <AsyncButton class="small" action={async () => (await post(`/api/wishlist/${item.id}/discard`), changed())} aria-label={`Discard ${item.title}`}>
+                          <AsyncButton class="small" action={async () => (await post('/api/wishlist/:id/discard', { params: { id: item.id } }), changed())} aria-label={`Discard ${item.title}`}>
                             Discard
                           </AsyncButton>
                         </span>

@@ -5,18 +5,8 @@ import { toast, toastError } from '../../lib/toast.ts';
 import { AsyncButton, Field, Spinner } from '../../components/ui.tsx';
 import { ask } from '../../lib/confirm.ts';
 
-interface ApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  readOnly: boolean;
-  expiresAt: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-
 export default function ApiKeys(): JSX.Element {
-  const [keys, { refetch }] = createResource(async () => (await get<{ keys: ApiKey[] }>('/api/user/api-keys')).keys);
+  const [keys, { refetch }] = createResource(async () => (await get('/api/user/api-keys')).keys);
   const [name, setName] = createSignal('');
   const [readOnly, setReadOnly] = createSignal(false);
   const [expires, setExpires] = createSignal('');
@@ -26,7 +16,7 @@ export default function ApiKeys(): JSX.Element {
     e.preventDefault();
     setError(null);
     try {
-      const r = await post<ApiKey & { key: string }>('/api/user/api-keys', { name: name().trim(), readOnly: readOnly(), expiresAt: expires() ? new Date(`${expires()}T23:59:59`).toISOString() : null });
+      const r = await post('/api/user/api-keys', { body: { name: name().trim(), readOnly: readOnly(), expiresAt: expires() ? new Date(`${expires()}T23:59:59`).toISOString() : null } });
       setCreated(r.key);
       setName('');
       void refetch();
@@ -93,7 +83,7 @@ export default function ApiKeys(): JSX.Element {
                       class="small danger"
                       action={async () => {
                         if (!(await ask({ title: `Revoke the key "${k.name}"?`, body: 'Programs using it are refused from now on. This cannot be undone.', confirm: 'Revoke', danger: true }))) return;
-                        await del(`/api/user/api-keys/${k.id}`);
+                        await del('/api/user/api-keys/:id', { params: { id: k.id } });
                         void refetch();
                       }}
                     >

@@ -7,11 +7,11 @@ import { ask } from '../../lib/confirm.ts';
 
 /** The secret iCal feed URL: shown once when created or rotated (only its hash is stored). */
 export default function Calendar(): JSX.Element {
-  const [status, { refetch }] = createResource(() => get<{ active: boolean; createdAt: string | null }>('/api/settings/calendar-feed'));
+  const [status, { refetch }] = createResource(() => get('/api/settings/calendar-feed'));
   const [url, setUrl] = createSignal<string | null>(null);
   async function rotate() {
     if (status()?.active && !(await ask({ title: 'Create a new feed URL?', body: 'Calendars subscribed to the old URL stop updating.', confirm: 'Rotate' }))) return;
-    const r = await post<{ url: string }>('/api/settings/calendar-feed');
+    const r = await post('/api/settings/calendar-feed');
     setUrl(r.url);
     void refetch();
   }

@@ -23,7 +23,7 @@ export default function ConnectApp(): JSX.Element {
     e.preventDefault();
     setError(null);
     try {
-      const r = await post<{ key: string }>('/api/user/api-keys', { name: `App: ${app().trim()}`.slice(0, 100), readOnly: readOnly(), expiresAt: null });
+      const r = await post('/api/user/api-keys', { body: { name: `App: ${app().trim()}`.slice(0, 100), readOnly: readOnly(), expiresAt: null } });
       setPassword(r.key);
       setApp('');
     } catch (err) {

@@ -67,7 +67,7 @@ function base64UrlToBytes(s: string): Uint8Array<ArrayBuffer> {
 /** Subscribe this browser with the service worker and register the subscription with the notifier. */
 async function subscribePush(): Promise<void> {
   if (!('serviceWorker' in navigator) || !('PushManager' in window)) throw new Error('This browser does not support push notifications.');
-  const { publicKey } = await get<{ publicKey: string | null }>('/api/push/vapid-public-key');
+  const { publicKey } = await get('/api/push/vapid-public-key');
   if (!publicKey) throw new Error('Browser push is not configured on this server.');
   const permission = await Notification.requestPermission();
   if (permission !== 'granted') throw new Error('Notifications are blocked for this site in the browser settings.');
@@ -75,15 +75,15 @@ async function subscribePush(): Promise<void> {
   await navigator.serviceWorker.ready;
   const sub = (await reg.pushManager.getSubscription()) ?? (await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: base64UrlToBytes(publicKey) }));
   const json = sub.toJSON();
-  await post('/api/push/subscribe', { endpoint: json.endpoint, expirationTime: json.expirationTime ?? null, keys: json.keys });
-  await put('/api/settings/notification-channels/push', { enabled: true, config: {} });
+  await post('/api/push/subscribe', { body: { endpoint: sub.endpoint, expirationTime: json.expirationTime ?? null, keys: { p256dh: json.keys?.p256dh ?? '', auth: json.keys?.auth ?? '' } } });
+  await put('/api/settings/notification-channels/:type', { params: { type: 'push' }, body: { enabled: true, config: {} } });
 }
 
 async function unsubscribePush(): Promise<void> {
   const reg = await navigator.serviceWorker?.getRegistration('/sw.js');
   const sub = await reg?.pushManager.getSubscription();
   if (sub) {
-    await post('/api/push/unsubscribe', { endpoint: sub.endpoint });
+    await post('/api/push/unsubscribe', { body: { endpoint: sub.endpoint } });
     await sub.unsubscribe();
   }
 }
@@ -116,7 +116,7 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
       if (v !== undefined) config[f.key] = v === '' ? null : f.type === 'number' ? Number(v) : v;
     }
     try {
-      const saved = await put<NotificationChannel>(`/api/settings/notification-channels/${props.channel.type}`, { enabled: true, config });
+      const saved = await put('/api/settings/notification-channels/:type', { params: { type: props.channel.type }, body: { enabled: true, config } });
       setValues({});
       setOpen(false);
       toast(saved.confirmation === 'waiting' ? `${spec().title} saved: open the link mailed to ${String(saved.config?.address)} to confirm it` : `${spec().title} saved`);
@@ -174,7 +174,7 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
             <AsyncButton
               class="small"
               action={async () => {
-                const r = await post<{ ok: boolean; error: string | null; delivered: number }>(`/api/settings/notification-channels/${props.channel.type}/test`);
+                const r = await post('/api/settings/notification-channels/:type/test', { params: { type: props.channel.type } });
                 toast(r.ok ? `Test sent (${r.delivered} delivered)` : `Test failed: ${r.error ?? 'unknown error'}`, { kind: r.ok ? 'info' : 'error' });
                 props.changed();
               }}
@@ -184,7 +184,7 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
             <AsyncButton
               class="small"
               action={async () => {
-                await put(`/api/settings/notification-channels/${props.channel.type}`, { enabled: !props.channel.enabled, config: savedConfig() });
+                await put('/api/settings/notification-channels/:type', { params: { type: props.channel.type }, body: { enabled: !props.channel.enabled, config: savedConfig() } });
                 props.changed();
               }}
             >
@@ -194,7 +194,7 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
               class="small danger"
               action={async () => {
                 if (!(await ask({ title: `Remove the ${spec().title} channel?`, body: 'Its settings are deleted; nothing more is sent there.', confirm: 'Remove', danger: true }))) return;
-                await del(`/api/settings/notification-channels/${props.channel.type}`);
+                await del('/api/settings/notification-channels/:type', { params: { type: props.channel.type } });
                 props.changed();
               }}
             >
@@ -243,21 +243,9 @@ function ChannelCard(props: { channel: NotificationChannel; changed: () => void 
   );
 }
 
-interface HistoryEntry {
-  id: string;
-  channel: string;
-  title: string;
-  tag: string | null;
-  status: string;
-  attempts: number;
-  error: string | null;
-  test: boolean;
-  createdAt: string;
-}
-
 export default function Notifications(): JSX.Element {
-  const [channels, { refetch }] = createResource(async () => (await get<{ channels: NotificationChannel[] }>('/api/settings/notification-channels')).channels);
-  const [history, { refetch: refetchHistory }] = createResource(async () => (await get<{ entries: HistoryEntry[] }>('/api/settings/notification-history')).entries);
+  const [channels, { refetch }] = createResource(async () => (await get('/api/settings/notification-channels')).channels);
+  const [history, { refetch: refetchHistory }] = createResource(async () => (await get('/api/settings/notification-history')).entries);
   const changed = () => {
     void refetch();
     void refetchHistory();
@@ -288,7 +276,7 @@ export default function Notifications(): JSX.Element {
               rows={history()!}
               columns={[
                 { header: 'When', cell: (h) => formatDateTime(h.createdAt) },
-                { header: 'Channel', cell: (h) => CHANNELS[h.channel as NotificationChannelType]?.title ?? h.channel },
+                { header: 'Channel', cell: (h) => CHANNELS[h.channel]?.title ?? h.channel },
                 { header: 'Notification', cell: (h) => `${h.title}${h.test ? ' (test)' : ''}` },
                 {
                   header: 'Status',

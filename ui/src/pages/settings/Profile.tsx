@@ -14,7 +14,7 @@ export default function Profile(): JSX.Element {
   async function saveTz(e: SubmitEvent) {
     e.preventDefault();
     try {
-      await patch('/api/settings/timezone', { timezone: tz() ?? shared.timezone() });
+      await patch('/api/settings/timezone', { body: { timezone: tz() ?? shared.timezone() } });
       await shared.refetchProfile();
       toast('Timezone saved');
     } catch (err) {

@@ -1,5 +1,5 @@
 import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
-import { get, put } from '../../lib/api.ts';
+import { get, put, type BodyOf } from '../../lib/api.ts';
 import { toast, toastError } from '../../lib/toast.ts';
 import { Spinner } from '../../components/ui.tsx';
 
@@ -18,9 +18,6 @@ interface ReminderSettings {
   overdue: Reminder;
   recurringDue: Reminder;
   morningBriefing: Reminder;
-}
-interface QuestSettings {
-  postponeLimit: number;
 }
 
 const KINDS = [
@@ -67,13 +64,13 @@ function ReminderRow(props: { label: string; hint?: string; enabled: boolean; ti
  */
 export default function Reminders(props: { noChannel: boolean }): JSX.Element {
   // Either may be missing on a server without the game rules: the section then hides that part.
-  const [settings, { mutate }] = createResource(() => get<ReminderSettings>('/api/settings/notifications').catch(() => null));
-  const [quest, { mutate: mutateQuest }] = createResource(() => get<QuestSettings>('/api/settings/quest').catch(() => null));
+  const [settings, { mutate }] = createResource(() => get('/api/settings/notifications').catch(() => null));
+  const [quest, { mutate: mutateQuest }] = createResource(() => get('/api/settings/quest').catch(() => null));
   const [busy, setBusy] = createSignal(false);
-  async function save(patch: Partial<ReminderSettings>) {
+  async function save(patch: BodyOf<'PUT', '/api/settings/notifications'>) {
     setBusy(true);
     try {
-      mutate(await put<ReminderSettings>('/api/settings/notifications', patch));
+      mutate(await put('/api/settings/notifications', { body: patch }));
       toast('Reminder settings saved');
     } catch (err) {
       toastError(err);
@@ -126,7 +123,7 @@ export default function Reminders(props: { noChannel: boolean }): JSX.Element {
               style={{ width: 'auto' }}
               value={String(q().postponeLimit)}
               onChange={(e) =>
-                void put<QuestSettings>('/api/settings/quest', { postponeLimit: Number(e.currentTarget.value) })
+                void put('/api/settings/quest', { body: { postponeLimit: Number(e.currentTarget.value) } })
                   .then((r) => (mutateQuest(r), toast('Saved')))
                   .catch(toastError)
               }

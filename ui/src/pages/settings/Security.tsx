@@ -6,28 +6,6 @@ import { BackupCodes, PasskeyEnrol, TotpEnrol } from '../../components/Enrol.tsx
 import { AsyncButton, ErrorBanner, Spinner } from '../../components/ui.tsx';
 import { ask } from '../../lib/confirm.ts';
 
-interface Status {
-  required: boolean;
-  totpEnabled: boolean;
-  passkeys: number;
-  backupCodesRemaining: number;
-}
-interface Passkey {
-  id: string;
-  name: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  backedUp: boolean;
-}
-interface Session {
-  id: string;
-  current: boolean;
-  createdAt: string;
-  lastActiveAt: string;
-  userAgent: string | null;
-  ip: string | null;
-}
-
 /** Removing the last factor while REQUIRE_2FA is on is refused by the server (403); say why. */
 function explain(err: unknown) {
   if (err instanceof ApiError && err.code === 'TOTP_REQUIRED_BY_ADMIN') toast('This instance requires a second factor: add another one before removing this one.', { kind: 'error' });
@@ -35,9 +13,9 @@ function explain(err: unknown) {
 }
 
 export default function Security(): JSX.Element {
-  const [status, { refetch }] = createResource(() => get<Status>('/api/auth/2fa/status'));
-  const [passkeys, { refetch: refetchPasskeys }] = createResource(async () => (await get<{ passkeys: Passkey[] }>('/api/auth/passkey')).passkeys);
-  const [sessions, { refetch: refetchSessions }] = createResource(async () => (await get<{ sessions: Session[] }>('/api/auth/sessions')).sessions);
+  const [status, { refetch }] = createResource(() => get('/api/auth/2fa/status'));
+  const [passkeys, { refetch: refetchPasskeys }] = createResource(async () => (await get('/api/auth/passkey')).passkeys);
+  const [sessions, { refetch: refetchSessions }] = createResource(async () => (await get('/api/auth/sessions')).sessions);
   const [newCodes, setNewCodes] = createSignal<string[] | null>(null);
   const factors = () => (status()?.totpEnabled ? 1 : 0) + (status()?.passkeys ?? 0);
   const lastFactorLocked = () => Boolean(status()?.required) && factors() <= 1;
@@ -65,7 +43,7 @@ export default function Security(): JSX.Element {
                 <AsyncButton
                   action={async () => {
                     if (!(await ask({ title: 'Replace all backup codes?', body: 'The old ones stop working at once.', confirm: 'Replace' }))) return;
-                    setNewCodes((await post<{ backupCodes: string[] }>('/api/auth/2fa/backup-codes')).backupCodes);
+                    setNewCodes((await post('/api/auth/2fa/backup-codes')).backupCodes);
                     void refetch();
                   }}
                 >
@@ -116,7 +94,7 @@ export default function Security(): JSX.Element {
                       action={async () => {
                         if (!(await ask({ title: `Remove the passkey "${p.name}"?`, body: 'It can no longer sign you in.', confirm: 'Remove', danger: true }))) return;
                         try {
-                          await del(`/api/auth/passkey/${p.id}`);
+                          await del('/api/auth/passkey/:id', { params: { id: p.id } });
                           changed();
                         } catch (err) {
                           explain(err);
@@ -166,7 +144,7 @@ export default function Security(): JSX.Element {
                     </div>
                   </div>
                   <Show when={!s.current}>
-                    <AsyncButton class="small" action={async () => (await del(`/api/auth/sessions/${s.id}`), void refetchSessions())}>
+                    <AsyncButton class="small" action={async () => (await del('/api/auth/sessions/:id', { params: { id: s.id } }), void refetchSessions())}>
                       Sign out
                     </AsyncButton>
                   </Show>

@@ -2,15 +2,14 @@ import { createResource, createSignal, Show, type JSX } from 'solid-js';
 import { get, put } from '../../lib/api.ts';
 import { formatDate } from '../../lib/dates.ts';
 import { refreshGame } from '../../lib/game.ts';
-import type { VacationMode } from '../../lib/types.ts';
 import { AsyncButton, Field, Spinner } from '../../components/ui.tsx';
 
 /** Vacation mode: no reminders and no streak loss from today until it ends. */
 export default function Vacation(): JSX.Element {
-  const [mode, { mutate }] = createResource(() => get<VacationMode>('/api/settings/vacation-mode'));
+  const [mode, { mutate }] = createResource(() => get('/api/settings/vacation-mode'));
   const [until, setUntil] = createSignal('');
   const set = async (body: { active: boolean; endDate?: string | null }) => {
-    mutate(await put<VacationMode>('/api/settings/vacation-mode', body));
+    mutate(await put('/api/settings/vacation-mode', { body }));
     refreshGame();
   };
   return (

@@ -1,8 +1,8 @@
 import { createResource, createSignal, For, Show, type JSX } from 'solid-js';
-import { ApiError, get, patch, post } from '../../lib/api.ts';
+import { ApiError, get, patch, post, request, type BodyOf } from '../../lib/api.ts';
 import { formatDateTime } from '../../lib/dates.ts';
 import { toast, toastError } from '../../lib/toast.ts';
-import { TASK_EVENTS, type WebhookDelivery, type WebhookEndpoint } from '../../lib/types.ts';
+import { TASK_EVENTS, type WebhookEndpoint } from '../../lib/types.ts';
 import { AsyncButton, dismissable, Empty, ErrorBanner, Field, FormActions, Spinner } from '../../components/ui.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
 import { deleteWithUndo, isDeleted } from '../../lib/undoable-delete.ts';
@@ -32,18 +32,18 @@ function EndpointForm(props: { endpoint?: WebhookEndpoint; onSaved: () => void; 
   const [url, setUrl] = createSignal(props.endpoint?.url ?? '');
   const [secret, setSecret] = createSignal('');
   const [removeSecret, setRemoveSecret] = createSignal(false);
-  const [events, setEvents] = createSignal<string[]>(props.endpoint?.events ?? []);
+  const [events, setEvents] = createSignal<WebhookEndpoint['events']>(props.endpoint?.events ?? []);
   const [error, setError] = createSignal<ApiError | null>(null);
   async function save(e: SubmitEvent) {
     e.preventDefault();
     setError(null);
-    const body: Record<string, unknown> = { url: url().trim(), events: events() };
+    const body: BodyOf<'POST', '/api/settings/webhooks'> = { url: url().trim(), events: events() };
     // An empty secret field keeps the stored secret on edit; "remove" sends null.
     if (secret()) body.secret = secret();
     else if (removeSecret()) body.secret = null;
     try {
-      if (props.endpoint) await patch(`/api/settings/webhooks/${props.endpoint.id}`, body);
-      else await post('/api/settings/webhooks', body);
+      if (props.endpoint) await patch('/api/settings/webhooks/:id', { params: { id: props.endpoint.id }, body });
+      else await post('/api/settings/webhooks', { body });
       toast(props.endpoint ? 'Webhook saved' : 'Webhook added');
       setUrl('');
       setSecret('');
@@ -85,7 +85,7 @@ function EndpointForm(props: { endpoint?: WebhookEndpoint; onSaved: () => void; 
 function DeliveryLog(props: { endpoint: WebhookEndpoint; version: number }): JSX.Element {
   const [log, { refetch }] = createResource(
     () => [props.endpoint.id, props.version] as const,
-    async ([id]) => (await get<{ deliveries: WebhookDelivery[] }>(`/api/settings/webhooks/${id}/deliveries?limit=20`)).deliveries,
+    async ([id]) => (await get('/api/settings/webhooks/:id/deliveries', { params: { id }, query: { limit: 20 } })).deliveries,
   );
   return (
     <div data-testid="delivery-log">
@@ -130,7 +130,7 @@ function DeliveryLog(props: { endpoint: WebhookEndpoint; version: number }): JSX
                     <AsyncButton
                       class="small"
                       action={async () => {
-                        await post(`/api/settings/webhooks/${props.endpoint.id}/deliveries/${d.id}/redeliver`);
+                        await post('/api/settings/webhooks/:id/deliveries/:deliveryId/redeliver', { params: { id: props.endpoint.id, deliveryId: d.id } });
                         toast('Delivery queued again');
                         void refetch();
                       }}
@@ -176,7 +176,7 @@ function EndpointCard(props: { endpoint: WebhookEndpoint; changed: () => void })
           <AsyncButton
             class="small"
             action={async () => {
-              const d = await post<WebhookDelivery>(`/api/settings/webhooks/${e().id}/test`);
+              const d = await post('/api/settings/webhooks/:id/test', { params: { id: e().id } });
               toast(d.status === 'delivered' ? `Test delivered (HTTP ${d.responseStatus})` : `Test ${d.status}${d.error ? `: ${d.error}` : ''}`, { kind: d.status === 'delivered' ? 'info' : 'error' });
               setShowLog(true);
               setVersion((v) => v + 1);
@@ -187,7 +187,7 @@ function EndpointCard(props: { endpoint: WebhookEndpoint; changed: () => void })
           <AsyncButton
             class="small"
             action={async () => {
-              await patch(`/api/settings/webhooks/${e().id}`, { enabled: !e().enabled });
+              await patch('/api/settings/webhooks/:id', { params: { id: e().id }, body: { enabled: !e().enabled } });
               props.changed();
             }}
           >
@@ -204,7 +204,7 @@ function EndpointCard(props: { endpoint: WebhookEndpoint; changed: () => void })
             type="button"
             class="small danger"
             aria-label={`Delete webhook ${e().url}`}
-            onClick={() => deleteWithUndo({ id: e().id, path: `/api/settings/webhooks/${e().id}`, title: e().url, message: `Deleted the webhook ${e().url}`, done: props.changed })}
+            onClick={() => deleteWithUndo({ id: e().id, req: request('DELETE', '/api/settings/webhooks/:id', { params: { id: e().id } }), title: e().url, message: `Deleted the webhook ${e().url}`, done: props.changed })}
           >
             Delete
           </button>
@@ -224,7 +224,7 @@ function EndpointCard(props: { endpoint: WebhookEndpoint; changed: () => void })
 
 /** Task-event webhooks (integrations): up to 10 endpoints, each with its own secret and event filter. */
 export default function Webhooks(): JSX.Element {
-  const [data, { refetch }] = createResource(() => get<{ webhooks: WebhookEndpoint[]; limit: number }>('/api/settings/webhooks'));
+  const [data, { refetch }] = createResource(() => get('/api/settings/webhooks'));
   // A deleted endpoint leaves the list at once; it still counts against the limit until its DELETE is sent.
   const webhooks = () => (data()?.webhooks ?? []).filter((w) => !isDeleted(w.id));
   const full = () => (data()?.webhooks.length ?? 0) >= (data()?.limit ?? 10);

@@ -113,7 +113,7 @@ function DeleteAccount(): JSX.Element {
   const confirmFactor = async () => {
     setError(null);
     try {
-      await post('/api/auth/2fa/verify', { code: code().replace(/\s+/g, '') });
+      await post('/api/auth/2fa/verify', { body: { code: code().replace(/\s+/g, '') } });
       setNeedsRecent(false);
       await remove();
     } catch (err) {
