@@ -41,7 +41,7 @@ export async function startSystem(config: Config, opts: { log?: Logger; services
   const pool = createPool(config.DATABASE_URL, log, { max: 20, application: 'task-service', prepare: config.DATABASE_PREPARED_STATEMENTS });
   const services = opts.services ?? ALL_SERVICES;
   const durables = services.flatMap((s) => s.durables ?? []);
-  const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'all-in-one', log, ...natsAuthOptions(config) }) : createMemoryBus(log, { durables });
+  const bus = config.NATS_URL ? await createNatsBus({ servers: config.NATS_URL, name: 'all-in-one', log, streamReplicas: config.NATS_STREAM_REPLICAS, ...natsAuthOptions(config) }) : createMemoryBus(log, { durables });
   const running: RunningService[] = [];
   try {
     for (const def of services) running.push(await startService(def, { config, bus, pool, log: log.child({ service: def.name }) }));

@@ -154,6 +154,12 @@ export const specSchema: Schema = {
         image: str({ default: 'nats:2.11-alpine', minLength: 1, maxLength: 512, description: 'image of the operator-run server (the official nats image)' }),
         storage: str({ default: '2Gi', pattern: QUANTITY, description: 'JetStream volume of the operator-run server' }),
         storageClassName: str({ maxLength: 253 }),
+        replicas: {
+          type: 'integer',
+          default: 1,
+          enum: [1, 3],
+          description: 'servers of the operator-run NATS: 3 forms a JetStream cluster (streams kept on 3 servers, a PodDisruptionBudget) that survives the loss of one',
+        },
       },
       'the bus: an existing NATS server (url + credentialsSecret), or one the operator runs (StatefulSet, JetStream, user/password auth)',
     ),

@@ -23,7 +23,7 @@ export interface TaskServiceSpec {
   serviceResources?: Partial<Record<ServiceName, { requests?: { cpu?: string; memory?: string }; limits?: { cpu?: string; memory?: string } }>>;
   publicUrl?: string;
   natsUrl?: string;
-  nats: { url?: string; credentialsSecret?: { name: string }; image: string; storage: string; storageClassName?: string };
+  nats: { url?: string; credentialsSecret?: { name: string }; image: string; storage: string; storageClassName?: string; replicas: 1 | 3 };
   database?: { secretKeyRef?: SecretKeyRef; managed?: { instances: number; storage: string; storageClassName?: string; deletionPolicy: 'Retain' | 'Delete' } };
   ingress?: { className?: string; host: string; tlsSecretName?: string; annotations?: Record<string, string> };
   autoscaled?: ServiceName[];

@@ -255,6 +255,57 @@ describe('desired state (L0)', () => {
     expect(all.filter((o) => o.kind === 'Deployment')).toHaveLength(12);
   });
 
+  it('spec.nats.replicas 3: a JetStream cluster — 3 servers routed over a headless Service, config from a ConfigMap, a PodDisruptionBudget, streams kept on 3', () => {
+    const ts = minimal();
+    (ts.spec as any).nats = { replicas: 3 };
+    const objs = desiredChildren(ts, v1);
+    expect(objs.flatMap((o) => validateObject(o))).toEqual([]);
+    const sts = find(objs, 'StatefulSet', 'demo-nats');
+    expect(sts.spec.replicas).toBe(3);
+    expect(sts.spec.serviceName).toBe('demo-nats-routes');
+    const routes = find(objs, 'Service', 'demo-nats-routes');
+    expect(routes.spec).toMatchObject({ clusterIP: 'None', publishNotReadyAddresses: true, selector: sts.spec.selector.matchLabels });
+    expect(routes.spec.ports).toEqual([{ name: 'cluster', port: 6222, targetPort: 'cluster', protocol: 'TCP' }]);
+    // clients keep the one ClusterIP Service
+    expect(find(objs, 'Service', 'demo-nats').spec.ports.map((p: any) => p.port)).toEqual([4222]);
+    expect(find(objs, 'PodDisruptionBudget', 'demo-nats').spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: sts.spec.selector.matchLabels } });
+
+    const conf: string = find(objs, 'ConfigMap', 'demo-nats').data['nats.conf'];
+    expect(conf).toContain('jetstream { store_dir: "/data" }');
+    expect(conf).toMatch(/cluster \{\n {2}name: "demo-nats"\n {2}port: 6222\n {2}authorization \{ user: \$NATS_USER, password: \$NATS_PASSWORD \}\n {2}routes: \[\$NATS_ROUTE_0, \$NATS_ROUTE_1, \$NATS_ROUTE_2\]/);
+    expect(conf).toContain('authorization { user: $NATS_USER, password: $NATS_PASSWORD }');
+    const c = sts.spec.template.spec.containers[0];
+    expect(c.args).toEqual(['--config=/etc/nats/nats.conf']);
+    const env = Object.fromEntries(c.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+    // credentials before the routes: Kubernetes expands $(VAR) only from variables defined earlier
+    expect(c.env.map((e: any) => e.name)).toEqual(['NATS_USER', 'NATS_PASSWORD', 'NATS_SERVER_NAME', 'NATS_ROUTE_0', 'NATS_ROUTE_1', 'NATS_ROUTE_2']);
+    expect(env.NATS_ROUTE_1).toBe('nats://$(NATS_USER):$(NATS_PASSWORD)@demo-nats-1.demo-nats-routes.apps.svc:6222');
+    expect(env.NATS_SERVER_NAME).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
+    expect(c.volumeMounts).toContainEqual({ name: 'config', mountPath: '/etc/nats', readOnly: true });
+    expect(sts.spec.template.spec.volumes).toEqual([{ name: 'config', configMap: { name: 'demo-nats' } }]);
+    // a config change restarts the servers; spec.version still does not
+    const upgraded = structuredClone(ts);
+    upgraded.spec.version = '9.9.9';
+    expect(find(desiredChildren(upgraded, v1), 'StatefulSet', 'demo-nats').spec.template).toEqual(sts.spec.template);
+    expect(sts.spec.template.metadata.annotations[CONFIG_HASH_ANNOTATION]).toMatch(/^[0-9a-f]{16}$/);
+
+    expect(find(objs, 'ConfigMap', 'demo-config').data.NATS_STREAM_REPLICAS).toBe('3');
+    expect(find(desiredChildren(ts, { ...v1, pdbApiVersion: 'policy/v1beta1' }), 'PodDisruptionBudget', 'demo-nats').apiVersion).toBe('policy/v1beta1');
+  });
+
+  it('spec.nats.replicas 1 (default): one server from flags, nothing of the cluster, streams left at 1; an existing NATS gets no NATS_STREAM_REPLICAS', () => {
+    const objs = desiredChildren(minimal(), v1);
+    const sts = find(objs, 'StatefulSet', 'demo-nats');
+    expect(sts.spec.replicas).toBe(1);
+    expect(sts.spec.serviceName).toBe('demo-nats');
+    expect(sts.spec.template.spec.containers[0].args).toContain('--jetstream');
+    expect(objs.filter((o) => o.metadata.name.startsWith('demo-nats-') || (o.kind !== 'Service' && o.kind !== 'StatefulSet' && o.metadata.name === 'demo-nats'))).toEqual([]);
+    expect(find(objs, 'ConfigMap', 'demo-config').data.NATS_STREAM_REPLICAS).toBeUndefined();
+    const external = full();
+    (external.spec.nats as any).replicas = 3;
+    expect(find(desiredChildren(external, v1), 'ConfigMap', 'prod-config').data.NATS_STREAM_REPLICAS).toBeUndefined();
+  });
+
   it('rejects a name whose child names would break Kubernetes limits', () => {
     expect(() => desiredChildren(minimal('x'.repeat(43)), v1)).toThrow(InvalidTaskServiceError);
     expect(FIELD_MANAGER).toBe('taskservice-operator');
@@ -305,6 +356,7 @@ describe('TaskService CRD schema', () => {
     ['an ingress host with a scheme', (s: any) => (s.ingress = { host: 'https://tasks.example.com' })],
     ['a bad memory quantity', (s: any) => (s.resources = { memory: 'lots' })],
     ['a storage size that is not a quantity', (s: any) => (s.nats = { storage: '2 gigs' })],
+    ['2 NATS servers (no majority survives the loss of one)', (s: any) => (s.nats = { replicas: 2 })],
     ['a per-service CPU limit that is not a quantity', (s: any) => (s.serviceResources = { gateway: { limits: { cpu: 'two cores' } } })],
     ['a deletion policy other than Retain or Delete', (s: any) => (s.database = { managed: { deletionPolicy: 'Orphan' } })],
   ])('rejects %s', (_n, mutate) => {

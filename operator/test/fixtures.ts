@@ -31,7 +31,7 @@ export function full(name = 'prod', namespace = 'apps'): TaskService {
       replicas: { gateway: 3, auth: 2, tasks: 2, notifier: 1, webhook: 1, scheduler: 1 },
       resources: { memory: '1Gi', cpu: '1' },
       publicUrl: 'https://tasks.example.com',
-      nats: { url: 'nats://nats.messaging:4222', credentialsSecret: { name: 'nats-creds' }, image: 'nats:2.11-alpine', storage: '2Gi' },
+      nats: { url: 'nats://nats.messaging:4222', credentialsSecret: { name: 'nats-creds' }, image: 'nats:2.11-alpine', storage: '2Gi', replicas: 1 },
       config: { ADMIN_USER_IDS: '6f1c2a3b-0000-4000-8000-00000000000a', REQUIRE_2FA: 'true', LOG_LEVEL: 'warn' },
       secrets: {
         ...secrets,

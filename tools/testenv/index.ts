@@ -8,6 +8,7 @@ import { createDatabase, createLogger, createPool, freePort, loadConfig, startLo
 export { serveTestIdentities } from './identity.ts';
 import { startNats, type LocalNats } from './nats.ts';
 export { startNats, type LocalNats };
+export { startNatsCluster, type LocalNatsCluster } from './nats.ts';
 export { eventually, until, waitForPort } from './wait.ts';
 
 /** A fresh, empty database on the run's shared PostgreSQL. */

@@ -1,5 +1,6 @@
-import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@tasksvc/runtime';
@@ -26,29 +27,103 @@ function natsBinary(): string {
 }
 
 
-/** A private nats-server with JetStream on a free port, for one test run. */
-export async function startNats(opts: { port?: number; storeDir?: string; /** extra server flags, e.g. --user/--pass, --auth, --tls… */ args?: string[] } = {}): Promise<LocalNats> {
-  const bin = natsBinary();
-  const port = opts.port ?? (await freePort());
-  const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), 'nats-test-'));
-  let child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...(opts.args ?? [])], { stdio: 'ignore' });
-  await waitForPort(port, 10_000);
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
+/** One nats-server process that can be stopped, killed and started again with the same arguments. */
+function serverProcess(bin: string, args: string[], port: number, env?: NodeJS.ProcessEnv) {
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(bin, args, { stdio: 'ignore', ...(env ? { env: { ...process.env, ...env } } : {}) });
+    await waitForPort(port, 10_000);
+  };
+  const signal = async (sig: NodeJS.Signals) => {
+    const c = child;
+    if (!c || c.exitCode !== null || c.signalCode) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill(sig);
     await exited;
   };
+  return { start, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL'), pid: () => child?.pid };
+}
+
+/** A private nats-server with JetStream on a free port, for one test run. */
+export async function startNats(opts: { port?: number; storeDir?: string; /** extra server flags, e.g. --user/--pass, --auth, --tls… */ args?: string[] } = {}): Promise<LocalNats> {
+  const port = opts.port ?? (await freePort());
+  const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), 'nats-test-'));
+  const server = serverProcess(natsBinary(), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...(opts.args ?? [])], port);
+  await server.start();
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
     storeDir,
-    pid: () => child.pid,
-    stop,
+    pid: server.pid,
+    stop: server.stop,
     async restart() {
-      await stop();
-      child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...(opts.args ?? [])], { stdio: 'ignore' });
-      await waitForPort(port, 10_000);
+      await server.stop();
+      await server.start();
+    },
+  };
+}
+
+/** What a cluster's configuration file is rendered from (operator/src/desired.ts natsServerConfig takes the same). */
+export interface NatsClusterConfigOptions {
+  host: string;
+  clientPort: number;
+  monitorPort: number;
+  clusterPort: number;
+  clusterName: string;
+  servers: number;
+  storeDir: string;
+}
+
+export interface LocalNatsClusterServer {
+  name: string;
+  port: number;
+  pid(): number | undefined;
+  /** SIGKILL: no shutdown, no flush */
+  kill(): Promise<void>;
+  /** start again with the same configuration and store */
+  start(): Promise<void>;
+}
+
+export interface LocalNatsCluster {
+  /** every server's client URL, comma-separated (as NATS_URL takes them) */
+  url: string;
+  user: string;
+  password: string;
+  servers: LocalNatsClusterServer[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A JetStream cluster of `size` nats-servers on loopback, configured by `render` (a configuration file
+ * that reads NATS_SERVER_NAME, NATS_USER, NATS_PASSWORD and NATS_ROUTE_<i> from its environment, as
+ * the operator's does), clients and routes authenticated by one user and password.
+ */
+export async function startNatsCluster(opts: { size?: number; render: (o: NatsClusterConfigOptions) => string }): Promise<LocalNatsCluster> {
+  const bin = natsBinary();
+  const size = opts.size ?? 3;
+  const user = 'tasksvc';
+  const password = randomBytes(24).toString('base64url');
+  const ports = await Promise.all(Array.from({ length: size }, async () => ({ client: await freePort(), cluster: await freePort(), monitor: await freePort() })));
+  const routes = Object.fromEntries(ports.map((p, i) => [`NATS_ROUTE_${i}`, `nats://${user}:${password}@127.0.0.1:${p.cluster}`]));
+  const servers = ports.map((p, i) => {
+    const dir = mkdtempSync(join(tmpdir(), `nats-cluster-${i}-`));
+    const conf = join(dir, 'nats.conf');
+    writeFileSync(
+      conf,
+      opts.render({ host: '127.0.0.1', clientPort: p.client, monitorPort: p.monitor, clusterPort: p.cluster, clusterName: 'test-cluster', servers: size, storeDir: join(dir, 'store') }),
+    );
+    const name = `nats-${i}`;
+    const proc = serverProcess(bin, ['-c', conf], p.client, { NATS_SERVER_NAME: name, NATS_USER: user, NATS_PASSWORD: password, ...routes });
+    return { name, port: p.client, pid: proc.pid, kill: proc.kill, start: proc.start, stop: proc.stop };
+  });
+  await Promise.all(servers.map((s) => s.start()));
+  return {
+    url: ports.map((p) => `nats://127.0.0.1:${p.client}`).join(','),
+    user,
+    password,
+    servers: servers.map(({ stop: _stop, ...s }) => s),
+    async stop() {
+      await Promise.all(servers.map((s) => s.stop()));
     },
   };
 }

@@ -204,6 +204,11 @@ const fields = {
     NATS_CREDS_FILE: readableFile,
     NATS_TLS_CA_FILE: readableFile,
     NATS_ALLOW_ANONYMOUS: bool(false),
+    /** Servers that keep a copy of the events stream (JetStream num_replicas): 3 on a 3-server cluster, so it survives the loss of one */
+    NATS_STREAM_REPLICAS: z.preprocess(
+      (v) => (v === undefined || v === '' ? '1' : v),
+      z.string().regex(/^[1-5]$/, 'must be 1 to 5 (servers of the NATS cluster that keep the events stream; JetStream allows at most 5)').transform(Number),
+    ),
     /** security: per-user write rate limits (gateway/src/rate-limit.ts); off only for load tests and benchmarks */
     RATE_LIMIT_WRITES: bool(true),
     /** Prepare each parameterised statement once per connection (db/pool.ts); false behind a pooler that cannot keep them (PgBouncer < 1.21 in transaction mode) */

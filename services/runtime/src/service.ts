@@ -143,7 +143,7 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
     process.exit(1);
   });
   health?.starting('connecting to the message bus');
-  const bus = await createNatsBus({ servers: config.NATS_URL, name: def.name, log, ...natsAuthOptions(config) });
+  const bus = await createNatsBus({ servers: config.NATS_URL, name: def.name, log, streamReplicas: config.NATS_STREAM_REPLICAS, ...natsAuthOptions(config) });
   health?.attachBus(bus);
   health?.starting('migrating and subscribing');
   const running = await startService(def, { config, bus, pool, log });

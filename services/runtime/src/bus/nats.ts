@@ -61,6 +61,8 @@ export interface NatsBusOptions {
   /** authentication and TLS (nats-auth.ts) */
   connect?: Partial<ConnectionOptions>;
   requireAuthentication?: boolean;
+  /** servers that keep the events stream (NATS_STREAM_REPLICAS; default 1) */
+  streamReplicas?: number;
 }
 
 /** The NATS transport: core request/reply with queue groups, JetStream for durable events. */
@@ -101,6 +103,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
   const js = jetstream(nc);
   let jsm: JetStreamManager | undefined;
   let streamReady: Promise<void> | undefined;
+  const replicas = opts.streamReplicas ?? 1;
   const ensureStream = (): Promise<void> => {
     streamReady ??= (async () => {
       jsm ??= await jetstreamManager(nc);
@@ -111,9 +114,11 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
         retention: RetentionPolicy.Limits,
         max_age: nanos(EVENT_MAX_AGE_MS),
         duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+        num_replicas: replicas,
       };
+      let existing;
       try {
-        await jsm.streams.info(EVENT_STREAM);
+        existing = await jsm.streams.info(EVENT_STREAM);
       } catch {
         try {
           await jsm.streams.add(config);
@@ -123,6 +128,14 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
             throw err;
           });
         }
+      }
+      // A stream made before the cluster (or with another count) is changed in place, keeping its
+      // events; a cluster with too few servers for it refuses, and the bus goes on with what exists.
+      if (existing && existing.config.num_replicas !== replicas) {
+        await jsm.streams.update(EVENT_STREAM, { ...existing.config, num_replicas: replicas }).then(
+          () => log.info({ stream: EVENT_STREAM, from: existing.config.num_replicas, to: replicas }, 'events stream replicas changed'),
+          (err: unknown) => log.warn({ err, stream: EVENT_STREAM, replicas }, 'events stream replicas not changed; it keeps its own'),
+        );
       }
     })().catch((err: unknown) => {
       streamReady = undefined;
