@@ -87,8 +87,9 @@ describe('reminder delivery (NATS, scheduler replicas, real ntfy and Web Push pe
     await call('PUT', '/api/settings/notification-channels/push', { config: {} });
     await call('POST', '/api/push/subscribe', peers.subscription);
 
-    // the reminders are due from a few seconds from now on, SPACING_MS apart
-    const first = Date.now() + 6_000;
+    // the reminders are due from 20 s from now on, SPACING_MS apart: 200 creates take 2–3 s on a quiet
+    // machine and over 6 s on a loaded one, and the first must not be due before the last is created
+    const first = Date.now() + 20_000;
     const due = new Map<string, number>();
     for (let i = 0; i < REMINDERS; i += 20) {
       await Promise.all(
