@@ -31,7 +31,10 @@ export interface Cluster {
   env: Record<string, string>;
   /** SIGKILL a service's process; resolves once nats-server no longer routes requests to it */
   kill(name: ServiceName): Promise<void>;
-  start(name: ServiceName): Promise<void>;
+  /** SIGTERM a service's process (a clean stop, as a rolling upgrade does) and wait for its exit */
+  terminate(name: ServiceName): Promise<void>;
+  /** start a service; `sourceRoot` switches which checkout's services/<name>/src/main.ts runs (kept for later starts) */
+  start(name: ServiceName, sourceRoot?: string): Promise<void>;
   restartNats(): Promise<void>;
   stopPostgres(): Promise<void>;
   startPostgres(): Promise<void>;
@@ -51,7 +54,7 @@ export interface Cluster {
  * `nodeFlags`: what each service's node starts with (as in the images by default; tools/bench/gc.ts
  * compares others); `pgSettings`: extra settings of its PostgreSQL server (the benches').
  */
-export async function startCluster(extraEnv: Record<string, string> = {}, opts: { nodeFlags?: readonly string[]; pgSettings?: string[]; /** which PostgreSQL and how (the benches' --pg defaults) */ pg?: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> } = {}): Promise<Cluster> {
+export async function startCluster(extraEnv: Record<string, string> = {}, opts: { nodeFlags?: readonly string[]; /** per service, the checkout (with its own node_modules) whose source runs; default this one (the mixed-version test runs an older release's) */ sourceRoots?: Partial<Record<ServiceName, string>>; pgSettings?: string[]; /** which PostgreSQL and how (the benches' --pg defaults) */ pg?: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> } = {}): Promise<Cluster> {
   const nodeFlags = opts.nodeFlags ?? STANDALONE_NODE_FLAGS;
   const log = createLogger('chaos', 'silent');
   const dir = mkdtempSync(join(tmpdir(), 'chaos-'));
@@ -80,9 +83,12 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
   const metricsPorts = new Map<ServiceName, number>();
   for (const name of CLUSTER_SERVICES) metricsPorts.set(name, await freePort());
 
-  const start = async (name: ServiceName) => {
+  const sourceRoots = new Map<ServiceName, string>(Object.entries(opts.sourceRoots ?? {}) as [ServiceName, string][]);
+  const start = async (name: ServiceName, sourceRoot?: string) => {
+    if (sourceRoot) sourceRoots.set(name, sourceRoot);
+    const from = sourceRoots.get(name) ?? root;
     const own = { [name === 'gateway' ? 'METRICS_PORT' : 'HEALTH_PORT']: String(metricsPorts.get(name)) };
-    const child = spawn(node, [...nodeFlags, join(root, 'services', name, 'src', 'main.ts')], { cwd: root, env: { ...env, ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, [...nodeFlags, join(from, 'services', name, 'src', 'main.ts')], { cwd: from, env: { ...env, ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
     const proc: Proc = { child, output: procs.get(name)?.output ?? '' };
     const append = (d: Buffer) => {
       proc.output = (proc.output + d.toString()).slice(-20_000);
@@ -92,13 +98,14 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
     procs.set(name, proc);
   };
 
-  const sigkill = async (name: ServiceName) => {
+  const signal = async (name: ServiceName, sig: 'SIGKILL' | 'SIGTERM') => {
     const p = procs.get(name);
     if (!p || p.child.exitCode !== null || p.child.signalCode) return;
     const exited = new Promise((r) => p.child.once('exit', r));
-    p.child.kill('SIGKILL');
+    p.child.kill(sig);
     await exited;
   };
+  const sigkill = (name: ServiceName) => signal(name, 'SIGKILL');
 
   // a bus of the test's own, to see what the NATS server routes
   let observer: Promise<Bus> | undefined;
@@ -148,6 +155,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
     postgresDataDir: join(dir, 'pg'),
     env,
     kill,
+    terminate: (name) => signal(name, 'SIGTERM'),
     start,
     ready,
     restartNats: () => nats.restart(),
