@@ -31,8 +31,16 @@ function natsBinary(): string {
 function serverProcess(bin: string, args: string[], port: number, env?: NodeJS.ProcessEnv) {
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn(bin, args, { stdio: 'ignore', ...(env ? { env: { ...process.env, ...env } } : {}) });
-    await waitForPort(port, 10_000);
+    const c = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'], ...(env ? { env: { ...process.env, ...env } } : {}) });
+    child = c;
+    // the server's last words, named when it does not come up (a port taken, a bad configuration)
+    let stderr = '';
+    c.stderr.on('data', (b: Buffer) => void (stderr = (stderr + b.toString()).slice(-2_000)));
+    const exited = new Promise<never>((_, reject) => c.once('exit', (code, sig) => reject(new Error(`exited (${code ?? sig})`))));
+    // a server that exits fails at once; one that is slow to listen on a loaded machine is waited for
+    await Promise.race([waitForPort(port), exited]).catch((err: unknown) => {
+      throw new Error(`nats-server ${args.join(' ')} did not come up: ${(err as Error).message}: ${stderr}`, { cause: err });
+    });
   };
   const signal = async (sig: NodeJS.Signals) => {
     const c = child;
