@@ -41,7 +41,20 @@ const { bed, start, stops, cleanup } = testBeds();
 afterAll(cleanup);
 
 const status = async (core: CoreProc) => (await core.req('GET_STATUS')).data as Status;
-const waitState = (core: CoreProc, state: Status['acceptance']) => until(async () => (await status(core)).acceptance === state, `acceptance ${state}`);
+/**
+ * Until the daemon reports `state`. A rollback comes at the window's end (DURATION), but CI at load 25
+ * saw three concurrent daemons report it more than 30 s later, so it gets the window and a minute;
+ * a failure says what the daemon last reported and logged, to find out why next time.
+ */
+async function waitState(core: CoreProc, state: Status['acceptance']): Promise<void> {
+  let last: Status | undefined;
+  const limitMs = state === 'rolled_back' ? (DURATION + 60) * 1000 : 30_000;
+  try {
+    await until(async () => (last = await status(core)).acceptance === state, `acceptance ${state}`, limitMs);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; last status ${JSON.stringify(last)}; the daemon's last output:\n${core.output().slice(-3000)}`, { cause: err });
+  }
+}
 
 /** Open 7000 (echo listener) in confirmed rules and hold a live session to it from the peer. */
 async function withSession(b: Bed, core: CoreProc) {
