@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@tasksvc/runtime';
+import type { NatsServerConfigOptions } from '../../operator/src/desired.ts';
 import { waitForPort } from './wait.ts';
 
 export interface LocalNats {
@@ -71,16 +72,8 @@ export async function startNats(opts: { port?: number; storeDir?: string; /** ex
   };
 }
 
-/** What a cluster's configuration file is rendered from (operator/src/desired.ts natsServerConfig takes the same). */
-export interface NatsClusterConfigOptions {
-  host: string;
-  clientPort: number;
-  monitorPort: number;
-  clusterPort: number;
-  clusterName: string;
-  servers: number;
-  storeDir: string;
-}
+/** What a cluster's configuration file is rendered from: the operator's natsServerConfig options, on a loopback host. */
+export type NatsClusterConfigOptions = NatsServerConfigOptions & { host: string };
 
 export interface LocalNatsClusterServer {
   name: string;
