@@ -105,6 +105,15 @@ const mails: Mail[] = [];
 let smtp: SMTPServer;
 let smtpPort = 0;
 let certFile = '';
+/** The SMTP peer's settings (known once beforeAll started it), for a harness that mails. */
+const smtpEnv = () => ({
+  SMTP_HOST: '127.0.0.1',
+  SMTP_PORT: String(smtpPort),
+  SMTP_USER: 'mailer',
+  SMTP_PASS: 'mail-pass',
+  SMTP_FROM: 'Task Service <tasks@example.test>',
+  SMTP_TLS_CA_FILE: certFile,
+});
 
 /** smtp-server offering STARTTLS with a self-signed certificate, requiring authentication. */
 async function startSmtpPeer(): Promise<void> {
@@ -207,12 +216,7 @@ beforeAll(async () => {
       PUBLIC_VAPID_PUBLIC_KEY: VAPID.publicKey,
       VAPID_PRIVATE_KEY: VAPID.privateKey,
       VAPID_CONTACT: CONTACT,
-      SMTP_HOST: '127.0.0.1',
-      SMTP_PORT: String(smtpPort),
-      SMTP_USER: 'mailer',
-      SMTP_PASS: 'mail-pass',
-      SMTP_FROM: 'Task Service <tasks@example.test>',
-      SMTP_TLS_CA_FILE: certFile,
+      ...smtpEnv(),
       PUSHOVER_API_URL: `${rxUrl}/pushover`,
       TELEGRAM_API_URL: `${rxUrl}/telegram`,
     },
@@ -522,12 +526,7 @@ describe('e-mail addresses are confirmed by a mailed link; channel tests are lim
       OUTBOUND_ALLOW_LIST: '127.0.0.1',
       PUBLIC_APP_URL: APP3,
       RATE_LIMIT_WRITES: 'true',
-      SMTP_HOST: '127.0.0.1',
-      SMTP_PORT: String(smtpPort),
-      SMTP_USER: 'mailer',
-      SMTP_PASS: 'mail-pass',
-      SMTP_FROM: 'Task Service <tasks@example.test>',
-      SMTP_TLS_CA_FILE: certFile,
+      ...smtpEnv(),
     });
   }, 120_000);
   afterAll(async () => h3?.stop());
