@@ -320,6 +320,8 @@ describe.skipIf(!hasChromium)("a topic's order: drag, or the arrow keys on the h
     // the row that is now first is the one to do (its box is enabled), the others wait
     await eventually(() => page.getByRole('checkbox', { name: 'Complete "Pack boxes"' }).isDisabled()).toBe(true);
     expect(await page.getByRole('checkbox', { name: 'Complete "Book movers"' }).isDisabled()).toBe(false);
+    // the reload that brought the waiting state kept the focus on the moved task's handle
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Move "Book movers"');
 
     // Dragging the handle: "Hire a van" goes to the top.
     const grip = (await page.getByRole('button', { name: 'Move "Hire a van"' }).boundingBox())!;

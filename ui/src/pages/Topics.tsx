@@ -173,7 +173,11 @@ function TopicDetail(props: { id: string }): JSX.Element {
     unsaved++;
     saving = saving.then(() => put('/api/topics/:id/reorder', { params: { id: d.topic.id }, body: { taskIds } }).then(() => undefined, toastError));
     await saving;
-    if (--unsaved === 0) void refetch();
+    if (--unsaved > 0) return;
+    // The reload renders new rows, so the handle that had the focus is gone: give it to the same task's handle.
+    const focused = document.activeElement?.closest<HTMLElement>('[data-task-id]')?.dataset.taskId;
+    await refetch();
+    if (focused && (!document.activeElement || document.activeElement === document.body)) document.querySelector<HTMLElement>(`[data-task-id="${focused}"] .drag-handle`)?.focus();
   }
   function remove(t: Topic) {
     // Undoable: the topic leaves the lists at once, its DELETE waits for the toast to go.
