@@ -10,13 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../testenv/wait.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { startCluster, type Cluster } from './cluster.ts';
+import { previousRelease } from './previous-release.ts';
 
 /**
  * Mixed versions (issue 54 #3, docs/upgrading.md "How the mixed-version test works"): the previous
  * release and HEAD run side by side in the distributed mode under steady load, with a webhook and
- * reminders configured. With no release tags yet, the previous release is the parent of the last
- * commit that changed a contract (proto/src or proto/contracts), checked out from git history into
- * a worktree of its own and installed with the same pinned pnpm.
+ * reminders configured. The previous release (previous-release.ts: the last release tag before HEAD,
+ * or with no tag yet the parent of the last contract change) is checked out from git history into a
+ * worktree of its own and installed with the same pinned pnpm.
  *
  * All six services start on the old release (which migrates the empty database as it would have);
  * then, one service at a time with a clean stop (SIGTERM) as a roll does:
@@ -37,13 +38,6 @@ const PRODUCERS: ServiceName[] = ['tasks', 'auth', 'gateway'];
 const REMINDER_LEAD_MS = 4_000;
 
 const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8' }).trim();
-
-/** The previous release: the parent of the last commit that changed a contract. */
-function previousRelease(): string {
-  const last = git('log', '-n', '1', '--format=%H', '--', 'proto/contracts', 'proto/src');
-  if (!last) throw new Error('no commit changed proto/ in this clone (a shallow clone? the mixed-version test needs the history)');
-  return git('rev-parse', `${last}^`);
-}
 
 interface Receiver {
   server: Server;
@@ -72,6 +66,7 @@ function startReceiver(): Promise<Receiver> {
 
 describe('mixed versions: the previous release and HEAD side by side', () => {
   let oldCommit: string;
+  let oldLabel: string;
   let oldDir: string;
   let oldRoot: string;
   let cluster: Cluster;
@@ -79,7 +74,7 @@ describe('mixed versions: the previous release and HEAD side by side', () => {
   let authorization: string;
 
   beforeAll(async () => {
-    oldCommit = previousRelease();
+    ({ commit: oldCommit, label: oldLabel } = previousRelease(root));
     oldDir = mkdtempSync(join(tmpdir(), 'mixed-version-'));
     oldRoot = join(oldDir, 'src');
     git('worktree', 'add', '--detach', oldRoot, oldCommit);
@@ -89,7 +84,7 @@ describe('mixed versions: the previous release and HEAD side by side', () => {
     let installed = install(true);
     if (installed.status !== 0) installed = install(false);
     if (installed.status !== 0) throw new Error(`installing ${oldCommit}: ${installed.stdout}\n${installed.stderr}`);
-    console.log(`[mixed-version] previous release ${oldCommit.slice(0, 10)} installed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(`[mixed-version] previous release ${oldLabel} installed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
     receiver = await startReceiver();
     const everyOld = Object.fromEntries(['auth', 'tasks', 'notifier', 'webhook', 'scheduler', 'gateway'].map((n) => [n, oldRoot]));
@@ -205,7 +200,7 @@ describe('mixed versions: the previous release and HEAD side by side', () => {
     const lostReminders = missingReminders();
     const seconds = ((performance.now() - t0) / 1000).toFixed(0);
     console.log(
-      `[mixed-version] ${oldCommit.slice(0, 10)} ↔ HEAD: events ${expected.size - lostEvents.length}/${expected.size} reminders ${dueReminders.size - lostReminders.length}/${dueReminders.size} ` +
+      `[mixed-version] ${oldLabel} ↔ HEAD: events ${expected.size - lostEvents.length}/${expected.size} reminders ${dueReminders.size - lostReminders.length}/${dueReminders.size} ` +
         `5xx ${serverErrors.length} (503 during a restart ${allowed503}, refused while the gateway restarted ${refused}) parked ${parked} — ${seconds} s, statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
     );
     expect(lostEvents, 'task events lost').toEqual([]);
