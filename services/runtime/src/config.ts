@@ -2,7 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import { z } from 'zod';
 import { PROJECT_RELEASES_URL } from './version.ts';
 import { serviceEnv, type ServiceName } from '@tasksvc/proto';
-import { parseKeyRing } from './keyring.ts';
+import { parseKeyRing, parseSubkeys, subkeysProblem } from './keyring.ts';
 
 /**
  * The whole process configuration, parsed once from the environment. Names are exactly the spec's.
@@ -80,6 +80,24 @@ const port = (fallback: number) =>
       .refine((n) => n >= 1 && n <= 65535, 'must be between 1 and 65535'),
   );
 
+/** An optional variable read by a parser that returns its value or the problem as a string (the key rings). */
+function parsedWith<T>(parse: (v: string) => T | string) {
+  return z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .transform((v, ctx) => {
+        const out = parse(v);
+        if (typeof out === 'string') {
+          ctx.addIssue({ code: 'custom', message: out });
+          return z.NEVER;
+        }
+        return out;
+      })
+      .optional(),
+  );
+}
+
 const fields = {
     // Required by the spec.
     DATABASE_URL: postgresUrl,
@@ -142,20 +160,12 @@ const fields = {
      * The key ring sealing the secrets services keep for users (webhook and notification channel
      * secrets; keyring.ts): `<id>:<64 hex>`, comma-separated, the first seals, all open. Never TOTP's key.
      */
-    SECRETS_KEYRING: z.preprocess(
-      (v) => (v === '' ? undefined : v),
-      z
-        .string()
-        .transform((v, ctx) => {
-          const ring = parseKeyRing(v);
-          if (typeof ring === 'string') {
-            ctx.addIssue({ code: 'custom', message: ring });
-            return z.NEVER;
-          }
-          return ring;
-        })
-        .optional(),
-    ),
+    SECRETS_KEYRING: parsedWith(parseKeyRing),
+    /**
+     * A derived ring (keyring.ts): `<service>/<purpose>:<id>:<64 hex>`, comma-separated, the subkeys a
+     * service would derive from SECRETS_KEYRING, so it holds only its own. SECRETS_KEYRING wins when both are set.
+     */
+    SECRETS_SUBKEYS: parsedWith(parseSubkeys),
     WEBAUTHN_RP_ID: z.preprocess(
       (v) => (v === '' ? undefined : v),
       z
@@ -312,7 +322,7 @@ const absent = z.undefined().optional();
  * `scope`: the variables one service declares (a service run on its own); the others are read as
  * unset, so one service never refuses to start over another's variable. Without it: every variable.
  */
-function buildSchema(scope?: ReadonlySet<string>) {
+function buildSchema(scope?: ReadonlySet<string>, service?: ServiceName) {
   const reads = (v: string) => !scope || scope.has(v);
   // The ring services read AUTH_SECRET only to derive a ring key when SECRETS_KEYRING is unset (keyring.ts).
   const ringFallback = (v: string) => Boolean(scope?.has('SECRETS_KEYRING')) && v === 'AUTH_SECRET';
@@ -327,7 +337,12 @@ function buildSchema(scope?: ReadonlySet<string>) {
     // The spec's one configuration that refuses to start; incomplete pairs are warnings (configWarnings).
     need(env.REQUIRE_2FA && !env.TOTP_ENCRYPTION_KEY, 'TOTP_ENCRYPTION_KEY', 'is required when REQUIRE_2FA is true');
     // a ring service run on its own needs a key to seal with: the ring, or AUTH_SECRET to derive one
-    if (ringFallback('AUTH_SECRET')) need(!env.SECRETS_KEYRING && !env.AUTH_SECRET, 'SECRETS_KEYRING', 'is required (or AUTH_SECRET, from which a key is derived): it seals the secrets this service keeps');
+    if (ringFallback('AUTH_SECRET')) need(!env.SECRETS_KEYRING && !env.SECRETS_SUBKEYS && !env.AUTH_SECRET, 'SECRETS_KEYRING', 'is required (or its derived ring SECRETS_SUBKEYS, or AUTH_SECRET, from which a key is derived): it seals the secrets this service keeps');
+    // a derived ring holds exactly this service's purposes (never another's), each under the same key ids
+    if (service && env.SECRETS_SUBKEYS) {
+      const problem = subkeysProblem(env.SECRETS_SUBKEYS, service);
+      if (problem) need(true, 'SECRETS_SUBKEYS', problem);
+    }
     // The development sign-in lets anyone sign in as anyone: never in production.
     need(env.RUNTIME_ENV === 'production' && env.DEV_SIGNIN === 'true', 'DEV_SIGNIN', 'must not be "true" with RUNTIME_ENV=production (the development sign-in lets anyone sign in as anyone)');
     // security: one NATS authentication method, and a user always with a password
@@ -388,7 +403,7 @@ export class ConfigError extends Error {
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env, service?: ServiceName): Config {
   const scope = service ? serviceEnv(service) : undefined;
-  const r = (scope ? buildSchema(scope) : envSchema).safeParse(scope ? Object.fromEntries(Object.entries(env).filter(([k]) => scope.has(k))) : env);
+  const r = (scope ? buildSchema(scope, service) : envSchema).safeParse(scope ? Object.fromEntries(Object.entries(env).filter(([k]) => scope.has(k))) : env);
   if (r.success) return scope ? scopedConfig(r.data, service!) : r.data;
   const problems = r.error.issues.map((i) => ({
     variable: String(i.path[0] ?? '(environment)'),
@@ -455,6 +470,7 @@ export function configWarnings(config: Config): string[] {
     if (config.SIGNUP_WITH_PASSKEY && !config.SIGNUP_INVITE_CODE) out.push('SIGNUP_WITH_PASSKEY is true without SIGNUP_INVITE_CODE: anyone who can reach the site can create an account');
     if (!config.SIGNUP_WITH_PASSKEY && config.SIGNUP_INVITE_CODE) out.push('SIGNUP_INVITE_CODE is set but SIGNUP_WITH_PASSKEY is not true: passkey sign-up stays off');
   }
+  if (reads('SECRETS_KEYRING', 'SECRETS_SUBKEYS') && config.SECRETS_KEYRING && config.SECRETS_SUBKEYS) out.push('SECRETS_SUBKEYS is ignored: SECRETS_KEYRING is set too and wins (give a service only its derived ring, SECRETS_SUBKEYS, so it cannot derive the other services\' keys)');
   if (reads('AUTH_CALLBACK_URL') && config.RUNTIME_ENV === 'production' && !config.AUTH_CALLBACK_URL.startsWith('https://')) out.push('AUTH_CALLBACK_URL is not https:// in production: providers will refuse or browsers will drop cookies');
   return out;
 }

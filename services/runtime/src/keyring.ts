@@ -1,4 +1,6 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import type { ServiceName } from '@tasksvc/proto';
+import { AUTH_SECRET_KEY_ID, deriveSubkey, LEGACY_KEY_ID, RING_PURPOSES, type RingKey, type Subkey } from '@tasksvc/proto/ring-keys.ts';
 import type { Config } from './config.ts';
 import { decryptSecret } from './crypto.ts';
 import type { Queryable } from './db/orm.ts';
@@ -21,36 +23,25 @@ import { detached } from './tracing.ts';
  * key derived from AUTH_SECRET, id `auth-secret`: secrets can still be stored and survive a TOTP key
  * rotation. Once SECRETS_KEYRING is set, that key only opens (it stays last in the ring) and the
  * background re-seal moves its values under the configured key.
+ *
+ * A service may instead be given its derived ring, SECRETS_SUBKEYS (proto ring-keys.ts): the same
+ * subkeys under the same ids, already derived, so it holds nothing from which another service's keys
+ * follow. Stored values are the same bytes either way. SECRETS_KEYRING wins when both are set.
  */
 
-export const KEY_ID_RE = /^[A-Za-z0-9_.-]{1,32}$/;
+export { AUTH_SECRET_KEY_ID, KEY_ID_RE, LEGACY_KEY_ID, parseKeyRing, parseSubkeys, type RingKey } from '@tasksvc/proto/ring-keys.ts';
 const PREFIX = 'kr1';
-/** The key id reported for a value in the pre-ring form. */
-export const LEGACY_KEY_ID = 'legacy';
-/** The key id of the ring key derived from AUTH_SECRET (the ring of an installation without SECRETS_KEYRING). */
-export const AUTH_SECRET_KEY_ID = 'auth-secret';
 
-export interface RingKey {
-  id: string;
-  key: Buffer;
-}
-
-/** Parse SECRETS_KEYRING; returns the problem as a string (for config validation) or the keys, current first. */
-export function parseKeyRing(spec: string): RingKey[] | string {
-  const entries = spec.split(',').map((s) => s.trim()).filter(Boolean);
-  if (entries.length === 0) return 'must name at least one key: <id>:<64 hex characters>';
-  const out: RingKey[] = [];
-  for (const entry of entries) {
-    const i = entry.indexOf(':');
-    const id = i < 0 ? '' : entry.slice(0, i);
-    const hex = i < 0 ? entry : entry.slice(i + 1);
-    if (!KEY_ID_RE.test(id)) return `each key is <id>:<64 hex characters> with an id of letters, digits, '.', '_' or '-' (1 to 32); got "${entry.slice(0, 12)}…"`;
-    if (id === LEGACY_KEY_ID || id === AUTH_SECRET_KEY_ID) return `the key id "${id}" is reserved`;
-    if (!/^[0-9a-fA-F]{64}$/.test(hex)) return `key "${id}" must be exactly 64 hex characters (32 bytes; \`openssl rand -hex 32\`)`;
-    if (out.some((k) => k.id === id)) return `key id "${id}" appears twice`;
-    out.push({ id, key: Buffer.from(hex, 'hex') });
-  }
-  return out;
+/** Why a derived ring does not fit one service (null: it does): another's purposes, a purpose missing, key ids differing. */
+export function subkeysProblem(subkeys: readonly Subkey[], service: ServiceName): string | null {
+  const own = (RING_PURPOSES as Partial<Record<ServiceName, readonly string[]>>)[service]?.map((p) => `${service}/${p}`) ?? [];
+  const foreign = [...new Set(subkeys.map((k) => k.purpose).filter((p) => !own.includes(p)))];
+  if (foreign.length) return `holds keys of ${foreign.join(', ')}, which the ${service} service does not use: give each service only its own derived ring (\`node tools/keys.ts derive\`)`;
+  const ids = own.map((p) => subkeys.filter((k) => k.purpose === p).map((k) => k.id).join(','));
+  const missing = own.filter((_, i) => !ids[i]);
+  if (missing.length) return `has no key for ${missing.join(', ')}: derive every purpose of the ${service} service together (\`node tools/keys.ts derive\`)`;
+  if (new Set(ids).size > 1) return `lists different key ids per purpose (${own.map((p, i) => `${p}: ${ids[i]}`).join('; ')}): derive them together from one SECRETS_KEYRING`;
+  return null;
 }
 
 export class SecretUnreadable extends Error {
@@ -77,26 +68,53 @@ export interface SecretBox {
 
 const boxes = new WeakMap<object, Map<string, SecretBox>>();
 
+/** What a service's ring is configured from. */
+export type RingConfig = Pick<Config, 'SECRETS_KEYRING' | 'AUTH_SECRET'> & Partial<Pick<Config, 'SECRETS_SUBKEYS' | 'TOTP_ENCRYPTION_KEY'>>;
+
 /** The box of `<service>/<purpose>` for this configuration (subkeys derived once per process). */
-export function secretBox(config: Pick<Config, 'SECRETS_KEYRING' | 'TOTP_ENCRYPTION_KEY' | 'AUTH_SECRET'>, service: string, purpose: string): SecretBox {
+export function secretBox(config: RingConfig, service: string, purpose: string): SecretBox {
   let perConfig = boxes.get(config);
   if (!perConfig) boxes.set(config, (perConfig = new Map()));
   const name = `${service}/${purpose}`;
   let box = perConfig.get(name);
-  if (!box) perConfig.set(name, (box = createSecretBox(effectiveRing(config), name, config.TOTP_ENCRYPTION_KEY)));
+  if (!box) perConfig.set(name, (box = subkeyBox(purposeRing(config, name), name, config.TOTP_ENCRYPTION_KEY, ringVariable(config))));
   return box;
 }
 
-/** SECRETS_KEYRING, then the key derived from AUTH_SECRET: it seals only when no ring is configured. */
-export function effectiveRing(config: Pick<Config, 'SECRETS_KEYRING' | 'AUTH_SECRET'>): RingKey[] {
-  const ring = [...(config.SECRETS_KEYRING ?? [])];
-  if (config.AUTH_SECRET) ring.push({ id: AUTH_SECRET_KEY_ID, key: Buffer.from(hkdfSync('sha256', config.AUTH_SECRET, 'tasksvc-keyring-fallback', 'SECRETS_KEYRING', 32)) });
+/** The variable the ring comes from, for messages. */
+const ringVariable = (config: RingConfig): string => (!config.SECRETS_KEYRING && config.SECRETS_SUBKEYS ? 'SECRETS_SUBKEYS' : 'SECRETS_KEYRING');
+
+/**
+ * The subkeys of one `<service>/<purpose>`, current first: derived from SECRETS_KEYRING when it is set
+ * (it wins), else taken as given from the derived ring SECRETS_SUBKEYS; then the key derived from
+ * AUTH_SECRET, which seals only when neither is configured.
+ */
+export function purposeRing(config: RingConfig, purpose: string): RingKey[] {
+  const ring: RingKey[] = config.SECRETS_KEYRING
+    ? config.SECRETS_KEYRING.map((k) => ({ id: k.id, key: deriveSubkey(k.key, purpose) }))
+    : (config.SECRETS_SUBKEYS ?? []).filter((k) => k.purpose === purpose).map((k) => ({ id: k.id, key: k.key }));
+  if (config.AUTH_SECRET) ring.push({ id: AUTH_SECRET_KEY_ID, key: deriveSubkey(authSecretRingKey(config.AUTH_SECRET), purpose) });
   return ring;
 }
 
-/** `legacyKeyHex`: TOTP_ENCRYPTION_KEY, to open values sealed before the ring existed (the upgrade path). */
+/** The ring key of an installation without SECRETS_KEYRING. */
+const authSecretRingKey = (authSecret: string): Buffer => Buffer.from(hkdfSync('sha256', authSecret, 'tasksvc-keyring-fallback', 'SECRETS_KEYRING', 32));
+
+/** A box over master ring keys: derives `info`'s subkeys (tests, and what secretBox does with SECRETS_KEYRING). */
 export function createSecretBox(ring: RingKey[], info: string, legacyKeyHex?: string): SecretBox {
-  const subkeys = new Map(ring.map((k) => [k.id, Buffer.from(hkdfSync('sha256', k.key, 'tasksvc-keyring', info, 32))]));
+  return subkeyBox(
+    ring.map((k) => ({ id: k.id, key: deriveSubkey(k.key, info) })),
+    info,
+    legacyKeyHex,
+  );
+}
+
+/**
+ * A box over already-derived subkeys (current first). `legacyKeyHex`: TOTP_ENCRYPTION_KEY, to open
+ * values sealed before the ring existed (the upgrade path). `variable` names the ring in messages.
+ */
+export function subkeyBox(ring: RingKey[], info: string, legacyKeyHex?: string, variable = 'SECRETS_KEYRING'): SecretBox {
+  const subkeys = new Map(ring.map((k) => [k.id, k.key]));
   const current = ring[0];
   const aad = Buffer.from(info);
   const keyIdOf = (sealed: string) => (sealed.startsWith(`${PREFIX}:`) ? sealed.split(':')[1]! : LEGACY_KEY_ID);
@@ -105,7 +123,7 @@ export function createSecretBox(ring: RingKey[], info: string, legacyKeyHex?: st
     currentKeyId: current?.id ?? null,
     keyIdOf,
     seal(plaintext) {
-      if (!current) throw new Error('SECRETS_KEYRING is not set');
+      if (!current) throw new Error(`${variable} is not set`);
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', subkeys.get(current.id)!, iv);
       cipher.setAAD(aad);
@@ -123,7 +141,7 @@ export function createSecretBox(ring: RingKey[], info: string, legacyKeyHex?: st
         }
       }
       const key = subkeys.get(id);
-      if (!key) throw new SecretUnreadable(`it is sealed under key "${id}", which SECRETS_KEYRING no longer lists`, id);
+      if (!key) throw new SecretUnreadable(`it is sealed under key "${id}", which ${variable} no longer lists`, id);
       const [, , iv, tag, ct] = sealed.split(':');
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv!, 'base64'));
@@ -132,7 +150,7 @@ export function createSecretBox(ring: RingKey[], info: string, legacyKeyHex?: st
         return Buffer.concat([decipher.update(Buffer.from(ct ?? '', 'base64')), decipher.final()]).toString('utf8');
       } catch {
         if (id === AUTH_SECRET_KEY_ID) throw new SecretUnreadable('it was sealed under a key derived from AUTH_SECRET, which was changed since (SECRETS_KEYRING keeps these secrets apart from AUTH_SECRET)', id);
-        throw new SecretUnreadable(`key "${id}" in SECRETS_KEYRING is not the key it was sealed under`, id);
+        throw new SecretUnreadable(`key "${id}" in ${variable} is not the key it was sealed under`, id);
       }
     },
   };

@@ -6,6 +6,7 @@ import { createPool, encryptSecret, freePort, type Config, type Pool } from '@ta
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../tools/system.ts';
 import { fileNats, quietLogger, serveTestIdentities, testConfig, testSystemConfig } from '../../../tools/testenv/index.ts';
 import { callAs, startReceiver, until, type Receiver } from '../test/support.ts';
+import { deriveSubkeys, parseKeyRing, type RingKey, type RingService } from '@tasksvc/proto/ring-keys.ts';
 
 /**
  * Keys per purpose (issue 54): webhook signing secrets and channel secrets are sealed under
@@ -34,7 +35,7 @@ const call = (method: string, url: string, body?: unknown) => callAs(sys!.url, u
 const sign = (secret: string, raw: Buffer) => `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`;
 
 /** (Re)start tasks, notifier, webhook and the gateway on the same database and NATS with these keys. */
-async function restart(keys: { TOTP_ENCRYPTION_KEY?: string; SECRETS_KEYRING?: string }): Promise<void> {
+async function restart(keys: { TOTP_ENCRYPTION_KEY?: string; SECRETS_KEYRING?: string; SECRETS_SUBKEYS?: string }): Promise<void> {
   await sys?.stop();
   const config = testConfig({ DATABASE_URL: base.DATABASE_URL, NATS_URL: base.NATS_URL, HOST: '127.0.0.1', PORT: String(await freePort()), OUTBOUND_ALLOW_LIST: '127.0.0.1', ...keys });
   sys = await startSystem(config, { services: ALL_SERVICES.filter((s) => ['tasks', 'notifier', 'webhook', 'gateway'].includes(s.name)) });
@@ -128,14 +129,6 @@ describe('keys per purpose', () => {
   }, 120_000);
 
   it('`node tools/keys.ts` counts the secrets per key and re-seals them under the current key', async () => {
-    const keys = (args: string[], ring: string) =>
-      new Promise<{ code: number | null; out: string }>((resolve) => {
-        const child = spawn(process.execPath, [join(root, 'tools', 'keys.ts'), ...args], { cwd: root, env: { PATH: process.env.PATH, DATABASE_URL: base.DATABASE_URL, AUTH_SECRET: base.AUTH_SECRET, AUTH_TRUST_HOST: 'true', SECRETS_KEYRING: ring } });
-        let out = '';
-        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-        child.on('close', (code) => resolve({ code, out }));
-      });
     const status = await keys(['status'], RING_A);
     expect(status.out).toContain('webhook.endpoints.secret_enc: b: 1\n');
     expect(status.out).toContain('notifier.channels.secrets_enc: b: 1\n');
@@ -144,7 +137,6 @@ describe('keys per purpose', () => {
     const stuck = await keys(['reseal'], RING_A);
     expect(stuck.out).toContain('webhook.endpoints.secret_enc: b: 1 (re-sealed 0, unreadable 1)');
     expect(stuck.code).toBe(1);
-    const RING_C = `c:${hex()}`;
     const moved = await keys(['reseal'], `${RING_C},${RING_B}`);
     expect(moved.out).toContain('webhook.endpoints.secret_enc: c: 1 (re-sealed 1, unreadable 0)');
     expect(moved.out).toContain('notifier.channels.secrets_enc: c: 1 (re-sealed 1, unreadable 0)');
@@ -153,4 +145,49 @@ describe('keys per purpose', () => {
     await deliveredSigned('after the command re-sealed');
     await alertSigned();
   }, 120_000);
+
+  it('each service on its derived ring (SECRETS_SUBKEYS): what the master sealed opens, a rotation flows through, keys.ts works per service, and the master opens it again', async () => {
+    // the split the operator and compose make: no master, each service its own subkeys
+    await restart({ SECRETS_KEYRING: undefined, SECRETS_SUBKEYS: derived(RING_C) });
+    await deliveredSigned('on the derived rings');
+    await alertSigned();
+    // a rotation through the derived rings: the new key first, the old kept; the starts re-seal
+    await restart({ SECRETS_KEYRING: undefined, SECRETS_SUBKEYS: derived(`${RING_D},${RING_C}`) });
+    await deliveredSigned('after a rotation of the derived rings');
+    await until(async () => (await storedKeyIds()).every((k) => k === 'd'), 'the secrets re-sealed under key d at start', 20_000);
+    // keys.ts with the webhook's derived ring alone: its table only
+    const webhookOnly = { SECRETS_SUBKEYS: deriveSubkeys(ring(`${RING_E},${RING_D}`), 'webhook') };
+    const status = await keys(['status'], webhookOnly);
+    expect(status.out).toContain('webhook.endpoints.secret_enc: d: 1\n');
+    expect(status.out).toMatch(/notifier\.channels\.secrets_enc: skipped \(SECRETS_SUBKEYS holds no key for notifier\/channel-secrets/);
+    expect(status.code).toBe(0);
+    const resealed = await keys(['reseal'], webhookOnly);
+    expect(resealed.out).toContain('webhook.endpoints.secret_enc: e: 1 (re-sealed 1, unreadable 0)');
+    expect(resealed.out).toContain('current key: e (from SECRETS_SUBKEYS, a derived ring)');
+    expect(await storedKeyIds()).toEqual(['e', 'd']);
+    const notifierResealed = await keys(['reseal'], { SECRETS_SUBKEYS: deriveSubkeys(ring(`${RING_E},${RING_D}`), 'notifier') });
+    expect(notifierResealed.out).toContain('notifier.channels.secrets_enc: e: 1 (re-sealed 1, unreadable 0)');
+    // and back on the master ring (what `npm start` takes): values sealed by the derived rings open
+    await restart({ SECRETS_KEYRING: RING_E });
+    await deliveredSigned('back on the master ring');
+    await alertSigned();
+  }, 180_000);
 });
+
+const RING_C = `c:${hex()}`;
+const RING_D = `d:${hex()}`;
+const RING_E = `e:${hex()}`;
+const ring = (spec: string) => parseKeyRing(spec) as RingKey[];
+/** Both ring services' derived rings in one variable (the in-process system shares one environment). */
+const derived = (spec: string) => (['webhook', 'notifier'] as RingService[]).map((s) => deriveSubkeys(ring(spec), s)).join(',');
+
+/** Run `node tools/keys.ts` with these ring variables. */
+const keys = (args: string[], ringEnv: string | Record<string, string>) =>
+  new Promise<{ code: number | null; out: string }>((resolve) => {
+    const rings = typeof ringEnv === 'string' ? { SECRETS_KEYRING: ringEnv } : ringEnv;
+    const child = spawn(process.execPath, [join(root, 'tools', 'keys.ts'), ...args], { cwd: root, env: { PATH: process.env.PATH, DATABASE_URL: base.DATABASE_URL, AUTH_TRUST_HOST: 'true', ...rings } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('close', (code) => resolve({ code, out }));
+  });

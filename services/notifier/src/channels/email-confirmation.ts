@@ -1,5 +1,5 @@
 import { AppError, type RawResponse } from '@tasksvc/proto';
-import { effectiveRing, purposeKey, type Config, type Pool } from '@tasksvc/runtime';
+import { purposeRing, type Config, type Pool, type RingConfig } from '@tasksvc/runtime';
 import { confirmEmailAddress } from '../db/store.ts';
 import { confirmLink, readConfirmLink } from '../domain/confirm-links.ts';
 import { emailMessage, escapeHtml } from '../domain/messages.ts';
@@ -10,18 +10,16 @@ import { emailMessage, escapeHtml } from '../domain/messages.ts';
  * (channels/email.ts `waiting`). Opening it answers a plain page.
  */
 
-/** The keys of the confirmation links: derived for this purpose only. */
-const LINK_PURPOSE = 'email-confirm-links/v1';
-
 /**
- * From the notifier's own key ring (SECRETS_KEYRING, else the key derived from AUTH_SECRET), never
- * from AUTH_SECRET itself: the operator gives the notifier no AUTH_SECRET once it has a ring. The
- * first signs; every key still in the ring reads, so rotating the ring leaves mailed links working.
+ * The links' keys: the notifier's own subkeys for this purpose (runtime keyring.ts: from SECRETS_KEYRING,
+ * its derived ring SECRETS_SUBKEYS, else the key derived from AUTH_SECRET), never AUTH_SECRET itself:
+ * the operator gives the notifier no AUTH_SECRET. The first signs; every key still in the ring reads,
+ * so rotating the ring leaves mailed links working.
  */
-export function confirmKeys(config: Pick<Config, 'SECRETS_KEYRING' | 'AUTH_SECRET'>): Buffer[] {
-  const ring = effectiveRing(config);
+export function confirmKeys(config: RingConfig): Buffer[] {
+  const ring = purposeRing(config, 'notifier/email-confirm-links');
   if (ring.length === 0) throw new AppError('SERVICE_UNAVAILABLE', 'e-mail addresses cannot be confirmed: the operator must set SECRETS_KEYRING');
-  return ring.map((k) => purposeKey(k.key.toString('hex'), LINK_PURPOSE));
+  return ring.map((k) => k.key);
 }
 
 /** A new link for the user's e-mail channel: its nonce (to store in the row, replacing any earlier link) and the mail to send. */
