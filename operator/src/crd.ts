@@ -215,7 +215,7 @@ export const specSchema: Schema = {
         authSecret: secretKeyRef('AUTH_SECRET', 'AUTH_SECRET'),
         cronSecret: secretKeyRef('CRON_SECRET', 'CRON_SECRET, sent by the cron job as a bearer token'),
         totpEncryptionKey: secretKeyRef('TOTP_ENCRYPTION_KEY', 'TOTP_ENCRYPTION_KEY'),
-        secretsKeyring: secretKeyRef('SECRETS_KEYRING', 'SECRETS_KEYRING (webhook and notifier only; <id>:<64 hex>, first seals, all open)'),
+        secretsKeyring: secretKeyRef('SECRETS_KEYRING', 'SECRETS_KEYRING (<id>:<64 hex>, first seals, all open); read by the operator only, which gives the webhook and notifier each its own derived ring'),
         providers: secretName('CODEHOST_CLIENT_ID, CODEHOST_CLIENT_SECRET, …, OIDC_ISSUER', 'identity provider credentials'),
         smtp: secretName('SMTP_HOST, SMTP_PORT, SMTP_USER, SMTP_PASS, SMTP_FROM, SMTP_SECURE', 'SMTP settings'),
         vapid: secretName('PUBLIC_VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY, VAPID_CONTACT', 'browser push keys'),

@@ -8,6 +8,7 @@ import { CONTROL_PLANE_LABELS, nodeAllowances, type ClusterFacts, type NodeAllow
 import { normalizeSpec, type KubeObject, type TaskService, type TaskServiceSpec } from './types.ts';
 // The services' own declaration of what they read (a dependency-free module; every image holds the whole repository).
 import { serviceEnv as declaredEnv } from '../../proto/src/service-env.ts';
+import { deriveSubkeys, parseKeyRing, RING_SERVICES, type RingService } from '../../proto/src/ring-keys.ts';
 
 export const FIELD_MANAGER = 'taskservice-operator';
 export const FINALIZER = `${GROUP}/cleanup`;
@@ -15,6 +16,8 @@ export const MANAGED_BY = 'taskservice-operator';
 export const OWNER_NAME_LABEL = `${GROUP}/owner-name`;
 export const OWNER_NAMESPACE_LABEL = `${GROUP}/owner-namespace`;
 export const CONFIG_HASH_ANNOTATION = `${GROUP}/config-hash`;
+/** On a ring service's pod template: its derived ring's checksum, so a rotation of SECRETS_KEYRING rolls its pods. */
+export const SUBKEYS_CHECKSUM_ANNOTATION = `${GROUP}/subkeys-checksum`;
 export const GATEWAY_PORT = 3000;
 export const FIREWALL_CONFIG_DIR = '/etc/task-firewall';
 export const CNPG_API_VERSION = 'postgresql.cnpg.io/v1';
@@ -31,6 +34,8 @@ export interface BuildOptions {
   cloudNativePG?: boolean;
   /** what the reconciler found out for the firewall; without it no firewall is rendered */
   firewall?: FirewallFacts;
+  /** checksums of the ring services' derived rings (`subkeySecrets`), put on their pod templates */
+  subkeyChecksums?: Partial<Record<ServiceName, string>>;
 }
 
 export interface FirewallFacts {
@@ -160,8 +165,13 @@ export interface Wiring {
   authSecret: SecretKeyRef;
   cronSecret: SecretKeyRef;
   totpEncryptionKey: SecretKeyRef;
-  /** sealing webhook and channel secrets: given to those two services only (docs/upgrading.md#rotating-keys) */
+  /**
+   * The master key ring sealing webhook and channel secrets. No Deployment gets it: the operator reads
+   * it and writes each ring service its derived ring (`subkeys`; docs/upgrading.md#derived-rings-secrets_subkeys).
+   */
   secretsKeyring: SecretKeyRef;
+  /** each ring service's derived ring (SECRETS_SUBKEYS), in a Secret of its own */
+  subkeys: Record<RingService, SecretKeyRef>;
   /** keys the generated Secret must hold */
   generatedKeys: string[];
 }
@@ -199,6 +209,7 @@ export function wiring(ts: TaskService, spec: TaskServiceSpec): Wiring {
     cronSecret: gen(s.cronSecret, GENERATED.CRON_SECRET),
     totpEncryptionKey: gen(s.totpEncryptionKey, GENERATED.TOTP_ENCRYPTION_KEY),
     secretsKeyring: gen(s.secretsKeyring, GENERATED.SECRETS_KEYRING),
+    subkeys: Object.fromEntries(RING_SERVICES.map((svc) => [svc, { name: subkeysSecretName(ts, svc), key: 'SECRETS_SUBKEYS' }])) as Record<RingService, SecretKeyRef>,
   };
   if (w.managedNats) keys.push(GENERATED.NATS_USER, GENERATED.NATS_PASSWORD);
   return { ...w, generatedKeys: keys };
@@ -262,15 +273,58 @@ function secretSources(ts: TaskService, spec: TaskServiceSpec, w: Wiring): Map<s
 /**
  * The Secret keys one Deployment gets: one `secretKeyRef` per variable its service declares
  * (proto/src/service-env.ts), never a whole Secret, so e.g. the gateway never holds
- * TOTP_ENCRYPTION_KEY. The ring services do not get AUTH_SECRET: they read it only to derive a ring
- * key when SECRETS_KEYRING is unset, and the operator always sets SECRETS_KEYRING.
+ * TOTP_ENCRYPTION_KEY. No Deployment gets the master SECRETS_KEYRING: a ring service gets its own
+ * derived ring (SECRETS_SUBKEYS from `<name>-<service>-keys`) instead. The ring services do not get
+ * AUTH_SECRET: they read it only to derive a ring key when they have no ring, and the operator always
+ * gives them one.
  */
 export function serviceSecretEnv(ts: TaskService, spec: TaskServiceSpec, w: Wiring, svc: ServiceName) {
   const declared = declaredEnv(svc);
-  const ringService = declared.has('SECRETS_KEYRING');
+  const ring = isRingService(svc) ? w.subkeys[svc] : undefined;
   return [...secretSources(ts, spec, w)]
-    .filter(([name]) => declared.has(name) && !(ringService && name === 'AUTH_SECRET'))
+    .flatMap(([name, ref]): [string, { name: string; key: string; optional?: true }][] => (name === 'SECRETS_KEYRING' ? (ring ? [['SECRETS_SUBKEYS', ring]] : []) : [[name, ref]]))
+    .filter(([name]) => declared.has(name) && !(ring && name === 'AUTH_SECRET'))
     .map(([name, ref]) => ({ name, valueFrom: { secretKeyRef: ref } }));
+}
+
+const isRingService = (svc: ServiceName): svc is RingService => (RING_SERVICES as string[]).includes(svc);
+
+/** The Secret holding one ring service's derived ring. */
+export const subkeysSecretName = (ts: TaskService, svc: RingService): string => `${ts.metadata.name}-${svc}-keys`;
+
+/**
+ * Pure: from the master ring's value (SECRETS_KEYRING as the referenced or generated Secret holds it),
+ * one Secret per ring service with only that service's derived ring, and each ring's checksum for its
+ * pod template (a rotation rolls the pods). A value the services would refuse: the problem, as a string.
+ */
+export function subkeySecrets(ts: TaskService, masterRing: string): { objects: KubeObject[]; checksums: Record<RingService, string>; keyIds: string[] } | string {
+  const ring = parseKeyRing(masterRing);
+  if (typeof ring === 'string') return ring;
+  const checksums = {} as Record<RingService, string>;
+  const objects = RING_SERVICES.map((svc): KubeObject => {
+    const value = deriveSubkeys(ring, svc);
+    checksums[svc] = createHash('sha256').update(value).digest('hex').slice(0, 16);
+    return {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: subkeysSecretName(ts, svc),
+        namespace: ts.metadata.namespace,
+        labels: {
+          'app.kubernetes.io/part-of': 'task-service',
+          'app.kubernetes.io/managed-by': MANAGED_BY,
+          'app.kubernetes.io/component': `${svc}-keys`,
+          [OWNER_NAME_LABEL]: ts.metadata.name,
+          [OWNER_NAMESPACE_LABEL]: ts.metadata.namespace,
+        },
+        // derivable again from the master at any time: garbage-collected with the TaskService
+        ownerReferences: [ownerReference(ts)],
+      },
+      type: 'Opaque',
+      data: { SECRETS_SUBKEYS: Buffer.from(value).toString('base64') },
+    };
+  });
+  return { objects, checksums, keyIds: ring.map((k) => k.id) };
 }
 
 const restrictedContainerSecurity = {
@@ -293,7 +347,7 @@ const BUS_SERVICE_HEALTH_PORT = 8080;
 /** The gateway's Prometheus listener (METRICS_PORT); bus-only services serve /metrics on their health port. */
 export const GATEWAY_METRICS_PORT = 9464;
 
-function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, configHash: string, w: Wiring): KubeObject {
+function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, configHash: string, w: Wiring, subkeysChecksum: string | undefined): KubeObject {
   const isGateway = svc === 'gateway';
   // spec.serviceResources.<svc> as given (e.g. a CPU request below its limit), else spec.resources as request = limit.
   const resources = spec.serviceResources?.[svc] ?? {
@@ -354,7 +408,7 @@ function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, co
       selector: { matchLabels: selectorLabels(ts, svc) },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
-        metadata: { labels: childLabels(ts, svc, spec), annotations: { [CONFIG_HASH_ANNOTATION]: configHash } },
+        metadata: { labels: childLabels(ts, svc, spec), annotations: { [CONFIG_HASH_ANNOTATION]: configHash, ...(subkeysChecksum ? { [SUBKEYS_CHECKSUM_ANNOTATION]: subkeysChecksum } : {}) } },
         spec: {
           ...podSpecCommon(spec),
           terminationGracePeriodSeconds: 30,
@@ -620,12 +674,13 @@ export function plan(ts: TaskService, opts: BuildOptions): Plan {
   const spec = normalizeSpec(ts.spec);
   const w = wiring(ts, spec);
   const data = configData(spec, w);
-  const configHash = hash({ data, w });
+  // the derived rings have their own checksum (per ring service), so the other Deployments do not roll for them
+  const configHash = hash({ data, w: { ...w, subkeys: undefined } });
   const conditions: PlanCondition[] = [];
   const objects: KubeObject[] = [
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(ts, spec, 'config'), data },
     ...(w.managedNats ? natsServer(ts, spec, opts.pdbApiVersion ?? 'policy/v1') : []),
-    ...SERVICES.flatMap((svc) => [deployment(ts, spec, svc, configHash, w), service(ts, spec, svc), disruptionBudget(ts, spec, svc, opts.pdbApiVersion ?? 'policy/v1')]),
+    ...SERVICES.flatMap((svc) => [deployment(ts, spec, svc, configHash, w, opts.subkeyChecksums?.[svc]), service(ts, spec, svc), disruptionBudget(ts, spec, svc, opts.pdbApiVersion ?? 'policy/v1')]),
     cronJob(ts, spec, opts.cronJobApiVersion, w),
     ...(spec.ingress ? [ingress(ts, spec, spec.ingress)] : []),
   ];

@@ -18,6 +18,8 @@ import {
   firewallNamespace,
   ownerReference,
   wiring,
+  subkeySecrets,
+  MANAGED_BY,
   needsFinalizer,
   objectKey,
   plan,
@@ -25,6 +27,7 @@ import {
   type PdbApiVersion,
   type FirewallFacts,
   type PlanCondition,
+  type Wiring,
 } from './desired.ts';
 import { API_VERSION, KIND } from './crd.ts';
 import { CONTROL_PLANE_LABELS, firewallWinner, type ClusterFacts } from './firewall.ts';
@@ -254,6 +257,40 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
   }
 
   /**
+   * Each ring service's derived ring (docs/upgrading.md#derived-rings-secrets_subkeys): read the master
+   * SECRETS_KEYRING from its Secret (the generated one or the admin's), write `<name>-<service>-keys`
+   * with only that service's subkeys, and return their checksums for the pod templates, so a change of
+   * the master (a rotation) reaches the Secrets and rolls the two Deployments. A master that is missing
+   * or that the services would refuse leaves the derived Secrets as they are and says so.
+   */
+  async function ensureSubkeys(ts: TaskService, w: Wiring): Promise<{ condition: PlanCondition; checksums?: Record<string, string> }> {
+    const ref = w.secretsKeyring;
+    const source = await client.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name: ref.name, namespace: ts.metadata.namespace } });
+    const b64 = (source?.data as Record<string, string> | undefined)?.[ref.key];
+    const waiting = 'the webhook and notifier Deployments keep their derived rings as they are (new pods wait for them)';
+    if (!b64) return { condition: { type: 'KeyRing', status: 'False', reason: 'KeyRingMissing', message: `Secret ${ref.name} holds no key ${ref.key} (SECRETS_KEYRING): ${waiting}` } };
+    const derived = subkeySecrets(ts, Buffer.from(b64, 'base64').toString('utf8').trim());
+    if (typeof derived === 'string') return { condition: { type: 'KeyRing', status: 'False', reason: 'KeyRingInvalid', message: `Secret ${ref.name} key ${ref.key} (SECRETS_KEYRING): ${derived}; ${waiting}` } };
+    const foreign: string[] = [];
+    for (const obj of derived.objects) {
+      const existing = await client.get(obj);
+      if (existing && existing.metadata.labels?.['app.kubernetes.io/managed-by'] !== MANAGED_BY) {
+        foreign.push(obj.metadata.name);
+        continue;
+      }
+      const data = (existing?.data ?? {}) as Record<string, string>;
+      if (existing && data.SECRETS_SUBKEYS === (obj.data as Record<string, string>).SECRETS_SUBKEYS) continue;
+      await client.apply(obj);
+      log.info({ key: `${ts.metadata.namespace}/${ts.metadata.name}`, secret: obj.metadata.name, keyIds: derived.keyIds }, 'wrote a derived key ring');
+    }
+    if (foreign.length) return { condition: { type: 'KeyRing', status: 'False', reason: 'ForeignObject', message: `refusing to overwrite Secrets the operator did not create (delete or rename them): ${foreign.join(', ')}` } };
+    return {
+      checksums: derived.checksums,
+      condition: { type: 'KeyRing', status: 'True', reason: 'Derived', message: `webhook and notifier each hold only their own ring derived from Secret ${ref.name} (key ids ${derived.keyIds.join(', ')})` },
+    };
+  }
+
+  /**
    * A TaskService is gone: what it left on purpose (deletionPolicy Retain) gets an Event saying so and
    * an annotation (so the Event is said once). A TaskService of the same name created later takes it back.
    */
@@ -332,18 +369,24 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     let desired: KubeObject[];
     let extra: PlanCondition[];
     let keys: Awaited<ReturnType<typeof ensureGenerated>>;
+    let subkeys: Awaited<ReturnType<typeof ensureSubkeys>>;
     let cloudNativePG: boolean;
     try {
       const spec = normalizeSpec(ts.spec);
       // The firewall needs cluster-wide facts (nodes, other TaskServices): not in namespaced mode.
       const facts = spec.firewall.enabled && !opts.namespaced ? await firewallFacts(ts) : undefined;
       cloudNativePG = spec.database?.managed ? await served(CNPG_API_VERSION, 'Cluster', ts.metadata.namespace) : false;
-      ({ objects: desired, conditions: extra } = plan(ts, { cronJobApiVersion, pdbApiVersion: opts.pdbApiVersion, firewall: facts, cloudNativePG }));
+      const buildOptions = { cronJobApiVersion, pdbApiVersion: opts.pdbApiVersion, firewall: facts, cloudNativePG };
+      // planned once before any Secret is written: a spec the builders refuse generates nothing
+      plan(ts, buildOptions);
+      const w = wiring(ts, spec);
+      keys = await ensureGenerated(ts, w.generatedKeys);
+      subkeys = await ensureSubkeys(ts, w);
+      ({ objects: desired, conditions: extra } = plan(ts, { ...buildOptions, subkeyChecksums: subkeys.checksums }));
       if (spec.firewall.enabled && opts.namespaced) {
         extra = extra.filter((c) => c.type !== 'Firewall');
         extra.push({ type: 'Firewall', status: 'False', reason: 'NamespacedMode', message: 'the firewall needs the cluster-wide operator (WATCH_NAMESPACES unset): it reads every node' });
       }
-      keys = await ensureGenerated(ts, wiring(ts, spec).generatedKeys);
     } catch (err) {
       if (!(err instanceof InvalidTaskServiceError)) throw err;
       // A spec the builders reject will not fix itself: report it and wait for the next change.
@@ -405,6 +448,7 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
         : { type: 'Owned', status: 'True', reason: 'AllChildrenOwned', message: 'every child was created by the operator' },
     );
     if (keys.condition) extra.push(keys.condition);
+    extra.push(subkeys.condition);
     const db = desired.find((o) => o.kind === 'Cluster' && o.apiVersion === CNPG_API_VERSION);
     if (db) extra.push(databaseCondition(live.find((o) => objectKey(o) === objectKey(db)), retainsData(normalizeSpec(ts.spec))));
     const deployments = desired.filter((o) => o.kind === 'Deployment').map((d) => live.find((o) => objectKey(o) === objectKey(d)));

@@ -10,10 +10,13 @@ import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { serviceEnv } from '../../proto/src/service-env.ts';
+import { deriveSubkeys, parseKeyRing, type RingKey } from '../../proto/src/ring-keys.ts';
 import { customResourceDefinition, SERVICES } from '../src/crd.ts';
 import {
   CONFIG_HASH_ANNOTATION,
   FIELD_MANAGER,
+  SUBKEYS_CHECKSUM_ANNOTATION,
+  subkeySecrets,
   desiredChildren,
   desiredState,
   needsFinalizer,
@@ -184,9 +187,10 @@ describe('desired state (L0)', () => {
     expect(names('gateway')).toEqual(['CRON_SECRET', 'DATABASE_URL', 'NATS_CREDS_FILE', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_USER']);
     expect(names('tasks')).toEqual(['AUTH_SECRET', 'DATABASE_URL', 'NATS_CREDS_FILE', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_USER']);
     expect(names('scheduler')).toEqual(['DATABASE_URL', 'NATS_CREDS_FILE', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_USER']);
-    // the ring services: the ring, TOTP's key only to open values sealed before the ring (until re-sealed), never AUTH_SECRET
+    // the ring services: their own derived ring (never the master), TOTP's key only to open values sealed before the ring (until re-sealed), never AUTH_SECRET
     for (const svc of ['webhook', 'notifier']) {
-      expect(secretEnv(svc), svc).toHaveProperty('SECRETS_KEYRING');
+      expect(secretEnv(svc), svc).toHaveProperty('SECRETS_SUBKEYS', `prod-${svc}-keys`);
+      expect(secretEnv(svc), svc).not.toHaveProperty('SECRETS_KEYRING');
       expect(secretEnv(svc), svc).toHaveProperty('TOTP_ENCRYPTION_KEY');
       expect(secretEnv(svc), svc).not.toHaveProperty('AUTH_SECRET');
     }
@@ -199,6 +203,43 @@ describe('desired state (L0)', () => {
     }
     // and every secret variable a Deployment gets is one its service reads
     for (const svc of SERVICES) for (const name of names(svc)) expect(serviceEnv(svc).has(name), `${svc} ${name}`).toBe(true);
+  });
+
+  it("derives each ring service's Secret from the master ring: only its own subkeys, the same the service would derive; a rotation changes its checksum and rolls only the two ring Deployments", () => {
+    const ts = minimal();
+    const K1 = `k1:${'11'.repeat(32)}`;
+    const K2 = `k2:${'22'.repeat(32)}`;
+    const before = subkeySecrets(ts, K1);
+    if (typeof before === 'string') throw new Error(before);
+    expect(before.objects.map((o) => o.metadata.name)).toEqual(['demo-webhook-keys', 'demo-notifier-keys']);
+    for (const o of before.objects) {
+      validateObject(o);
+      expect(o.metadata.ownerReferences).toHaveLength(1);
+      expect(o.metadata.labels!['app.kubernetes.io/managed-by']).toBe('taskservice-operator');
+      expect(Object.keys(o.data as object)).toEqual(['SECRETS_SUBKEYS']);
+    }
+    const value = (o: KubeObject) => Buffer.from((o.data as Record<string, string>).SECRETS_SUBKEYS!, 'base64').toString();
+    const [webhook, notifier] = before.objects.map(value) as [string, string];
+    // exactly what the runtime would derive from the master, and nothing of the other service's purposes
+    expect(webhook).toBe(deriveSubkeys(parseKeyRing(K1) as RingKey[], 'webhook'));
+    expect(notifier).toBe(deriveSubkeys(parseKeyRing(K1) as RingKey[], 'notifier'));
+    expect(webhook).not.toMatch(/notifier\//);
+    expect(notifier).not.toMatch(/webhook\//);
+    expect(`${webhook},${notifier}`).not.toContain('11'.repeat(32));
+    // a rotation (a new key first): both rings change, each Deployment's checksum with it, the others' templates not at all
+    const after = subkeySecrets(ts, `${K2},${K1}`);
+    if (typeof after === 'string') throw new Error(after);
+    expect(value(after.objects[0]!).split(',').map((e) => e.split(':')[1])).toEqual(['k2', 'k1']);
+    const deployments = (checksums: Record<string, string>) => desiredChildren(ts, { ...v1, subkeyChecksums: checksums }).filter((o) => o.kind === 'Deployment') as any[];
+    const [d1, d2] = [deployments(before.checksums), deployments(after.checksums)];
+    for (const [i, d] of d1.entries()) {
+      const svc = d.metadata.name.replace('demo-', '');
+      const ring = svc === 'webhook' || svc === 'notifier';
+      expect(d.spec.template.metadata.annotations[SUBKEYS_CHECKSUM_ANNOTATION], svc).toBe(ring ? before.checksums[svc as 'webhook'] : undefined);
+      expect(JSON.stringify(d2[i].spec.template) === JSON.stringify(d.spec.template), svc).toBe(!ring);
+    }
+    // a value the services would refuse is reported, nothing derived
+    expect(subkeySecrets(ts, 'k1:abc')).toMatch(/64 hex/);
   });
 
   it('a config change changes the pod template (so the Deployments roll out)', () => {

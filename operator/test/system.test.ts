@@ -29,9 +29,10 @@ describe('one TaskService is a system (L0)', () => {
       NATS_USER: { name: 'sys-generated', key: 'NATS_USER' },
       NATS_PASSWORD: { name: 'sys-generated', key: 'NATS_PASSWORD' },
     });
-    // the key ring reaches only the services that seal user secrets with it
-    for (const svc of ['webhook', 'notifier']) expect(env(bare(), svc).SECRETS_KEYRING, svc).toEqual({ name: 'sys-generated', key: 'SECRETS_KEYRING' });
-    for (const svc of ['auth', 'tasks', 'scheduler', 'gateway']) expect(env(bare(), svc), svc).not.toHaveProperty('SECRETS_KEYRING');
+    // the master key ring reaches no Deployment; each ring service gets its own derived ring
+    for (const svc of ['webhook', 'notifier']) expect(env(bare(), svc).SECRETS_SUBKEYS, svc).toEqual({ name: `sys-${svc}-keys`, key: 'SECRETS_SUBKEYS' });
+    for (const svc of ['auth', 'tasks', 'scheduler', 'gateway', 'webhook', 'notifier']) expect(env(bare(), svc), svc).not.toHaveProperty('SECRETS_KEYRING');
+    for (const svc of ['auth', 'tasks', 'scheduler', 'gateway']) expect(env(bare(), svc), svc).not.toHaveProperty('SECRETS_SUBKEYS');
     // CRON_SECRET only to the gateway (it checks POST /api/cron) and the CronJob
     expect(env(bare(), 'gateway').CRON_SECRET).toEqual({ name: 'sys-generated', key: 'CRON_SECRET' });
     // the shapes the runtime accepts (services/runtime/src/config.ts)

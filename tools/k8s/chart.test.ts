@@ -92,7 +92,10 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     expect(secretKeys('auth')).toContain('idp/OIDC_CLIENT_SECRET');
     expect(secretKeys('gateway').sort()).toEqual(['task-service-db-app/uri', 'task-service-generated/CRON_SECRET', 'task-service-generated/NATS_PASSWORD', 'task-service-generated/NATS_USER']);
     expect(secretKeys('notifier')).toContain('mail/SMTP_PASS');
-    expect(secretKeys('notifier')).toContain('task-service-generated/SECRETS_KEYRING');
+    // the master ring reaches no Deployment: each ring service its own derived ring
+    expect(secretKeys('notifier')).toContain('task-service-notifier-keys/SECRETS_SUBKEYS');
+    expect(secretKeys('webhook')).toContain('task-service-webhook-keys/SECRETS_SUBKEYS');
+    for (const svc of SERVICES) expect(secretKeys(svc), svc).not.toContain('task-service-generated/SECRETS_KEYRING');
     for (const svc of SERVICES) {
       if (svc !== 'auth') expect(secretKeys(svc).filter((k: string) => k.startsWith('idp/')), svc).toEqual([]);
       if (svc !== 'notifier') expect(secretKeys(svc).filter((k: string) => k.startsWith('mail/')), svc).toEqual([]);
