@@ -77,6 +77,8 @@ describe('mixed versions: the previous release and HEAD side by side', () => {
     ({ commit: oldCommit, label: oldLabel } = previousRelease(root));
     oldDir = mkdtempSync(join(tmpdir(), 'mixed-version-'));
     oldRoot = join(oldDir, 'src');
+    // an earlier run killed before its afterAll left a worktree entry whose folder is gone
+    git('worktree', 'prune');
     git('worktree', 'add', '--detach', oldRoot, oldCommit);
     const t0 = performance.now();
     // from the pnpm store when it holds everything (the usual case: one lockfile apart), else fetched
