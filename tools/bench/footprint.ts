@@ -2,6 +2,7 @@
  * The issue-58 rows: what the distributed system costs next to the single process, in the same run.
  *
  *   node_modules/.bin/node tools/bench/footprint.ts [--seconds 8] [--connections 10] [--users 100] [--starts 3]
+ *     [--no-bundled] [--why]
  *
  * - Memory: each service process's resident memory (VmRSS) and proportional share (Pss, from
  *   /proc/PID/smaps_rollup: pages shared with the other node processes, as node's own code, counted
@@ -18,7 +19,15 @@
  *   transport, decode, validation); and the CPU per create and per list of each process, the events
  *   the load published handled (the outbox drained) before it is read.
  *
- * Both systems run throughout; while one is loaded the other is paused (SIGSTOP, lib/targets.ts).
+ * - Precompiled (default; --no-bundled leaves it out): both systems once more from bundles that
+ *   esbuild builds from the same source into a temp dir at the start (lib/bundle.ts: plain JavaScript,
+ *   one file per process plus lazy chunks), so node neither strips types nor resolves the module
+ *   files: every row above for both ways of running, in the same run.
+ * - --why: where the memory goes, per process: the modules its import loads per package and a heap
+ *   snapshot's summary after a full collection (lib/heap-summary.ts: source text and functions per
+ *   package, the heap by V8's type), from source and bundled.
+ *
+ * All systems run throughout; while one is loaded the others are paused (SIGSTOP, lib/targets.ts).
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -37,6 +46,7 @@ import { emitRows } from './lib/report.ts';
 import { apiKeys, serverProcess, SINGLE_PROCESS_ENV } from './lib/servers.ts';
 import { median } from './lib/stats.ts';
 import { BENCH_PG_SETTINGS, outboxWatch, signalPids } from './lib/targets.ts';
+import { BUNDLE_ENTRIES, bundleProcesses } from './lib/bundle.ts';
 
 const { values } = parseArgs({
   options: {
@@ -44,7 +54,10 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     users: { type: 'string', default: '100' },
     starts: { type: 'string', default: '3' },
+    bundled: { type: 'boolean', default: true },
+    why: { type: 'boolean', default: false },
   },
+  allowNegative: true,
 });
 const SECONDS = Number(values.seconds);
 const C = Number(values.connections);
@@ -95,8 +108,13 @@ async function readyAfter(spawnedAt: number, healthUrl: string, what: string): P
   return performance.now() - spawnedAt;
 }
 
+/** Which files a system's processes run: the TypeScript source, or the bundles built from it (process name → files). */
+type Build = { kind: 'source' } | { kind: 'bundled'; files: Map<string, { main: string; module: string }> };
+const label = (mode: 'single process' | 'distributed', build: Build) => (build.kind === 'bundled' ? `${mode} (bundled)` : mode);
+
 interface System {
-  mode: 'single process' | 'distributed';
+  mode: string;
+  build: Build;
   url: string;
   /** process name → pid */
   processes(): Map<string, number>;
@@ -108,8 +126,8 @@ interface System {
   stop(): Promise<void>;
 }
 
-async function single(): Promise<System> {
-  const pg = await startLocalPostgres({ dataDir: join(dir, 'pg'), log, settings: BENCH_PG_SETTINGS });
+async function single(build: Build): Promise<System> {
+  const pg = await startLocalPostgres({ dataDir: join(dir, `pg-${build.kind}`), log, settings: BENCH_PG_SETTINGS });
   const DATABASE_URL = await createDatabase(pg.url, `footprint_${randomUUID().slice(0, 8)}`);
   const port = await freePort();
   const metricsPort = await freePort();
@@ -117,7 +135,7 @@ async function single(): Promise<System> {
   const env = { ...SINGLE_PROCESS_ENV, DATABASE_URL, PORT: String(port), METRICS_PORT: String(metricsPort), LOG_LEVEL: 'silent' };
   const start = async () => {
     const t0 = performance.now();
-    const proc = serverProcess('start.ts', env);
+    const proc = serverProcess(build.kind === 'bundled' ? build.files.get('single process')!.main : 'start.ts', env);
     return { proc, ms: await readyAfter(t0, `${url}/api/health`, 'the single process') };
   };
   let { proc } = await start();
@@ -125,7 +143,8 @@ async function single(): Promise<System> {
   const keys = await apiKeys(pool, USERS);
   await pool.end();
   return {
-    mode: 'single process',
+    mode: label('single process', build),
+    build,
     url,
     processes: () => new Map([['single process', proc.pid]]),
     metricsUrls: [`http://127.0.0.1:${metricsPort}/metrics`],
@@ -144,8 +163,9 @@ async function single(): Promise<System> {
   };
 }
 
-async function distributed(): Promise<System> {
-  const cluster: Cluster = await startCluster({ LOG_LEVEL: 'silent' }, { pgSettings: BENCH_PG_SETTINGS });
+async function distributed(build: Build): Promise<System> {
+  const entries = build.kind === 'bundled' ? Object.fromEntries(CLUSTER_SERVICES.map((n) => [n, build.files.get(n)!.main])) : undefined;
+  const cluster: Cluster = await startCluster({ LOG_LEVEL: 'silent' }, { pgSettings: BENCH_PG_SETTINGS, entries });
   try {
     await cluster.ready(180_000);
     const pool = createPool(cluster.databaseUrl, log);
@@ -153,7 +173,8 @@ async function distributed(): Promise<System> {
     await pool.end();
     const health = (name: ServiceName) => (name === 'gateway' ? `${cluster.url}/api/health` : cluster.metricsUrl(name).replace(/\/metrics$/, '/health'));
     return {
-      mode: 'distributed',
+      mode: label('distributed', build),
+      build,
       url: cluster.url,
       processes: () => new Map(CLUSTER_SERVICES.map((n) => [n, cluster.pid(n)!])),
       metricsUrls: CLUSTER_SERVICES.map((n) => cluster.metricsUrl(n)),
@@ -175,9 +196,9 @@ async function distributed(): Promise<System> {
   }
 }
 
-/** The import graph of `module` in a fresh node with the services' flags (lib/import-probe.ts). */
-async function importGraph(module?: string): Promise<ImportFigures> {
-  const args = ['--expose-gc', ...STANDALONE_NODE_FLAGS, join(root, 'tools', 'bench', 'lib', 'import-probe.ts'), ...(module ? [join(root, module)] : [])];
+/** The import graph of `module` (a path from the repo's root, or absolute) in a fresh node with the services' flags (lib/import-probe.ts). */
+async function importGraph(module?: string, why = false): Promise<ImportFigures> {
+  const args = ['--expose-gc', ...STANDALONE_NODE_FLAGS, join(root, 'tools', 'bench', 'lib', 'import-probe.ts'), ...(why ? ['--why'] : []), ...(module ? [module.startsWith('/') ? module : join(root, module)] : [])];
   const { stdout } = await promisify(execFile)(node, args, { cwd: root });
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as ImportFigures;
 }
@@ -189,9 +210,9 @@ interface OpFigures {
   hops: Histograms;
 }
 
-/** One op's load on `s` with `other` paused, its CPU per process until its outbox is drained, and its histograms. */
-async function loadAlone(s: System, other: System, op: Op): Promise<OpFigures> {
-  const others = [...other.processes().values()];
+/** One op's load on `s` with the `others` paused, its CPU per process until its outbox is drained, and its histograms. */
+async function loadAlone(s: System, paused: System[], op: Op): Promise<OpFigures> {
+  const others = paused.flatMap((o) => [...o.processes().values()]);
   signalPids(others, 'SIGSTOP');
   const outbox = outboxWatch(s.databaseUrl);
   try {
@@ -213,44 +234,46 @@ async function loadAlone(s: System, other: System, op: Op): Promise<OpFigures> {
 
 const systems: System[] = [];
 try {
-  systems.push(await single(), await distributed());
-  const [one, six] = systems as [System, System];
+  const builds: Build[] = [{ kind: 'source' }];
+  if (values.bundled) {
+    const t0 = performance.now();
+    const files = await bundleProcesses(root, join(dir, 'bundles'), Object.keys(BUNDLE_ENTRIES));
+    console.log(`[footprint] bundled ${files.size} processes with esbuild in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    builds.push({ kind: 'bundled', files });
+  }
+  for (const build of builds) systems.push(await single(build), await distributed(build));
   await new Promise((r) => setTimeout(r, IDLE_MS));
-  const idle = new Map(systems.flatMap((s) => [...s.processes()].map(([n, p]) => [n, memory(p)] as const)));
+  /** memory per process, keyed by system and process name */
+  const key = (s: System, n: string) => `${s.mode}: ${n}`;
+  const snapshot = () => new Map(systems.flatMap((s) => [...s.processes()].map(([n, p]) => [key(s, n), memory(p)] as const)));
+  const idle = snapshot();
   const idleLoad = loadavg()[0]!;
   const ops = new Map<System, Record<Op, OpFigures>>();
   for (const s of systems) {
-    const other = s === one ? six : one;
-    ops.set(s, { create: await loadAlone(s, other, 'create'), list: await loadAlone(s, other, 'list') });
+    const others = systems.filter((o) => o !== s);
+    ops.set(s, { create: await loadAlone(s, others, 'create'), list: await loadAlone(s, others, 'list') });
   }
-  const loaded = new Map(systems.flatMap((s) => [...s.processes()].map(([n, p]) => [n, memory(p)] as const)));
+  const loaded = snapshot();
   const loadedLoad = loadavg()[0]!;
 
   // memory
   const memRows: (string | number)[][] = [];
-  const total = (names: string[], m: Map<string, ReturnType<typeof memory>>, f: 'rss' | 'pss' | 'peak') => names.reduce((a, n) => a + m.get(n)![f], 0);
+  const total = (s: System, m: Map<string, ReturnType<typeof memory>>, f: 'rss' | 'pss' | 'peak') => [...s.processes().keys()].reduce((a, n) => a + m.get(key(s, n))![f], 0);
   for (const s of systems) {
     for (const n of s.processes().keys()) {
-      const i = idle.get(n)!;
-      const l = loaded.get(n)!;
+      const i = idle.get(key(s, n))!;
+      const l = loaded.get(key(s, n))!;
       memRows.push([s.mode, n, i.rss, i.pss, l.rss, l.pss, l.peak, `${idleLoad.toFixed(2)} / ${loadedLoad.toFixed(2)}`]);
     }
+    if (s.processes().size === 1) continue;
+    // the six against the single process run the same way
+    const one = systems.find((o) => o.build === s.build && o.processes().size === 1)!;
+    memRows.push([s.mode, 'the six together', total(s, idle, 'rss'), total(s, idle, 'pss'), total(s, loaded, 'rss'), total(s, loaded, 'pss'), total(s, loaded, 'peak'), '']);
+    const ratio = (m: Map<string, ReturnType<typeof memory>>, f: 'rss' | 'pss' | 'peak') => (total(s, m, f) / total(one, m, f)).toFixed(2);
+    memRows.push([s.mode, `× ${one.mode}`, ratio(idle, 'rss'), ratio(idle, 'pss'), ratio(loaded, 'rss'), ratio(loaded, 'pss'), ratio(loaded, 'peak'), '']);
   }
-  const names = [...six.processes().keys()];
-  const single1 = [...one.processes().keys()];
-  memRows.push(['distributed', 'the six together', total(names, idle, 'rss'), total(names, idle, 'pss'), total(names, loaded, 'rss'), total(names, loaded, 'pss'), total(names, loaded, 'peak'), '']);
-  memRows.push([
-    'distributed',
-    '× the single process',
-    (total(names, idle, 'rss') / total(single1, idle, 'rss')).toFixed(2),
-    (total(names, idle, 'pss') / total(single1, idle, 'pss')).toFixed(2),
-    (total(names, loaded, 'rss') / total(single1, loaded, 'rss')).toFixed(2),
-    (total(names, loaded, 'pss') / total(single1, loaded, 'pss')).toFixed(2),
-    (total(names, loaded, 'peak') / total(single1, loaded, 'peak')).toFixed(2),
-    '',
-  ]);
   emitRows(
-    `Resident memory (MB) per process: idle is ${IDLE_MS / 1000} s after every process answered its readiness probe; loaded is after ${SECONDS} s of creates then ${SECONDS} s of lists (autocannon, ${C} connections, ${USERS} users; each after 2 s unmeasured), with the peak (VmHWM) over the whole run. PSS counts pages shared between processes (node's own code, mapped by every one) once across them. The services run with ${STANDALONE_NODE_FLAGS.join(' ')}, the single process without (as they ship)`,
+    `Resident memory (MB) per process: idle is ${IDLE_MS / 1000} s after every process answered its readiness probe; loaded is after ${SECONDS} s of creates then ${SECONDS} s of lists (autocannon, ${C} connections, ${USERS} users; each after 2 s unmeasured), with the peak (VmHWM) over the whole run. PSS counts pages shared between processes (node's own code, mapped by every one) once across them. The services run with ${STANDALONE_NODE_FLAGS.join(' ')}, the single process without (as they ship)${values.bundled ? '; (bundled): the same processes from plain-JavaScript bundles esbuild built from the same source in this run (tools/bench/lib/bundle.ts)' : ''}`,
     ['mode', 'process', 'RSS idle', 'PSS idle', 'RSS loaded', 'PSS loaded', 'RSS peak', 'load avg (idle / loaded)'],
     memRows,
   );
@@ -259,22 +282,44 @@ try {
   const startRows: (string | number)[][] = [];
   const bare = await importGraph();
   startRows.push(['node alone (baseline: boot and the TypeScript stripper)', '–', bare.bootMs, 0, 0, bare.heapMb, bare.rssMb, loadavg()[0]!]);
-  const entry = (n: string) => (n === 'single process' ? 'tools/system.ts' : `services/${n}/src/service.ts`);
+  const entry = (s: System, n: string) => (s.build.kind === 'bundled' ? s.build.files.get(n)!.module : BUNDLE_ENTRIES[n]!.module);
+  const whys: [string, ImportFigures][] = [];
   for (const s of systems) {
     for (const n of s.processes().keys()) {
       const ready: number[] = [];
       for (let i = 0; i < STARTS; i++) ready.push(await s.restart(n));
       const graphs: ImportFigures[] = [];
-      for (let i = 0; i < STARTS; i++) graphs.push(await importGraph(entry(n)));
+      for (let i = 0; i < STARTS; i++) graphs.push(await importGraph(entry(s, n)));
       const g = graphs.at(-1)!;
       startRows.push([`${s.mode}: ${n}`, median(ready), median(graphs.map((x) => x.bootMs)), median(graphs.map((x) => x.importMs)), g.modules, g.heapMb, g.rssMb, loadavg()[0]!]);
+      if (values.why) whys.push([`${s.mode}: ${n}`, await importGraph(entry(s, n), true)]);
     }
   }
   emitRows(
-    `Start time: spawn → ready (readiness probe answering 200) on a migrated database, median of ${STARTS} restarts; the import graph alone in a fresh node with the services' flags (tools/bench/lib/import-probe.ts importing the service's module, or tools/system.ts for the single process): node's boot, the import (median of ${STARTS}), modules loaded (node: built-ins not counted), and the heap and resident memory it keeps after a full collection`,
+    `Start time: spawn → ready (readiness probe answering 200) on a migrated database, median of ${STARTS} restarts; the import graph alone in a fresh node with the services' flags (tools/bench/lib/import-probe.ts importing the service's module, or tools/system.ts for the single process; bundled: the bundle's module.mjs): node's boot, the import (median of ${STARTS}), modules loaded (node: built-ins not counted; a bundle's chunks count one each), and the heap and resident memory it keeps after a full collection`,
     ['process', 'spawn → ready ms', 'node boot ms', 'import ms', 'modules', 'heap kept MB', 'RSS MB', 'load avg'],
     startRows,
   );
+  if (values.why) {
+    const typeRows: (string | number)[][] = [];
+    const pkgRows: (string | number)[][] = [];
+    const TYPES = ['string', 'code', 'closure', 'object', 'array', 'object shape', 'native', 'hidden'];
+    for (const [name, g] of whys) {
+      const h = g.why!.heap;
+      typeRows.push([name, h.totalMb, ...TYPES.map((t) => h.byType[t] ?? 0)]);
+      for (const p of h.byPackage.slice(0, 8)) pkgRows.push([name, p.name, g.why!.modulesByPackage[p.name] ?? 0, p.sourceMb, p.codeMb]);
+    }
+    emitRows(
+      'Where the heap goes after the import (--why): a V8 heap snapshot after a full collection, self sizes (MB) by node type; "string" holds the source text V8 keeps of every loaded script, node\'s own built-ins among them (~7.8 MB, the TypeScript stripper amaro 3.8 MB of it: external strings in node\'s binary, outside "heap kept")',
+      ['process', 'heap MB', ...TYPES],
+      typeRows,
+    );
+    emitRows(
+      'The 8 largest packages per process (--why): modules loaded at import, and what their scripts keep in the heap snapshot above: source text and functions (shared function info, bytecode, scope info, closures), MB; objects they allocated are in the by-type table. A bundle is one script for all its packages (read the source rows for the split)',
+      ['process', 'package', 'modules', 'source MB', 'functions MB'],
+      pkgRows,
+    );
+  }
 
   // per hop of a create, and CPU per operation per process
   const hopRows: (string | number)[][] = [];
@@ -312,7 +357,7 @@ try {
       cpuRows.push([s.mode, n, ops.get(s)!.create.cpuPerOp.get(n)! * 1000, ops.get(s)!.list.cpuPerOp.get(n)! * 1000, `${ops.get(s)!.create.load.loadAverage.toFixed(2)} / ${ops.get(s)!.list.load.loadAverage.toFixed(2)}`]);
     }
     const sum = (op: Op) => [...ops.get(s)![op].cpuPerOp.values()].reduce((a, b) => a + b, 0) * 1000;
-    if (s === six) cpuRows.push([s.mode, 'the six together', sum('create'), sum('list'), '']);
+    if (s.processes().size > 1) cpuRows.push([s.mode, 'the six together', sum('create'), sum('list'), '']);
   }
   emitRows(
     `CPU µs per operation per process (utime + stime from /proc over the load, until the events it published were handled), the other system paused; PostgreSQL not counted`,

@@ -54,7 +54,7 @@ export interface Cluster {
  * `nodeFlags`: what each service's node starts with (as in the images by default; tools/bench/gc.ts
  * compares others); `pgSettings`: extra settings of its PostgreSQL server (the benches').
  */
-export async function startCluster(extraEnv: Record<string, string> = {}, opts: { nodeFlags?: readonly string[]; /** per service, the checkout (with its own node_modules) whose source runs; default this one (the mixed-version test runs an older release's) */ sourceRoots?: Partial<Record<ServiceName, string>>; pgSettings?: string[]; /** which PostgreSQL and how (the benches' --pg defaults) */ pg?: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> } = {}): Promise<Cluster> {
+export async function startCluster(extraEnv: Record<string, string> = {}, opts: { nodeFlags?: readonly string[]; /** per service, the checkout (with its own node_modules) whose source runs; default this one (the mixed-version test runs an older release's) */ sourceRoots?: Partial<Record<ServiceName, string>>; pgSettings?: string[]; /** per service, the file node runs instead of its source's main.ts (tools/bench/footprint.ts --bundled: a precompiled bundle) */ entries?: Partial<Record<ServiceName, string>>; /** which PostgreSQL and how (the benches' --pg defaults) */ pg?: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> } = {}): Promise<Cluster> {
   const nodeFlags = opts.nodeFlags ?? STANDALONE_NODE_FLAGS;
   const log = createLogger('chaos', 'silent');
   const dir = mkdtempSync(join(tmpdir(), 'chaos-'));
@@ -88,7 +88,8 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
     if (sourceRoot) sourceRoots.set(name, sourceRoot);
     const from = sourceRoots.get(name) ?? root;
     const own = { [name === 'gateway' ? 'METRICS_PORT' : 'HEALTH_PORT']: String(metricsPorts.get(name)) };
-    const child = spawn(node, [...nodeFlags, join(from, 'services', name, 'src', 'main.ts')], { cwd: from, env: { ...env, ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const entry = opts.entries?.[name] ?? join(from, 'services', name, 'src', 'main.ts');
+    const child = spawn(node, [...nodeFlags, entry], { cwd: from, env: { ...env, ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
     const proc: Proc = { child, output: procs.get(name)?.output ?? '' };
     const append = (d: Buffer) => {
       proc.output = (proc.output + d.toString()).slice(-20_000);

@@ -7,8 +7,7 @@ import { ZoneCache } from './zone-cache.ts';
 import * as settings from './handlers/settings.ts';
 import * as tasks from './handlers/tasks.ts';
 import * as topics from './handlers/topics.ts';
-import { CALDAV_TOMBSTONE_DAYS, handleDav } from './handlers/caldav.ts';
-import { purgeTombstones } from './db/caldav.ts';
+import { CALDAV_TOMBSTONE_DAYS, purgeTombstones } from './db/caldav.ts';
 import { registerReminders } from './handlers/reminders.ts';
 import * as completion from './handlers/completion.ts';
 import * as subtasks from './handlers/subtasks.ts';
@@ -66,7 +65,8 @@ export const tasksService: ServiceDefinition = {
       bus.serve(api.feedRotate.rpc, (call) => settings.feedRotate(ctx, call)),
       bus.serve(api.feedRevoke.rpc, (call) => settings.feedRevoke(ctx, call)),
       bus.serve(api.feed.rpc, (call) => settings.feed(ctx, call)),
-      bus.serve(davRpc, (req) => handleDav(ctx, req)),
+      // CalDAV's XML and iCalendar libraries (xmldom, ical.js) load with its first request, not at start (test/lazy-imports.test.ts)
+      bus.serve(davRpc, async (req) => (await import('./handlers/caldav.ts')).handleDav(ctx, req)),
       ...registerGame(bus, ctx),
       ...registerReminders(bus, ctx),
       serveTasksAdminStats(bus, pool),

@@ -24,9 +24,9 @@ export const SINGLE_PROCESS_ENV = {
   RATE_LIMIT_WRITES: 'false',
 };
 
-/** A program of tools/ in its own Node 24 process (with `nodeArgs` before it); stopped with SIGTERM and awaited. */
+/** A program of tools/ (or a file by its absolute path: a bundle) in its own Node 24 process (with `nodeArgs` before it); stopped with SIGTERM and awaited. */
 export function serverProcess(program: string, env: Record<string, string>, nodeArgs: readonly string[] = []): { pid: number; stop(): Promise<void> } {
-  const child = spawn(join(root, 'node_modules', '.bin', 'node'), [...nodeArgs, join(root, 'tools', program)], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(join(root, 'node_modules', '.bin', 'node'), [...nodeArgs, program.startsWith('/') ? program : join(root, 'tools', program)], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   return {
     pid: child.pid!,
     async stop() {

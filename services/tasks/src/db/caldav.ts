@@ -3,6 +3,9 @@ import { and, asc, eq, getTableColumns, gt, gte, isNull, lt, or, sql, type SQL }
 import { alias } from 'drizzle-orm/pg-core';
 import { caldavObjects, caldavTombstones, tasks, topics } from './schema.ts';
 
+/** Tombstones are kept this long; a sync token older than this (less a day's margin) has expired. */
+export const CALDAV_TOMBSTONE_DAYS = 30;
+
 /**
  * SQL of the CalDAV server (handlers/caldav.ts): collections (the user's topics, and `tasks` for the
  * tasks without one), their members with what a client gave them (caldav_objects), what changed or

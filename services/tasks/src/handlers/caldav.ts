@@ -9,6 +9,7 @@ import { child, children, clark, nameOf, NS, parseXml, textOf, XmlError, XmlWrit
 import { keepCategories, keepParentLink, parseCalendarObject, sameReminders, taskToVtodo, vtodoCalendar, type VtodoTask } from '../domain/vtodo.ts';
 import { taskUid } from '../domain/icalendar.ts';
 import {
+  CALDAV_TOMBSTONE_DAYS,
   collectionBySegment,
   collectionMembers,
   INBOX,
@@ -49,8 +50,6 @@ import { emitTaskEvent, ruleOf, type Ctx } from './common.ts';
  */
 
 const PAGE = 200;
-/** Tombstones are kept this long; a sync token older than this (less a day's margin) has expired. */
-export const CALDAV_TOMBSTONE_DAYS = 30;
 const TOKEN_PREFIX = 'urn:tasksvc:sync:';
 const XML = 'application/xml; charset=utf-8';
 const ICS = 'text/calendar; charset=utf-8; component=VTODO';

@@ -1,7 +1,7 @@
 import { AppError, CALENDAR_TOKEN_PREFIX, type HttpCall, type RawResponse } from '@tasksvc/proto';
 import { randomToken, sha256Hex } from '@tasksvc/runtime';
 import { isValidTimeZone, localDate } from '@tasksvc/proto/calendar/dates.ts';
-import { buildCalendar, type FeedTask } from '../domain/ical.ts';
+import type { FeedTask } from '../domain/ical.ts';
 import { ensureProfile, profileByFeedHash, setFeedTokenHash, setTimezone, updateProfile } from '../db/profiles.ts';
 import { feedTasks, tasksWithReminders } from '../db/tasks.ts';
 import { effectiveDueDate, emitTaskEvent, fieldError, ruleOf, toProfile, transact, userOf, type Ctx } from './common.ts';
@@ -88,6 +88,7 @@ export async function feed(ctx: Ctx, call: HttpCall<{ file: string }, unknown, u
     status: 200,
     contentType: 'text/calendar; charset=utf-8',
     headers: { 'cache-control': 'private, max-age=300', 'content-disposition': 'inline; filename="tasks.ics"' },
-    body: buildCalendar(tasks, { now: new Date(), name: 'Tasks' }),
+    // ical.js loads with the first feed read, not at start (test/lazy-imports.test.ts)
+    body: (await import('../domain/ical.ts')).buildCalendar(tasks, { now: new Date(), name: 'Tasks' }),
   };
 }

@@ -2,12 +2,17 @@ import { exportCompletionsPageRpc, exportIcsHeadRpc, exportIcsPageRpc, exportTas
 import { jsonView, type Bus, type Subscription } from '@tasksvc/runtime';
 import { ensureProfile } from '../db/profiles.ts';
 import { caldavObjectsOf, completionPage, exportCounts, taskPage, topicTitles, userRecords } from '../db/user-data.ts';
-import { newCalendar, taskUid } from '../domain/icalendar.ts';
-import { taskToVtodo, tzidsOf, vtimezone } from '../domain/vtodo.ts';
 import { ACHIEVEMENT_BY_KEY } from '../game/domain/achievements.ts';
 import { levelForCoins } from '../game/domain/levels.ts';
 import { notificationSettings } from '../game/handlers.ts';
 import type { Ctx } from './common.ts';
+
+
+/** The .ics export's mapper and ical.js, loaded with the first .ics export rather than at start (test/lazy-imports.test.ts). */
+async function ical() {
+  const [{ newCalendar, taskUid }, { taskToVtodo, tzidsOf, vtimezone }] = await Promise.all([import('../domain/icalendar.ts'), import('../domain/vtodo.ts')]);
+  return { newCalendar, taskUid, taskToVtodo, tzidsOf, vtimezone };
+}
 
 /**
  * A page's reply stays under this many bytes of JSON (NATS carries at most 1 MiB per message by
@@ -81,6 +86,7 @@ export function serveUserDataExport(bus: Bus, ctx: Ctx): Subscription[] {
     }),
     bus.serve(exportIcsHeadRpc, async ({ userId }) => {
       const [p, counts] = await Promise.all([ensureProfile(pool, userId), exportCounts(pool, userId)]);
+      const { newCalendar, vtimezone } = await ical();
       const cal = newCalendar({ 'x-wr-calname': 'Tasks' });
       const tz = vtimezone(p.timezone);
       if (tz) cal.addSubcomponent(tz);
@@ -90,6 +96,7 @@ export function serveUserDataExport(bus: Bus, ctx: Ctx): Subscription[] {
     }),
     bus.serve(exportIcsPageRpc, async ({ userId, after, limit, zonesWritten }) => {
       const [p, page, titles] = await Promise.all([ensureProfile(pool, userId), taskPage(pool, userId, after, limit), topicTitles(pool, userId)]);
+      const { taskToVtodo, taskUid, tzidsOf, vtimezone } = await ical();
       // each task's VTODO through THE mapper (domain/vtodo.ts), as text, with the UID and properties a CalDAV client gave it
       const ids = page.rows.flatMap((t) => (t.parentId ? [t.id, t.parentId] : [t.id]));
       const objects = await caldavObjectsOf(pool, userId, [...new Set(ids)]);

@@ -20,7 +20,6 @@ import { userOf } from '../handlers/common.ts';
 import { applyPlan } from './apply.ts';
 import type { ReadContext } from './domain/context.ts';
 import { describeIssue, ImportFileError, planCounts, planDigest, planSize, type ImportPlan } from './domain/plan.ts';
-import { readImport } from './domain/read.ts';
 
 /**
  * The import's bus entry points: pieces of an upload, the upload's preview, its confirm (run in the
@@ -93,7 +92,9 @@ function unreadable(err: ImportFileError): AppError {
   );
 }
 
-function parse(ctx: ImportCtx, name: string, file: Buffer, today: string, zone: string): ImportPlan {
+async function parse(ctx: ImportCtx, name: string, file: Buffer, today: string, zone: string): Promise<ImportPlan> {
+  // the file formats' readers (ical.js, csv-parse, fflate) load with the first upload, not at start (test/lazy-imports.test.ts)
+  const { readImport } = await import('./domain/read.ts');
   try {
     return readImport(name, file, readContext(ctx, today, zone));
   } catch (err) {
@@ -111,7 +112,7 @@ export async function upload(ctx: ImportCtx, call: HttpCall<unknown, { filename?
     const file = await assemble(ctx, userId, ref);
     const profile = await ensureProfile(ctx.pool, userId);
     const today = localDate(new Date(), profile.timezone);
-    const plan = parse(ctx, name, file, today, profile.timezone);
+    const plan = await parse(ctx, name, file, today, profile.timezone);
     const already = await alreadyHere(ctx, userId, plan);
     const preview: StoredPreview = { files: plan.files, counts: planCounts(plan, already), problems: plan.problems, recurrences: plan.recurrences };
     const row = await insertImport(ctx.pool, {
@@ -228,7 +229,7 @@ export class ImportRunner {
     try {
       const { file } = await storedFile(this.ctx, row.userId, row.id);
       if (file.length !== row.bytes || sha256(file) !== row.sha256) throw new Error('the uploaded file is no longer complete: upload it again');
-      const plan = parse(this.ctx, row.fileName, file, row.referenceDate, row.timeZone);
+      const plan = await parse(this.ctx, row.fileName, file, row.referenceDate, row.timeZone);
       if (planDigest(plan) !== row.planDigest) throw new Error('the file now reads differently from its preview (the app was updated meanwhile): upload it again');
       let last = 0;
       await applyPlan(pool, row.id, row.userId, plan, {

