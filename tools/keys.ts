@@ -12,7 +12,7 @@
  * derived ring SECRETS_SUBKEYS (that service's tables only; the others are listed as skipped). Exit code
  * 1 when a value no key opens remains.
  */
-import { createLogger, createPool, exitOnConfigError, loadConfig, parseKeyRing, parseSubkeys, resealColumn, sealedByKey, type Config, type ResealReport } from '@tasksvc/runtime';
+import { createLogger, createPool, exitOnConfigError, LEGACY_KEY_ID, loadConfig, parseKeyRing, parseSubkeys, resealColumn, sealedByKey, type Config, type ResealReport } from '@tasksvc/runtime';
 import { deriveSubkeys, RING_SERVICES } from '@tasksvc/proto/ring-keys.ts';
 import { channelSecrets, SEALED_CHANNEL_SECRETS } from '@tasksvc/notifier';
 import { SEALED_SIGNING_SECRETS, signingSecrets } from '@tasksvc/webhook';
@@ -51,6 +51,8 @@ const sealed = [
 // A derived ring holds one service's purposes: the other service's tables are not this ring's to touch.
 const held = (purpose: string) => Boolean(config.SECRETS_KEYRING) || !config.SECRETS_SUBKEYS || config.SECRETS_SUBKEYS.some((k) => k.purpose === purpose);
 let unreadable = 0;
+/** values still in the pre-ring form (sealed under TOTP_ENCRYPTION_KEY), in the tables this ring covers */
+let legacy = 0;
 try {
   for (const { column, purpose, box } of sealed) {
     const name = `${column.table}.${column.column}`;
@@ -62,7 +64,16 @@ try {
     const byKey = Object.entries(report.byKey).map(([id, n]) => `${id}: ${n}`).join(', ') || 'none stored';
     process.stdout.write(`${name}: ${byKey}${command === 'reseal' ? ` (re-sealed ${report.resealed}, unreadable ${report.unreadable})` : ''}\n`);
     unreadable += report.unreadable;
+    legacy += report.byKey[LEGACY_KEY_ID] ?? 0;
   }
+  // The record an admin needs before taking TOTP_ENCRYPTION_KEY away from the ring services (docs/upgrading.md).
+  process.stdout.write(
+    legacy
+      ? `pre-ring values: ${legacy} (under TOTP_ENCRYPTION_KEY: keep it for the webhook and notifier services until a re-seal moves them)\n`
+      : sealed.every((c) => held(c.purpose))
+        ? 'pre-ring values: none (the webhook and notifier services no longer need TOTP_ENCRYPTION_KEY)\n'
+        : 'pre-ring values: none in the table counted (run with SECRETS_KEYRING to count both services)\n',
+  );
   const current = sealed.find((s) => held(s.purpose))!.box.currentKeyId;
   const source = config.SECRETS_KEYRING ? '' : config.SECRETS_SUBKEYS ? ' (from SECRETS_SUBKEYS, a derived ring)' : ' (SECRETS_KEYRING is not set: a key derived from AUTH_SECRET)';
   process.stdout.write(`current key: ${current}${source}\n`);

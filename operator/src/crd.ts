@@ -219,6 +219,11 @@ export const specSchema: Schema = {
         providers: secretName('CODEHOST_CLIENT_ID, CODEHOST_CLIENT_SECRET, …, OIDC_ISSUER', 'identity provider credentials'),
         smtp: secretName('SMTP_HOST, SMTP_PORT, SMTP_USER, SMTP_PASS, SMTP_FROM, SMTP_SECURE', 'SMTP settings'),
         vapid: secretName('PUBLIC_VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY, VAPID_CONTACT', 'browser push keys'),
+        preRingValues: {
+          type: 'boolean',
+          description:
+            'false once `tools/keys.ts status` says "pre-ring values: none": the webhook and notifier Deployments then no longer get TOTP_ENCRYPTION_KEY (they need it only to open values stored before the key ring); unset means true',
+        },
       },
     },
     cron: section({

@@ -283,7 +283,8 @@ export function serviceSecretEnv(ts: TaskService, spec: TaskServiceSpec, w: Wiri
   const ring = isRingService(svc) ? w.subkeys[svc] : undefined;
   return [...secretSources(ts, spec, w)]
     .flatMap(([name, ref]): [string, { name: string; key: string; optional?: true }][] => (name === 'SECRETS_KEYRING' ? (ring ? [['SECRETS_SUBKEYS', ring]] : []) : [[name, ref]]))
-    .filter(([name]) => declared.has(name) && !(ring && name === 'AUTH_SECRET'))
+    // TOTP's key opens only values stored before the ring; the admin says when none remain (spec.secrets.preRingValues)
+    .filter(([name]) => declared.has(name) && !(ring && (name === 'AUTH_SECRET' || (name === 'TOTP_ENCRYPTION_KEY' && spec.secrets?.preRingValues === false))))
     .map(([name, ref]) => ({ name, valueFrom: { secretKeyRef: ref } }));
 }
 

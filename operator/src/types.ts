@@ -37,6 +37,8 @@ export interface TaskServiceSpec {
     providers?: { name: string };
     smtp?: { name: string };
     vapid?: { name: string };
+    /** false: nothing sealed before the key ring remains, so the ring services no longer get TOTP_ENCRYPTION_KEY */
+    preRingValues?: boolean;
   };
   cron: { schedule: string; suspend: boolean };
   firewall: {

@@ -203,6 +203,12 @@ describe('desired state (L0)', () => {
     }
     // and every secret variable a Deployment gets is one its service reads
     for (const svc of SERVICES) for (const name of names(svc)) expect(serviceEnv(svc).has(name), `${svc} ${name}`).toBe(true);
+    // once no value sealed before the ring remains (tools/keys.ts status), the admin takes TOTP's key from the ring services
+    const resealed = full();
+    (resealed.spec as any).secrets.preRingValues = false;
+    const after = desiredChildren(resealed, v1);
+    const totpHolders = SERVICES.filter((svc) => find(after, 'Deployment', `prod-${svc}`).spec.template.spec.containers[0].env.some((e: any) => e.name === 'TOTP_ENCRYPTION_KEY'));
+    expect(totpHolders).toEqual(['auth']);
   });
 
   it("derives each ring service's Secret from the master ring: only its own subkeys, the same the service would derive; a rotation changes its checksum and rolls only the two ring Deployments", () => {

@@ -89,6 +89,7 @@ describe('keys per purpose', () => {
     await db.query('UPDATE webhook.endpoints SET secret_enc = $2 WHERE user_id = $1', [user, encryptSecret(TOTP_1, HOOK_SECRET)]);
     await db.query('UPDATE notifier.channels SET secrets_enc = $2 WHERE user_id = $1', [user, encryptSecret(TOTP_1, JSON.stringify({ secret: ALERT_SECRET }))]);
     expect(await storedKeyIds()).toEqual(['legacy', 'legacy']);
+    expect((await keys(['status'], { SECRETS_KEYRING: RING_A, TOTP_ENCRYPTION_KEY: TOTP_1 })).out).toContain('pre-ring values: 2 (under TOTP_ENCRYPTION_KEY: keep it');
 
     await restart({ TOTP_ENCRYPTION_KEY: TOTP_1, SECRETS_KEYRING: RING_A });
     await until(async () => (await storedKeyIds()).every((k) => k === 'a'), 'the legacy secrets re-sealed under key a at start', 20_000);
@@ -131,6 +132,7 @@ describe('keys per purpose', () => {
   it('`node tools/keys.ts` counts the secrets per key and re-seals them under the current key', async () => {
     const status = await keys(['status'], RING_A);
     expect(status.out).toContain('webhook.endpoints.secret_enc: b: 1\n');
+    expect(status.out).toContain('pre-ring values: none (the webhook and notifier services no longer need TOTP_ENCRYPTION_KEY)');
     expect(status.out).toContain('notifier.channels.secrets_enc: b: 1\n');
     expect(status.code).toBe(0);
     // key b is gone from this ring: nothing opens them, and the command says so
