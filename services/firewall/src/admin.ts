@@ -67,6 +67,8 @@ export function statusLines(s: Status): string[] {
   lines.push(kernelLine(s));
   lines.push(`two-step activation: ${s.acceptance_enabled ? `on, ${s.acceptance_duration} s` : 'off'}`);
   if (s.staged_changes) lines.push('staged changes not applied yet: task-firewall apply');
+  // What a supervisor's readiness check sees (ready.ts): one word, the rest is in the banner.
+  if (s.in_force) lines.push(`configured options in force: ${s.in_force.ok ? 'yes' : `NO (${s.in_force.reason})`}`);
   return lines;
 }
 

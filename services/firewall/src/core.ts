@@ -72,6 +72,18 @@ export interface Status {
   warning: string | null;
   /** The kernel's side, read now (null when it cannot be read). */
   kernel: KernelState | null;
+  /**
+   * Whether the kernel enforces confirmed rules built from the options the config file holds now, and
+   * if not why: what a supervisor asks (the Kubernetes readiness probe, ready.ts). `reason` is one word.
+   */
+  in_force: InForce;
+}
+
+export type InForceReason = 'Enforcing' | 'Pending' | 'NotProtected' | 'KernelDiffers' | 'KernelUnreadable' | 'RolledBack' | 'ConfigNotLoaded' | 'ConfigInvalid';
+export interface InForce {
+  ok: boolean;
+  reason: InForceReason;
+  message: string;
 }
 
 /** TCP connect within 2 s. */
@@ -112,6 +124,8 @@ export class FirewallCore {
   private kernelPrint: string | null | undefined = undefined;
   /** Why our table is absent (first start unconfirmed, switched off), for the warning. */
   private offReason: string | null = null;
+  /** Why the last rollback happened, while the options it undid are still in the config file (a read-only file cannot be restored). */
+  private rolledBackBecause: string | null = null;
   private readonly deps: CoreDeps;
 
   constructor(deps: CoreDeps) {
@@ -224,6 +238,7 @@ export class FirewallCore {
   status(): Status {
     const p = this.state.pending;
     const kernel = this.kernelState();
+    const inForce = this.inForce(kernel, !!p);
     return {
       active: this.active,
       acceptance: this.state.acceptance,
@@ -234,9 +249,44 @@ export class FirewallCore {
       acceptance_duration: this.config.acceptance.duration,
       staged_changes: JSON.stringify(this.state.staged) !== JSON.stringify(this.state.current),
       protection: p ? 'pending' : this.active ? 'enforcing' : 'off',
-      warning: this.warning(kernel),
+      warning: this.warning(kernel, inForce),
       kernel,
+      in_force: inForce,
     };
+  }
+
+  /** The options of the config file as it reads now, compared with the running ones (null: in force or no file). */
+  private fileOptionsProblem(): { reason: InForceReason; message: string } | null {
+    const file = this.deps.configFile;
+    if (!file) return null;
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      return { reason: 'ConfigInvalid', message: `cannot read ${file}: ${(e as Error).message}` };
+    }
+    if (text === this.configText) return null;
+    const parsed = parseConfigText(text);
+    if (!parsed.ok) return { reason: 'ConfigInvalid', message: `${file} is not valid (${parsed.problems.map((q) => `${q.path}: ${q.message}`).join('; ')}); the kernel enforces the options loaded before` };
+    if (optionsKey(parsed.config) === optionsKey(this.config)) return null;
+    if (this.state.acceptance === 'rolled_back' && this.rolledBackBecause !== null) {
+      return {
+        reason: 'RolledBack',
+        message: `the options in ${file} are not in force: they were rolled back (${this.rolledBackBecause}) and the file could not be restored (read-only, e.g. a ConfigMap); the kernel enforces the last confirmed options. A restart of the daemon (or SIGHUP) tries them again with a new confirmation window`,
+      };
+    }
+    return { reason: 'ConfigNotLoaded', message: `${file} changed since the daemon loaded it; the kernel enforces the options loaded before: SIGHUP (systemctl reload) applies it` };
+  }
+
+  /** See `Status.in_force`. */
+  private inForce(kernel: KernelState | null, pending: boolean): InForce {
+    if (kernel === null && this.deps.apply === undefined) return { ok: false, reason: 'KernelUnreadable', message: `our table inet ${TABLE} could not be read from the kernel` };
+    if (kernel && !kernel.matches) return { ok: false, reason: 'KernelDiffers', message: `the kernel's table inet ${TABLE} differs from what the daemon applied` };
+    if (pending) return { ok: false, reason: 'Pending', message: 'a change awaits confirmation; without it the previous rules come back' };
+    if (!this.active) return { ok: false, reason: 'NotProtected', message: this.offReason ?? `no table inet ${TABLE} of ours in the kernel` };
+    const problem = this.fileOptionsProblem();
+    if (problem) return { ok: false, ...problem };
+    return { ok: true, reason: 'Enforcing', message: `the kernel enforces the confirmed rules of the configured options (table inet ${TABLE})` };
   }
 
   private kernelState(): KernelState | null {
@@ -251,10 +301,11 @@ export class FirewallCore {
   }
 
   /** The banner: the host is not protected as configured, why, and what to do. */
-  private warning(kernel: KernelState | null): string | null {
+  private warning(kernel: KernelState | null, inForce?: InForce): string | null {
     if (kernel && !kernel.matches) {
       return `the kernel's table inet ${TABLE} ${kernel.table ? 'differs from' : 'is missing, unlike'} what the daemon applied (changed outside the daemon?): task-firewall apply, then task-firewall confirm, loads the daemon's rules again`;
     }
+    if (inForce && ['RolledBack', 'ConfigNotLoaded', 'ConfigInvalid'].includes(inForce.reason)) return inForce.message;
     if (this.active || this.state.pending) return null;
     return `NOT PROTECTED: ${this.offReason ?? 'no table of ours in the kernel'}. To protect this host: task-firewall apply, then task-firewall confirm from a new SSH session within the window (unattended hosts: FIREWALL_SELF_CONFIRM, see docs/firewall.md)`;
   }
@@ -346,6 +397,7 @@ export class FirewallCore {
     this.applied = script;
     this.active = true;
     this.offReason = null;
+    this.rolledBackBecause = null;
     this.state.last_apply = now.toISOString();
     this.generation++;
     if (!window.enabled) {
@@ -462,6 +514,7 @@ export class FirewallCore {
     this.state.pending = null;
     this.state.acceptance = 'rolled_back';
     this.persist();
+    this.rolledBackBecause = reason === 'timeout' ? `not confirmed within ${this.config.acceptance.duration} s` : reason;
     const confirmed = this.store.confirmedScript();
     const script = confirmed === null ? null : confirmed.slice(confirmed.indexOf('\n') + 1);
     try {
@@ -589,6 +642,12 @@ export class FirewallCore {
     }
     this.audit.write(action, `${detail}; ruleset unchanged`, actor);
   }
+}
+
+/** The options a ruleset is built from (not the window, not the paths). */
+function optionsKey(config: FirewallConfig): string {
+  const { ipv6, container, firewall } = config;
+  return JSON.stringify({ ipv6, container, firewall });
 }
 
 function bothRules(rules: RuleSet): Pick<RulesState, 'current' | 'staged'> {

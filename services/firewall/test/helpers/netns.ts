@@ -106,13 +106,18 @@ export interface StartOptions {
   /** Confirm the first start's window (default true: most tests start from confirmed rules). */
   confirm?: boolean;
   env?: Record<string, string>;
+  /** A directory the daemon sees read-only (its own mount namespace), as a Kubernetes ConfigMap mount is. */
+  readOnlyDir?: string;
 }
 
 /** Start the real daemon (`cli.ts core`) inside the host namespace and wait for its socket. */
 export async function startCore(bed: Bed, configFile: string, opts: StartOptions = {}): Promise<CoreProc> {
   const socket = join(bed.dir, 'core.sock');
   rmSync(socket, { force: true });
-  const proc = spawn('ip', ['netns', 'exec', bed.host, NODE, CLI, 'core', '--config', configFile], {
+  const daemon = [NODE, CLI, 'core', '--config', configFile];
+  // unshare and sh exec into node, so the pid (and a SIGKILL) is the daemon's.
+  const command = opts.readOnlyDir ? ['unshare', '-m', 'sh', '-c', 'mount --bind -o ro "$0" "$0" && exec "$@"', opts.readOnlyDir, ...daemon] : daemon;
+  const proc = spawn('ip', ['netns', 'exec', bed.host, ...command], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...opts.env },
   });
