@@ -17,3 +17,4 @@ export * from './dead-letters.ts';
 export * from './keyring.ts';
 export * from './batch.ts';
 export * from './signed-token.ts';
+export * from './wake-timer.ts';

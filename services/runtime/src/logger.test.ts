@@ -83,6 +83,18 @@ describe('logger', () => {
     } finally {
       idle.kill();
     }
+    // a burst of several chunks (the flush finds one being written), then the process idles: every line comes
+    const quiet = spawn(node, ['--input-type=module', '-e', `const { createLogger } = await import(${logger}); const log = createLogger('tasks'); for (let i = 0; i < 300; i++) log.info({ i }, 'line'); setInterval(() => {}, 1000);`]);
+    try {
+      const all = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        quiet.stdout.on('data', (d: Buffer) => (out += d.toString()).split('\n').length > 300 && resolve(out));
+        quiet.once('exit', (code) => reject(new Error(`exited (${code}) before writing: ${out}`)));
+      });
+      expect(all.trim().split('\n').map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    } finally {
+      quiet.kill();
+    }
     // a burst of several chunks, then process.exit at once: every line, in order
     const burst = spawnSync(node, ['--input-type=module', '-e', `const { createLogger } = await import(${logger}); const log = createLogger('tasks'); for (let i = 0; i < 500; i++) log.info({ i }, 'line'); process.exit(3);`], { encoding: 'utf8' });
     expect(burst.status, burst.stderr).toBe(3);

@@ -81,12 +81,34 @@ const LOG_CHUNK_BYTES = 4096;
 const LOG_BUFFER_LIMIT = 16 * 1024 * 1024;
 
 /**
- * Standard output written in chunks of a few kilobytes, at least every LOG_FLUSH_MS: written a line at
- * a time (pino's default, a thread-pool write each), request lines were the largest cost of logging at
- * info. pino writes what is left when the process exits, so only a kill -9 loses the last moment's lines.
+ * Standard output written in chunks of a few kilobytes, a line waiting at most LOG_FLUSH_MS: written a
+ * line at a time (pino's default, a thread-pool write each), request lines were the largest cost of
+ * logging at info. pino writes what is left when the process exits, so only a kill -9 loses the last
+ * moment's lines. The flush is timed from the first line waiting, not on a period: sonic-boom's
+ * periodicFlush wrote an empty chunk through the thread pool five times a second in every process,
+ * idle or not (tools/bench/idle.ts).
  */
 function stdoutInChunks(): DestinationStream {
-  return pino.destination({ dest: 1, minLength: LOG_CHUNK_BYTES, periodicFlush: LOG_FLUSH_MS, maxLength: LOG_BUFFER_LIMIT });
+  const out = pino.destination({ dest: 1, minLength: LOG_CHUNK_BYTES, maxLength: LOG_BUFFER_LIMIT });
+  // sonic-boom 4 keeps what waits in _len; without it (another version), its periodic flush as before
+  const waiting = () => (out as unknown as { _len?: number })._len;
+  if (typeof waiting() !== 'number') return pino.destination({ dest: 1, minLength: LOG_CHUNK_BYTES, periodicFlush: LOG_FLUSH_MS, maxLength: LOG_BUFFER_LIMIT });
+  let timer: NodeJS.Timeout | undefined;
+  const later = () => {
+    timer ??= setTimeout(() => {
+      timer = undefined;
+      out.flush();
+      // a chunk still being written keeps what came meanwhile: look again
+      if (waiting()! > 0) later();
+    }, LOG_FLUSH_MS).unref();
+  };
+  const write = out.write.bind(out);
+  out.write = (line: string) => {
+    const ok = write(line);
+    if (waiting()! > 0) later();
+    return ok;
+  };
+  return out;
 }
 
 /**

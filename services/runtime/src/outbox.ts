@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { EventDef, OutboxFigures } from '@tasksvc/proto';
 import type pg from 'pg';
 import type { Bus } from './bus/types.ts';
+import { afterCommit } from './db/pool.ts';
 import type { Logger } from './logger.ts';
 import { gauge } from './metrics.ts';
 import { continueTrace, currentTraceparent, detached } from './tracing.ts';
 
 /** The outboxes whose relays run in this process, for the backlog gauges (one query per schema per scrape). */
 const relayed = new Map<string, pg.Pool>();
+/** Each relay running in this process by schema: a committed outbox row kicks it (enqueueEvent). */
+const kicks = new Map<string, Set<() => void>>();
 /** A scrape never waits longer than this for the backlog query; a schema that does not answer is left out. */
 const BACKLOG_QUERY_MS = 2_000;
 
@@ -103,9 +106,15 @@ ALTER TABLE "${schema}".outbox SET (autovacuum_vacuum_scale_factor = 0, autovacu
 CREATE INDEX IF NOT EXISTS outbox_pending ON "${schema}".outbox (created_at) WHERE published_at IS NULL;`;
 }
 
+/**
+ * Write an event into the schema's outbox on `client` (in the caller's transaction). Once it commits
+ * (inTransaction), this process's relay of the schema is kicked: the event leaves at once without
+ * each caller kicking, and the relay's poll is only the fallback for what no kick announced.
+ */
 export async function enqueueEvent<T>(client: pg.PoolClient | pg.Pool, schema: string, event: EventDef<T>, payload: T): Promise<string> {
   const row = outboxRow(event, payload);
   await client.query(`INSERT INTO "${schema}".outbox (id, subject, payload, traceparent) VALUES ($1, $2, $3, $4)`, [row.id, row.subject, row.payload, row.traceparent]);
+  afterCommit(client, () => kicks.get(schema)?.forEach((kick) => kick()));
   return row.id;
 }
 
@@ -135,6 +144,13 @@ export interface OutboxRelay {
 /** One rule for every outbox: published rows are kept this long (for looking into what was sent), then deleted. */
 export const OUTBOX_RETENTION_DAYS = 7;
 const PRUNE_EVERY_MS = 3_600_000;
+/**
+ * How often a relay looks for rows no kick announced while none waits. Every committed outbox row
+ * kicks its relay (enqueueEvent, or the writer's own kick), so this bounds only what a replica that
+ * died between its commit and its round leaves: published by another replica at most 5 s later.
+ * At 500 ms the five relays of an idle system asked PostgreSQL 10 questions a second (tools/bench/idle.ts).
+ */
+export const IDLE_POLL_MS = 5_000;
 const PRUNE_BATCH = 10_000;
 
 export function startOutboxRelay(opts: {
@@ -143,7 +159,10 @@ export function startOutboxRelay(opts: {
   schema: string;
   events: EventDef<unknown>[];
   log: Logger;
+  /** the poll while rows wait (a round failed, the bus away): default 500 ms */
   pollMs?: number;
+  /** the poll while none waits (default IDLE_POLL_MS, never shorter than pollMs) */
+  idlePollMs?: number;
   batch?: number;
   /** a kicked round starts no sooner than this after the previous one started (default 25 ms) */
   minRoundGapMs?: number;
@@ -289,29 +308,40 @@ export function startOutboxRelay(opts: {
   }, PRUNE_EVERY_MS);
   pruner.unref();
 
-  // The timer is the fallback for rows no kick announced (a replica that died between commit and
-  // relay). An idle system polls all day, so a poll first asks one indexed question on any pooled
-  // connection; only when a row waits does it pay for a round (connection, lock, select, unlock).
+  // The timer is the fallback for rows no kick announced: a replica that died between commit and
+  // relay, a round that failed (the bus away), a transaction not run by inTransaction. A poll first
+  // asks one indexed question on any pooled connection; only when a row waits does it pay for a round
+  // (connection, lock, select, unlock). While rows wait it polls every pollMs; when none did at the
+  // last look, every idlePollMs (see IDLE_POLL_MS).
   const anyPending = async (): Promise<boolean> => {
     const { rowCount } = await pool.query(`SELECT 1 FROM "${schema}".outbox WHERE published_at IS NULL LIMIT 1`);
     return (rowCount ?? 0) > 0;
   };
+  const pollMs = opts.pollMs ?? 500;
+  const idlePollMs = Math.max(pollMs, opts.idlePollMs ?? IDLE_POLL_MS);
+  let waiting = true; // at start: rows may have been left by a previous run
   const poll = async (): Promise<void> => {
-    const pending = await anyPending().catch(() => true); // a failed check: let the round find out and log
-    if (pending && !stopped) await run();
+    waiting = await anyPending().catch(() => true); // a failed check: let the round find out and log
+    if (waiting && !stopped) await run();
   };
   const schedule = () => {
     if (stopped) return;
-    timer = setTimeout(() => {
-      void poll().finally(schedule);
-    }, opts.pollMs ?? 500);
+    timer = setTimeout(
+      () => {
+        void poll().finally(schedule);
+      },
+      waiting ? pollMs : idlePollMs,
+    );
   };
   schedule();
+  const kick = () => {
+    if (!stopped) soon();
+  };
+  if (!kicks.has(schema)) kicks.set(schema, new Set());
+  kicks.get(schema)!.add(kick);
 
   return {
-    kick() {
-      if (!stopped) soon();
-    },
+    kick,
     async flush() {
       if (running) await running;
       return run();
@@ -320,6 +350,7 @@ export function startOutboxRelay(opts: {
     async stop() {
       stopped = true;
       if (relayed.get(schema) === pool) relayed.delete(schema);
+      kicks.get(schema)?.delete(kick);
       clearTimeout(timer);
       clearTimeout(deferred);
       clearInterval(pruner);

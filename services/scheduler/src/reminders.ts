@@ -1,5 +1,5 @@
 import { checkRemindersRpc, MAX_REMINDER_CHECK, notificationRequested, REMINDER_ARMED_SUBJECT, reminderArmed, TASK_EVENTS_FILTER, taskEvents, type NotificationRequest } from '@tasksvc/proto';
-import { inTransaction, type Bus, type Logger, type OutboxRelay, type Pool, type Subscription } from '@tasksvc/runtime';
+import { inTransaction, wakeTimer, type Bus, type Logger, type OutboxRelay, type Pool, type Subscription } from '@tasksvc/runtime';
 import { applySchedule, claimDue, finishClaimed, nextReminderAt, pruneHandled, type Handled } from './db/reminders.ts';
 import { reminderMetrics } from './metrics.ts';
 
@@ -92,25 +92,11 @@ export interface ReminderTimer {
  * rows through SKIP LOCKED; the embedded mode runs the same timer.
  */
 export function startReminderTimer(deps: ReminderDeps, opts: { maxSleepMs?: number } = {}): ReminderTimer {
-  const maxSleep = opts.maxSleepMs ?? MAX_SLEEP_MS;
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let target = Infinity;
   let running: Promise<void> | undefined;
   let again = false;
-
-  const sleepUntil = (at: number) => {
-    if (stopped) return;
-    const wake = Math.min(at, Date.now() + maxSleep);
-    if (timer && wake >= target) return;
-    clearTimeout(timer);
-    target = wake;
-    timer = setTimeout(() => {
-      timer = undefined;
-      target = Infinity;
-      run();
-    }, Math.max(0, wake - Date.now()));
-  };
+  const wake = wakeTimer(() => run(), opts.maxSleepMs ?? MAX_SLEEP_MS);
+  const sleepUntil = (at: number) => wake.wakeAt(at);
 
   const round = async () => {
     try {
@@ -151,7 +137,7 @@ export function startReminderTimer(deps: ReminderDeps, opts: { maxSleepMs?: numb
     refresh: run,
     async stop() {
       stopped = true;
-      clearTimeout(timer);
+      wake.stop();
       clearInterval(prune);
       await running;
     },

@@ -43,9 +43,9 @@ describe('the webhook claim on a PostgreSQL with JIT on', () => {
     if (!server.jit()) return ctx.skip('the system PostgreSQL has no JIT (llvmjit) library: install the postgresql package that ships it (Debian: postgresql-15)');
     expect((await pool.query<{ jit: string }>('SHOW jit')).rows[0]!.jit).toBe('on');
 
-    // idle: the worker polls every 20 ms and finds nothing (compiled, each claim took 1.5-3 s)
+    // idle: the worker sleeps at most 20 ms between claims and finds nothing (compiled, each claim took 1.5-3 s)
     const config = loadConfig({ DATABASE_URL: 'postgres://unused@127.0.0.1:1/x', AUTH_SECRET: 'jit-test-secret-jit-test-secret-jit-test', AUTH_TRUST_HOST: 'true', RUNTIME_ENV: 'test' });
-    const worker = startDeliveryWorker({ pool, outbound: createOutbound({ allowList: [] }), config, log, pollMs: 20 });
+    const worker = startDeliveryWorker({ pool, outbound: createOutbound({ allowList: [] }), config, log, maxSleepMs: 20 });
     try {
       await until(async () => (await jitFigures()).claims >= 10, '10 idle claims', 60_000);
     } finally {

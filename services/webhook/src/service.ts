@@ -16,7 +16,7 @@ export const webhookService: ServiceDefinition = {
     const relay = startOutboxRelay({ pool, bus, schema: 'webhook', events: [notificationRequested], log });
     const deps: WorkerDeps = { pool, outbound, config, log, onNotify: () => relay.kick() };
     const worker = startDeliveryWorker(deps);
-    const api = serveWebhookApi({ ...deps, bus });
+    const api = serveWebhookApi({ ...deps, bus, onEnabled: () => worker.kick() });
     const consumer = await consumeTaskEvents({ bus, pool, onIngested: (hosts) => worker.kick(hosts) });
     // a deleted account's endpoints go, and with them every delivery still pending (tables derived from db/schema.ts)
     const deletion = await consumeUserDeletion({ bus, pool, log }, 'webhook', schema, ['webhook']);

@@ -128,7 +128,7 @@ describe('delivery worker', () => {
     const [slowUser, fastUser] = [randomUUID(), randomUUID()];
     await queue(slowUser, `${slow.r.url}/slow`, 6);
     const { pool, counted } = countingPool();
-    const worker = startDeliveryWorker({ pool, outbound: createOutbound({ allowList: ['127.0.0.1'] }), config: h.config, log: createLogger('worker-test', 'silent'), concurrency: 8, perHost: 3, pollMs: 3_600_000 });
+    const worker = startDeliveryWorker({ pool, outbound: createOutbound({ allowList: ['127.0.0.1'] }), config: h.config, log: createLogger('worker-test', 'silent'), concurrency: 8, perHost: 3, maxSleepMs: 3_600_000 });
     try {
       await until(async () => slow.r.arrived === 3, 'slow receiver at its bound');
       // the first claim took the slow host's 3; the second, skipping it, found nothing
@@ -151,6 +151,54 @@ describe('delivery worker', () => {
       slow.r.release();
       await worker.stop();
       await Promise.all([slow.close(), fast.close()]);
+    }
+  });
+
+  // No poll: an idle worker sleeps until what it knows comes due. Told of new rows, it claims them at
+  // once; a retry it recorded wakes it at the retry's time, with nothing else to wake it (longest sleep an hour).
+  it('delivers at once when woken, and a retry it recorded at the retry time, without a poll', async () => {
+    let calls = 0;
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(++calls === 1 ? 503 : 204).end());
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const user = randomUUID();
+    const { pool, counted } = countingPool();
+    const config = { ...h.config, WEBHOOK_RETRY_SCHEDULE: [0.2] };
+    const worker = startDeliveryWorker({ pool, outbound: createOutbound({ allowList: ['127.0.0.1'] }), config, log: createLogger('worker-test', 'silent'), maxSleepMs: 3_600_000 });
+    try {
+      await until(async () => counted.answered === 1, 'the first claim (nothing due)');
+      await queue(user, `http://127.0.0.1:${(server.address() as AddressInfo).port}/once-unavailable`, 1);
+      worker.kick();
+      const [row] = await until(async () => {
+        const rows = await statusOf(user);
+        return rows[0]?.status === 'delivered' && rows;
+      }, 'delivered on the retry');
+      expect(row).toMatchObject({ attempts: 2, lease: null });
+      expect(calls).toBe(2);
+    } finally {
+      await worker.stop();
+      await new Promise((done) => server.close(done));
+    }
+  });
+
+  // Rows no wake-up announced (another replica ingested them and died, or is full): the worker finds
+  // them at its longest sleep after its last claim.
+  it('delivers rows it was not told of after its longest sleep', async () => {
+    const rx = await holdingReceiver();
+    rx.r.holding = false;
+    const user = randomUUID();
+    const { pool, counted } = countingPool();
+    const worker = startDeliveryWorker({ pool, outbound: createOutbound({ allowList: ['127.0.0.1'] }), config: h.config, log: createLogger('worker-test', 'silent'), maxSleepMs: 300 });
+    try {
+      await until(async () => counted.answered >= 1, 'the first claim (nothing due)');
+      await queue(user, `${rx.r.url}/unannounced`, 3);
+      await until(async () => (await statusOf(user)).every((d) => d.status === 'delivered'), 'unannounced rows delivered');
+      expect(rx.r.arrived).toBe(3);
+    } finally {
+      await worker.stop();
+      await rx.close();
     }
   });
 

@@ -1,5 +1,5 @@
 import { notificationRequested } from '@tasksvc/proto';
-import { createBatcher, continueTrace, enqueueEvent, secretBox, SecretUnreadable, type SealedColumn, type SecretBox, inSpan, inTransaction, MAX_SOCKETS_PER_HOST, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
+import { createBatcher, continueTrace, wakeTimer, enqueueEvent, secretBox, SecretUnreadable, type SealedColumn, type SecretBox, inSpan, inTransaction, MAX_SOCKETS_PER_HOST, OutboundError, parseRetryAfter, type Config, type Logger, type Outbound, type Pool } from '@tasksvc/runtime';
 import { claimDue, completeAttempts, completeMany, disableEndpoint, prune, release, type ClaimedDelivery, type Completion } from './db/deliveries.ts';
 import { deliveryHeaders, failingTooLong, judge, maxAttempts, nextDelaySec, type AttemptResult } from './domain/delivery.ts';
 import { createShares, type ShareLimits } from './domain/shares.ts';
@@ -64,9 +64,10 @@ export interface Answer {
 
 /**
  * One attempt of one leased delivery: send, judge the answer, and record the outcome, the attempt,
- * the next attempt time and the endpoint's health, only while the lease holds.
+ * the next attempt time and the endpoint's health, only while the lease holds. Resolves with the
+ * next attempt's time when one was recorded (the worker wakes for it), else null.
  */
-export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAnswered?: (a: Answer) => void): Promise<void> {
+export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAnswered?: (a: Answer) => void): Promise<Date | null> {
   const { config } = deps;
   const schedule = config.WEBHOOK_RETRY_SCHEDULE;
   const startedAt = new Date();
@@ -127,11 +128,14 @@ export async function attemptDelivery(deps: WorkerDeps, d: ClaimedDelivery, onAn
   if (verdict.kind === 'delivered' || d.manual) {
     // one statement: outcome, attempt log and (for a success) the endpoint's health
     if (verdict.kind === 'delivered' && !d.manual) completion.healthyEndpoint = d.endpointId;
-    if (await (deps.record ?? ((c) => recordOne(deps.pool, c)))(completion)) webhookMetrics.finished(status);
-    return;
+    if (!(await (deps.record ?? ((c) => recordOne(deps.pool, c)))(completion))) return null;
+    webhookMetrics.finished(status);
+    return nextAttemptAt;
   }
   const failure: Failure = { completion: { ...completion, failingEndpoint: d.endpointId }, gone: verdict.kind === 'gone' ? verdict.reason : null };
-  if (await (deps.recordFailure ?? ((f) => recordFailures(deps, [f]).then((r) => r[0]!)))(failure)) webhookMetrics.finished(status);
+  if (!(await (deps.recordFailure ?? ((f) => recordFailures(deps, [f]).then((r) => r[0]!)))(failure))) return null;
+  webhookMetrics.finished(status);
+  return nextAttemptAt;
 }
 
 /** A failed attempt of a delivery (not a manual one): its completion, and the reason to disable its endpoint now (410 Gone). */
@@ -203,8 +207,23 @@ export interface WorkerOptions {
   unprovenPerHost?: number;
   /** an answer this late makes its host unproven (default: a third of the time limit, at most 5 s) */
   slowAfterMs?: number;
-  pollMs?: number;
+  /** the longest the worker sleeps without a claim (default MAX_SLEEP_MS) */
+  maxSleepMs?: number;
 }
+
+/**
+ * The worker claims when rows may have come due: at once when it is told of new rows (its consumer
+ * ingested them, an endpoint was enabled, a claimed row was given back), at the next attempt time of
+ * each retry it recorded, and otherwise at most this long after its last claim. The longest sleep
+ * bounds what a missed wake-up costs: rows another replica ingested or scheduled and could not
+ * claim (it died, or it is full while this one is idle), and rows whose worker died (due again when
+ * their lease runs out, itself 35 s by default). 5 s: an idle worker claims once in 5 s instead of
+ * four times a second (tools/bench/idle.ts), and a row is never more than 5 s late because of a
+ * replica it did not land on.
+ */
+export const MAX_SLEEP_MS = 5_000;
+/** After a failed claim (the database away), the next one is tried this soon. */
+const RETRY_MS = 1_000;
 
 /**
  * The delivery loop: keeps up to `concurrency` claimed deliveries, claiming due rows from the
@@ -277,7 +296,9 @@ export function startDeliveryWorker(deps: WorkerDeps & WorkerOptions): DeliveryW
       // a row that waited so long its lease could run out mid-attempt goes back instead (no duplicate send)
       if (stopped || Date.now() + attemptMs > claimedAt + lease) {
         letGo(row);
-        void release(deps.pool, [row]).catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'could not release a delivery; it is retried when its lease expires'));
+        void release(deps.pool, [row])
+          .then(() => !stopped && comeDue())
+          .catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'could not release a delivery; it is retried when its lease expires'));
         continue;
       }
       host.running++;
@@ -292,6 +313,10 @@ export function startDeliveryWorker(deps: WorkerDeps & WorkerOptions): DeliveryW
       // tracing on: each attempt is a span in the trace of the event it delivers
       const attempt = () => inSpan('deliver webhook', 'client', { 'webhook.delivery.id': row.id, 'webhook.attempt': row.attempts, 'webhook.event': row.event }, () => attemptDelivery(attemptDeps, row, freeSlot));
       const p: Promise<void> = continueTrace(row.traceparent, attempt)
+        // a retry recorded: wake for it (replicas that did not record it find it at their longest sleep)
+        .then((next) => {
+          if (next) wake.wakeAt(next.getTime());
+        })
         .catch((err: unknown) => deps.log.warn({ err, deliveryId: row.id }, 'delivery attempt failed to record; the lease expires and it is retried'))
         .finally(() => {
           inFlight.delete(p);
@@ -350,8 +375,10 @@ export function startDeliveryWorker(deps: WorkerDeps & WorkerOptions): DeliveryW
         lastPrune = Date.now();
         await prune(deps.pool, RETENTION_DAYS);
       }
+      wake.wakeAt(Infinity);
     } catch (err) {
       deps.log.warn({ err: (err as Error).message }, 'delivery worker round failed');
+      wake.wakeAt(Date.now() + RETRY_MS);
     } finally {
       pumping = false;
     }
@@ -362,13 +389,13 @@ export function startDeliveryWorker(deps: WorkerDeps & WorkerOptions): DeliveryW
     if (!hosts || !hosts.every((h) => drained?.full.has(`host:${h}`))) dueGeneration++;
     void pump();
   };
-  const timer = setInterval(comeDue, deps.pollMs ?? 250);
+  const wake = wakeTimer(() => comeDue(), deps.maxSleepMs ?? MAX_SLEEP_MS);
   void pump();
   return {
     kick: comeDue,
     async stop() {
       stopped = true;
-      clearInterval(timer);
+      wake.stop();
       // rows still waiting for a slot go back now rather than when their lease runs out
       const waiting = [...hosts.values()].flatMap((h) => h.waiting.splice(0).map((w) => w.row));
       waiting.forEach(letGo);

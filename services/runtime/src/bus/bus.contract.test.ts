@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { quietLogger, sharedNatsUrl, testDatabase, until } from '../../../../tools/testenv/index.ts';
-import { createPool } from '../db/pool.ts';
+import { createPool, inTransaction } from '../db/pool.ts';
 import { createDeadLetters, deadLetterTableSql } from '../dead-letters.ts';
 import { registry } from '../metrics.ts';
 import { enqueueEvent, OUTBOX_RETENTION_DAYS, outboxTableSql, startOutboxRelay } from '../outbox.ts';
@@ -351,6 +351,28 @@ describe.each([
       } finally {
         await relay.stop();
         await relayPool.end();
+        await sub.stop();
+      }
+    });
+
+    // No poll (an hour) and no kick by the writer: the commit of a transaction that wrote an outbox
+    // row kicks this process's relay of that schema; a rolled-back one publishes nothing.
+    it('publishes an event as its transaction commits, with no kick and no poll', async () => {
+      const ev = makeEvent();
+      const handled: number[] = [];
+      const sub = await server.consume(ev, async (p) => void handled.push(p.n), { durable: `k${uid()}` });
+      const relay = startOutboxRelay({ pool, bus: client, schema: 'box', events: [ev], log, pollMs: 3_600_000 });
+      try {
+        await relay.flush(); // the start-up round is over
+        await inTransaction(pool, (c) => enqueueEvent(c, 'box', ev, { n: 1 }));
+        await inTransaction(pool, async (c) => {
+          await enqueueEvent(c, 'box', ev, { n: 2 });
+          throw new Error('rolled back');
+        }).catch(() => undefined);
+        await until(() => handled.length === 1, 'the committed event, published', 30_000);
+        expect(handled).toEqual([1]);
+      } finally {
+        await relay.stop();
         await sub.stop();
       }
     });

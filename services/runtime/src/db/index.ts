@@ -1,4 +1,4 @@
-export { createPool, inTransaction, type Pool, type PoolClient } from './pool.ts';
+export { afterCommit, createPool, inTransaction, type Pool, type PoolClient } from './pool.ts';
 export { migrate } from './migrate.ts';
 export { databaseUnavailable, waitForDatabase } from './availability.ts';
 export { startLocalPostgres, createDatabase, type LocalPostgres, type LocalPostgresOptions } from './local-postgres.ts';

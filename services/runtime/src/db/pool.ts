@@ -155,18 +155,36 @@ function client(prepare: boolean, url: string): typeof pg.Client {
   return tracingOn() ? tracingClient(base, new URL(url).pathname.slice(1)) : base;
 }
 
+/** What runs once the transaction open on a client (inTransaction) has committed. */
+const onCommit = new WeakMap<pg.PoolClient | pg.Pool, (() => void)[]>();
+
+/**
+ * Run `fn` once what was just written on `q` is committed: after its inTransaction commits (never
+ * after a rollback), or now when `q` is not in one (a pool's statement commits by itself).
+ */
+export function afterCommit(q: pg.PoolClient | pg.Pool, fn: () => void): void {
+  const waiting = onCommit.get(q);
+  if (waiting) waiting.push(fn);
+  else fn();
+}
+
 /** Run `fn` in a transaction; rolls back on any throw. */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  const committed: (() => void)[] = [];
+  onCommit.set(client, committed);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
+    onCommit.delete(client);
+    for (const f of committed) f();
     return result;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
+    onCommit.delete(client);
     client.release();
   }
 }

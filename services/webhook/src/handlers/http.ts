@@ -37,7 +37,8 @@ function testPayload(userId: string): Omit<TaskEventPayload, 'event'> & { event:
   return { ...payload, event: 'task.test' };
 }
 
-export function serveWebhookApi(deps: WorkerDeps & { bus: Bus; pool: Pool }): Subscription[] {
+/** `onEnabled`: an endpoint was enabled, its waiting deliveries are due (the worker claims now rather than at its longest sleep). */
+export function serveWebhookApi(deps: WorkerDeps & { bus: Bus; pool: Pool; onEnabled?: () => void }): Subscription[] {
   const { bus, pool, config, outbound } = deps;
 
   /** Send a delivery leased to this request now (one attempt) and return its log entry. */
@@ -63,7 +64,9 @@ export function serveWebhookApi(deps: WorkerDeps & { bus: Bus; pool: Pool }): Su
       await getEndpoint(pool, userId, params.id);
       const url = body.url === undefined ? undefined : await checkUrl(outbound, body.url);
       const secretEnc = sealSecret(config, body.secret);
-      return endpointView(await updateEndpoint(pool, userId, params.id, { url, secretEnc, events: body.events, enabled: body.enabled }));
+      const updated = endpointView(await updateEndpoint(pool, userId, params.id, { url, secretEnc, events: body.events, enabled: body.enabled }));
+      if (body.enabled === true) deps.onEnabled?.();
+      return updated;
     }),
     bus.serve(webhookApi.remove.rpc, async ({ user, params }) => {
       await deleteEndpoint(pool, caller(user), params.id);
