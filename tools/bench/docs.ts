@@ -47,9 +47,52 @@ req/s, p50/p99, non-2xx answers, server and PostgreSQL CPU per 1,000 requests (f
 given; PostgreSQL backends are the postmaster's children, other databases' backends left out) and statements per request when
 \`pg_stat_statements\` is installed in the database given with \`--pg-url\`.
 
+### Side by side with another app you run
+
+\`side-by-side.ts\` loads this system and any other HTTP deployment — another task app you run, the
+reference app, or a second deployment of this one — with the same client (http-load.ts: autocannon,
+Bearer API keys), in interleaved rounds (A, B, then B, A, …) per operation, and prints each one's
+median req/s, p50 and p99 and the ratios A ÷ B with their range over the rounds. Nothing of the other
+app is built or started by this project: run it yourself, make API keys for it, and give its base URL.
+
+\`\`\`bash
+node_modules/.bin/node tools/bench/side-by-side.ts \\
+  --a-url http://127.0.0.1:3000 --a-keys-file ours.txt --a-name ours [--a-pids PID,PID] \\
+  --b-url http://127.0.0.1:8080 --b-keys-file theirs.txt --b-name theirs [--b-pids PID] \\
+  [--b-create-path /api/tasks] [--b-list-path '/api/tasks?limit=50'] [--ops create,list] [--rounds 5] [--seconds 10] [--connections 10]
+\`\`\`
+
+- Keys: one API key per line; spread the load over as many users as the comparison should have
+  (the issue-61 comparison used 5,000 users with one key each on both sides).
+- \`--a-pids\`/\`--b-pids\`: a side's processes on this machine (its server and, if you want, its
+  database): paused (SIGSTOP) while the other side is measured, so neither one's idle wake-ups land in
+  the other's latencies, and given 2 s of the same load unmeasured after it resumes.
+- The other app's paths when they differ from ours (create: \`POST /api/tasks\` with
+  \`{"title","priority"}\`; list: \`GET /api/tasks?limit=50\`).
+- Put both on the same PostgreSQL settings (e.g. both on the distribution's defaults) and a quiet
+  machine; load only hosts you run.
+
+### What wakes an idle system
+
+With nobody using it, each process wakes only for (\`idle.ts\` measures what it costs):
+
+| what | how often | why it is needed |
+|---|---|---|
+| webhook delivery worker | at the next retry it recorded, at once when told of new rows (its consumer, an endpoint enabled), else once in 5 s | the longest sleep bounds what a missed wake-up costs: rows another replica ingested and did not claim (it died, or is full) |
+| outbox relays (auth, tasks, tasks_game, webhook, scheduler) | once in 5 s while nothing waits (500 ms while rows wait) | every committed outbox row kicks its relay; the poll is the fallback for a replica that died between commit and relay, and a round that failed |
+| reminder timer (scheduler) | at the earliest queued reminder, at most every 30 s | a missed re-arm broadcast costs at most 30 s |
+| NATS | a ping every 10 s per connection; an idle heartbeat every 15 s and a pull renewal every 30 s per durable consumer | a dead connection or consumer is noticed and replaced |
+| event-loop delay histogram (prom-client) | a native timer every 100 ms | the \`nodejs_eventloop_lag_*\` metrics |
+| log output | only after a line was written: at most 200 ms later | lines are written in 4 KB chunks |
+| hourly and daily housekeeping | outbox, deliveries, tombstones, reminders pruned | retention |
+
+PostgreSQL adds its own background processes (checkpointer, WAL writer, autovacuum launcher: a worker
+per database every minute); nats-server its own timers.
+
 | bench | what | baseline |
 |---|---|---|
 | \`http.ts\` | task create and list under autocannon load: single process (logging off, at info, and at info with tracing on: every trace and 5 % of them sampled) and distributed (6 processes, NATS); every system runs throughout and they are measured in turn over interleaved rounds, the others paused (SIGSTOP) while one is measured, which takes 2 s of the same load unmeasured after it resumes (its pool connections and cached API-key identities have timed out during the others' turns, as no server under steady load has them); the bench's PostgreSQL servers run with autovacuum off and every database is vacuumed and analysed before each phase (creates, lists), so the lists run on current statistics and no system's maintenance runs during another's measurement (nor counts as its PostgreSQL CPU); p50/p99 from every answer's own time (sub-millisecond, not autocannon's whole-millisecond histogram) | node:http + \`pg\` with the minimal SQL under the same load (\`baseline-server.ts\`: one statement inserting the task and its outbox row; list: the page query); also shown: the same SQL in-process with no HTTP |
+| \`http-pg-defaults\` (http.ts --pg defaults) | the create and list rows (logging off, write limits on as shipped, distributed) against PostgreSQL as distributions ship it: JIT on, fsync on, autovacuum on | the same baseline as \`http.ts\`, measured in the same run on that server |
 | \`footprint.ts\` | what the six service processes cost next to the single process (issue 58), both running in the same run: resident memory (RSS and PSS) of each process idle (10 s after ready) and after create and list load, with its peak; start time (spawn → readiness probe 200, a restart on a migrated database) and the import graph alone (time, modules, heap kept); the hops of a create (the gateway's HTTP histogram, the bus histograms on the caller and the handler side) and the CPU per create and per list of each process | the single process (\`tools/start.ts\`) in the same run; node alone for the import graph |
 | \`gc.ts\` | the single process and the distributed system under create and list load, as the services run (allocation-site pretenuring off; a service alone with a 16 MB semi-space: \`services/runtime/src/gc-tuning.ts\`) and with other V8 settings: the collector's pauses, event-loop delay and memory, from a probe loaded into every service process | the same system with V8's defaults, in interleaved rounds, the others paused |
 | \`bus.ts\` | request/reply round trip with zod checks on both ends | in-process transport |

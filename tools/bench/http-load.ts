@@ -18,8 +18,16 @@ import pg from 'pg';
 import { PPID, pidCpuMs, procStat } from './lib/cpu.ts';
 import { percentile } from './lib/stats.ts';
 
+/** Where an operation's requests go (another app's API): its path, and for a create its JSON body. */
+export interface RequestShape {
+  path: string;
+  body?: string;
+}
+
 export interface LoadOptions {
   url: string;
+  /** the operation's request when it is not ours (POST /api/tasks, GET /api/tasks?limit=50) */
+  request?: RequestShape;
   keys: string[];
   op: 'create' | 'list';
   seconds: number;
@@ -95,11 +103,11 @@ async function statementCalls(client: pg.Client | undefined): Promise<number | n
 export async function httpLoad(o: LoadOptions): Promise<LoadResult> {
   if (o.keys.length === 0) throw new Error('at least one API key is needed');
   let next = 0;
-  const body = JSON.stringify({ title: 'load test task', priority: 'NORMAL' });
+  const body = o.request?.body ?? JSON.stringify({ title: 'load test task', priority: 'NORMAL' });
   const request =
     o.op === 'create'
-      ? { method: 'POST' as const, path: '/api/tasks', body, headers: { 'content-type': 'application/json' } }
-      : { method: 'GET' as const, path: '/api/tasks?limit=50' };
+      ? { method: 'POST' as const, path: o.request?.path ?? '/api/tasks', body, headers: { 'content-type': 'application/json' } }
+      : { method: 'GET' as const, path: o.request?.path ?? '/api/tasks?limit=50' };
   const pgClient = o.pgUrl ? new pg.Client({ connectionString: o.pgUrl }) : undefined;
   await pgClient?.connect();
   const serverPids = o.serverPids ?? [];

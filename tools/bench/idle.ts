@@ -61,7 +61,7 @@ async function single(): Promise<Idle> {
 
 async function distributed(): Promise<Idle> {
   const cluster = await startCluster({ LOG_LEVEL: 'silent' }, { pg: PG });
-  await cluster.ready(180_000);
+  await cluster.ready(300_000); // a loaded machine (load 40) took over 3 min
   return {
     mode: 'distributed',
     databaseUrl: cluster.databaseUrl,

@@ -13,10 +13,20 @@ import { renderBenchmarks, type BenchResult, type Results } from './docs.ts';
 
 const here = new URL('.', import.meta.url).pathname;
 const root = join(here, '..', '..');
-const ALL = ['http', 'gc', 'footprint', 'idle', 'bus', 'api', 'webhooks', 'cron', 'import', 'export', 'caldav', 'reminders', 'firewall'];
+/**
+ * Benches that run another's file with arguments. `http-pg-defaults`: the create and list rows (logging
+ * off, write limits on as shipped, distributed) against PostgreSQL as distributions ship it (JIT on,
+ * fsync on, autovacuum on), next to `http`'s on the bench's embedded server; http.ts measures its
+ * baseline in the same run, so each ratio is against a baseline on the same server.
+ */
+const VARIANTS: Record<string, { file: string; args: string[] }> = {
+  'http-pg-defaults': { file: 'http', args: ['--pg', 'defaults', '--only', 'off,limits,distributed'] },
+};
+const ALL = ['http', 'http-pg-defaults', 'gc', 'footprint', 'idle', 'bus', 'api', 'webhooks', 'cron', 'import', 'export', 'caldav', 'reminders', 'firewall'];
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const fileOf = (n: string) => VARIANTS[n]?.file ?? n;
 const names = (wanted.length ? wanted : ALL).filter((n) => {
-  const ok = existsSync(join(here, `${n}.ts`));
+  const ok = existsSync(join(here, `${fileOf(n)}.ts`));
   if (!ok) console.log(`[bench] ${n}: no tools/bench/${n}.ts, skipped`);
   return ok;
 });
@@ -26,7 +36,7 @@ for (const name of names) {
   const loadAverage = loadavg()[0]!;
   console.log(`\n[bench] ${name} (load average ${loadAverage.toFixed(2)} on ${cpus().length} cores)`);
   const t0 = Date.now();
-  const child = spawn(process.execPath, [join(here, `${name}.ts`)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(here, `${fileOf(name)}.ts`), ...(VARIANTS[name]?.args ?? [])], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (d: Buffer) => {
     output += d.toString();
