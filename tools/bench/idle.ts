@@ -47,7 +47,7 @@ async function single(): Promise<Idle> {
   const databaseUrl = await createDatabase(pg.url, `idle_${randomUUID().slice(0, 8)}`);
   const port = await freePort();
   const proc = serverProcess('start.ts', { ...SINGLE_PROCESS_ENV, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'silent' });
-  await serving(`http://127.0.0.1:${port}`, 'the single process', 120_000);
+  await serving(`http://127.0.0.1:${port}`, 'the single process', 300_000);
   return {
     mode: 'single process',
     databaseUrl,
