@@ -56,17 +56,22 @@ export interface ErrorBody {
   code: ErrorCode;
   message: string;
   issues?: ErrorIssue[];
+  /** on the bus only (a reply envelope's error): AppError's retryAfterSeconds; HTTP carries it as Retry-After */
+  retryAfterSeconds?: number;
 }
 
 /** An expected failure with a stable code. Anything else thrown is an internal error. */
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly issues: ErrorIssue[] | undefined;
-  constructor(code: ErrorCode, message: string, issues?: ErrorIssue[]) {
+  /** a limit's refusal: seconds until it lets the call through (the gateway's Retry-After) */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(code: ErrorCode, message: string, issues?: ErrorIssue[], opts: { retryAfterSeconds?: number } = {}) {
     super(message);
     this.name = 'AppError';
     this.code = code;
     this.issues = issues;
+    this.retryAfterSeconds = opts.retryAfterSeconds;
   }
   get status(): number {
     return ERROR_STATUS[this.code];

@@ -27,7 +27,10 @@ export const identity = z.object({
   /** the session has passed its second factor (or none is needed) */
   secondFactorOk: z.boolean().default(true),
   isAdmin: z.boolean().default(false),
-  /** an API key's expiry (ISO instant), if it has one: a cached identity is never used past it */
+  /**
+   * the credential's expiry (ISO instant): an API key's, if it has one (a cached identity is never used
+   * past it); a session's (the gateway renames a legacy session cookie with it)
+   */
   expiresAt: z.string().optional(),
 });
 export type Identity = z.infer<typeof identity>;

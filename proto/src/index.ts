@@ -17,3 +17,4 @@ export * from './user-import.ts';
 export * from './routes.ts';
 export * from './local-path.ts';
 export * from './service-env.ts';
+export * from './session-cookie.ts';

@@ -5,7 +5,7 @@ import * as a from '@tasksvc/auth/db/schema.ts';
 import { insertSession } from '@tasksvc/auth/db/sessions.ts';
 import { insertAccount } from '@tasksvc/auth/db/users.ts';
 import { generateSessionToken, sessionTokenHash } from '@tasksvc/auth/domain/tokens.ts';
-import { SESSION_COOKIE } from '@tasksvc/auth/domain/cookies.ts';
+import { SESSION_COOKIE } from '@tasksvc/proto';
 import { orm, type Pool } from '@tasksvc/runtime';
 import * as n from '@tasksvc/notifier/db/schema.ts';
 import * as s from '@tasksvc/scheduler/db/schema.ts';

@@ -95,6 +95,15 @@ interface StoredCookie {
 export class Browser {
   readonly jars = new Map<string, Map<string, StoredCookie>>();
 
+  /**
+   * `tls`: the app's public URL is https on a loopback name, served by the gateway's plain-http port
+   * of the same number, as a TLS-terminating proxy would: such URLs are fetched over http.
+   */
+  readonly opts: { tls?: boolean };
+  constructor(opts: { tls?: boolean } = {}) {
+    this.opts = opts;
+  }
+
   cookieHeader(url: URL): string | undefined {
     const jar = this.jars.get(url.hostname);
     if (!jar) return undefined;
@@ -131,7 +140,9 @@ export class Browser {
     const headers = new Headers(init.headers);
     const cookie = this.cookieHeader(url);
     if (cookie && !headers.has('cookie')) headers.set('cookie', cookie);
-    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+    const sent = new URL(url);
+    if (this.opts.tls && sent.protocol === 'https:' && sent.hostname === 'localhost') sent.protocol = 'http:';
+    const res = await fetch(sent, { ...init, headers, redirect: 'manual' });
     this.store(url, res);
     return res;
   }
@@ -183,7 +194,10 @@ export async function oidcSignIn(browser: Browser, appUrl: string, loginHint: st
 export interface AuthTestSystem {
   config: Config;
   system: RunningSystem;
+  /** where the gateway listens (plain http) */
   url: string;
+  /** the configured public URL: `url`, or with `tls` the same on https (Browser `tls` fetches it over http) */
+  publicUrl: string;
   op: LocalOp;
   stop(): Promise<void>;
   /** the same database and OP, new config values (e.g. a rotated AUTH_SECRET); services restart */
@@ -196,15 +210,22 @@ export interface AuthTestSystem {
  */
 export async function startAuthSystem(
   env: Record<string, string | undefined> = {},
-  opts: { extra?: ServiceDefinition[]; auth?: AuthServiceOptions; /** NATS instead of the in-process bus */ natsUrl?: string } = {},
+  opts: {
+    extra?: ServiceDefinition[];
+    auth?: AuthServiceOptions;
+    /** NATS instead of the in-process bus */ natsUrl?: string;
+    /** the public URL is https (a TLS proxy in front, AUTH_TRUST_HOST=true) on the gateway's port number */ tls?: boolean;
+  } = {},
 ): Promise<AuthTestSystem> {
   const port = await freePort();
   const appUrl = `http://localhost:${port}`;
-  const op = await startOp(appUrl);
+  const publicUrl = opts.tls ? `https://localhost:${port}` : appUrl;
+  const op = await startOp(publicUrl);
   let config = await testSystemConfig({
     PORT: String(port),
-    PUBLIC_APP_URL: appUrl,
-    AUTH_CALLBACK_URL: appUrl,
+    PUBLIC_APP_URL: publicUrl,
+    AUTH_CALLBACK_URL: publicUrl,
+    ...(opts.tls ? { AUTH_TRUST_HOST: 'true' } : {}),
     OIDC_ISSUER: op.issuer,
     OIDC_CLIENT_ID,
     OIDC_CLIENT_SECRET,
@@ -221,6 +242,7 @@ export async function startAuthSystem(
       return system;
     },
     url: appUrl,
+    publicUrl,
     op,
     async stop() {
       await system.stop();

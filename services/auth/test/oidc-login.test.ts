@@ -38,6 +38,10 @@ describe('OIDC sign-in through the gateway against a real oidc-provider', () => 
     expect(callback.headers.get('location')).toBe(`${t.url}/dashboard`);
     const token = browser.cookie('localhost', 'authjs.session-token');
     expect(token).toMatch(/^[\w-]{43}$/);
+    // plain http on a loopback name (development, tests): no prefix and no Secure, which it could not keep (#56.13)
+    const sessionCookie = callback.headers.getSetCookie().find((c) => /^(__Host-|__Secure-)?authjs\.session-token=/.test(c));
+    expect(sessionCookie).toMatch(/^authjs\.session-token=[\w-]{43}; Path=\/; /);
+    expect(sessionCookie).not.toMatch(/secure/i);
 
     const session = await browser.json<{ user: { email: string } }>(`${t.url}/api/auth/session`);
     expect(session.body.user.email).toBe('alice@example.test');
@@ -96,6 +100,22 @@ describe('OIDC sign-in through the gateway against a real oidc-provider', () => 
     const left = await t.system.pool.query<{ id: string }>('SELECT id FROM auth.sessions WHERE id = ANY($1::uuid[])', [stale.rows.map((r) => r.id)]);
     expect(left.rows.map((r) => r.id)).toEqual([stale.rows[1]!.id]);
     expect((await t.system.pool.query('SELECT 1 FROM auth.sessions WHERE expires < now()')).rowCount).toBe(0);
+  });
+
+  it('the purge and the live-session reads have an index on expires (migration 0007)', async () => {
+    const { rows } = await t.system.pool.query<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE schemaname = 'auth' AND tablename = 'sessions' AND indexname = 'sessions_expires'`);
+    expect(rows.map((r) => r.indexdef)).toEqual([expect.stringMatching(/USING btree \(expires\)$/)]);
+    // it serves the purge's predicate (the table is small here, so the planner is kept from a plain scan)
+    const client = await t.system.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL enable_seqscan = off');
+      const plan = await client.query<{ 'QUERY PLAN': string }>('EXPLAIN DELETE FROM auth.sessions WHERE expires < now()');
+      expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('sessions_expires');
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
   });
 
   it('signs out: the session row is gone and the cookie no longer works', async () => {

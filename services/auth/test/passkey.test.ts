@@ -172,8 +172,12 @@ describe.skipIf(!haveChromium)('passkeys in Chromium with a CDP virtual authenti
       const replies = await Promise.all(Array.from({ length: 20 }, options));
       for (const r of replies) {
         statuses.push(r.status);
-        if (r.status === 429) expect(((await r.json()) as { code: string }).code).toBe('RATE_LIMITED');
-        else await r.body?.cancel();
+        if (r.status === 429) {
+          expect(((await r.json()) as { code: string }).code).toBe('RATE_LIMITED');
+          // when a slot frees: at most a challenge's lifetime (300 s)
+          expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+          expect(Number(r.headers.get('retry-after'))).toBeLessThanOrEqual(300);
+        } else await r.body?.cancel();
       }
     }
     expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
@@ -181,5 +185,29 @@ describe.skipIf(!haveChromium)('passkeys in Chromium with a CDP virtual authenti
     expect(await anonymousRows()).toBeLessThanOrEqual(Math.max(before + 1, 10));
     // the flood was refused; the pending sign-in is still there to be finished
     expect((await t.system.pool.query('SELECT 1 FROM auth.webauthn_challenges WHERE id = $1', [challengeId])).rowCount).toBe(1);
+
+    // Retry-After is the limiter's own figure: the seconds until this address's oldest pending challenge
+    // expires and frees a slot (made 42 s here), between its value just before and just after the call
+    await t.system.pool.query(
+      `UPDATE auth.webauthn_challenges SET expires_at = now() + interval '42 seconds'
+        WHERE id = (SELECT id FROM auth.webauthn_challenges WHERE client_key = (SELECT client_key FROM auth.webauthn_challenges WHERE id = $1) ORDER BY expires_at LIMIT 1)`,
+      [challengeId],
+    );
+    const waitNow = async () =>
+      (
+        await t.system.pool.query<{ s: number }>(
+          'SELECT ceil(extract(epoch from min(expires_at) - now()))::int AS s FROM auth.webauthn_challenges WHERE client_key = (SELECT client_key FROM auth.webauthn_challenges WHERE id = $1)',
+          [challengeId],
+        )
+      ).rows[0]!.s;
+    const atMost = await waitNow();
+    const refused = await options();
+    const atLeast = await waitNow();
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(atMost).toBeLessThanOrEqual(42);
+    expect(retryAfter).toBeLessThanOrEqual(atMost);
+    expect(retryAfter).toBeGreaterThanOrEqual(Math.max(1, atLeast));
+    expect(((await refused.json()) as { message: string }).message).toContain(`try again in ${retryAfter} s`);
   });
 });

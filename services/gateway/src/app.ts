@@ -11,6 +11,7 @@ import { extensions } from './extensions.ts';
 import { registerHealth } from './health.ts';
 import { registerSameOrigin } from './same-origin.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
+import { registerSessionRename } from './session-rename.ts';
 import { routeLabel } from './http-metrics.ts';
 import { quietRequest, RequestLogController } from './request-log.ts';
 import { registerStaticAssets } from './static-assets.ts';
@@ -80,10 +81,13 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
 
   registerSameOrigin(app, deps);
+  registerSessionRename(app);
 
   app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
     if (err instanceof AppError) {
       if (err.status >= 500) req.log.warn({ code: err.code, msg: err.message }, 'request failed');
+      // a limit in a service says when it lets the call through, as the gateway's own limits do
+      if (err.retryAfterSeconds !== undefined) void reply.header('retry-after', String(err.retryAfterSeconds));
       return reply.code(err.status).send(err.toBody());
     }
     const status = (err).statusCode;

@@ -1,6 +1,8 @@
 import { authjsRpc } from '@tasksvc/proto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayDeps } from './deps.ts';
+import { resolveIdentity } from './identity.ts';
+import { carriesLegacySession } from './session-rename.ts';
 
 /** Headers that describe one hop, not the message: never copied across the proxy. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length', 'proxy-connection', 'te', 'trailer']);
@@ -20,6 +22,8 @@ export async function registerAuthProxy(app: FastifyInstance, deps: GatewayDeps)
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: AUTH_BODY_LIMIT }, (_req, body, done) => done(null, body));
 
     const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+      // a session under the cookie's old name: its identity (the expiry) lets the answer rename it
+      if (carriesLegacySession(req, deps.config)) await resolveIdentity(req, deps.bus, deps.config, { fresh: true }).catch(() => null);
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(req.headers)) {
         if (value === undefined || HOP_BY_HOP.has(name)) continue;

@@ -1,11 +1,9 @@
-import { AppError, resolveIdentityRpc, type Identity, type RouteAuth } from '@tasksvc/proto';
+import { AppError, resolveIdentityRpc, SESSION_COOKIE_RE, type Identity, type RouteAuth } from '@tasksvc/proto';
 import type { Bus, Config } from '@tasksvc/runtime';
 import type { FastifyRequest } from 'fastify';
 import { hash } from 'node:crypto';
 import { identityCache } from './identity-cache.ts';
-
-/** `authjs.session-token` or `__Secure-authjs.session-token` among the request's cookies. */
-export const SESSION_COOKIE_RE = /(?:^|;\s*)(?:__Secure-)?authjs\.session-token=/;
+import { noteSessionRename } from './session-rename.ts';
 
 /**
  * Who is calling: asks the auth service (session cookie or API key). Null when anonymous. `fresh`:
@@ -31,6 +29,7 @@ export async function resolveIdentity(req: FastifyRequest, bus: Bus, config: Con
     );
   }
   const user = cached?.user ?? (await ask());
+  if (!cached) noteSessionRename(req, config, user);
   if (!user) return null;
   if (key && !cached) cache.set(key, user, stamp);
   return { ...user, isAdmin: config.ADMIN_USER_IDS.includes(user.id.toLowerCase()) };

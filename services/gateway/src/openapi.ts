@@ -1,4 +1,4 @@
-import { EXPORTS_PER_HOUR, healthResponse, routes as allRoutes, userExportJsonSchema, type AnyRoute } from '@tasksvc/proto';
+import { EXPORTS_PER_HOUR, healthResponse, routes as allRoutes, secureSessionCookies, sessionCookieName, userExportJsonSchema, type AnyRoute } from '@tasksvc/proto';
 import { VERSION } from '@tasksvc/runtime';
 import { z } from 'zod';
 import type { GatewayDeps } from './deps.ts';
@@ -129,7 +129,8 @@ export function buildOpenApiDocument(routes: AnyRoute[], publicUrl: string): Jso
     components: {
       schemas: { Error: errorBody, UserExport: userExportSchema() },
       securitySchemes: {
-        sessionCookie: { type: 'apiKey', in: 'cookie', name: 'session', description: 'browser session' },
+        // the real cookie name (it was given as `session`, which no browser ever sends)
+        sessionCookie: { type: 'apiKey', in: 'cookie', name: sessionCookieName(secureSessionCookies(publicUrl)), description: 'browser session, set by signing in' },
         bearerApiKey: { type: 'http', scheme: 'bearer', description: 'API key; read-only keys may only GET' },
       },
     },

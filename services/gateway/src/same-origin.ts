@@ -1,7 +1,6 @@
-import { AppError } from '@tasksvc/proto';
+import { AppError, SESSION_COOKIE_RE } from '@tasksvc/proto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { GatewayDeps } from './deps.ts';
-import { SESSION_COOKIE_RE } from './identity.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

@@ -25,6 +25,8 @@ describe('cross-origin rule (pure)', () => {
       expect(crossOriginVerdict({ method, headers: { cookie, origin: 'http://localhost:4000' } }, own), method).toMatch(/origin/);
     }
     expect(crossOriginVerdict({ method: 'POST', headers: { cookie: `x=1; __Secure-${cookie}`, origin: 'null' } }, own)).not.toBeNull();
+    // the https session cookie since #56.13
+    expect(crossOriginVerdict({ method: 'POST', headers: { cookie: `x=1; __Host-${cookie}`, origin: 'http://localhost:4000' } }, own)).not.toBeNull();
     expect(crossOriginVerdict({ method: 'POST', headers: { cookie, 'sec-fetch-site': 'same-site' } }, own)).not.toBeNull();
     expect(crossOriginVerdict({ method: 'POST', headers: { cookie, 'sec-fetch-site': 'cross-site' } }, own)).not.toBeNull();
   });

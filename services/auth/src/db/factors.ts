@@ -168,11 +168,16 @@ export async function insertChallenge(pool: Pool, c: NewChallenge): Promise<stri
       // The lock serialises one key's inserts so the bound is exact under concurrency.
       await db.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended('auth.webauthn_challenges:' || ${clientKey}, 0))`);
       const [live] = await db
-        .select({ n: count() })
+        .select({
+          n: count(),
+          // a slot frees when the oldest of them expires (expired ones were deleted above): the wait, in whole seconds
+          freeIn: sql<number>`greatest(1, ceil(extract(epoch from min(${webauthnChallenges.expiresAt}) - now())))::int`,
+        })
         .from(webauthnChallenges)
         .where(and(isNull(webauthnChallenges.userId), eq(webauthnChallenges.clientKey, clientKey)));
       if (live!.n >= ANONYMOUS_CHALLENGES_PER_CLIENT) {
-        throw new AppError('RATE_LIMITED', `${ANONYMOUS_CHALLENGES_PER_CLIENT} passkey sign-ins are already pending from this address: finish one, or try again in ${Math.ceil(c.ttlSeconds / 60)} minutes`);
+        const wait = live!.freeIn;
+        throw new AppError('RATE_LIMITED', `${ANONYMOUS_CHALLENGES_PER_CLIENT} passkey sign-ins are already pending from this address: finish one, or try again in ${wait} s`, undefined, { retryAfterSeconds: wait });
       }
     }
     const [row] = await db

@@ -74,7 +74,8 @@ export const sessions = auth.table(
     userAgent: text(),
     ip: text(),
   },
-  (t) => [ownedBy('sessions_user_id_fkey', t.userId), unique('sessions_token_hash_key').on(t.tokenHash), index('sessions_user').on(t.userId)],
+  // sessions_expires: the purge of expired sessions at every sign-in (#56.13) and the live-session reads
+  (t) => [ownedBy('sessions_user_id_fkey', t.userId), unique('sessions_token_hash_key').on(t.tokenHash), index('sessions_user').on(t.userId), index('sessions_expires').on(t.expires)],
 );
 
 export const apiKeys = auth.table(

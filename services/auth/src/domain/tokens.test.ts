@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCookies, serializeSessionCookie, sessionTokenFromCookie } from './cookies.ts';
+import { parseCookies, serializeSessionCookie, sessionTokenFromCookie } from '@tasksvc/proto';
 import { apiKeyLookupHash, bearerToken, generateApiKey, generateSessionToken, sessionTokenHash } from './tokens.ts';
 
 describe('API keys', () => {
@@ -34,11 +34,11 @@ describe('session tokens', () => {
 
   it('are read from the cookie name of the deployment; the cookie is HttpOnly, Lax, Secure on https', () => {
     expect(sessionTokenFromCookie('a=1; authjs.session-token=tok; b=2', false)).toBe('tok');
-    expect(sessionTokenFromCookie('__Secure-authjs.session-token=sec', true)).toBe('sec');
+    expect(sessionTokenFromCookie('__Host-authjs.session-token=sec', true)).toBe('sec');
     expect(sessionTokenFromCookie('other=1', false)).toBeNull();
     expect(parseCookies('x="quoted"; y=a%20b').get('y')).toBe('a b');
     const c = serializeSessionCookie('tok', new Date(0), true);
-    expect(c).toMatch(/^__Secure-authjs\.session-token=tok; Path=\/; Expires=.*; HttpOnly; SameSite=Lax; Secure$/);
+    expect(c).toMatch(/^__Host-authjs\.session-token=tok; Path=\/; Expires=.*; HttpOnly; SameSite=Lax; Secure$/);
     expect(serializeSessionCookie('tok', new Date(0), false)).not.toContain('Secure');
   });
 });

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Auth, type AuthConfig } from '@auth/core';
 import type { Adapter, AdapterSession, AdapterUser } from '@auth/core/adapters';
-import { sameOriginPath, type AuthjsRequest, type AuthjsResponse } from '@tasksvc/proto';
+import { HOST_SESSION_COOKIE, legacySessionToken, sameOriginPath, sessionCookieName, type AuthjsRequest, type AuthjsResponse } from '@tasksvc/proto';
 import { buildProviders } from '../domain/providers.ts';
 import { generateSessionToken, SESSION_MAX_AGE_SECONDS, SESSION_UPDATE_AGE_SECONDS, sessionTokenHash } from '../domain/tokens.ts';
 import { deleteSessionByHash, insertSession, sessionAndUser, updateSessionExpiry } from '../db/sessions.ts';
@@ -92,6 +92,9 @@ export function authjsConfig(deps: AuthDeps, origin = new URL(deps.config.AUTH_C
     adapter: createAdapter(deps),
     session: { strategy: 'database', maxAge: SESSION_MAX_AGE_SECONDS, updateAge: SESSION_UPDATE_AGE_SECONDS, generateSessionToken },
     useSecureCookies: secureCookies(config),
+    // `__Host-` over https rather than Auth.js's `__Secure-` (#56.13); its other options (HttpOnly, Lax,
+    // Path=/, Secure, no Domain) are Auth.js's defaults, which the prefix requires.
+    cookies: { sessionToken: { name: sessionCookieName(secureCookies(config)) } },
     pages: { signIn: '/login', error: '/login' },
     // callbackUrl comes from the client: only a normalised path on this origin is followed (#19.7).
     callbacks: { redirect: ({ url }) => `${origin}${sameOriginPath(url, origin) ?? DEFAULT_LANDING}` },
@@ -115,6 +118,10 @@ export function createAuthjsHandler(deps: AuthDeps): (req: AuthjsRequest) => Pro
     if (!req.path.startsWith('/api/auth/')) return { status: 404, headers: [['content-type', 'application/json']], body: JSON.stringify({ code: 'NOT_FOUND', message: 'not an Auth.js path' }) };
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) if (!DROP_REQUEST_HEADERS.has(k.toLowerCase())) headers.set(k, v);
+    // A session under the cookie's name before #56.13 is Auth.js's too (its session, sign-out); the
+    // gateway renames the cookie in the answer.
+    const legacy = legacySessionToken(headers.get('cookie') ?? undefined, secureCookies(deps.config));
+    if (legacy) headers.set('cookie', `${headers.get('cookie')}; ${HOST_SESSION_COOKIE}=${encodeURIComponent(legacy)}`);
     const method = req.method.toUpperCase();
     const request = new Request(new URL(req.path, origin), {
       method,

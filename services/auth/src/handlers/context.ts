@@ -1,4 +1,4 @@
-import { AppError, type Identity } from '@tasksvc/proto';
+import { AppError, secureSessionCookies, type Identity } from '@tasksvc/proto';
 import { decryptSecret, type Bus, type Config, type Logger, type Pool } from '@tasksvc/runtime';
 import type { FactorState } from '../domain/second-factor.ts';
 import { factorSummary } from '../db/factors.ts';
@@ -72,7 +72,7 @@ export function publicOrigin(config: Config): string {
   return new URL(config.PUBLIC_APP_URL).origin;
 }
 
-/** Cookies are `__Secure-` and Secure when the callback origin is https (as Auth.js decides). */
+/** Cookies are prefixed (`__Host-` for the session, proto session-cookie.ts) and Secure when the callback origin is https. */
 export function secureCookies(config: Config): boolean {
-  return new URL(config.AUTH_CALLBACK_URL).protocol === 'https:';
+  return secureSessionCookies(config.AUTH_CALLBACK_URL);
 }

@@ -1,6 +1,5 @@
-import { IDENTITY_CHANGED_SUBJECT, type Identity } from '@tasksvc/proto';
+import { IDENTITY_CHANGED_SUBJECT, sessionTokenFromCookie, type Identity } from '@tasksvc/proto';
 import type { Bus } from '@tasksvc/runtime';
-import { sessionTokenFromCookie } from '../domain/cookies.ts';
 import { pendingSecondFactorPage, secondFactorOk, type FactorState } from '../domain/second-factor.ts';
 import { apiKeyLookupHash, bearerToken, sessionTokenHash } from '../domain/tokens.ts';
 import { apiKeyByHash, touchApiKey } from '../db/api-keys.ts';
@@ -66,6 +65,8 @@ export async function resolveIdentity(deps: AuthDeps, req: { cookie?: string | u
     sessionId: found.session.id,
     secondFactorOk: secondFactorOk(found.state),
     isAdmin: false,
+    // the gateway re-issues a legacy-named cookie with this expiry (proto session-cookie.ts)
+    expiresAt: found.session.expires.toISOString(),
   };
 }
 

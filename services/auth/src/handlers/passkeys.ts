@@ -1,8 +1,7 @@
 import type * as WebAuthn from '@simplewebauthn/server';
-import { AppError, type HttpCall, type RawResponse } from '@tasksvc/proto';
+import { AppError, serializeSessionCookie, type HttpCall, type RawResponse } from '@tasksvc/proto';
 import { randomUUID } from 'node:crypto';
 import { inTransaction, safeEqual, type Config, type Pool, type PoolClient } from '@tasksvc/runtime';
-import { serializeSessionCookie } from '../domain/cookies.ts';
 import { assertCanEnrol, assertCanRemoveFactor } from '../domain/second-factor.ts';
 import { generateSessionToken, SESSION_MAX_AGE_SECONDS, sessionTokenHash } from '../domain/tokens.ts';
 import {

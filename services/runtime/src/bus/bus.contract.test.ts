@@ -113,10 +113,13 @@ describe.each([
       if (a === 1) throw new AppError('TASKS_NOT_FOUND', 'no such task');
       if (a === 2) throw new Error('secret internals: password=hunter2');
       if (a === 3) return { sum: 'not a number' } as never;
+      if (a === 4) throw new AppError('RATE_LIMITED', 'wait', undefined, { retryAfterSeconds: 42 });
       return { sum: a };
     });
     await Promise.all([server.flush(), client.flush()]);
-    await expect(client.request(rpc, { a: 1, b: 0 })).rejects.toMatchObject({ code: 'TASKS_NOT_FOUND', message: 'no such task' });
+    await expect(client.request(rpc, { a: 1, b: 0 })).rejects.toMatchObject({ code: 'TASKS_NOT_FOUND', message: 'no such task', retryAfterSeconds: undefined });
+    // a limit's wait crosses the bus (the gateway sends it as Retry-After)
+    await expect(client.request(rpc, { a: 4, b: 0 })).rejects.toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 42 });
     const internal = (await client.request(rpc, { a: 2, b: 0 }).catch((e: unknown) => e)) as AppError;
     expect(internal.code).toBe('INTERNAL');
     expect(internal.message).not.toContain('hunter2');

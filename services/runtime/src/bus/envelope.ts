@@ -70,7 +70,7 @@ function fromPostgres(err: unknown): ErrorBody | undefined {
 }
 
 export function toErrorBody(err: unknown, log: Logger, subject: string): ErrorBody {
-  if (err instanceof AppError) return err.toBody();
+  if (err instanceof AppError) return err.retryAfterSeconds === undefined ? err.toBody() : { ...err.toBody(), retryAfterSeconds: err.retryAfterSeconds };
   if (databaseUnavailable(err)) {
     log.warn({ err, subject }, 'database unavailable');
     return { code: 'DATABASE_UNAVAILABLE', message: 'the database is unavailable; try again shortly' };
@@ -100,7 +100,8 @@ export function unwrapReply<Res>(rpc: Rpc<unknown, Res>, envelope: unknown, opts
     return r.data;
   }
   const code = isErrorCode(env.error?.code) ? env.error.code : 'INTERNAL';
-  throw new AppError(code, env.error?.message ?? 'error', env.error?.issues);
+  const retryAfterSeconds = env.error?.retryAfterSeconds;
+  throw new AppError(code, env.error?.message ?? 'error', env.error?.issues, Number.isInteger(retryAfterSeconds) && retryAfterSeconds! > 0 ? { retryAfterSeconds } : {});
 }
 
 /**
