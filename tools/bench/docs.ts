@@ -82,7 +82,7 @@ With nobody using it, each process wakes only for (\`idle.ts\` measures what it 
 | outbox relays (auth, tasks, tasks_game, webhook, scheduler) | once in 5 s while nothing waits (500 ms while rows wait) | every committed outbox row kicks its relay; the poll is the fallback for a replica that died between commit and relay, and a round that failed |
 | reminder timer (scheduler) | at the earliest queued reminder, at most every 30 s | a missed re-arm broadcast costs at most 30 s |
 | NATS | a ping every 10 s per connection; an idle heartbeat every 15 s and a pull renewal every 30 s per durable consumer | a dead connection or consumer is noticed and replaced |
-| event-loop delay histogram (prom-client) | a native timer every 100 ms | the \`nodejs_eventloop_lag_*\` metrics |
+| event-loop delay histogram (prom-client) | a native timer once a second (100 ms before: ten wake-ups a second in every process) | the \`nodejs_eventloop_lag_*\` metrics |
 | log output | only after a line was written: at most 200 ms later | lines are written in 4 KB chunks |
 | hourly and daily housekeeping | outbox, deliveries, tombstones, reminders pruned | retention |
 

@@ -18,11 +18,13 @@ let defaultsOn = false;
 export function collectProcessMetrics(): void {
   if (defaultsOn) return;
   defaultsOn = true;
-  // The event-loop delay histogram samples on a timer of this period. prom-client's 10 ms woke every
-  // process 100 times a second for nothing else: about 0.3 % of a core each while idle (measured:
-  // node alone 36 ms CPU in 20 s, 100 ms with a 10 ms monitor, 40 ms with 100 ms; tools/bench/idle.ts
-  // has the system's figure). 100 ms still shows a stalled loop, which is what the lag metrics are for.
-  client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+  // The event-loop delay histogram samples on a timer of this period: prom-client's 10 ms woke every
+  // process 100 times a second, 100 ms still 10 times, the largest wake-up left in an idle service once
+  // the polls were gone (tools/bench/idle.ts: about 0.1 % of a core per process, six in the distributed
+  // mode against a 1 % budget for the whole system). Once a second a stalled loop still shows: a stall
+  // over a second is always sampled, a shorter one in proportion; nodejs_eventloop_lag_seconds is
+  // measured at each scrape, not by this timer.
+  client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1_000 });
 }
 
 type Labels<L extends string> = readonly L[];
