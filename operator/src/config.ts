@@ -30,6 +30,11 @@ const schema = z.object({
     .transform((v) => [...new Set(v.split(','))])
     .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Set by Kubernetes in every pod: the operator runs inside the cluster, where the gateways' Service
+   * names resolve, so it asks their /api/health whether the services reach the database (Database).
+   */
+  KUBERNETES_SERVICE_HOST: z.string().optional(),
 });
 
 export type OperatorConfig = z.infer<typeof schema>;

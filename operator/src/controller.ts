@@ -10,7 +10,8 @@ import { checkKeys } from './keys.ts';
 import type { TaskService } from './types.ts';
 import { apiClient, createKubeClient, describeError, discoverCronJobApiVersion, discoverPdbApiVersion } from './kube.ts';
 import { WorkQueue } from './queue.ts';
-import { childKinds, createReconciler } from './reconciler.ts';
+import { childKinds, createReconciler, gatewayHealthUrl } from './reconciler.ts';
+import type { GatewayHealth } from './status.ts';
 
 export interface ControllerOptions {
   log: Logger;
@@ -25,6 +26,10 @@ export interface ControllerOptions {
   keyCheckMs?: number;
   /** told after every reconcile (metrics.ts) */
   onReconciled?: (outcome: 'ok' | 'error', seconds: number) => void;
+  /** the gateway's /api/health for the Database condition (reconciler.ts); unset: not asked */
+  gatewayHealth?: (url: string) => Promise<GatewayHealth | undefined>;
+  /** how often the gateways' health is asked between reconciles (a database outage is noticed within this) */
+  databaseCheckMs?: number;
 }
 
 export interface RunningController {
@@ -119,6 +124,7 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
     notReadyRecheckMs: opts.notReadyRecheckMs,
     resyncMs: opts.resyncMs,
     namespaced: opts.namespaces !== undefined,
+    gatewayHealth: opts.gatewayHealth,
   });
   const newQueue = () => new WorkQueue(
     async (key) => {
@@ -235,6 +241,31 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
       .finally(() => (checking = false));
   }, opts.keyCheckMs ?? 5000);
 
+  // The database can go away without any Kubernetes object changing: every databaseCheckMs each
+  // TaskService's gateway is asked, and a changed answer queues a reconcile, which sets Database.
+  const answers = new Map<string, string>();
+  let asking = false;
+  const databaseCheck = opts.gatewayHealth
+    ? setInterval(() => {
+        if (asking || paused) return;
+        asking = true;
+        const ask = opts.gatewayHealth!;
+        void (async () => {
+          for (const o of everyTaskService() as unknown as TaskService[]) {
+            if (o.metadata.deletionTimestamp) continue;
+            const key = `${o.metadata.namespace}/${o.metadata.name}`;
+            const h = await ask(gatewayHealthUrl(o));
+            if (!h) continue;
+            const answer = 'unavailable' in h ? 'unavailable' : `${h.code} ${h.status ?? ''}`;
+            if (answers.has(key) && answers.get(key) !== answer) queue.add(key);
+            answers.set(key, answer);
+          }
+        })()
+          .catch((err: unknown) => log.warn({ err: describeError(err) }, 'database check failed'))
+          .finally(() => (asking = false));
+      }, opts.databaseCheckMs ?? 10_000)
+    : undefined;
+
   return {
     cronJobApiVersion,
     get queue() {
@@ -256,6 +287,7 @@ export async function startController(kc: KubeConfig, opts: ControllerOptions): 
     problem: () => runners.map((r) => r.problem()).find((p) => p !== undefined),
     async stop() {
       clearInterval(keyCheck);
+      if (databaseCheck) clearInterval(databaseCheck);
       await Promise.all(runners.map((r) => r.stop()));
       await queue.shutdown();
       log.info('controller stopped');

@@ -49,7 +49,7 @@ export interface FirewallFacts {
 /** A condition the builders report besides Ready/Progressing/Degraded (e.g. why the firewall does not run). */
 export interface PlanCondition {
   type: string;
-  status: 'True' | 'False';
+  status: 'True' | 'False' | 'Unknown';
   reason: string;
   message: string;
 }

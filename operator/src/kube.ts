@@ -36,9 +36,9 @@ export interface KubeClient {
   apply(obj: KubeObject): Promise<KubeObject>;
   get(ref: ChildRef): Promise<KubeObject | undefined>;
   /** Objects of a kind matching a label selector, in one namespace or (none given) in every namespace. */
-  list(apiVersion: string, kind: string, labelSelector: string, namespace?: string): Promise<KubeObject[]>;
+  list(apiVersion: string, kind: string, labelSelector: string, namespace?: string, fieldSelector?: string): Promise<KubeObject[]>;
   /** Delete (background propagation); a missing object is fine. */
-  delete(ref: ChildRef): Promise<void>;
+  delete(ref: ChildRef, propagation?: 'Background' | 'Orphan'): Promise<void>;
   patchStatus(ts: TaskService, status: TaskServiceStatus): Promise<void>;
   /** Replace the finalizer list, guarded by resourceVersion (409 on a stale read). */
   setFinalizers(ts: TaskService, finalizers: string[]): Promise<void>;
@@ -155,14 +155,14 @@ export function createKubeClient(kc: KubeConfig, timeoutMs: number, component = 
         throw err;
       }
     },
-    async list(apiVersion, kind, labelSelector, namespace) {
-      const res = await objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector);
+    async list(apiVersion, kind, labelSelector, namespace, fieldSelector) {
+      const res = await objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, fieldSelector, labelSelector);
       // List items carry no apiVersion/kind; callers compare and delete them by those.
       return res.items.map((i) => ({ ...i, apiVersion, kind }) as KubeObject);
     },
-    async delete(ref) {
+    async delete(ref, propagation = 'Background') {
       try {
-        await objects.delete(ref, undefined, undefined, undefined, undefined, 'Background');
+        await objects.delete(ref, undefined, undefined, undefined, undefined, propagation);
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }

@@ -3,6 +3,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { loadOperatorConfig } from './config.ts';
 import { runOperator } from './operator.ts';
+import { fetchGatewayHealth } from './reconciler.ts';
 
 let config;
 try {
@@ -14,7 +15,13 @@ try {
 const log = pino({ name: 'taskservice-operator', level: config.LOG_LEVEL });
 const kc = new KubeConfig();
 kc.loadFromDefault(); // in-cluster service account, or $KUBECONFIG / ~/.kube/config outside
-const operator = await runOperator(kc, { ...config, apiTimeoutMs: config.API_TIMEOUT_SECONDS * 1000, log });
+const operator = await runOperator(kc, {
+  ...config,
+  apiTimeoutMs: config.API_TIMEOUT_SECONDS * 1000,
+  log,
+  // outside the cluster the gateways' Service names do not resolve: no Database check from there
+  ...(config.KUBERNETES_SERVICE_HOST ? { gatewayHealth: fetchGatewayHealth } : {}),
+});
 
 let stopping = false;
 const shutdown = (signal: string) => {

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { DEFAULT_API_TIMEOUT_SECONDS, type OperatorConfig } from './config.ts';
-import { startController, type RunningController } from './controller.ts';
+import { startController, type ControllerOptions, type RunningController } from './controller.ts';
 import { describeError } from './kube.ts';
 import { startLeaderElection, type LeaderElector } from './leader.ts';
 import { createOperatorMetrics } from './metrics.ts';
@@ -39,6 +39,9 @@ export interface OperatorOptions extends Pick<OperatorConfig, 'POD_NAMESPACE' | 
   keyCheckMs?: number;
   /** how long a replica that lost the Lease keeps its informers, to resume without re-listing (default: two lease durations) */
   keepInformersMs?: number;
+  /** the gateways' /api/health for the Database condition (main.ts: fetchGatewayHealth inside the cluster); unset: not asked */
+  gatewayHealth?: ControllerOptions['gatewayHealth'];
+  databaseCheckMs?: number;
 }
 
 export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promise<RunningOperator> {
@@ -78,7 +81,7 @@ export async function runOperator(kc: KubeConfig, opts: OperatorOptions): Promis
         return;
       }
       try {
-        controller = await startController(kc, { log, apiTimeoutMs, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs, keyCheckMs: opts.keyCheckMs, namespaces: opts.WATCH_NAMESPACES, onReconciled: (outcome, seconds) => metrics.reconciled(outcome, seconds) });
+        controller = await startController(kc, { log, apiTimeoutMs, workers: opts.WORKERS, notReadyRecheckMs: opts.notReadyRecheckMs, resyncMs: opts.resyncMs, keyCheckMs: opts.keyCheckMs, gatewayHealth: opts.gatewayHealth, databaseCheckMs: opts.databaseCheckMs, namespaces: opts.WATCH_NAMESPACES, onReconciled: (outcome, seconds) => metrics.reconciled(outcome, seconds) });
         state = 'running';
         lastError = undefined;
       } catch (err) {

@@ -13,6 +13,7 @@ import {
   GENERATED,
   RETAINED_ANNOTATION,
   childName,
+  GATEWAY_PORT,
   retainsData,
   selectorLabels,
   firewallNamespace,
@@ -35,7 +36,7 @@ import { parse as parseYaml } from 'yaml';
 import { randomBytes } from 'node:crypto';
 import { describeError, type KubeClient } from './kube.ts';
 import { checkKeys, checksum, decideKeys, ACCEPT_KEYS_ANNOTATION } from './keys.ts';
-import { computeStatus, databaseCondition, statusChanged, transitions, type ObservedDeployment } from './status.ts';
+import { computeStatus, databaseCondition, databaseReachability, statusChanged, transitions, type GatewayHealth, type ObservedDeployment } from './status.ts';
 import { normalizeSpec, type KubeObject, type TaskService } from './types.ts';
 
 export interface ReconcilerOptions {
@@ -49,6 +50,27 @@ export interface ReconcilerOptions {
   now?: () => Date;
   /** namespaced mode (WATCH_NAMESPACES): lists stay in the TaskService's namespace; no cluster-wide reads, so no firewall */
   namespaced?: boolean;
+  /**
+   * Asks the gateway's GET /api/health (its Service URL) whether the services reach the database, for
+   * the Database condition. Unset (an operator outside the cluster, where Service names do not resolve):
+   * not asked, and an external database gets no Database condition (nor when it answers undefined).
+   */
+  gatewayHealth?: (url: string) => Promise<GatewayHealth | undefined>;
+}
+
+/** The gateway's health endpoint through its Service, as the CronJob reaches /api/cron. */
+export const gatewayHealthUrl = (ts: { metadata: { name: string; namespace: string } }): string =>
+  `http://${childName(ts as TaskService, 'gateway')}.${ts.metadata.namespace}.svc:${GATEWAY_PORT}/api/health`;
+
+/** GET /api/health within 3 s: its code and `status`, or why it could not be asked. */
+export async function fetchGatewayHealth(url: string): Promise<GatewayHealth> {
+  try {
+    const r = await fetch(url, { signal: AbortSignal.timeout(3000) });
+    const body = (await r.json().catch(() => undefined)) as { status?: unknown } | undefined;
+    return { code: r.status, ...(typeof body?.status === 'string' ? { status: body.status } : {}) };
+  } catch (err) {
+    return { unavailable: `cannot ask ${url}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}` };
+  }
 }
 
 export type ReconcileResult = { requeueAfterMs: number } | void;
@@ -75,6 +97,23 @@ export const childKinds = (cron: CronJobApiVersion, cloudNativePG = false, pdb: 
 /** A child pruning must never delete: a database kept by deletionPolicy Retain (no owner reference to the TaskService). */
 const retained = (obj: KubeObject, ts: TaskService): boolean =>
   obj.kind === 'Cluster' && !(obj.metadata.ownerReferences ?? []).some((o) => o.uid === ts.metadata.uid);
+
+/**
+ * What a StatefulSet cannot change in place (the API server refuses it): the governing Service, the
+ * selector, the volume claim templates. A change of one (spec.nats.replicas 1 → 3 moves serviceName
+ * to the routes Service) needs the StatefulSet deleted with its pods orphaned and created again: the
+ * new one adopts the running pods and rolls them, and their PVCs (never deleted by a StatefulSet) are
+ * claimed again by name.
+ */
+export function statefulSetImmutableChange(current: KubeObject, desired: KubeObject): string | undefined {
+  const c = (current.spec ?? {}) as { serviceName?: string; selector?: unknown; volumeClaimTemplates?: { metadata?: { name?: string } }[] };
+  const d = (desired.spec ?? {}) as typeof c;
+  if ((c.serviceName ?? '') !== (d.serviceName ?? '')) return `serviceName ${c.serviceName} → ${d.serviceName}`;
+  if (JSON.stringify(c.selector) !== JSON.stringify(d.selector)) return 'selector';
+  const claims = (x: typeof c) => (x.volumeClaimTemplates ?? []).map((v) => v.metadata?.name).join(',');
+  if (claims(c) !== claims(d)) return `volumeClaimTemplates ${claims(c)} → ${claims(d)}`;
+  return undefined;
+}
 
 /** Random values for generated keys, in the shapes the runtime validates (config.ts). */
 export function generateValue(key: string): string {
@@ -424,6 +463,15 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
         }
         // Taken back after a deletion that kept it: the note of that deletion no longer holds.
         if (current?.metadata.annotations?.[RETAINED_ANNOTATION]) await client.patchMetadata(current, { annotations: { [RETAINED_ANNOTATION]: null } });
+        const immutable = current && obj.kind === 'StatefulSet' ? statefulSetImmutableChange(current, obj) : undefined;
+        if (immutable) {
+          // Orphan: the pods keep running (and serving) until the new StatefulSet adopts and rolls them.
+          await client.delete(current!, 'Orphan');
+          log.info({ key, child: childKey, change: immutable }, 'StatefulSet deleted (pods and volumes kept) to change what it cannot change in place');
+          await client.event(ts, 'Normal', 'StatefulSetRecreated', `${obj.metadata.name}: ${immutable} cannot change in place; recreated, its pods and volumes kept`).catch(() => undefined);
+          // The garbage collector removes it once the pods are released; the next reconcile creates it.
+          return { requeueAfterMs: 1000 };
+        }
         const result = await client.apply(obj);
         applied.set(childKey, { manifest, resourceVersion: result.metadata.resourceVersion });
         live.push(result);
@@ -450,7 +498,11 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     if (keys.condition) extra.push(keys.condition);
     extra.push(subkeys.condition);
     const db = desired.find((o) => o.kind === 'Cluster' && o.apiVersion === CNPG_API_VERSION);
-    if (db) extra.push(databaseCondition(live.find((o) => objectKey(o) === objectKey(db)), retainsData(normalizeSpec(ts.spec))));
+    const cluster = db ? databaseCondition(live.find((o) => objectKey(o) === objectKey(db)), retainsData(normalizeSpec(ts.spec))) : undefined;
+    const url = gatewayHealthUrl(ts);
+    const health = await opts.gatewayHealth?.(url);
+    if (health) extra.push(databaseReachability(health, url, cluster));
+    else if (cluster) extra.push(cluster);
     const deployments = desired.filter((o) => o.kind === 'Deployment').map((d) => live.find((o) => objectKey(o) === objectKey(d)));
     const gw = live.find((o) => o.kind === 'Deployment' && o.metadata.name === childName(ts, 'gateway'));
     const scale = {

@@ -21,7 +21,7 @@ export interface StatusInput {
   /** checksums of the generated keys (keys.ts), carried into status */
   keyChecksums?: Record<string, string>;
   /** more conditions the plan reports (e.g. Firewall), kept in the given order after the standard three */
-  extra?: { type: string; status: 'True' | 'False'; reason: string; message: string }[];
+  extra?: { type: string; status: 'True' | 'False' | 'Unknown'; reason: string; message: string }[];
   now: Date;
 }
 
@@ -133,4 +133,35 @@ export function databaseCondition(cluster: { metadata: { name: string }; spec?: 
   return ready
     ? { type: 'Database', status: 'True' as const, reason: 'ClusterReady', message: `${summary}; ${policy}` }
     : { type: 'Database', status: 'False' as const, reason: 'ClusterNotReady', message: `${summary}${readyCond?.message ? ` (${readyCond.message})` : ''}; ${policy}` };
+}
+
+/** What the gateway's GET /api/health answered (the spec's database check), or why it was not asked. */
+export type GatewayHealth = { code: number; status?: string } | { unavailable: string };
+
+type DatabaseCondition = { type: string; status: 'True' | 'False' | 'Unknown'; reason: string; message: string };
+
+/**
+ * The Database condition: whether the services reach the database, as the gateway's /api/health
+ * reports it (200 `ok` or 503 `error`, spec), combined with the CloudNativePG Cluster's own condition
+ * for a managed database (a Cluster not ready stays the reason; a ready one the services cannot reach
+ * is `Unreachable`). When the health endpoint cannot be asked, an external database is `Unknown` and
+ * a managed one keeps what its Cluster says.
+ */
+export function databaseReachability(health: GatewayHealth, url: string, cluster?: ReturnType<typeof databaseCondition>): DatabaseCondition {
+  if ('unavailable' in health) {
+    if (cluster) return cluster;
+    return { type: 'Database', status: 'Unknown', reason: 'NotChecked', message: `not checked: ${health.unavailable}` };
+  }
+  const said = `GET ${url} answered ${health.code}${health.status ? ` (status ${health.status})` : ''}`;
+  if (health.code === 200 && health.status === 'ok') {
+    if (cluster && cluster.status !== 'True') return cluster;
+    return cluster
+      ? { ...cluster, message: `${cluster.message}; the services reach it (${said})` }
+      : { type: 'Database', status: 'True', reason: 'Reachable', message: `the services reach the database (${said})` };
+  }
+  if (cluster && cluster.status !== 'True') return cluster;
+  if (health.code === 503) {
+    return { type: 'Database', status: 'False', reason: 'Unreachable', message: `the services cannot reach the database: ${said}${cluster ? `; ${cluster.message}` : ''}` };
+  }
+  return cluster ?? { type: 'Database', status: 'Unknown', reason: 'NotChecked', message: `not checked: ${said}, not the health answer the spec defines` };
 }

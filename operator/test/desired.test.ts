@@ -24,6 +24,7 @@ import {
   type CronJobApiVersion,
 } from '../src/desired.ts';
 import type { KubeObject } from '../src/types.ts';
+import { statefulSetImmutableChange } from '../src/reconciler.ts';
 import { cluster, full, minimal } from './fixtures.ts';
 import { validateObject } from './validate.ts';
 
@@ -338,6 +339,19 @@ describe('desired state (L0)', () => {
 
     expect(find(objs, 'ConfigMap', 'demo-config').data.NATS_STREAM_REPLICAS).toBe('3');
     expect(find(desiredChildren(ts, { ...v1, pdbApiVersion: 'policy/v1beta1' }), 'PodDisruptionBudget', 'demo-nats').apiVersion).toBe('policy/v1beta1');
+  });
+
+  it('spec.nats.replicas 1 → 3 changes what a StatefulSet cannot change in place (serviceName): the reconciler recreates it, pods and volumes kept (issue 59 #3)', () => {
+    const one = find(desiredChildren(minimal(), v1), 'StatefulSet', 'demo-nats');
+    const ts = minimal();
+    (ts.spec as any).nats = { replicas: 3 };
+    const three = find(desiredChildren(ts, v1), 'StatefulSet', 'demo-nats');
+    expect(statefulSetImmutableChange(one, three)).toBe('serviceName demo-nats → demo-nats-routes');
+    expect(statefulSetImmutableChange(three, one)).toBe('serviceName demo-nats-routes → demo-nats');
+    // what it can change in place (replicas, the pod template) is applied as before
+    expect(statefulSetImmutableChange(one, { ...one, spec: { ...one.spec, replicas: 2 } })).toBeUndefined();
+    // the claims keep their name, so the pods claim the same PVCs (data-demo-nats-0) again
+    expect(three.spec.volumeClaimTemplates.map((v: any) => v.metadata.name)).toEqual(one.spec.volumeClaimTemplates.map((v: any) => v.metadata.name));
   });
 
   it('spec.nats.replicas 1 (default): one server from flags, nothing of the cluster, streams left at 1; an existing NATS gets no NATS_STREAM_REPLICAS', () => {

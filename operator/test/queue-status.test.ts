@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_API_TIMEOUT_SECONDS, loadOperatorConfig } from '../src/config.ts';
 import { canAcquire } from '../src/leader.ts';
 import { WorkQueue } from '../src/queue.ts';
-import { computeStatus, databaseCondition, statusChanged, transitions, type ObservedDeployment } from '../src/status.ts';
+import { computeStatus, databaseCondition, databaseReachability, statusChanged, transitions, type ObservedDeployment } from '../src/status.ts';
 
 describe('WorkQueue', () => {
   it('dedupes a key queued many times, never runs one key twice at once, and reruns a key dirtied while running', async () => {
@@ -93,6 +93,26 @@ describe('status', () => {
     const s = computeStatus({ generation: 1, previous: undefined, deployments: [dep('x', 2, 2), dep('gateway', 0, 0)], now: t0 });
     expect(s.readyServices).toBe('1/2');
     expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ServicesUnavailable', message: '1 of 2 services not available: gateway (0 replicas)' });
+  });
+
+  it('Database condition from what the gateway\'s /api/health says about the database, with a managed Cluster\'s own state first (issue 59 #6)', () => {
+    const url = 'http://demo-gateway.apps.svc:3000/api/health';
+    expect(databaseReachability({ code: 200, status: 'ok' }, url)).toEqual({ type: 'Database', status: 'True', reason: 'Reachable', message: `the services reach the database (GET ${url} answered 200 (status ok))` });
+    expect(databaseReachability({ code: 503, status: 'error' }, url)).toEqual({
+      type: 'Database',
+      status: 'False',
+      reason: 'Unreachable',
+      message: `the services cannot reach the database: GET ${url} answered 503 (status error)`,
+    });
+    expect(databaseReachability({ unavailable: `cannot ask ${url}: connect ECONNREFUSED` }, url)).toMatchObject({ status: 'Unknown', reason: 'NotChecked', message: expect.stringContaining('ECONNREFUSED') });
+    expect(databaseReachability({ code: 404 }, url)).toMatchObject({ status: 'Unknown', reason: 'NotChecked' });
+    // a managed database: a Cluster not ready stays the reason; a ready one the services cannot reach is Unreachable
+    const ready = databaseCondition({ metadata: { name: 'demo-db' }, spec: { instances: 1 }, status: { readyInstances: 1 } }, true);
+    const notReady = databaseCondition({ metadata: { name: 'demo-db' }, spec: { instances: 1 }, status: { readyInstances: 0 } }, true);
+    expect(databaseReachability({ code: 503, status: 'error' }, url, notReady)).toEqual(notReady);
+    expect(databaseReachability({ code: 503, status: 'error' }, url, ready)).toMatchObject({ status: 'False', reason: 'Unreachable', message: expect.stringContaining('Cluster demo-db: 1/1 instances ready') });
+    expect(databaseReachability({ code: 200, status: 'ok' }, url, ready)).toMatchObject({ status: 'True', reason: 'ClusterReady', message: expect.stringContaining('; the services reach it (GET ') });
+    expect(databaseReachability({ unavailable: 'x' }, url, ready)).toEqual(ready);
   });
 
   it('Database condition from the CloudNativePG Cluster status, naming the deletion policy (issue 59 #2, #6)', () => {
