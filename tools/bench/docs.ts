@@ -180,6 +180,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     // a subset's run: only its benches' sections are replaced (the intro is refreshed too)
     const doc = readFileSync(file, 'utf8');
     const figures = doc.indexOf('\n## Latest figures');
+    // without its heading the figures cannot be told from the intro: refuse rather than drop them
+    if (figures < 0) throw new Error('docs/benchmarks.md has no "## Latest figures" heading: put it back above the first figures (or run the full bench)');
     writeFileSync(file, replaceSections(renderBenchmarks({ ...res, results: [] }).split('\n## Latest figures')[0]! + doc.slice(figures), res));
     console.log(`docs/benchmarks.md: the sections of ${res.results.map((r) => r.bench).join(', ')} replaced`);
   } else {
