@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../tools/system.ts';
 import { fileNats, serveTestIdentities, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { startTarpits } from '../../../tools/testenv/tarpits.ts';
 import { callAs, startReceiver, until, type Receiver } from '../test/support.ts';
 
 /**
@@ -19,58 +18,15 @@ import { callAs, startReceiver, until, type Receiver } from '../test/support.ts'
 // the longest allowed: B's 20 tasks must go out before the first of A's requests times out, on however loaded a machine
 const TIMEOUT_SECONDS = 60;
 
-/** Ten ports that hold every request until `recover()`; counts what they hold and what the sender gave up on. */
+/** Ten tarpits, each a receiving host of its own; what they answered once recovered, by delivery id. */
 async function tarpits(count: number) {
-  const state = { held: 0, maxHeld: 0, closedBySender: 0, answered: new Map<string, number>(), recovered: false };
-  const waiting: (() => void)[] = [];
-  const servers: Server[] = [];
-  const urls: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const answer = () => {
-          const id = String(req.headers['x-service-delivery']);
-          state.answered.set(id, (state.answered.get(id) ?? 0) + 1);
-          res.writeHead(204).end();
-        };
-        if (state.recovered) return answer();
-        state.held++;
-        state.maxHeld = Math.max(state.maxHeld, state.held);
-        let open = true;
-        res.on('close', () => {
-          if (!open) return;
-          open = false;
-          state.held--;
-          state.closedBySender++;
-        });
-        waiting.push(() => {
-          if (!open) return;
-          open = false;
-          state.held--;
-          answer();
-        });
-      });
-    });
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    servers.push(server);
-    urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/tarpit-${i}`);
-  }
-  return {
-    state,
-    urls,
-    recover() {
-      state.recovered = true;
-      waiting.splice(0).forEach((answer) => answer());
-    },
-    async close() {
-      for (const s of servers) {
-        s.closeAllConnections();
-        await new Promise((done) => s.close(done));
-      }
-    },
-  };
+  const answered = new Map<string, number>();
+  const pits = await startTarpits(count, (req, _body, res) => {
+    const id = String(req.headers['x-service-delivery']);
+    answered.set(id, (answered.get(id) ?? 0) + 1);
+    res.writeHead(204).end();
+  });
+  return { ...pits, answered, urls: pits.ports.map((port, i) => `http://127.0.0.1:${port}/tarpit-${i}`) };
 }
 
 const nats = fileNats();
@@ -149,7 +105,7 @@ describe('fair webhook delivery between users', () => {
       "all of A's 2,000 deliveries delivered",
       120_000,
     );
-    expect(pits.state.answered.size).toBe(2000);
-    expect([...pits.state.answered.values()].every((n) => n === 1)).toBe(true);
+    expect(pits.answered.size).toBe(2000);
+    expect([...pits.answered.values()].every((n) => n === 1)).toBe(true);
   });
 });

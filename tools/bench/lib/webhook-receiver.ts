@@ -11,9 +11,10 @@
  *
  *   fork('tools/bench/lib/webhook-receiver.ts', { env: { WEBHOOK_SECRET, WEBHOOK_RECEIVERS, WEBHOOK_TARPITS } })
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifySignature } from '@tasksvc/runtime/crypto.ts';
+import { startTarpits, withBody } from '../../testenv/tarpits.ts';
 
 export interface ReceiverReport {
   ports?: number[];
@@ -27,47 +28,31 @@ const send = (m: ReceiverReport) => process.send!(m);
 let arrived: [string, number][] = [];
 let badSignatures = 0;
 
-/** the tarpits' answers not given yet (null once they recovered) */
-let held: (() => void)[] | null = [];
+/** A bad signature is answered 401 at once (true), by every port. */
+const refused = (req: IncomingMessage, raw: Buffer, res: ServerResponse): boolean => {
+  if (verifySignature(SECRET, raw, req.headers['x-service-signature'] as string | undefined)) return false;
+  badSignatures++;
+  res.writeHead(401).end();
+  return true;
+};
+const answer = (req: IncomingMessage, raw: Buffer, res: ServerResponse) => {
+  const taskId = (JSON.parse(raw.toString('utf8')) as { task: { id: string } }).task.id;
+  arrived.push([`${taskId} ${req.url}`, performance.timeOrigin + performance.now()]);
+  res.writeHead(204).end();
+};
 
-const receiver =
-  (tarpit: boolean): Parameters<typeof createServer>[1] =>
-  (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      if (!verifySignature(SECRET, raw, req.headers['x-service-signature'] as string | undefined)) {
-        badSignatures++;
-        res.writeHead(401).end();
-        return;
-      }
-      const answer = () => {
-        if (res.destroyed) return; // the sender gave up waiting
-        const taskId = (JSON.parse(raw.toString('utf8')) as { task: { id: string } }).task.id;
-        arrived.push([`${taskId} ${req.url}`, performance.timeOrigin + performance.now()]);
-        res.writeHead(204).end();
-      };
-      if (tarpit && held) held.push(answer);
-      else answer();
-    });
-  };
-const listen = (count: number, tarpit: boolean) =>
-  Promise.all(
-    Array.from({ length: count }, () => {
-      const server = createServer(receiver(tarpit));
-      return new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
-    }),
-  );
-const ports = await listen(Number(process.env.WEBHOOK_RECEIVERS ?? 1), false);
-const tarpits = await listen(Number(process.env.WEBHOOK_TARPITS ?? 0), true);
+const ports = await Promise.all(
+  Array.from({ length: Number(process.env.WEBHOOK_RECEIVERS ?? 1) }, () => {
+    const server = createServer((req, res) => withBody(req, (raw) => refused(req, raw, res) || answer(req, raw, res)));
+    return new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  }),
+);
+// the tarpits hold what they take (a held request its sender gave up on is never answered) until told to recover
+const pits = await startTarpits(Number(process.env.WEBHOOK_TARPITS ?? 0), answer, refused);
 process.on('message', (m: { recover?: boolean }) => {
-  if (!m.recover || !held) return;
-  const answers = held;
-  held = null;
-  answers.forEach((a) => a());
+  if (m.recover) pits.recover();
 });
-send({ ports, tarpits });
+send({ ports, tarpits: pits.ports });
 setInterval(() => {
   if (arrived.length === 0) return;
   send({ arrived, badSignatures });
