@@ -2,8 +2,10 @@
  * Sizing of the six services (docs/kubernetes.md "Sizing"), the one place these numbers live: the
  * per-pod resources a TaskService gets by default (operator/src/crd.ts puts them in the CRD schema as
  * spec.resources' defaults, and the chart's crds/ file is generated from it), the figures measured by
- * tools/bench/footprint.ts, and the replicas a request rate needs. The docs table is rendered from here
- * by `sizingTable()`; tools/k8s/chart.test.ts checks the chart's CRD and the docs against this module.
+ * tools/bench/footprint.ts (memory, start) and tools/bench/sizing.ts (CPU per operation), and the cores
+ * and replicas a request rate needs. The docs table is rendered from here by `sizingTable()` (written
+ * by `node tools/k8s/gen-sizing.ts`); tools/k8s/chart.test.ts checks the chart's CRD and the docs
+ * against this module, tools/chaos/memory-limit.test.ts runs the tasks service under the memory limit.
  */
 import type { ServiceName } from './crd.ts';
 
@@ -11,7 +13,8 @@ import type { ServiceName } from './crd.ts';
  * Per pod, request = limit (Guaranteed QoS): the spec's example orchestration resources (512Mi memory,
  * 500m CPU per pod). The measured peak of every service under the bench's load stays below about
  * 60 % of the memory (MEASURED: 316 MB for tasks, 230–265 MB for the others), the rest is headroom
- * for an export or an import of a large account.
+ * for an export or an import of a large account. In a memory cgroup of 512Mi the tasks service goes
+ * through the bench's load without an OOM kill (tools/chaos/memory-limit.test.ts prints its peak).
  */
 export const POD_RESOURCES = { memory: '512Mi', cpu: '500m' } as const;
 export const DEFAULT_REPLICAS = 2;
@@ -21,34 +24,62 @@ export interface MeasuredService {
   rssIdleMb: number;
   rssLoadedMb: number;
   rssPeakMb: number;
-  /** CPU per operation in this service's process, the events it published handled (µs) */
-  cpuUsPerCreate: number;
-  cpuUsPerList: number;
   /** spawn → readiness probe 200, a restart on a migrated database (ms) */
   readyMs: number;
 }
 
 /**
- * One run of `npm run bench -- footprint` (docs/benchmarks.md, section footprint). The machine was
- * shared and loaded (load average 25–31 on 2 cores): CPU time per operation is inflated by cache and
- * scheduler contention and start times by waiting for a core, so these are upper figures.
+ * One run of `npm run bench -- footprint` (docs/benchmarks.md, section footprint): memory and start
+ * time. The machine was shared and loaded (load average 25–31 on 2 cores): start times are inflated
+ * by waiting for a core, so these are upper figures.
  */
 export const MEASURED: { at: string; command: string; loadAverage: string; services: Record<ServiceName, MeasuredService> } = {
   at: '2026-12-06T13:32:51Z',
   command: 'npm run bench -- footprint',
   loadAverage: '25–31 on 2 cores',
   services: {
-    gateway: { rssIdleMb: 202, rssLoadedMb: 239, rssPeakMb: 265, cpuUsPerCreate: 194, cpuUsPerList: 413, readyMs: 1924 },
-    auth: { rssIdleMb: 212, rssLoadedMb: 198, rssPeakMb: 226, cpuUsPerCreate: 5.96, cpuUsPerList: 9.21, readyMs: 4162 },
-    tasks: { rssIdleMb: 205, rssLoadedMb: 312, rssPeakMb: 316, cpuUsPerCreate: 236, cpuUsPerList: 627, readyMs: 6445 },
-    notifier: { rssIdleMb: 197, rssLoadedMb: 197, rssPeakMb: 227, cpuUsPerCreate: 4.97, cpuUsPerList: 5.53, readyMs: 2760 },
-    webhook: { rssIdleMb: 198, rssLoadedMb: 200, rssPeakMb: 226, cpuUsPerCreate: 45.7, cpuUsPerList: 11.1, readyMs: 3854 },
-    scheduler: { rssIdleMb: 195, rssLoadedMb: 197, rssPeakMb: 228, cpuUsPerCreate: 30.8, cpuUsPerList: 7.37, readyMs: 2814 },
+    gateway: { rssIdleMb: 202, rssLoadedMb: 239, rssPeakMb: 265, readyMs: 1924 },
+    auth: { rssIdleMb: 212, rssLoadedMb: 198, rssPeakMb: 226, readyMs: 4162 },
+    tasks: { rssIdleMb: 205, rssLoadedMb: 312, rssPeakMb: 316, readyMs: 6445 },
+    notifier: { rssIdleMb: 197, rssLoadedMb: 197, rssPeakMb: 227, readyMs: 2760 },
+    webhook: { rssIdleMb: 198, rssLoadedMb: 200, rssPeakMb: 226, readyMs: 3854 },
+    scheduler: { rssIdleMb: 195, rssLoadedMb: 197, rssPeakMb: 228, readyMs: 2814 },
   },
 };
 
-/** The request mix the table is for: most requests of the web app and the API are reads. */
-export const MIX = { create: 0.2, list: 0.8 } as const;
+/** The operations a deployment's load is made of, as tools/bench/sizing.ts measures them. */
+export const OPERATIONS = ['create', 'list', 'complete', 'webhook', 'reminder'] as const;
+export type Operation = (typeof OPERATIONS)[number];
+/** What the CPU is counted in besides the services: sized apart (the operator's NATS; PostgreSQL is the admin's). */
+export type SharedPart = 'nats-server' | 'PostgreSQL';
+
+/**
+ * One run of `npm run bench -- sizing` (docs/benchmarks.md, section sizing): CPU µs per operation in
+ * each process, idle subtracted; `webhook` is what one delivery adds to a create, `reminder` one
+ * reminder's dispatch to an HTTP Alert channel. Taken on a shared, loaded machine: upper figures.
+ */
+export const MEASURED_CPU: { at: string; command: string; loadAverage: string; cpuUs: Record<ServiceName | SharedPart, Record<Operation, number>> } = {
+  at: '2026-12-06T17:27:00Z',
+  command: 'npm run bench -- sizing (1,000 operations of each, 10 callers, 20 users)',
+  loadAverage: '34–51 on 2 cores',
+  cpuUs: {
+    gateway: { create: 658, list: 1200, complete: 1174, webhook: 59, reminder: 0 },
+    auth: { create: 44, list: 64, complete: 194, webhook: 18, reminder: 0 },
+    tasks: { create: 781, list: 1506, complete: 4937, webhook: 7, reminder: 194 },
+    notifier: { create: 123, list: 0, complete: 113, webhook: 0, reminder: 3463 },
+    webhook: { create: 202, list: 0, complete: 308, webhook: 907, reminder: 11 },
+    scheduler: { create: 85, list: 0, complete: 196, webhook: 0, reminder: 196 },
+    'nats-server': { create: 531, list: 508, complete: 1031, webhook: 0, reminder: 477 },
+    PostgreSQL: { create: 839, list: 536, complete: 4780, webhook: 946, reminder: 1526 },
+  },
+};
+
+/**
+ * The mix the table is for, as shares of the request rate (summing to 1): most requests of the web
+ * app and the API are reads; a task is created and later completed; some writes go to a webhook
+ * endpoint and a few tasks carry a reminder. Deliveries count in the rate as requests do.
+ */
+export const MIX: Record<Operation, number> = { list: 0.7, create: 0.15, complete: 0.1, webhook: 0.03, reminder: 0.02 };
 /** A replica is planned at this share of its CPU, leaving room for bursts, GC and a rollout's surge. */
 export const TARGET_UTILISATION = 0.7;
 /** The request rates the docs table is worked out for. */
@@ -59,10 +90,22 @@ export function cores(quantity: string): number {
   return quantity.endsWith('m') ? Number(quantity.slice(0, -1)) / 1000 : Number(quantity);
 }
 
-/** CPU cores one service needs for `rps` requests per second of MIX. */
-export function coresFor(svc: ServiceName, rps: number): number {
-  const m = MEASURED.services[svc];
-  return (rps * (MIX.create * m.cpuUsPerCreate + MIX.list * m.cpuUsPerList)) / 1e6;
+/** Bytes in a Kubernetes memory quantity (`512Mi`, `1Gi`, `300M`, `1000`). */
+export function bytes(quantity: string): number {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(quantity);
+  if (!m) throw new Error(`not a memory quantity: ${quantity}`);
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2] ?? ''] ?? 1;
+  return Math.round(Number(m[1]) * unit);
+}
+
+/** CPU µs one request of MIX costs in a process, on average. */
+export function cpuUsPerRequest(part: ServiceName | SharedPart): number {
+  return OPERATIONS.reduce((a, op) => a + MIX[op] * MEASURED_CPU.cpuUs[part][op], 0);
+}
+
+/** CPU cores one process kind needs for `rps` requests per second of MIX: rps × Σ share × µs ÷ 10⁶. */
+export function coresFor(part: ServiceName | SharedPart, rps: number): number {
+  return (rps * cpuUsPerRequest(part)) / 1e6;
 }
 
 /** Replicas of one service for `rps` of MIX at POD_RESOURCES.cpu each: never fewer than the default two (a rollout or a lost node keeps one). */
@@ -81,10 +124,12 @@ export function sizingTable(): string {
     'memory request = limit',
     'CPU request = limit',
     'RSS idle / loaded / peak (MB)',
-    'CPU µs per create / list',
+    `CPU µs per ${OPERATIONS.join(' / ')}`,
+    'CPU µs per request of the mix',
     'spawn → ready ms',
     ...RATES.map((r) => `${r} req/s: cores, replicas`),
   ];
+  const cpu = (p: ServiceName | SharedPart) => [OPERATIONS.map((op) => f0(MEASURED_CPU.cpuUs[p][op])).join(' / '), f0(cpuUsPerRequest(p))];
   const rows = SERVICE_ORDER.map((s) => {
     const m = MEASURED.services[s];
     return [
@@ -92,10 +137,12 @@ export function sizingTable(): string {
       POD_RESOURCES.memory,
       POD_RESOURCES.cpu,
       `${f0(m.rssIdleMb)} / ${f0(m.rssLoadedMb)} / ${f0(m.rssPeakMb)}`,
-      `${f0(m.cpuUsPerCreate)} / ${f0(m.cpuUsPerList)}`,
+      ...cpu(s),
       f0(m.readyMs),
       ...RATES.map((r) => `${f2(coresFor(s, r))}, ${replicasFor(s, r)}`),
     ];
   });
+  // sized apart: the operator's NATS (docs "NATS"), the admin's PostgreSQL; cores only
+  for (const p of ['nats-server', 'PostgreSQL'] as const) rows.push([p, '—', '—', '—', ...cpu(p), '—', ...RATES.map((r) => `${f2(coresFor(p, r))}, —`)]);
   return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }

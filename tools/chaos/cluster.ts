@@ -12,6 +12,17 @@ const node = join(root, 'node_modules', '.bin', 'node');
 
 export const CLUSTER_SERVICES: ServiceName[] = ['auth', 'tasks', 'notifier', 'webhook', 'scheduler', 'gateway'];
 
+/** An extra process of a service (Cluster.startReplica). */
+export interface Replica {
+  pid: number;
+  metricsUrl: string;
+  /** its stdout and stderr so far (the last 20 kB) */
+  output(): string;
+  /** its exit code or signal once it has exited, else undefined */
+  exited(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  kill(): Promise<void>;
+}
+
 interface Proc {
   child: ChildProcess;
   output: string;
@@ -35,6 +46,12 @@ export interface Cluster {
   terminate(name: ServiceName): Promise<void>;
   /** start a service; `sourceRoot` switches which checkout's services/<name>/src/main.ts runs (kept for later starts) */
   start(name: ServiceName, sourceRoot?: string): Promise<void>;
+  /**
+   * Another process of a service beside the first (a second replica: same environment, same NATS
+   * queue group), on a probe/metrics port of its own; `prefix` runs before node (e.g. a shell that
+   * enters a cgroup and execs it). Stopped with the cluster.
+   */
+  startReplica(name: ServiceName, opts?: { prefix?: string[] }): Promise<Replica>;
   restartNats(): Promise<void>;
   stopPostgres(): Promise<void>;
   startPostgres(): Promise<void>;
@@ -99,6 +116,35 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
     procs.set(name, proc);
   };
 
+  const replicas: Replica[] = [];
+  const startReplica = async (name: ServiceName, o: { prefix?: string[] } = {}): Promise<Replica> => {
+    const port = await freePort();
+    const own = { [name === 'gateway' ? 'METRICS_PORT' : 'HEALTH_PORT']: String(port) };
+    const args = [node, ...nodeFlags, join(root, 'services', name, 'src', 'main.ts')];
+    const [cmd, ...rest] = [...(o.prefix ?? []), ...args];
+    const child = spawn(cmd!, rest, { cwd: root, env: { ...env, ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const append = (d: Buffer) => {
+      output = (output + d.toString()).slice(-20_000);
+    };
+    child.stdout.on('data', append);
+    child.stderr.on('data', append);
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    const exited = new Promise<void>((r) => child.once('exit', (code, sig) => ((exit = { code, signal: sig }), r())));
+    const replica: Replica = {
+      pid: child.pid!,
+      metricsUrl: `http://127.0.0.1:${port}/metrics`,
+      output: () => output,
+      exited: () => exit,
+      async kill() {
+        if (!exit) child.kill('SIGKILL');
+        await exited;
+      },
+    };
+    replicas.push(replica);
+    return replica;
+  };
+
   const signal = async (name: ServiceName, sig: 'SIGKILL' | 'SIGTERM') => {
     const p = procs.get(name);
     if (!p || p.child.exitCode !== null || p.child.signalCode) return;
@@ -158,6 +204,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
     kill,
     terminate: (name) => signal(name, 'SIGTERM'),
     start,
+    startReplica,
     ready,
     restartNats: () => nats.restart(),
     stopPostgres: () => pg.stop(),
@@ -169,6 +216,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
     pid: (name) => procs.get(name)?.child.pid,
     metricsUrl: (name) => `http://127.0.0.1:${metricsPorts.get(name)}/metrics`,
     async stop() {
+      for (const r of replicas) await r.kill();
       for (const name of procs.keys()) await sigkill(name);
       await (await observer)?.close();
       await nats.stop();

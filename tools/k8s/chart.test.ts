@@ -212,7 +212,7 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
       expect(d.spec.template.spec.containers[0].resources, d.metadata.name).toEqual({ requests: POD_RESOURCES, limits: POD_RESOURCES });
       expect(d.spec.replicas, d.metadata.name).toBe(DEFAULT_REPLICAS);
     }
-    // the docs' table is the module's, not a copy that could drift
+    // the docs' table is the module's, not a copy that could drift (node tools/k8s/gen-sizing.ts writes it)
     expect(readFileSync(join(CHART_DIR, '..', '..', 'docs', 'kubernetes.md'), 'utf8')).toContain(sizingTable());
   });
 
