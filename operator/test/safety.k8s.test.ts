@@ -22,7 +22,9 @@ import { apiServerBinaries, requireBinaries } from '../../tools/k8s/bins.ts';
 import { startTestCluster, type TestCluster } from '../../tools/k8s/cluster.ts';
 import { CRD_FILE } from '../../tools/k8s/gen-crd.ts';
 import { eventually, until } from '../../tools/testenv/wait.ts';
-import { GROUP, PLURAL, VERSION } from '../src/crd.ts';
+import { deriveSubkeys, parseKeyRing, type RingKey } from '../../proto/src/ring-keys.ts';
+import { GROUP, PLURAL, SERVICES, VERSION } from '../src/crd.ts';
+import { SUBKEYS_CHECKSUM_ANNOTATION } from '../src/desired.ts';
 import { runOperator, type OperatorOptions, type RunningOperator } from '../src/operator.ts';
 import { startFaultProxy } from './fault-proxy.ts';
 import { minimal } from './fixtures.ts';
@@ -239,6 +241,27 @@ describe.skipIf(!gate.run)('issue 16 against a real kube-apiserver', () => {
     const env = Object.fromEntries(gw.spec!.template.spec!.containers[0]!.env!.map((e) => [e.name, e.valueFrom?.secretKeyRef]));
     expect(env.DATABASE_URL).toEqual({ name: 'pg-app', key: 'uri' });
     expect(env.NATS_PASSWORD).toEqual({ name: 'sys-generated', key: 'NATS_PASSWORD' });
+
+    // The master key ring stays in the generated Secret: each ring Deployment gets only its own derived
+    // ring, and a rotation (a new key first) reaches the derived Secrets and rolls those two Deployments.
+    const master = async () => Buffer.from((await core.readNamespacedSecret({ name: 'sys-generated', namespace: NS })).data?.SECRETS_KEYRING ?? '', 'base64').toString();
+    const derivedRing = async (svc: string) => Buffer.from((await core.readNamespacedSecret({ name: `sys-${svc}-keys`, namespace: NS }).catch(() => undefined))?.data?.SECRETS_SUBKEYS ?? '', 'base64').toString();
+    const template = async (svc: string) => (await apps.readNamespacedDeployment({ name: `sys-${svc}`, namespace: NS })).spec!.template;
+    const ring1 = await eventually('the generated key ring', async () => (await master()) || undefined);
+    for (const svc of ['webhook', 'notifier'] as const) {
+      await eventually(`${svc}'s derived ring`, async () => ((await derivedRing(svc)) === deriveSubkeys(parseKeyRing(ring1) as RingKey[], svc) ? true : undefined));
+      const ringEnv = Object.fromEntries((await template(svc)).spec!.containers[0]!.env!.map((e) => [e.name, e.valueFrom?.secretKeyRef]));
+      expect(ringEnv.SECRETS_SUBKEYS, svc).toEqual({ name: `sys-${svc}-keys`, key: 'SECRETS_SUBKEYS' });
+    }
+    for (const svc of SERVICES) expect((await template(svc)).spec!.containers[0]!.env!.map((e) => e.name), svc).not.toContain('SECRETS_KEYRING');
+    const checksum = async (svc: string) => (await template(svc)).metadata?.annotations?.[SUBKEYS_CHECKSUM_ANNOTATION];
+    const before = { webhook: await eventually('checksum', () => checksum('webhook')), gateway: JSON.stringify(await template('gateway')) };
+    const ring2 = `rotated:${'ab'.repeat(32)},${ring1}`;
+    const gen = await core.readNamespacedSecret({ name: 'sys-generated', namespace: NS });
+    await core.replaceNamespacedSecret({ name: 'sys-generated', namespace: NS, body: { ...gen, data: { ...gen.data, SECRETS_KEYRING: Buffer.from(ring2).toString('base64') } } });
+    await eventually('the derived rings follow the rotation', async () => ((await derivedRing('webhook')) === deriveSubkeys(parseKeyRing(ring2) as RingKey[], 'webhook') && (await derivedRing('notifier')) === deriveSubkeys(parseKeyRing(ring2) as RingKey[], 'notifier') ? true : undefined));
+    await eventually('the webhook pods roll', async () => ((await checksum('webhook')) !== before.webhook ? true : undefined));
+    expect(JSON.stringify(await template('gateway'))).toBe(before.gateway);
     await remove('sys');
     await stop(op);
   });
