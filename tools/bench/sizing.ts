@@ -39,6 +39,7 @@ import { createUserWithApiKey } from '../testenv/users.ts';
 import { until } from '../testenv/wait.ts';
 import { pidCpuMs, postgresCpuMs } from './lib/cpu.ts';
 import { emitRows } from './lib/report.ts';
+import { measure } from './lib/stats.ts';
 import { serverProcess, serving } from './lib/servers.ts';
 import { BENCH_PG_SETTINGS, outboxWatch, signalPids } from './lib/targets.ts';
 
@@ -80,17 +81,12 @@ async function startReceiver() {
 
 /** `count` requests from C callers at once; the statuses that were not `expected` (counted). */
 async function drive(count: number, request: (i: number) => Promise<Response>, expected: number): Promise<number> {
-  let next = 0;
   let wrong = 0;
-  await Promise.all(
-    Array.from({ length: C }, async () => {
-      while (next < count) {
-        const res = await request(next++).catch(() => undefined);
-        await res?.arrayBuffer();
-        if (res?.status !== expected) wrong++;
-      }
-    }),
-  );
+  await measure(count, C, async (i) => {
+    const res = await request(i).catch(() => undefined);
+    await res?.arrayBuffer();
+    if (res?.status !== expected) wrong++;
+  });
   return wrong;
 }
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createLogger, createPool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bytes, POD_RESOURCES } from '../../operator/src/sizing.ts';
+import { measure } from '../bench/lib/stats.ts';
 import { memoryCgroup, type MemoryCgroup } from '../testenv/memcg.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { until } from '../testenv/wait.ts';
@@ -49,18 +50,12 @@ describe.skipIf('unavailable' in cgroup)('the tasks service under its memory lim
 
   it(`is not OOM-killed under ${POD_RESOURCES.memory} through ${CREATES} creates and ${LISTS} lists of 50, and answers them all`, async () => {
     const statuses = new Map<number, number>();
-    const run = async (count: number, request: (i: number) => Promise<Response>) => {
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: CALLERS }, async () => {
-          while (next < count) {
-            const res = await request(next++).catch(() => undefined);
-            await res?.arrayBuffer();
-            statuses.set(res?.status ?? 0, (statuses.get(res?.status ?? 0) ?? 0) + 1);
-          }
-        }),
-      );
-    };
+    const run = (count: number, request: (i: number) => Promise<Response>) =>
+      measure(count, CALLERS, async (i) => {
+        const res = await request(i).catch(() => undefined);
+        await res?.arrayBuffer();
+        statuses.set(res?.status ?? 0, (statuses.get(res?.status ?? 0) ?? 0) + 1);
+      });
     const headers = (i: number) => ({ authorization: keys[i % USERS]!, 'content-type': 'application/json' });
     await run(CREATES, (i) => fetch(`${cluster.url}/api/tasks`, { method: 'POST', headers: headers(i), body: JSON.stringify({ title: `load ${i}`, priority: 'NORMAL' }) }));
     await run(LISTS, (i) => fetch(`${cluster.url}/api/tasks?limit=50`, { headers: headers(i) }));
