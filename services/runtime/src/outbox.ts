@@ -114,8 +114,16 @@ CREATE INDEX IF NOT EXISTS outbox_pending ON "${schema}".outbox (created_at) WHE
 export async function enqueueEvent<T>(client: pg.PoolClient | pg.Pool, schema: string, event: EventDef<T>, payload: T): Promise<string> {
   const row = outboxRow(event, payload);
   await client.query(`INSERT INTO "${schema}".outbox (id, subject, payload, traceparent) VALUES ($1, $2, $3, $4)`, [row.id, row.subject, row.payload, row.traceparent]);
-  afterCommit(client, () => kicks.get(schema)?.forEach((kick) => kick()));
+  outboxWritten(client, schema);
   return row.id;
+}
+
+/**
+ * A statement of the caller's wrote outbox rows of `schema` on `client` (an outboxRow in a CTE): kick
+ * this process's relay of the schema once it commits, as enqueueEvent does.
+ */
+export function outboxWritten(client: pg.PoolClient | pg.Pool, schema: string): void {
+  afterCommit(client, () => kicks.get(schema)?.forEach((kick) => kick()));
 }
 
 export interface OutboxRowValues {

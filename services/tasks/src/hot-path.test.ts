@@ -182,6 +182,27 @@ describe('the request path of a task create and a list', () => {
     expect(c.sortOrder).toBeGreaterThan(500);
   });
 
+  it('a complete of a task with no subtasks and no parent is five statements in its transaction, its answer as before', async () => {
+    // the request's statements (its outbox row included), not the relay's beside it (outbox.ts)
+    const relay = /pg_advisory|^SELECT id, subject, payload|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|^SELECT 1 FROM "[^"]+"\.outbox|AS pending/;
+    const request = () => sent.filter((q) => !relay.test(q.trim()));
+    const userId = randomUUID();
+    const completeFor = (id: string) => bus.request(tasksApi.complete.rpc, call(userId, {}, { id }) as never);
+    const warm = (await createFor(userId, { title: 'warm-up', coinValue: 3 })).task;
+    await completeFor(warm.id);
+    for (const type of ['ONE_TIME', 'DAILY_ELIGIBLE'] as const) {
+      const { task } = await createFor(userId, { title: `simple ${type}`, type, coinValue: 2 });
+      const before = (await pool.query<{ coins: number }>('SELECT coins FROM tasks.profiles WHERE user_id = $1', [userId])).rows[0]!.coins;
+      sent.length = 0;
+      const done = await completeFor(task.id);
+      const statements = request();
+      expect({ completed: done.task.completedAt !== null, coinsEarned: done.coinsEarned, coins: done.coins }).toEqual({ completed: true, coinsEarned: 2, coins: before + 2 });
+      // BEGIN, the caller's profile, the task (its family locked), the completion, the event and the quest, the streak and the achievements' figures, COMMIT
+      expect(statements, statements.join('\n---\n')).toHaveLength(7);
+      await expect(completeFor(task.id)).rejects.toMatchObject({ code: 'ALREADY_COMPLETED' });
+    }
+  });
+
   it("keeps one plan for a user's list however many tasks the user has (no planning at every run)", async () => {
     const userId = randomUUID();
     await bus.request(tasksApi.create.rpc, call(userId, { title: 'first', type: 'ONE_TIME', priority: 'NORMAL', coinValue: 1 } as never)); // the profile

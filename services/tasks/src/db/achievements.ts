@@ -1,5 +1,5 @@
 import { names, orm, statement, type Queryable } from '@tasksvc/runtime';
-import { count, eq, sql } from 'drizzle-orm';
+import { count, eq, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { energyCheckins, profiles, taskCompletions, tasks, topics, userAchievements, wishlistItems } from './schema.ts';
 
@@ -29,8 +29,9 @@ const pr = alias(profiles, 'pr');
 const tc = alias(taskCompletions, 'tc');
 const t = alias(tasks, 't');
 const n = (from: ReturnType<typeof sql>) => sql`(SELECT count(*)::int FROM ${from})`;
-const stats = statement<AchievementStats>(
-  sql`SELECT ${pr.coins} AS coins, ${pr.coinsEarned} AS "coinsEarned", ${pr.streakMax} AS "streakMax", ${pr.questStreakMax} AS "questStreakMax",
+/** The figures of the profile `pr` (a table or a CTE with the profile's columns). */
+const statsOf = (source: SQL, extra: SQL = sql``) =>
+  sql`SELECT ${extra}${pr.coins} AS coins, ${pr.coinsEarned} AS "coinsEarned", ${pr.streakMax} AS "streakMax", ${pr.questStreakMax} AS "questStreakMax",
         ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND NOT ${taskCompletions.imported} AND ${taskCompletions.subtaskOf} IS NULL`)} AS "tasksCompleted",
         ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND ${taskCompletions.wasDailyQuest}`)} AS "questsCompleted",
         ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId} AND NOT ${topics.imported}`)} AS topics,
@@ -39,9 +40,34 @@ const stats = statement<AchievementStats>(
         ${n(sql`${wishlistItems} WHERE ${wishlistItems.userId} = ${pr.userId} AND NOT ${wishlistItems.imported} AND ${wishlistItems.status} = 'BOUGHT'`)} AS purchases,
         ARRAY(SELECT ${energyCheckins.localDate}::text FROM ${energyCheckins} WHERE ${energyCheckins.userId} = ${pr.userId} ORDER BY ${energyCheckins.localDate} DESC LIMIT 31) AS checkins,
         ARRAY(SELECT ${userAchievements.achievementKey} FROM ${userAchievements} WHERE ${userAchievements.userId} = ${pr.userId}) AS unlocked
-      FROM ${profiles} pr WHERE ${pr.userId} = ${p('userId')}`,
+      FROM ${source}`;
+const stats = statement<AchievementStats>(statsOf(sql`${profiles} pr WHERE ${pr.userId} = ${p('userId')}`));
+
+const STREAK_COLUMNS = ['streakCurrent', 'streakMax', 'streakLastDate', 'streakShieldUsedMonth', 'questStreakCurrent', 'questStreakMax', 'questStreakLastDate'] as const;
+export type StreakUpdate = { [K in (typeof STREAK_COLUMNS)[number]]: (typeof profiles.$inferInsert)[K] };
+const streakThenStats = statement<AchievementStats & { questsToday: number }>(
+  sql`WITH pr AS (
+        UPDATE ${profiles} SET ${sql.join(
+          STREAK_COLUMNS.map((k) => sql`${names(profiles[k])} = ${p(k)}`),
+          sql`, `,
+        )}, ${names(profiles.updatedAt)} = now()
+         WHERE ${profiles.userId} = ${p('userId')}
+        RETURNING ${names(profiles.userId, profiles.coins, profiles.coinsEarned, profiles.streakMax, profiles.questStreakMax)}
+      )
+      ${statsOf(
+        sql`pr`,
+        sql`(SELECT count(*)::int FROM ${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND ${taskCompletions.localDate} = ${p('localDate')}::date AND ${taskCompletions.wasDailyQuest}) AS "questsToday", `,
+      )}`,
 );
 
+/**
+ * After a completion, in one statement: the profile's streaks set (updateProfile), the
+ * achievements' figures as they are then (achievementStats), and how many quests the user completed
+ * on `localDate` (questsCompletedOn). Null without a profile.
+ */
+export async function setStreaksAndReadStats(db: Queryable, userId: string, localDate: string, streaks: StreakUpdate): Promise<(AchievementStats & { questsToday: number }) | null> {
+  return (await streakThenStats.run(db, { userId, localDate, ...streaks })).rows[0] ?? null;
+}
 /** The user's achievement inputs in one read (null without a profile). */
 export async function achievementStats(db: Queryable, userId: string): Promise<AchievementStats | null> {
   return (await stats.run(db, { userId })).rows[0] ?? null;

@@ -1,8 +1,8 @@
-import { names, orm, selectList, statement, type Queryable } from '@tasksvc/runtime';
+import { names, orm, selectList, statement, type OutboxRowValues, type Queryable, type Statement } from '@tasksvc/runtime';
 import { and, count, desc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { QuestCandidate, QuestTier } from '../game/domain/quest.ts';
-import { dailyQuests, questPostponements, tasks, topics } from './schema.ts';
+import { dailyQuests, questPostponements, taskCompletions, tasks, topics } from './schema.ts';
 
 /**
  * The daily quest's SQL: quests (one per user and local day), the candidates selection picks from,
@@ -168,6 +168,48 @@ export async function completeQuest(db: Queryable, userId: string, localDate: st
     .set({ completedAt: at })
     .where(and(eq(dailyQuests.userId, userId), sql`${dailyQuests.localDate} IN (${localDate}::date, ${localDate}::date - 1)`, eq(dailyQuests.taskId, taskId), isNull(dailyQuests.completedAt)))
     .returning({ localDate: dailyQuests.localDate });
+  return rows.map((r) => r.localDate);
+}
+
+const questDone = new Map<string, Statement<{ localDate: string }>>();
+/** completeQuest and markQuestCompletion in one statement, with a task event's outbox row (in `schema`) written first when given. */
+function questDoneStatement(outboxSchema: string | null) {
+  const key = outboxSchema ?? '';
+  let s = questDone.get(key);
+  if (!s) {
+    const o = outboxSchema
+      ? sql`o AS (
+          INSERT INTO ${sql.identifier(outboxSchema)}.outbox (id, subject, payload, traceparent) VALUES (${p('outboxId')}::uuid, ${p('subject')}, ${p('payload')}::jsonb, ${p('traceparent')})
+        ), `
+      : sql``;
+    s = statement<{ localDate: string }>(
+      sql`WITH ${o}q AS (
+            UPDATE ${dailyQuests} SET ${names(dailyQuests.completedAt)} = ${p('at')}::timestamptz
+             WHERE ${dailyQuests.userId} = ${p('userId')} AND ${dailyQuests.localDate} IN (${p('localDate')}::date, ${p('localDate')}::date - 1)
+               AND ${dailyQuests.taskId} = ${p('taskId')} AND ${dailyQuests.completedAt} IS NULL
+            RETURNING ${dailyQuests.localDate}
+          ), m AS (
+            UPDATE ${taskCompletions} SET ${names(taskCompletions.wasDailyQuest)} = true WHERE ${taskCompletions.id} = ${p('completionId')} AND EXISTS (SELECT 1 FROM q)
+          )
+          SELECT local_date::text AS "localDate" FROM q`,
+    );
+    questDone.set(key, s);
+  }
+  return s;
+}
+
+/**
+ * completeQuest, and when it completed a quest markQuestCompletion, in one statement; `event`: a
+ * task event's outbox row to write in it first (the caller kicks the relay after the commit).
+ */
+export async function completeQuestOf(
+  db: Queryable,
+  done: { userId: string; localDate: string; taskId: string; at: Date; completionId: string },
+  event?: { schema: string; row: OutboxRowValues },
+): Promise<string[]> {
+  const values: Record<string, unknown> = { userId: done.userId, localDate: done.localDate, taskId: done.taskId, at: done.at.toISOString(), completionId: done.completionId };
+  if (event) Object.assign(values, { outboxId: event.row.id, subject: event.row.subject, payload: event.row.payload, traceparent: event.row.traceparent });
+  const { rows } = await questDoneStatement(event?.schema ?? null).run(db, values);
   return rows.map((r) => r.localDate);
 }
 

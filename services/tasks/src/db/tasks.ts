@@ -1,5 +1,5 @@
 import { columnName, jsonStatement, names, orm, selectList, statement, StatementCache, type JsonView, type OutboxRowValues, type Queryable, type Statement } from '@tasksvc/runtime';
-import { and, count, desc, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, sql, type Column, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { MAX_SUBTASKS } from '@tasksvc/proto';
 import { caldavObjects, caldavTombstones, profiles, taskCompletions, tasks, topics } from './schema.ts';
@@ -42,6 +42,7 @@ const tp = alias(topics, 'tp');
 const z = alias(profiles, 'z');
 /** a subtask's parent */
 const pa = alias(tasks, 'pa');
+const kid = alias(tasks, 'kid');
 
 /**
  * Sequential topics: a task is blocked while an earlier open task of the same topic exists. Snoozed
@@ -66,6 +67,24 @@ const byId = task(sql`SELECT ${ROW} FROM ${tasks} t WHERE ${t.id} = ${p('id')} A
 
 export async function getTask(q: Queryable, userId: string, id: string, today: string): Promise<TaskRow | null> {
   return (await byId.run(q, { id, userId, today })).rows[0] ?? null;
+}
+
+// the head of the task's family (its parent, else itself), locked as lockFamily locks it
+const headLocked = task(
+  sql`SELECT ${ROW} FROM ${tasks} t
+       WHERE ${t.id} = (SELECT COALESCE(${kid.parentId}, ${kid.id}) FROM ${tasks} kid WHERE ${kid.id} = ${p('id')} AND ${kid.userId} = ${p('userId')}) AND ${t.userId} = ${p('userId')}
+       FOR NO KEY UPDATE OF t`,
+);
+
+/**
+ * lockFamily, then getTask: one statement when the task heads its family (has no parent): the row
+ * it locked is the task, read in its latest version. A subtask is read after its parent is locked,
+ * as before. Null when there is no such task of the user.
+ */
+export async function lockFamilyAndGet(q: Queryable, userId: string, id: string, today: string): Promise<TaskRow | null> {
+  const head = (await headLocked.run(q, { id, userId, today })).rows[0];
+  if (!head) return null;
+  return head.id === id ? head : getTask(q, userId, id, today);
 }
 
 export interface TaskFilters {
@@ -347,7 +366,6 @@ export async function insertTasks(q: Queryable, creates: CreateArgs[]): Promise<
 export type TaskGuard = { open: true } | { completed: true } | { nextDueDate: string | null } | { childless: true };
 
 const updates = new StatementCache<TaskRow>();
-const kid = alias(tasks, 'kid');
 
 /** A change CalDAV clients see: the row's change_xid moves with it (schema.ts). */
 const touched = sql`${names(tasks.changeXid)} = pg_current_xact_id()`;
@@ -664,6 +682,76 @@ export async function insertCompletion(
 ): Promise<string> {
   const [done] = await orm(q).insert(taskCompletions).values(c).returning({ id: taskCompletions.id });
   return done!.id;
+}
+
+// the profile as profiles.ts reads it (all but the feed token's hash), each column keyed `pr_<key>`
+const PROFILE_AFTER = Object.fromEntries(
+  Object.entries(getTableColumns(profiles))
+    .filter(([k]) => k !== 'calendarFeedTokenHash')
+    .map(([k, c]) => [`pr_${k}`, c]),
+) as Record<string, Column>;
+const completeOnce = statement(
+  sql`WITH u AS (
+        UPDATE ${tasks} AS t SET ${names(tasks.completedAt)} = ${p('at')}::timestamptz, ${names(tasks.updatedAt)} = now(), ${touched}
+         WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')} AND ${t.completedAt} IS NULL
+        RETURNING ${ROW}
+      ), c AS (
+        INSERT INTO ${taskCompletions} (${names(taskCompletions.id, taskCompletions.taskId, taskCompletions.userId, taskCompletions.completedAt, taskCompletions.localDate, taskCompletions.coinsAwarded, taskCompletions.previousNextDueDate, taskCompletions.previousAnchor, taskCompletions.subtaskOf, taskCompletions.partOf)})
+        SELECT ${p('completionId')}::uuid, u.id, u."userId", ${p('at')}::timestamptz, ${p('localDate')}::date, ${p('coins')}::int, ${p('previousNextDueDate')}::date, ${p('previousAnchor')}::date, ${p('subtaskOf')}::uuid, ${p('partOf')}::uuid FROM u
+        RETURNING ${taskCompletions.id}
+      ), pr AS (
+        UPDATE ${profiles}
+           SET ${names(profiles.coins)} = CASE WHEN ${p('coins')}::int = 0 THEN ${profiles.coins} ELSE GREATEST(${profiles.coins} + ${p('coins')}::int, 0) END,
+               ${names(profiles.coinsEarned)} = CASE WHEN ${p('coins')}::int = 0 THEN ${profiles.coinsEarned} ELSE GREATEST(${profiles.coinsEarned} + ${p('coins')}::int, 0) END,
+               ${names(profiles.updatedAt)} = now()
+         WHERE ${profiles.userId} = ${p('userId')} AND EXISTS (SELECT 1 FROM c)
+        RETURNING ${selectList(PROFILE_AFTER)}
+      )
+      SELECT u.*, pr.* FROM u LEFT JOIN pr ON true`,
+  { ...row, ...PROFILE_AFTER },
+);
+
+/** What completeOpenTask did: the task after it, and the profile after the coins (locked; null when the user has none). */
+export interface CompletedOnce {
+  row: TaskRow;
+  profile: ProfileAfter | null;
+}
+type ProfileAfter = Omit<typeof profiles.$inferSelect, 'calendarFeedTokenHash'>;
+
+/**
+ * Complete an open task (not RECURRING) in one statement: set completed_at while it is still null
+ * (of two racing completions exactly one wins), record the completion, and add its coins to the
+ * profile, which locks it for the game hooks and returns it (a completion that grants no coins
+ * changes only its updated_at, as the streak update after it would). Null when the task is not the
+ * user's or already completed: nothing is written.
+ */
+export async function completeOpenTask(
+  q: Queryable,
+  c: Pick<typeof taskCompletions.$inferInsert, 'id' | 'taskId' | 'userId' | 'completedAt' | 'localDate' | 'coinsAwarded' | 'previousNextDueDate' | 'previousAnchor' | 'subtaskOf' | 'partOf'>,
+  today: string,
+): Promise<CompletedOnce | null> {
+  const { rows } = await completeOnce.run(q, {
+    id: c.taskId,
+    userId: c.userId,
+    today,
+    at: c.completedAt.toISOString(),
+    completionId: c.id,
+    localDate: c.localDate,
+    coins: c.coinsAwarded ?? 0,
+    previousNextDueDate: c.previousNextDueDate ?? null,
+    previousAnchor: c.previousAnchor ?? null,
+    subtaskOf: c.subtaskOf ?? null,
+    partOf: c.partOf ?? null,
+  });
+  const r = rows[0] as Record<string, unknown> | undefined;
+  if (!r) return null;
+  const task: Record<string, unknown> = {};
+  const profile: Record<string, unknown> = {};
+  for (const k in r) {
+    if (k.startsWith('pr_')) profile[k.slice(3)] = r[k];
+    else task[k] = r[k];
+  }
+  return { row: task as TaskRow, profile: profile.userId ? (profile as ProfileAfter) : null };
 }
 
 /** Remove and return the task's latest completion, or the one named (`completionId`, if it is that task's). */

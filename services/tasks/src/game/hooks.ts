@@ -3,9 +3,10 @@ import type { TaskRow } from '../db/tasks.ts';
 import { localParts } from './domain/dates.ts';
 import { recordActivity } from './domain/streak.ts';
 import { streaksOf } from './streak-columns.ts';
-import { lockProfile, updateProfile } from '../db/profiles.ts';
-import { completeQuest, reopenQuest } from '../db/quests.ts';
-import { markQuestCompletion, questsCompletedOn } from '../db/tasks.ts';
+import type { OutboxRowValues } from '@tasksvc/runtime';
+import { setStreaksAndReadStats } from '../db/achievements.ts';
+import { lockProfile, type ProfileRow } from '../db/profiles.ts';
+import { completeQuestOf, reopenQuest } from '../db/quests.ts';
 import { unlockAchievements } from './unlock.ts';
 
 /**
@@ -27,20 +28,31 @@ export interface CompletionInfo {
   awardedCoins: number;
 }
 
-/** Streaks, quest streak and achievements after a completion (reference §5, §7, §8). */
-export async function afterComplete(c: PoolClient, info: CompletionInfo): Promise<void> {
+/** What the tasks service already holds when it calls afterComplete (see completeIn). */
+export interface AfterCompleteWith {
+  /** the profile, locked by this transaction and read after the completion's coins (else it is locked and read here) */
+  profile?: ProfileRow;
+  /** the completion's task event, written in the quest's statement (the caller kicks the relay after the commit) */
+  event?: { schema: string; row: OutboxRowValues };
+}
+
+/**
+ * Streaks, quest streak and achievements after a completion (reference §5, §7, §8). Returns the
+ * coin balance after it (the completion's coins, and an unlock's rewards), when it knows it.
+ */
+export async function afterComplete(c: PoolClient, info: CompletionInfo, given: AfterCompleteWith = {}): Promise<{ coins: number | null }> {
   // Lock the profile: two completions at once must not both read the same streak.
-  const p = await lockProfile(c, info.userId);
+  const p = given.profile ?? (await lockProfile(c, info.userId));
   // Today's quest, or yesterday's left undone and caught up today: both count as a quest done today
-  // (double_shift), but only today's own quest extends the quest streak.
-  const done = await completeQuest(c, info.userId, info.localDate, info.task.id, info.completedAt);
+  // (double_shift), but only today's own quest extends the quest streak. The completion is marked
+  // as a quest's in the same statement.
+  const done = await completeQuestOf(c, { userId: info.userId, localDate: info.localDate, taskId: info.task.id, at: info.completedAt, completionId: info.completionId }, given.event);
   const isQuest = done.includes(info.localDate);
-  if (done.length > 0) await markQuestCompletion(c, info.completionId);
 
   const before = streaksOf(p);
   const streak = recordActivity(before.streak, info.localDate, { shield: true }).state;
   const questStreak = isQuest ? recordActivity(before.questStreak, info.localDate, { shield: false }).state : before.questStreak;
-  await updateProfile(c, info.userId, {
+  const streaks = {
     streakCurrent: streak.current,
     streakMax: streak.max,
     streakLastDate: streak.lastDate,
@@ -48,8 +60,13 @@ export async function afterComplete(c: PoolClient, info: CompletionInfo): Promis
     questStreakCurrent: questStreak.current,
     questStreakMax: questStreak.max,
     questStreakLastDate: questStreak.lastDate,
-  });
-  await unlockAchievements(c, info.userId, { localHour: localParts(info.completedAt, p.timezone).hour, questsCompletedToday: await questsCompletedOn(c, info.userId, info.localDate) });
+  };
+  // the streaks set, then the achievements' figures and today's quests read, in one statement
+  const stats = await setStreaksAndReadStats(c, info.userId, info.localDate, streaks);
+  if (!stats) return { coins: null };
+  const fresh = await unlockAchievements(c, info.userId, { localHour: localParts(info.completedAt, p.timezone).hour, questsCompletedToday: stats.questsToday }, stats);
+  // the profile is locked: its balance is the one read plus the rewards just added (never below zero: rewards are positive)
+  return { coins: stats.coins + fresh.reduce((n, u) => n + u.reward, 0) };
 }
 
 /**

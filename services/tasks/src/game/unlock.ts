@@ -1,6 +1,6 @@
 import { notificationRequested } from '@tasksvc/proto';
 import { enqueueEvent, type Queryable } from '@tasksvc/runtime';
-import { achievementStats, bookUnlocks } from '../db/achievements.ts';
+import { achievementStats, bookUnlocks, type AchievementStats } from '../db/achievements.ts';
 import { addCoins } from '../db/profiles.ts';
 import { ACHIEVEMENT_BY_KEY, evaluateAchievements, type CompletionContext, type Unlock } from './domain/achievements.ts';
 import { achievementDraft } from './domain/messages.ts';
@@ -13,10 +13,11 @@ export const GAME_OUTBOX_SCHEMA = 'tasks_game';
  * Evaluate and book the user's new achievements inside the caller's transaction: one stats read,
  * an idempotent insert (the primary key drops an unlock another transaction already booked), the
  * rewards added to the balance, and an `achievement` notification per new unlock.
- * `ctx` null is a retroactive grant (no secret achievements).
+ * `ctx` null is a retroactive grant (no secret achievements). `read`: the stats, when the caller read them
+ * already (setStreaksAndReadStats).
  */
-export async function unlockAchievements(c: Queryable, userId: string, ctx: CompletionContext | null): Promise<Unlock[]> {
-  const s = await achievementStats(c, userId);
+export async function unlockAchievements(c: Queryable, userId: string, ctx: CompletionContext | null, read?: AchievementStats): Promise<Unlock[]> {
+  const s = read ?? (await achievementStats(c, userId));
   if (!s) return [];
   const candidates = evaluateAchievements(
     {

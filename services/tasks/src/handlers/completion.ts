@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type HttpCall } from '@tasksvc/proto';
-import type { PoolClient } from '@tasksvc/runtime';
+import { outboxWritten, type PoolClient } from '@tasksvc/runtime';
 import { advanceOnCompletion } from '@tasksvc/proto/calendar/recurrence.ts';
 import { coinsFor, openSubtasks, parentAfterSubtask } from '../domain/subtasks.ts';
 import { addCoins, coinBalance } from '../db/profiles.ts';
-import { completionsPartOf, getTask, insertCompletion, listSubtasks, lockFamily, popCompletion, setSubtasksCompleted, updateTask, type TaskRow } from '../db/tasks.ts';
+import { completeOpenTask, completionsPartOf, getTask, insertCompletion, listSubtasks, lockFamilyAndGet, popCompletion, setSubtasksCompleted, updateTask, type TaskRow } from '../db/tasks.ts';
+import type { ProfileRow } from '../db/profiles.ts';
 import { afterComplete, afterUndo } from '../game/hooks.ts';
-import { caller, effectiveDueDate, emitTaskEvent, ruleOf, taskNotFound, toTask, transact, type Ctx } from './common.ts';
+import { caller, effectiveDueDate, emitTaskEvent, ruleOf, SCHEMA, taskEventRow, taskNotFound, toTask, transact, type Ctx } from './common.ts';
 
 /**
  * Completing and un-completing tasks, with the subtask rules (docs/tasks.md): a task with open
@@ -49,25 +50,8 @@ export async function completeIn(c: PoolClient, who: Who, current: TaskRow, opts
   if (open > 0 && !opts.completeSubtasks) throw subtasksOpen(open);
   const subtasks = current.subtaskCount > 0 ? await listSubtasks(c, userId, current.id, today) : [];
   for (const s of subtasks) if (!s.completedAt) await completeIn(c, who, s, { awardCoins: opts.awardCoins, partOf: completionId });
-  let row: TaskRow | null;
-  let resetSubtasks: { id: string; completedAt: string }[] | null = null;
-  const rule = ruleOf(current);
-  if (current.type === 'RECURRING' && rule && current.nextDueDate && current.recurrenceAnchor) {
-    if (subtasks.length > 0) {
-      // the next occurrence starts with its steps open again; the completion keeps how they were (for an undo)
-      resetSubtasks = subtasks.map((s) => ({ id: s.id, completedAt: (s.completedAt ?? now).toISOString() }));
-      const reopened = await setSubtasksCompleted(c, userId, current.id, subtasks.map((s) => ({ id: s.id, completedAt: null })), today);
-      for (const s of reopened) await emitTaskEvent(c, 'task.updated', s);
-    }
-    const next = advanceOnCompletion(rule, { anchor: current.recurrenceAnchor, nextDueDate: current.nextDueDate }, today);
-    row = await updateTask(c, userId, current.id, { nextDueDate: next.nextDueDate, recurrenceAnchor: next.anchor, snoozedUntil: null }, today, { nextDueDate: current.nextDueDate });
-    if (!row) throw new AppError('CONFLICT', 'the task changed while completing it; try again');
-  } else {
-    row = await updateTask(c, userId, current.id, { completedAt: now }, today, { open: true });
-    if (!row) throw new AppError('ALREADY_COMPLETED', 'task already completed');
-  }
   const coins = opts.awardCoins ? coinsFor(current) : 0;
-  await insertCompletion(c, {
+  const completion = {
     id: completionId,
     taskId: current.id,
     userId,
@@ -78,13 +62,44 @@ export async function completeIn(c: PoolClient, who: Who, current: TaskRow, opts
     previousAnchor: current.recurrenceAnchor,
     subtaskOf: current.parentId,
     partOf: opts.partOf ?? null,
-    resetSubtasks,
-  });
-  if (coins > 0) await addCoins(c, userId, coins);
+  };
+  let row: TaskRow | null;
+  /** the profile after the coins, locked (the one-statement completion returns it) */
+  let profile: ProfileRow | null = null;
+  const rule = ruleOf(current);
+  if (current.type === 'RECURRING' && rule && current.nextDueDate && current.recurrenceAnchor) {
+    let resetSubtasks: { id: string; completedAt: string }[] | null = null;
+    if (subtasks.length > 0) {
+      // the next occurrence starts with its steps open again; the completion keeps how they were (for an undo)
+      resetSubtasks = subtasks.map((s) => ({ id: s.id, completedAt: (s.completedAt ?? now).toISOString() }));
+      const reopened = await setSubtasksCompleted(c, userId, current.id, subtasks.map((s) => ({ id: s.id, completedAt: null })), today);
+      for (const s of reopened) await emitTaskEvent(c, 'task.updated', s);
+    }
+    const next = advanceOnCompletion(rule, { anchor: current.recurrenceAnchor, nextDueDate: current.nextDueDate }, today);
+    row = await updateTask(c, userId, current.id, { nextDueDate: next.nextDueDate, recurrenceAnchor: next.anchor, snoozedUntil: null }, today, { nextDueDate: current.nextDueDate });
+    if (!row) throw new AppError('CONFLICT', 'the task changed while completing it; try again');
+    await insertCompletion(c, { ...completion, resetSubtasks });
+    if (coins > 0) await addCoins(c, userId, coins);
+  } else {
+    // completed_at set while still null, the completion recorded, its coins added: one statement
+    const done = await completeOpenTask(c, completion, today);
+    if (!done) throw new AppError('ALREADY_COMPLETED', 'task already completed');
+    row = done.row;
+    profile = done.profile;
+  }
   // Webhook consumers see the occurrence that was done, not the one the schedule moved on to.
-  await emitTaskEvent(c, 'task.completed', row, { completedAt: now, dueDate: effectiveDueDate(current) });
-  await afterComplete(c, { userId, task: row, completionId, completedAt: now, localDate: today, awardedCoins: coins });
-  return { row, coins, completionId };
+  const eventOpts = { completedAt: now, dueDate: effectiveDueDate(current) };
+  const info = { userId, task: row, completionId, completedAt: now, localDate: today, awardedCoins: coins };
+  let after: { coins: number | null };
+  if (profile) {
+    // the event goes into the outbox with the quest's statement; the zone is the locked profile's
+    after = await afterComplete(c, info, { profile, event: { schema: SCHEMA, row: taskEventRow('task.completed', row, profile.timezone, eventOpts) } });
+    outboxWritten(c, SCHEMA);
+  } else {
+    await emitTaskEvent(c, 'task.completed', row, eventOpts);
+    after = await afterComplete(c, info);
+  }
+  return { row, coins, completionId, balance: after.coins };
 }
 
 /** What completing a subtask did to its parent: the parent now, whether all its subtasks are done, whether it was completed too (and its coins). */
@@ -115,8 +130,7 @@ type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
 export async function complete(ctx: Ctx, call: IdCall<{ completeSubtasks?: boolean } | undefined>) {
   return transact(ctx, async (c) => {
     const who = await caller(c, call);
-    await lockFamily(c, who.userId, call.params.id);
-    const current = await getTask(c, who.userId, call.params.id, who.today);
+    const current = await lockFamilyAndGet(c, who.userId, call.params.id, who.today);
     if (!current) throw taskNotFound();
     if (current.completedAt) throw new AppError('ALREADY_COMPLETED', 'task already completed');
     const done = await completeIn(c, who, current, { awardCoins: true, completeSubtasks: call.body?.completeSubtasks === true });
@@ -127,8 +141,9 @@ export async function complete(ctx: Ctx, call: IdCall<{ completeSubtasks?: boole
       task: toTask(task),
       coinsEarned: done.coins,
       completionId: done.completionId,
-      // Read after the game hooks, which may have granted achievement coins too.
-      coins: await coinBalance(c, who.userId),
+      // After the game hooks, which may have granted achievement coins too: as the completion left it
+      // (the profile is locked), read again only after a parent was completed along with it.
+      coins: (!parent?.completed ? done.balance : null) ?? (await coinBalance(c, who.userId)),
       parent: parent && { task: toTask(parent.task), allSubtasksDone: parent.allSubtasksDone, completed: parent.completed, coinsEarned: parent.coinsEarned },
     };
   });
@@ -193,8 +208,7 @@ export async function undoCompleteIn(c: PoolClient, who: Who, current: TaskRow):
 export async function undoComplete(ctx: Ctx, call: IdCall) {
   return transact(ctx, async (c) => {
     const who = await caller(c, call);
-    await lockFamily(c, who.userId, call.params.id);
-    const current = await getTask(c, who.userId, call.params.id, who.today);
+    const current = await lockFamilyAndGet(c, who.userId, call.params.id, who.today);
     if (!current) throw taskNotFound();
     const undone = await undoCompleteIn(c, who, current);
     return { task: toTask(undone.row), coinsRemoved: undone.coinsRemoved, coins: await coinBalance(c, who.userId) };
