@@ -3,8 +3,10 @@
 #   gateway auth tasks notifier webhook scheduler firewall operator
 # e.g. docker build --target gateway --build-arg SERVICE_COMMIT=$(git rev-parse HEAD) \
 #        --build-arg PUBLIC_APP_URL=https://tasks.example.com -t task-service-gateway .
-# Node 24 runs the TypeScript sources directly (type stripping), so there is no compile step except
-# the UI bundle. Every service migrates its own schema before it serves (runtime/src/service.ts).
+# The six services run from an esbuild bundle of their TypeScript sources (the bundle stage:
+# tools/bench/lib/bundle.ts), so node neither strips types nor resolves hundreds of module files at
+# start; the firewall and the operator run their sources (Node 24 type stripping). The UI is a Vite
+# bundle. Every service migrates its own schema before it serves (runtime/src/service.ts).
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 ARG PNPM_VERSION=12.21.0
@@ -34,18 +36,29 @@ ARG NODE_EXTRA_CA_CERTS
 RUN npm install -g pnpm@${PNPM_VERSION} \
  && pnpm install --frozen-lockfile --prod
 
-# ---- the UI bundle: PUBLIC_APP_URL is inlined at build time (spec: Versioning) ----
-FROM manifests AS ui-build
+# ---- the whole workspace with its development tools (Vite, esbuild): the build stages start here ----
+FROM manifests AS dev-deps
 ARG PNPM_VERSION
 ARG NODE_EXTRA_CA_CERTS
-ARG PUBLIC_APP_URL=http://localhost:3000
 RUN npm install -g pnpm@${PNPM_VERSION} \
  && pnpm install --frozen-lockfile
 COPY . .
+
+# ---- the UI bundle: PUBLIC_APP_URL is inlined at build time (spec: Versioning) ----
+FROM dev-deps AS ui-build
+ARG PUBLIC_APP_URL=http://localhost:3000
 ENV PUBLIC_APP_URL=${PUBLIC_APP_URL}
 RUN pnpm --filter @tasksvc/ui build
 
+# ---- each service's esbuild bundle, /app/bundle/<name>/main.mjs (+ lazy chunks, source maps) ----
+# Paths a module finds beside its own source (migrations, ui/dist, package.json) are fixed to /app/…
+# at bundle time: the runtime stage keeps the sources at the same place, so the bundle finds them.
+FROM dev-deps AS bundle
+RUN node tools/bench/lib/bundle.ts --sourcemap /app/bundle gateway auth tasks notifier webhook scheduler
+
 # ---- common runtime: sources + production node_modules, user 1001 ----
+# (the sources stay: the bundles read migrations and package.json beside them, and the firewall and
+# operator run from them)
 FROM ${NODE_IMAGE} AS runtime
 ARG SERVICE_COMMIT=""
 ARG PUBLIC_APP_URL=http://localhost:3000
@@ -58,30 +71,38 @@ COPY --from=prod-deps /app /app
 COPY . .
 USER 1001
 
-# Each service starts with the node flags of services/runtime/src/gc-tuning.ts (STANDALONE_NODE_FLAGS:
-# why there); tools/k8s/dockerfile.test.ts keeps these CMDs equal to it.
+# Each service starts its bundle with the node flags of services/runtime/src/gc-tuning.ts
+# (STANDALONE_NODE_FLAGS: why there); tools/k8s/dockerfile.test.ts keeps these CMDs equal to it.
+# Stack traces name the bundle's files and lines; NODE_OPTIONS=--enable-source-maps maps them back to
+# the TypeScript sources (docs/kubernetes.md, Images: what it costs).
 FROM runtime AS gateway
 COPY --from=ui-build /app/ui/dist /app/ui/dist
+COPY --from=bundle /app/bundle/gateway /app/bundle/gateway
 EXPOSE 3000
 # Start period: migrations run before the server listens. The port follows PORT (default 3000).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/api/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--max-semi-space-size=16", "services/gateway/src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "bundle/gateway/main.mjs"]
 
 FROM runtime AS auth
-CMD ["node", "--max-semi-space-size=16", "services/auth/src/main.ts"]
+COPY --from=bundle /app/bundle/auth /app/bundle/auth
+CMD ["node", "--max-semi-space-size=16", "bundle/auth/main.mjs"]
 
 FROM runtime AS tasks
-CMD ["node", "--max-semi-space-size=16", "services/tasks/src/main.ts"]
+COPY --from=bundle /app/bundle/tasks /app/bundle/tasks
+CMD ["node", "--max-semi-space-size=16", "bundle/tasks/main.mjs"]
 
 FROM runtime AS notifier
-CMD ["node", "--max-semi-space-size=16", "services/notifier/src/main.ts"]
+COPY --from=bundle /app/bundle/notifier /app/bundle/notifier
+CMD ["node", "--max-semi-space-size=16", "bundle/notifier/main.mjs"]
 
 FROM runtime AS webhook
-CMD ["node", "--max-semi-space-size=16", "services/webhook/src/main.ts"]
+COPY --from=bundle /app/bundle/webhook /app/bundle/webhook
+CMD ["node", "--max-semi-space-size=16", "bundle/webhook/main.mjs"]
 
 FROM runtime AS scheduler
-CMD ["node", "--max-semi-space-size=16", "services/scheduler/src/main.ts"]
+COPY --from=bundle /app/bundle/scheduler /app/bundle/scheduler
+CMD ["node", "--max-semi-space-size=16", "bundle/scheduler/main.mjs"]
 
 # The core needs root and CAP_NET_ADMIN at run time (the operator's DaemonSet runs it privileged as
 # uid 0); the image default stays unprivileged, which suits the web component.

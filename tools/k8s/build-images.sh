@@ -98,7 +98,7 @@ done
 # The previous build's images lost their tags to these: without pruning the cache grew by ~2 GB a
 # build. The stages the targets copy from are no image's parent, so they are tagged first: the
 # prune (dangling images only) then keeps them and their layer cache for the next build.
-for stage in prod-deps ui-build; do
+for stage in prod-deps ui-build bundle; do
   podman build --quiet --layers --format docker --network host "${ca_args[@]}" \
     --build-arg NODE_IMAGE="$NODE_IMAGE" --build-arg SERVICE_COMMIT="$commit" \
     --target "$stage" -t "localhost/task-service-cache:$stage" . >/dev/null

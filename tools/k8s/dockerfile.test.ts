@@ -1,16 +1,18 @@
 /**
  * The Dockerfile's contract, read without a container engine (fast, runs everywhere): one target per
  * component, Node 24 base, user 1001, gateway port/healthcheck, build args, and entry points that exist
- * in the repository. images.test.ts runs the images build-images.sh built from it.
+ * in the repository (each service's through the bundle the image builds from it). images.test.ts runs the images build-images.sh built from it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDockerfile, type Instruction, type Stage } from './dockerfile.ts';
 import { STANDALONE_NODE_FLAGS } from '@tasksvc/runtime';
+import { BUNDLE_ENTRIES } from '../bench/lib/bundle.ts';
 import { REPO } from './paths.ts';
 
-const TARGETS = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler', 'firewall', 'operator'];
+const SERVICES = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'];
+const TARGETS = [...SERVICES, 'firewall', 'operator'];
 const text = readFileSync(join(REPO, 'Dockerfile'), 'utf8');
 const { globalArgs, stages } = parseDockerfile(text);
 const byName = new Map(stages.map((s) => [s.name, s]));
@@ -45,11 +47,28 @@ describe('Dockerfile', () => {
     const cmd = execForm(last(ins, 'CMD')?.args ?? '[]');
     expect(cmd[0]).toBe('node');
     const entry = cmd.find((a, i) => i > 0 && !a.startsWith('--')) as string;
-    expect(existsSync(join(REPO, entry)), `${entry} exists`).toBe(true);
+    if (t === 'firewall' || t === 'operator') expect(existsSync(join(REPO, entry)), `${entry} exists`).toBe(true);
     if (t === 'firewall') expect(cmd.slice(1)).toEqual(['services/firewall/src/cli.ts', 'core', '--config', '/etc/task-firewall/config.json']);
     else if (t === 'operator') expect(cmd).toEqual(['node', 'operator/src/main.ts']);
-    // a service alone starts with the runtime's node flags (runtime/gc-tuning.ts), as in the test cluster
-    else expect(cmd).toEqual(['node', ...STANDALONE_NODE_FLAGS, `services/${t}/src/main.ts`]);
+    // a service alone starts its bundle with the runtime's node flags (runtime/gc-tuning.ts), as in the test cluster
+    else expect(cmd).toEqual(['node', ...STANDALONE_NODE_FLAGS, `bundle/${t}/main.mjs`]);
+  });
+
+  it.each(SERVICES)('%s: the image gets its own bundle, built by the bundle stage from the service entry point', (t) => {
+    // the bundle stage builds every service with tools/bench/lib/bundle.ts into /app/bundle/<name>/main.mjs
+    const run = chain('bundle').filter((i) => i.op === 'RUN').map((i) => i.args);
+    const build = run.find((r) => r.startsWith('node tools/bench/lib/bundle.ts')) ?? '';
+    expect(build.split(/\s+/)).toEqual(expect.arrayContaining(['/app/bundle', t]));
+    expect(BUNDLE_ENTRIES[t]?.main).toBe(`services/${t}/src/main.ts`);
+    expect(existsSync(join(REPO, BUNDLE_ENTRIES[t]?.main ?? '')), 'entry point exists').toBe(true);
+    // …and the target copies exactly its own bundle to where its CMD runs it (WORKDIR /app)
+    const copies = chain(t).filter((i) => i.op === 'COPY' && i.args.includes('--from=bundle')).map((i) => i.args);
+    expect(copies).toEqual([`--from=bundle /app/bundle/${t} /app/bundle/${t}`]);
+    expect(last(chain(t), 'WORKDIR')?.args).toBe('/app');
+    // the bundle's paths to migrations, ui/dist and package.json are the sources' paths at build time: the
+    // build stage and the runtime hold the sources at the same place (/app)
+    expect(last(chain('bundle'), 'WORKDIR')?.args).toBe('/app');
+    expect(chain('runtime').some((i) => i.op === 'COPY' && i.args === '. .')).toBe(true);
   });
 
   it('the runtime user 1001 is created in the image', () => {

@@ -2,7 +2,8 @@
  * The images build-images.sh built, run for real with podman (host network) against the run's own
  * PostgreSQL and nats-server: every image runs as uid 1001 on the pinned Node.js, the gateway's
  * HEALTHCHECK passes under `podman healthcheck run`, and a task is created through the gateway
- * container, which reaches the auth and tasks containers over NATS.
+ * container, which reaches the auth and tasks containers over NATS, and comes back in the .ics export
+ * (a lazily imported chunk of the tasks service's bundle).
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,7 +59,8 @@ describe.skipIf(skip)('built images', () => {
     const cmd = JSON.parse(await podman('image', 'inspect', '--format', '{{json .Config.Cmd}}', imageName(t))) as string[];
     // the entry point is node's first argument that is not a flag (the CMD carries STANDALONE_NODE_FLAGS before it)
     const entry = cmd.slice(1).find((a) => !a.startsWith('-'));
-    expect(entry, JSON.stringify(cmd)).toMatch(/\.ts$/);
+    // the six services run their esbuild bundle (the Dockerfile's bundle stage), the others their source
+    expect(entry, JSON.stringify(cmd)).toMatch((SERVED as readonly string[]).includes(t) ? /^bundle\/[a-z]+\/main\.mjs$/ : /\.ts$/);
     const out = await podman('run', '--rm', '--network', 'none', '--entrypoint', 'sh', imageName(t), '-c', `id -u; node --version; test -f "${entry}" && echo found`);
     expect(out.split('\n')).toEqual(['1001', `v${NODE_VERSION}`, 'found']);
   });
@@ -92,5 +94,11 @@ describe.skipIf(skip)('built images', () => {
     const read = await fetch(`http://127.0.0.1:${port}/api/tasks/${id}`, { headers: { authorization } });
     expect(read.status).toBe(200);
     expect(((await read.json()) as { task: { title: string } }).task.title).toBe('built by podman');
+    // the .ics export loads ical.js through a dynamic import: a lazy chunk of the tasks bundle
+    const ics = await fetch(`http://127.0.0.1:${port}/api/user/export.ics`, { headers: { authorization } });
+    const text = await ics.text();
+    expect(ics.status, `${text}\n${await logs('tasks')}`).toBe(200);
+    expect(text).toContain('BEGIN:VCALENDAR');
+    expect(text).toContain('SUMMARY:built by podman');
   });
 });

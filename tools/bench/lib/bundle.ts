@@ -3,9 +3,12 @@
  * per dynamic import, which stays lazy: tracing's SDK, auth's WebAuthn library, tasks' import and
  * export formats), so node neither strips types nor resolves hundreds of files at start.
  *
- *   node_modules/.bin/node tools/bench/lib/bundle.ts OUTDIR NAME…   (NAME: tasks, gateway, …, 'single process')
+ *   node_modules/.bin/node tools/bench/lib/bundle.ts [--sourcemap] OUTDIR NAME…   (NAME: tasks, gateway, …, 'single process')
  *
- * prints one line per process: the bundle node runs. Paths a module finds beside its own source
+ * prints one line per process: the bundle node runs. The Dockerfile's `bundle` stage runs it too: the
+ * service images run these bundles (docs/kubernetes.md, Images). --sourcemap writes a .map beside each
+ * file (without the sources' text: the map points at the sources, which the images keep), which node
+ * reads only when started with --enable-source-maps. Paths a module finds beside its own source
  * (`new URL('../migrations', import.meta.url)`, `__dirname`) are fixed to the source file's location at
  * build time, so the bundle must run on the same tree it was built from (the bench's temp dir, or an
  * image built where it runs).
@@ -44,7 +47,7 @@ export const BUNDLE_ENTRIES: Record<string, { main: string; module: string }> = 
  * Bundles each named process of BUNDLE_ENTRIES (paths relative to `root`) into OUTDIR/<name>/:
  * main.mjs (what node runs) and module.mjs (what the import probe imports), sharing chunks.
  */
-export async function bundleProcesses(root: string, outDir: string, names: string[]): Promise<Map<string, { main: string; module: string }>> {
+export async function bundleProcesses(root: string, outDir: string, names: string[], opts: { sourcemap?: boolean } = {}): Promise<Map<string, { main: string; module: string }>> {
   const out = new Map<string, { main: string; module: string }>();
   for (const name of names) {
     const e = BUNDLE_ENTRIES[name];
@@ -66,6 +69,7 @@ export async function bundleProcesses(root: string, outDir: string, names: strin
       plugins: [ownLocation],
       logLevel: 'error',
       legalComments: 'none',
+      ...(opts.sourcemap ? { sourcemap: 'linked' as const, sourcesContent: false } : {}),
     });
     out.set(name, { main: join(dir, 'main.mjs'), module: join(dir, 'module.mjs') });
   }
@@ -73,8 +77,10 @@ export async function bundleProcesses(root: string, outDir: string, names: strin
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const [outDir, ...names] = process.argv.slice(2);
-  if (!outDir || names.length === 0) throw new Error(`usage: bundle.ts OUTDIR NAME… (NAME: ${Object.keys(BUNDLE_ENTRIES).join(', ')})`);
+  const args = process.argv.slice(2);
+  const sourcemap = args[0] === '--sourcemap';
+  const [outDir, ...names] = sourcemap ? args.slice(1) : args;
+  if (!outDir || names.length === 0) throw new Error(`usage: bundle.ts [--sourcemap] OUTDIR NAME… (NAME: ${Object.keys(BUNDLE_ENTRIES).join(', ')})`);
   const root = new URL('../../..', import.meta.url).pathname;
-  for (const [name, files] of await bundleProcesses(root, outDir, names)) console.log(`${name}: ${files.main}`);
+  for (const [name, files] of await bundleProcesses(root, outDir, names, { sourcemap })) console.log(`${name}: ${files.main}`);
 }
