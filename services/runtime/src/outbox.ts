@@ -155,10 +155,14 @@ const PRUNE_EVERY_MS = 3_600_000;
 /**
  * How often a relay looks for rows no kick announced while none waits. Every committed outbox row
  * kicks its relay (enqueueEvent, or the writer's own kick), so this bounds only what a replica that
- * died between its commit and its round leaves: published by another replica at most 5 s later.
- * At 500 ms the five relays of an idle system asked PostgreSQL 10 questions a second (tools/bench/idle.ts).
+ * died between its commit and its round leaves: published by another replica at most 15 s later (a
+ * restarted replica publishes it at once: its first poll is at start). At 500 ms the five relays of
+ * an idle system asked PostgreSQL 10 questions a second; at 5 s they were still the most frequent JS
+ * wake-up of an idle service (tools/bench/idle.ts). Kept under the pool's idleTimeoutMillis (30 s),
+ * so the poll's connection is reused rather than opened anew (a backend fork and an authentication)
+ * each time.
  */
-export const IDLE_POLL_MS = 5_000;
+export const IDLE_POLL_MS = 15_000;
 const PRUNE_BATCH = 10_000;
 
 export function startOutboxRelay(opts: {

@@ -380,6 +380,25 @@ describe.each([
       }
     });
 
+    // The fallback the idle poll is kept for: a row committed by a replica that died before its round
+    // (written here with plain SQL, so nothing in this process kicks the relay) is published by this
+    // relay at its next idle poll, IDLE_POLL_MS (15 s) in production, 200 ms here.
+    it('publishes a row no kick announced at its idle poll', async () => {
+      const ev = makeEvent();
+      const handled: number[] = [];
+      const sub = await server.consume(ev, async (p) => void handled.push(p.n), { durable: `i${uid()}` });
+      const relay = startOutboxRelay({ pool, bus: client, schema: 'box', events: [ev], log, pollMs: 50, idlePollMs: 200 });
+      try {
+        await relay.flush(); // the start-up round is over: nothing waits, so the relay polls every 200 ms
+        await pool.query(`INSERT INTO box.outbox (id, subject, payload) VALUES (gen_random_uuid(), $1, $2)`, [ev.subject, JSON.stringify({ n: 7 })]);
+        await until(() => handled.length === 1, 'the unannounced row, published by the idle poll', 30_000);
+        expect(handled).toEqual([7]);
+      } finally {
+        await relay.stop();
+        await sub.stop();
+      }
+    });
+
     it('runs no consumer while the relay holds a transaction open', async () => {
       const ev = makeEvent();
       const openTransactions: number[] = [];
