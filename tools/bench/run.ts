@@ -22,7 +22,7 @@ const root = join(here, '..', '..');
 const VARIANTS: Record<string, { file: string; args: string[] }> = {
   'http-pg-defaults': { file: 'http', args: ['--pg', 'defaults', '--only', 'off,limits,distributed'] },
 };
-const ALL = ['http', 'http-pg-defaults', 'gc', 'footprint', 'sizing', 'idle', 'bus', 'api', 'webhooks', 'cron', 'import', 'export', 'caldav', 'reminders', 'firewall'];
+const ALL = ['http', 'http-pg-defaults', 'gc', 'footprint', 'sizing', 'idle', 'bus', 'api', 'complete', 'webhooks', 'cron', 'import', 'export', 'caldav', 'reminders', 'firewall'];
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const fileOf = (n: string) => VARIANTS[n]?.file ?? n;
 const names = (wanted.length ? wanted : ALL).filter((n) => {
