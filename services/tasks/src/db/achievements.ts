@@ -29,19 +29,29 @@ const pr = alias(profiles, 'pr');
 const tc = alias(taskCompletions, 'tc');
 const t = alias(tasks, 't');
 const n = (from: ReturnType<typeof sql>) => sql`(SELECT count(*)::int FROM ${from})`;
-/** The figures of the profile `pr` (a table or a CTE with the profile's columns). */
-const statsOf = (source: SQL, extra: SQL = sql``) =>
+/**
+ * The figures of the profile `pr` (a table or a CTE with the profile's columns): the user's
+ * completions are counted in one pass (each count its FILTER), the other tables one count each.
+ */
+const statsOf = (from: SQL, where: SQL = sql``, extra: SQL = sql``) =>
   sql`SELECT ${extra}${pr.coins} AS coins, ${pr.coinsEarned} AS "coinsEarned", ${pr.streakMax} AS "streakMax", ${pr.questStreakMax} AS "questStreakMax",
-        ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND NOT ${taskCompletions.imported} AND ${taskCompletions.subtaskOf} IS NULL`)} AS "tasksCompleted",
-        ${n(sql`${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND ${taskCompletions.wasDailyQuest}`)} AS "questsCompleted",
+        done."tasksCompleted", done."questsCompleted",
         ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId} AND NOT ${topics.imported}`)} AS topics,
         ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId} AND NOT ${topics.imported} AND ${topics.sequential}`)} AS sequential,
-        ${n(sql`${taskCompletions} tc JOIN ${tasks} t ON ${t.id} = ${tc.taskId} WHERE ${tc.userId} = ${pr.userId} AND NOT ${tc.imported} AND ${tc.subtaskOf} IS NULL AND ${t.priority} = 'HIGH'`)} AS high,
+        done.high,
         ${n(sql`${wishlistItems} WHERE ${wishlistItems.userId} = ${pr.userId} AND NOT ${wishlistItems.imported} AND ${wishlistItems.status} = 'BOUGHT'`)} AS purchases,
         ARRAY(SELECT ${energyCheckins.localDate}::text FROM ${energyCheckins} WHERE ${energyCheckins.userId} = ${pr.userId} ORDER BY ${energyCheckins.localDate} DESC LIMIT 31) AS checkins,
         ARRAY(SELECT ${userAchievements.achievementKey} FROM ${userAchievements} WHERE ${userAchievements.userId} = ${pr.userId}) AS unlocked
-      FROM ${source}`;
-const stats = statement<AchievementStats>(statsOf(sql`${profiles} pr WHERE ${pr.userId} = ${p('userId')}`));
+      FROM ${from}
+      CROSS JOIN LATERAL (
+        SELECT count(*) FILTER (WHERE NOT ${tc.imported} AND ${tc.subtaskOf} IS NULL)::int AS "tasksCompleted",
+               count(*) FILTER (WHERE ${tc.wasDailyQuest})::int AS "questsCompleted",
+               count(*) FILTER (WHERE NOT ${tc.imported} AND ${tc.subtaskOf} IS NULL AND ${t.priority} = 'HIGH')::int AS high
+          FROM ${taskCompletions} tc LEFT JOIN ${tasks} t ON ${t.id} = ${tc.taskId}
+         WHERE ${tc.userId} = ${pr.userId}
+      ) done
+      ${where}`;
+const stats = statement<AchievementStats>(statsOf(sql`${profiles} pr`, sql`WHERE ${pr.userId} = ${p('userId')}`));
 
 const STREAK_COLUMNS = ['streakCurrent', 'streakMax', 'streakLastDate', 'streakShieldUsedMonth', 'questStreakCurrent', 'questStreakMax', 'questStreakLastDate'] as const;
 export type StreakUpdate = { [K in (typeof STREAK_COLUMNS)[number]]: (typeof profiles.$inferInsert)[K] };
@@ -56,6 +66,7 @@ const streakThenStats = statement<AchievementStats & { questsToday: number }>(
       )
       ${statsOf(
         sql`pr`,
+        sql``,
         sql`(SELECT count(*)::int FROM ${taskCompletions} WHERE ${taskCompletions.userId} = ${pr.userId} AND ${taskCompletions.localDate} = ${p('localDate')}::date AND ${taskCompletions.wasDailyQuest}) AS "questsToday", `,
       )}`,
 );
