@@ -141,6 +141,30 @@ so if anything pessimistic). It still reads every completion of the user at ever
 grows with the user's history: keeping those counts on the profile would end that, but \`high\` counts by
 the task's priority as it is now (a task's priority changed later moves it), which a counter cannot
 follow without changing what the achievement means.
+
+**The images, measured** (\`tools/k8s/image-footprint.ts\`, not part of \`npm run bench\`: it needs root and
+the images \`tools/k8s/build-images.sh\` builds). The service images run an esbuild bundle of each service
+(the Dockerfile's \`bundle\` stage, docs/kubernetes.md "Images"). Images built from the source before
+that change (\`before\`) against the bundled images (\`bundle\`), the six containers of each side by side
+on their own database and nats-server, taking turns start by start; a restart on a migrated database
+(median of 3) and each process 10 s after the last start (2026-12-06 20:28–20:35 UTC, load 9.1 at the
+end, 16 at its peak, 2 cores; CPU is utime + stime of the node process up to just after it is ready,
+which depends less on the machine's load than the wall time):
+
+| service | CPU to ready s, before → bundle | start → ready s | RSS idle MB | PSS idle MB | peak RSS MB |
+|---|---|---|---|---|---|
+| gateway | 1.50 → 0.51 | 1.87 → 0.51 | 180 → 125 | 126 → 76 | 205 → 125 |
+| auth | 1.20 → 0.31 | 1.41 → 0.43 | 177 → 100 | 123 → 52 | 204 → 100 |
+| tasks | 1.46 → 0.32 | 3.68 → 0.75 | 191 → 103 | 138 → 55 | 225 → 103 |
+| notifier | 1.36 → 0.32 | 3.43 → 0.77 | 176 → 105 | 123 → 57 | 205 → 105 |
+| webhook | 1.26 → 0.32 | 2.35 → 0.37 | 202 → 106 | 149 → 57 | 224 → 106 |
+| scheduler | 1.20 → 0.30 | 1.31 → 0.32 | 176 → 99 | 123 → 50 | 208 → 99 |
+
+Two earlier runs measured the two sets one after the other (load 8–14): the memory agreed (bundle
+99–125 MB RSS idle, source 174–190), the wall times did not (source 1.3–3.3 s, bundle 0.65–2.1 s,
+each following the load of its minutes). In one of them the bundled images with
+\`NODE_OPTIONS=--enable-source-maps\` held 123–177 MB idle (19–55 MB more) and started in 0.95–1.74 s:
+the images leave it off.
 `;
 
 const cell = (v: string | number) => (typeof v === 'number' ? fmt(v) : v.replace(/\|/g, '\\|'));

@@ -5,13 +5,17 @@
  *   node_modules/.bin/node tools/k8s/image-footprint.ts [--starts 3] [--idle 10] TAG[=NODE_OPTIONS]…
  *
  * (e.g. `before bundle bundle=--enable-source-maps`: the third runs the bundle images with that NODE_OPTIONS)
- * Per tag, the six service containers run with podman (host network) against a PostgreSQL and a
- * nats-server of this run, one tag after the other. The first start migrates a fresh database;
- * then each container is restarted `--starts` times on the migrated database (a new replica's
- * case): start → ready is the container's StartedAt to its "<name> started" log line's time (the
- * service logs it once its bus handlers are subscribed; the gateway once it listens). After the
- * last start all six sit idle `--idle` seconds, then the node process's VmRSS, its Pss
- * (/proc/1/smaps_rollup) and its peak VmHWM are read. Prints a markdown table and the load average.
+ * Every variant runs the six service containers with podman (host network), on its own database of
+ * one PostgreSQL and its own nats-server; the variants run side by side and take turns start by start,
+ * service by service, so a busy moment of a shared machine falls on all of them alike. The first start
+ * migrates a fresh database; then each container is restarted `--starts` times on the migrated database
+ * (a new replica's case): start → ready is the container's StartedAt to its "<name> started" log line's
+ * time (the service logs it once its bus handlers are subscribed; the gateway once it listens), and the
+ * CPU it took (utime + stime of the node process, read just after: less dependent on the machine's
+ * load than the wall time). After the last start everything sits idle `--idle` seconds, then each node
+ * process's VmRSS, its Pss (/proc/1/smaps_rollup: pages shared with the other containers' node, as
+ * node's executable from the same base layer, counted once across them) and its peak VmHWM (since its
+ * last start) are read. Prints a markdown table with the load average.
  * Needs root and the images (tools/k8s/build-images.sh, TASKSVC_IMAGE_TAG=<tag>).
  */
 import { randomBytes } from 'node:crypto';
@@ -60,15 +64,34 @@ async function startToReady(name: string, t: string, since: number): Promise<num
 }
 
 const kb = (text: string, key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) / 1024;
-const rows: string[] = [];
+/** CPU seconds (user + system) the container's node process has used: /proc/1/stat fields 14 and 15, in clock ticks of 10 ms */
+async function cpuSeconds(name: string): Promise<number> {
+  const fields = (await podman('exec', name, 'cat', '/proc/1/stat')).replace(/^.*\) /s, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+interface Variant {
+  spec: string;
+  image: (t: string) => string;
+  envArgs: string[];
+  first: Map<string, number>;
+  ready: Map<string, number[]>;
+  cpu: Map<string, number[]>;
+}
+const variants: Variant[] = [];
+const natsServers = [nats];
 const started: string[] = [];
+const rows: string[] = [];
 try {
-  for (const [variant, spec] of tags.entries()) {
+  for (const [i, spec] of tags.entries()) {
     const [tag = '', nodeOptions] = spec.split(/=(.*)/s);
+    // each variant on its own database and nats-server: they run side by side and must not answer each other
+    const ownNats = i === 0 ? nats : await startNats();
+    if (i > 0) natsServers.push(ownNats);
     const port = await freePort();
     const env = {
-      DATABASE_URL: await createDatabase(pg.url, `imgfoot_${variant}_${suffix}`),
-      NATS_URL: nats.url,
+      DATABASE_URL: await createDatabase(pg.url, `imgfoot_${i}_${suffix}`),
+      NATS_URL: ownNats.url,
       NATS_ALLOW_ANONYMOUS: 'true',
       AUTH_SECRET: randomBytes(24).toString('hex'),
       AUTH_TRUST_HOST: 'true',
@@ -79,42 +102,55 @@ try {
       LOG_LEVEL: 'info',
       ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
     };
-    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    const ready = new Map<string, number[]>(SERVED.map((t) => [t, []]));
-    const first = new Map<string, number>();
-    for (const t of SERVED) {
-      // one at a time: the first start migrates its schema, and its time is not a restart's
+    variants.push({
+      spec,
+      image: (t) => `localhost/task-service-${t}:${tag}`,
+      envArgs: Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+      first: new Map(),
+      ready: new Map(SERVED.map((t) => [t, []])),
+      cpu: new Map(SERVED.map((t) => [t, []])),
+    });
+  }
+  // The variants run side by side and take turns, service by service, so a busy moment of the machine
+  // falls on all of them alike. One start at a time; the first start migrates its schema (not a restart).
+  for (const t of SERVED) {
+    for (const [i, v] of variants.entries()) {
       const since = Date.now();
-      await podman('run', '-d', '--name', ctr(variant, t), '--network', 'host', ...envArgs, `localhost/task-service-${t}:${tag}`);
-      started.push(ctr(variant, t));
-      first.set(t, await startToReady(ctr(variant, t), t, since - 1000));
+      await podman('run', '-d', '--name', ctr(i, t), '--network', 'host', ...v.envArgs, v.image(t));
+      started.push(ctr(i, t));
+      v.first.set(t, await startToReady(ctr(i, t), t, since - 1000));
     }
-    for (let i = 0; i < starts; i++) {
-      for (const t of SERVED) {
-        await podman('stop', '-t', '10', ctr(variant, t));
+  }
+  for (let n = 0; n < starts; n++) {
+    for (const t of SERVED) {
+      for (const [i, v] of variants.entries()) {
+        await podman('stop', '-t', '10', ctr(i, t));
         const since = Date.now();
-        await podman('start', ctr(variant, t));
-        ready.get(t)?.push(await startToReady(ctr(variant, t), t, since - 1000));
+        await podman('start', ctr(i, t));
+        v.ready.get(t)?.push(await startToReady(ctr(i, t), t, since - 1000));
+        v.cpu.get(t)?.push(await cpuSeconds(ctr(i, t)));
       }
     }
-    await new Promise((r) => setTimeout(r, idleMs));
-    const load = loadavg()[0]?.toFixed(1);
-    for (const t of SERVED) {
-      const status = await podman('exec', ctr(variant, t), 'cat', '/proc/1/status');
-      const smaps = await podman('exec', ctr(variant, t), 'cat', '/proc/1/smaps_rollup');
-      const r = ready.get(t) ?? [];
+  }
+  await new Promise((r) => setTimeout(r, idleMs));
+  const load = loadavg()[0]?.toFixed(1);
+  for (const t of SERVED) {
+    for (const [i, v] of variants.entries()) {
+      const status = await podman('exec', ctr(i, t), 'cat', '/proc/1/status');
+      const smaps = await podman('exec', ctr(i, t), 'cat', '/proc/1/smaps_rollup');
+      const r = v.ready.get(t) ?? [];
+      const c = v.cpu.get(t) ?? [];
       rows.push(
-        `| ${spec} | ${t} | ${(first.get(t)! / 1000).toFixed(2)} | ${(median(r) / 1000).toFixed(2)} (${r.map((x) => (x / 1000).toFixed(1)).join(', ')}) | ${kb(status, 'VmRSS').toFixed(0)} | ${kb(smaps, 'Pss').toFixed(0)} | ${kb(status, 'VmHWM').toFixed(0)} | ${load} |`,
+        `| ${v.spec} | ${t} | ${(v.first.get(t)! / 1000).toFixed(2)} | ${(median(r) / 1000).toFixed(2)} (${r.map((x) => (x / 1000).toFixed(1)).join(', ')}) | ${median(c).toFixed(2)} | ${kb(status, 'VmRSS').toFixed(0)} | ${kb(smaps, 'Pss').toFixed(0)} | ${kb(status, 'VmHWM').toFixed(0)} | ${load} |`,
       );
     }
-    for (const t of SERVED) await podman('rm', '-f', '-t', '5', ctr(variant, t)).catch(() => undefined);
   }
 } finally {
   for (const name of started) await podman('rm', '-f', '-t', '5', name).catch(() => undefined);
-  await nats.stop();
+  for (const n of natsServers) await n.stop();
   await pg.stop();
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(`| image tag | service | first start (migrates) s | start → ready s, median (each) | RSS idle MB | PSS idle MB | peak RSS MB | load |`);
-console.log(`|---|---|---|---|---|---|---|---|`);
+console.log(`| image tag | service | first start (migrates) s | start → ready s, median (each) | CPU s to ready, median | RSS idle MB | PSS idle MB | peak RSS MB | load |`);
+console.log(`|---|---|---|---|---|---|---|---|---|`);
 for (const r of rows) console.log(r);
