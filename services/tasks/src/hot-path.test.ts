@@ -182,7 +182,7 @@ describe('the request path of a task create and a list', () => {
     expect(c.sortOrder).toBeGreaterThan(500);
   });
 
-  it('a complete of a task with no subtasks and no parent is five statements in its transaction, its answer as before', async () => {
+  it('a complete of a task with no subtasks and no parent is four statements in its transaction, its answer as before', async () => {
     // the request's statements (its outbox row included), not the relay's beside it (outbox.ts)
     const relay = /pg_advisory|^SELECT id, subject, payload|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|^SELECT 1 FROM "[^"]+"\.outbox|AS pending/;
     const request = () => sent.filter((q) => !relay.test(q.trim()));
@@ -197,10 +197,25 @@ describe('the request path of a task create and a list', () => {
       const done = await completeFor(task.id);
       const statements = request();
       expect({ completed: done.task.completedAt !== null, coinsEarned: done.coinsEarned, coins: done.coins }).toEqual({ completed: true, coinsEarned: 2, coins: before + 2 });
-      // BEGIN, the caller's profile, the task (its family locked), the completion, the event and the quest, the streak and the achievements' figures, COMMIT
-      expect(statements, statements.join('\n---\n')).toHaveLength(7);
+      // BEGIN, the caller's profile with the task (its family locked), the completion, the event and the quest, the streak and the achievements' figures, COMMIT
+      expect(statements, statements.join('\n---\n')).toHaveLength(6);
       await expect(completeFor(task.id)).rejects.toMatchObject({ code: 'ALREADY_COMPLETED' });
     }
+  });
+
+  it("dates a completion in the profile's zone even when another replica changed it (the remembered zone is only a guess)", async () => {
+    const userId = randomUUID();
+    const completeFor = (id: string) => bus.request(tasksApi.complete.rpc, call(userId, {}, { id }) as never);
+    await bus.request(tasksApi.setTimezone.rpc, call(userId, { timezone: 'Pacific/Kiritimati' }));
+    const first = (await createFor(userId, { title: 'first' })).task;
+    const second = (await createFor(userId, { title: 'second' })).task;
+    await completeFor(first.id);
+    // another replica (or a person in psql) moves the user 25 hours west: the local dates always differ
+    await pool.query(`UPDATE tasks.profiles SET timezone = 'Pacific/Pago_Pago' WHERE user_id = $1`, [userId]);
+    await completeFor(second.id);
+    const { rows } = await pool.query<{ task_id: string; local_date: string }>('SELECT task_id, local_date::text FROM tasks.task_completions WHERE user_id = $1', [userId]);
+    const dates = Object.fromEntries(rows.map((r) => [r.task_id, r.local_date]));
+    expect(dates).toEqual({ [first.id]: localDate(new Date(), 'Pacific/Kiritimati'), [second.id]: localDate(new Date(), 'Pacific/Pago_Pago') });
   });
 
   it("keeps one plan for a user's list however many tasks the user has (no planning at every run)", async () => {

@@ -76,6 +76,33 @@ const headLocked = task(
        FOR NO KEY UPDATE OF t`,
 );
 
+// the caller's profile, and the head of the task's family locked (as headLocked): one round trip
+const profileAndHeadStatement = () =>
+  statement(
+    sql`WITH h AS (
+          SELECT ${ROW} FROM ${tasks} t
+           WHERE ${t.id} = (SELECT COALESCE(${kid.parentId}, ${kid.id}) FROM ${tasks} kid WHERE ${kid.id} = ${p('id')} AND ${kid.userId} = ${p('userId')}) AND ${t.userId} = ${p('userId')}
+           FOR NO KEY UPDATE OF t
+        )
+        SELECT ${selectList(PROFILE_AFTER)}, h.* FROM ${profiles} LEFT JOIN h ON true WHERE ${profiles.userId} = ${p('userId')}`,
+    { ...row, ...PROFILE_AFTER },
+  );
+let profileAndHead: ReturnType<typeof profileAndHeadStatement> | undefined;
+
+/**
+ * The user's profile (as ensureProfile reads it) and, locked as lockFamily locks it, the head of the
+ * task's family (its parent, else the task itself), in one statement; `today` is the day the head's
+ * `blocked` is computed for (the caller's guess of the user's "today"). Null when the user has no
+ * profile yet (then nothing was locked); `head` null when there is no such task of the user.
+ */
+export async function profileAndLockedHead(q: Queryable, userId: string, id: string, today: string): Promise<{ profile: ProfileAfter; head: TaskRow | null } | null> {
+  profileAndHead ??= profileAndHeadStatement();
+  const r = (await profileAndHead.run(q, { id, userId, today })).rows[0] as Record<string, unknown> | undefined;
+  if (!r) return null;
+  const { task, profile } = splitRow(r);
+  return { profile: profile as ProfileAfter, head: task.id ? (task as TaskRow) : null };
+}
+
 /**
  * lockFamily, then getTask: one statement when the task heads its family (has no parent): the row
  * it locked is the task, read in its latest version. A subtask is read after its parent is locked,
@@ -745,13 +772,19 @@ export async function completeOpenTask(
   });
   const r = rows[0] as Record<string, unknown> | undefined;
   if (!r) return null;
+  const { task, profile } = splitRow(r);
+  return { row: task as TaskRow, profile: profile.userId ? (profile as ProfileAfter) : null };
+}
+
+/** A row of a task's columns and a profile's (`pr_<key>`), apart. */
+function splitRow(r: Record<string, unknown>): { task: Record<string, unknown>; profile: Record<string, unknown> } {
   const task: Record<string, unknown> = {};
   const profile: Record<string, unknown> = {};
   for (const k in r) {
     if (k.startsWith('pr_')) profile[k.slice(3)] = r[k];
     else task[k] = r[k];
   }
-  return { row: task as TaskRow, profile: profile.userId ? (profile as ProfileAfter) : null };
+  return { task, profile };
 }
 
 /** Remove and return the task's latest completion, or the one named (`completionId`, if it is that task's). */

@@ -4,10 +4,11 @@ import { outboxWritten, type PoolClient } from '@tasksvc/runtime';
 import { advanceOnCompletion } from '@tasksvc/proto/calendar/recurrence.ts';
 import { coinsFor, openSubtasks, parentAfterSubtask } from '../domain/subtasks.ts';
 import { addCoins, coinBalance } from '../db/profiles.ts';
-import { completeOpenTask, completionsPartOf, getTask, insertCompletion, listSubtasks, lockFamilyAndGet, popCompletion, setSubtasksCompleted, updateTask, type TaskRow } from '../db/tasks.ts';
+import { completeOpenTask, completionsPartOf, getTask, insertCompletion, listSubtasks, lockFamilyAndGet, popCompletion, profileAndLockedHead, setSubtasksCompleted, updateTask, type TaskRow } from '../db/tasks.ts';
 import type { ProfileRow } from '../db/profiles.ts';
 import { afterComplete, afterUndo } from '../game/hooks.ts';
-import { caller, effectiveDueDate, emitTaskEvent, ruleOf, SCHEMA, taskEventRow, taskNotFound, toTask, transact, type Ctx } from './common.ts';
+import { caller, callerWith, effectiveDueDate, emitTaskEvent, ruleOf, SCHEMA, sentZone, taskEventRow, taskNotFound, toTask, transact, userOf, type Ctx } from './common.ts';
+import { localDate } from '@tasksvc/proto/calendar/dates.ts';
 
 /**
  * Completing and un-completing tasks, with the subtask rules (docs/tasks.md): a task with open
@@ -127,10 +128,33 @@ export async function afterSubtaskDone(c: PoolClient, who: Who, parentId: string
 
 type IdCall<B = unknown> = HttpCall<{ id: string }, unknown, B>;
 
+/**
+ * The caller (caller()) and the task of `call` with its family locked (lockFamilyAndGet): for a user
+ * with a profile, one statement reads the profile and locks the family's head, which is the task
+ * unless it is a subtask (then it is read after, as before). The head's `blocked` is computed for the
+ * "today" of the zone this replica last saw; when the profile's zone makes another day, a task in a
+ * topic is read again (only such a task can be blocked).
+ */
+async function callerAndTask(ctx: Ctx, c: PoolClient, call: IdCall<unknown>): Promise<{ who: ReturnType<typeof callerWith<ProfileRow>>; current: TaskRow | null }> {
+  const userId = userOf(call).id;
+  const now = new Date();
+  const guess = localDate(now, sentZone(call) ?? ctx.zones.get(userId) ?? 'UTC');
+  const found = await profileAndLockedHead(c, userId, call.params.id, guess);
+  if (!found) {
+    const who = await caller(c, call, now);
+    return { who, current: await lockFamilyAndGet(c, who.userId, call.params.id, who.today) };
+  }
+  const who = callerWith(call, found.profile, now);
+  ctx.zones.set(userId, found.profile.timezone);
+  const head = found.head;
+  if (!head) return { who, current: null };
+  const reread = head.id !== call.params.id || (who.today !== guess && head.topicId !== null);
+  return { who, current: reread ? await getTask(c, who.userId, call.params.id, who.today) : head };
+}
+
 export async function complete(ctx: Ctx, call: IdCall<{ completeSubtasks?: boolean } | undefined>) {
   return transact(ctx, async (c) => {
-    const who = await caller(c, call);
-    const current = await lockFamilyAndGet(c, who.userId, call.params.id, who.today);
+    const { who, current } = await callerAndTask(ctx, c, call);
     if (!current) throw taskNotFound();
     if (current.completedAt) throw new AppError('ALREADY_COMPLETED', 'task already completed');
     const done = await completeIn(c, who, current, { awardCoins: true, completeSubtasks: call.body?.completeSubtasks === true });
@@ -207,8 +231,7 @@ export async function undoCompleteIn(c: PoolClient, who: Who, current: TaskRow):
 
 export async function undoComplete(ctx: Ctx, call: IdCall) {
   return transact(ctx, async (c) => {
-    const who = await caller(c, call);
-    const current = await lockFamilyAndGet(c, who.userId, call.params.id, who.today);
+    const { who, current } = await callerAndTask(ctx, c, call);
     if (!current) throw taskNotFound();
     const undone = await undoCompleteIn(c, who, current);
     return { task: toTask(undone.row), coinsRemoved: undone.coinsRemoved, coins: await coinBalance(c, who.userId) };
