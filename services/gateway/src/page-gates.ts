@@ -33,6 +33,21 @@ export function normalisePagePath(raw: string): string {
   return path.replace(/[/\\]+/g, '/').toLowerCase().replace(/(.)\/$/, '$1');
 }
 
+/**
+ * A raw path that is an API call whatever the normalisation: `/api/` then segments of characters the
+ * URL parser keeps as they are (no `%`, `\\`, whitespace or control characters, which it decodes,
+ * turns into `/` or drops), none of them empty or starting with a dot (no `//`, no `.` or `..`
+ * segment), and at least one segment (`/api/` alone is a page: `/api`). normalisePagePath leaves such a path under `/api/` (page-gates.test.ts), so the gate
+ * passes it without building a URL: that was most of what the gate cost an API GET.
+ */
+const SEGMENT = "[A-Za-z0-9_~!$&'()*+,;=:@-][A-Za-z0-9._~!$&'()*+,;=:@-]*";
+// one way to match any path (a segment cannot hold `/`), so a long path that fails costs one pass
+const PLAIN_API_PATH = new RegExp(`^/api/${SEGMENT}(?:/${SEGMENT})*/?$`);
+
+export function plainApiPath(raw: string): boolean {
+  return PLAIN_API_PATH.test(raw);
+}
+
 const isAdminPath = (path: string) => path === '/admin' || path.startsWith('/admin/');
 
 /** A page path (not an API call, not a file such as /assets/app.js). */
@@ -101,7 +116,9 @@ export async function registerPageGates(app: FastifyInstance, deps: GatewayDeps)
   // callback style: an API request (most of them) passes without a promise and a microtask per hook
   app.addHook('onRequest', (req, reply, done) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return done();
-    const path = normalisePagePath(pathOf(req));
+    const raw = pathOf(req);
+    if (plainApiPath(raw)) return done();
+    const path = normalisePagePath(raw);
     if (!isPagePath(path)) return done();
     // one admin gate, on the normalised path, whatever route or fallback would answer the raw one
     if (isAdminPath(path)) return void admin(req, reply).then(() => done(), done);

@@ -9,6 +9,7 @@ import { envelopeJson, handleRequest, readEvent, replyDataJson, requestContext, 
 import { BATCH_HEADER, decodeBatch, encodeBatch, groupForSending, type BatchedEvent, type OutgoingEvent } from './event-batch.ts';
 import { instrumentBus } from './instrument.ts';
 import { createReplyInbox } from './reply-inbox.ts';
+import { requestHeaders, TRACEPARENT } from './request-headers.ts';
 import { createSendQueue } from './send-queue.ts';
 import type { Bus, ConsumeOptions, EventMeta, RequestOptions, ServeOptions, Subscription } from './types.ts';
 
@@ -17,8 +18,6 @@ const dec = new TextDecoder();
 const encode = (v: unknown) => enc.encode(JSON.stringify(v ?? null));
 const decode = (b: Uint8Array): unknown => (b.length === 0 ? undefined : JSON.parse(dec.decode(b)));
 
-/** W3C trace context header (tracing on): requests and events carry the sender's span (tracing.ts). */
-const TRACEPARENT = 'traceparent';
 
 /** JetStream drops a re-published outbox id within this window (the relay retries well inside it). */
 const DUPLICATE_WINDOW_MS = 15 * 60_000;
@@ -185,10 +184,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
   /** Send a checked request; resolves with the reply's bytes (an envelope). */
   const ask = async <Req>(rpc: Rpc<Req, unknown>, payload: Req, ro: RequestOptions): Promise<Uint8Array> => {
     const checked = ro.checked ? payload : parseMessage(rpc.request, payload, `request for ${rpc.subject}`);
-    const h = natsHeaders();
-    h.set(REQUEST_ID_HEADER, ro.requestId ?? randomUUID());
-    const traceparent = currentTraceparent();
-    if (traceparent) h.set(TRACEPARENT, traceparent);
+    const h = requestHeaders(ro.requestId ?? randomUUID(), currentTraceparent());
     return (await replies.request(rpc.subject, encode(checked), { timeoutMs: ro.timeoutMs ?? 10_000, headers: h })).data;
   };
 
