@@ -122,25 +122,25 @@ young generation barely fills, RSS moved by less than 5 % either way (single 164
 802–844 MB) and the rates are noise; it needs a quiet machine before it can be chosen. Most of a
 service's idle RSS is not the young generation anyway: see the footprint section's bundled rows.
 
-**Completing a task, before and after one-statement completion** (\`complete.ts\`, 600 operations per row,
-two runs one after the other on the same machine at load 8.8–10: commit 4e483d7 with this bench copied
-in, then the commit that fused the completion's statements). A ONE_TIME complete was 15.1 statements of
-its own (16.6 in an earlier count that included the relay's) and is 7.1: BEGIN, the caller's profile,
-the task read with its family's lock, one statement that completes the task, records the completion and
-adds its coins to the profile (which locks and returns the profile), one that writes the event's outbox
-row and completes the day's quest, one that sets the streaks and reads the achievements' figures, COMMIT
-(the 0.1 beyond 7 are achievement unlocks). PostgreSQL execution per complete went from 3.18 to 1.92 ms
-(8.7× a create's to 6.9×, the create measured in each run), the process's CPU from 4.48 to 2.67 ms per
-complete (3.9× a create's to 2.5×). A RECURRING complete, which keeps its own update and completion
-insert, went from 15.0 to 11.0 statements and 3.68 to 2.28 ms; an undo (unchanged but for the task read
-with its lock) from 12.0 to 11.0. The largest statement left was the one with the achievements'
-figures (0.85 of 1.4 ms per complete in a \`--statements\` run, users with 20–50 completions): it
-counted the user's completions three times (tasks completed, quests completed, HIGH ones joined to their
-tasks); they are one pass with a FILTER per count now, 0.39 ms in the next \`--statements\` run (load 19,
-so if anything pessimistic). It still reads every completion of the user at every completion, so it
-grows with the user's history: keeping those counts on the profile would end that, but \`high\` counts by
-the task's priority as it is now (a task's priority changed later moves it), which a counter cannot
-follow without changing what the achievement means.
+**Completing a task, before and after** (\`complete.ts\`, 600 operations per row; "before" is commit
+4e483d7 with this bench copied in, run at load 8.8; "after" is the complete section below, load 13).
+A ONE_TIME complete was 15.1 statements of its own (16.6 in an earlier count that included the relay's)
+and is 6.1: BEGIN; the caller's profile read with the task's family locked (the task is the head of its
+family unless it is a subtask); one statement that completes the task, records the completion and adds
+its coins to the profile (which locks and returns the profile, so the game hooks read it no more); one
+that writes the event's outbox row, completes the day's quest and marks the completion as the quest's;
+one that sets the streaks and reads the achievements' figures and today's quests; COMMIT (the 0.1 beyond
+6 are achievement unlocks, which add their own). \`services/tasks/src/hot-path.test.ts\` fails if a
+simple complete takes more than 6. Per complete, against a create in the same run: PostgreSQL execution
+3.18 → 0.91 ms (8.7× a create's → 2.6×), the process's CPU 4.48 → 1.67 ms (3.9× → 1.7×), statements
+beside it (relays, consumers) 3.4 → 1.1. A RECURRING complete (its own update and completion insert
+kept) 15.0 → 10.0 statements, 3.68 → 1.21 ms; an undo (only its first read shared with the complete's)
+12.0 → 10.0. The achievements' figures were the largest statement left (0.85 of 1.4 ms in a
+\`--statements\` run, users with 20–50 completions): they counted the user's completions three times
+and now count them in one pass (a FILTER per count, 0.39 ms at load 19). They still read every
+completion of the user at every completion, so they grow with the user's history: counters on the
+profile would end that, but \`high\` counts by a task's priority as it is now (changing a task's
+priority later moves it), which a counter cannot follow without changing what the achievement means.
 
 **The images, measured** (\`tools/k8s/image-footprint.ts\`, not part of \`npm run bench\`: it needs root and
 the images \`tools/k8s/build-images.sh\` builds). The service images run an esbuild bundle of each service
