@@ -4,7 +4,7 @@
 # e.g. docker build --target gateway --build-arg SERVICE_COMMIT=$(git rev-parse HEAD) \
 #        --build-arg PUBLIC_APP_URL=https://tasks.example.com -t task-service-gateway .
 # The six services run from an esbuild bundle of their TypeScript sources (the bundle stage:
-# tools/bench/lib/bundle.ts), so node neither strips types nor resolves hundreds of module files at
+# tools/build/bundle.ts), so node neither strips types nor resolves hundreds of module files at
 # start; the firewall and the operator run their sources (Node 24 type stripping). The UI is a Vite
 # bundle. Every service migrates its own schema before it serves (runtime/src/service.ts).
 
@@ -54,7 +54,7 @@ RUN pnpm --filter @tasksvc/ui build
 # Paths a module finds beside its own source (migrations, ui/dist, package.json) are fixed to /app/…
 # at bundle time: the runtime stage keeps the sources at the same place, so the bundle finds them.
 FROM dev-deps AS bundle
-RUN node tools/bench/lib/bundle.ts --sourcemap /app/bundle gateway auth tasks notifier webhook scheduler
+RUN node tools/build/bundle.ts --sourcemap /app/bundle gateway auth tasks notifier webhook scheduler
 
 # ---- common runtime: sources + production node_modules, user 1001 ----
 # (the sources stay: the bundles read migrations and package.json beside them, and the firewall and

@@ -20,7 +20,7 @@
  *   the load published handled (the outbox drained) before it is read.
  *
  * - Precompiled (default; --no-bundled leaves it out): both systems once more from bundles that
- *   esbuild builds from the same source into a temp dir at the start (lib/bundle.ts: plain JavaScript,
+ *   esbuild builds from the same source into a temp dir at the start (tools/build/bundle.ts: plain JavaScript,
  *   one file per process plus lazy chunks), so node neither strips types nor resolves the module
  *   files: every row above for both ways of running, in the same run.
  * - --why: where the memory goes, per process: the modules its import loads per package and a heap
@@ -46,7 +46,7 @@ import { emitRows } from './lib/report.ts';
 import { apiKeys, serverProcess, SINGLE_PROCESS_ENV } from './lib/servers.ts';
 import { median } from './lib/stats.ts';
 import { BENCH_PG_SETTINGS, outboxWatch, signalPids } from './lib/targets.ts';
-import { BUNDLE_ENTRIES, bundleProcesses } from './lib/bundle.ts';
+import { BUNDLE_ENTRIES, bundleProcesses } from '../build/bundle.ts';
 
 const { values } = parseArgs({
   options: {
@@ -273,7 +273,7 @@ try {
     memRows.push([s.mode, `× ${one.mode}`, ratio(idle, 'rss'), ratio(idle, 'pss'), ratio(loaded, 'rss'), ratio(loaded, 'pss'), ratio(loaded, 'peak'), '']);
   }
   emitRows(
-    `Resident memory (MB) per process: idle is ${IDLE_MS / 1000} s after every process answered its readiness probe; loaded is after ${SECONDS} s of creates then ${SECONDS} s of lists (autocannon, ${C} connections, ${USERS} users; each after 2 s unmeasured), with the peak (VmHWM) over the whole run. PSS counts pages shared between processes (node's own code, mapped by every one) once across them. The services run with ${STANDALONE_NODE_FLAGS.join(' ')}, the single process without (as they ship)${values.bundled ? '; (bundled): the same processes from plain-JavaScript bundles esbuild built from the same source in this run (tools/bench/lib/bundle.ts)' : ''}`,
+    `Resident memory (MB) per process: idle is ${IDLE_MS / 1000} s after every process answered its readiness probe; loaded is after ${SECONDS} s of creates then ${SECONDS} s of lists (autocannon, ${C} connections, ${USERS} users; each after 2 s unmeasured), with the peak (VmHWM) over the whole run. PSS counts pages shared between processes (node's own code, mapped by every one) once across them. The services run with ${STANDALONE_NODE_FLAGS.join(' ')}, the single process without (as they ship)${values.bundled ? '; (bundled): the same processes from plain-JavaScript bundles esbuild built from the same source in this run (tools/build/bundle.ts)' : ''}`,
     ['mode', 'process', 'RSS idle', 'PSS idle', 'RSS loaded', 'PSS loaded', 'RSS peak', 'load avg (idle / loaded)'],
     memRows,
   );

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDockerfile, type Instruction, type Stage } from './dockerfile.ts';
 import { STANDALONE_NODE_FLAGS } from '@tasksvc/runtime';
-import { BUNDLE_ENTRIES } from '../bench/lib/bundle.ts';
+import { BUNDLE_ENTRIES } from '../build/bundle.ts';
 import { REPO } from './paths.ts';
 
 const SERVICES = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'];
@@ -55,9 +55,9 @@ describe('Dockerfile', () => {
   });
 
   it.each(SERVICES)('%s: the image gets its own bundle, built by the bundle stage from the service entry point', (t) => {
-    // the bundle stage builds every service with tools/bench/lib/bundle.ts into /app/bundle/<name>/main.mjs
+    // the bundle stage builds every service with tools/build/bundle.ts into /app/bundle/<name>/main.mjs
     const run = chain('bundle').filter((i) => i.op === 'RUN').map((i) => i.args);
-    const build = run.find((r) => r.startsWith('node tools/bench/lib/bundle.ts')) ?? '';
+    const build = run.find((r) => r.startsWith('node tools/build/bundle.ts')) ?? '';
     expect(build.split(/\s+/)).toEqual(expect.arrayContaining(['/app/bundle', t]));
     expect(BUNDLE_ENTRIES[t]?.main).toBe(`services/${t}/src/main.ts`);
     expect(existsSync(join(REPO, BUNDLE_ENTRIES[t]?.main ?? '')), 'entry point exists').toBe(true);

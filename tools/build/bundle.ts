@@ -3,7 +3,7 @@
  * per dynamic import, which stays lazy: tracing's SDK, auth's WebAuthn library, tasks' import and
  * export formats), so node neither strips types nor resolves hundreds of files at start.
  *
- *   node_modules/.bin/node tools/bench/lib/bundle.ts [--sourcemap] OUTDIR NAME…   (NAME: tasks, gateway, …, 'single process')
+ *   node_modules/.bin/node tools/build/bundle.ts [--sourcemap] OUTDIR NAME…   (NAME: tasks, gateway, …, 'single process')
  *
  * prints one line per process: the bundle node runs. The Dockerfile's `bundle` stage runs it too: the
  * service images run these bundles (docs/kubernetes.md, Images). --sourcemap writes a .map beside each
@@ -81,6 +81,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const sourcemap = args[0] === '--sourcemap';
   const [outDir, ...names] = sourcemap ? args.slice(1) : args;
   if (!outDir || names.length === 0) throw new Error(`usage: bundle.ts [--sourcemap] OUTDIR NAME… (NAME: ${Object.keys(BUNDLE_ENTRIES).join(', ')})`);
-  const root = new URL('../../..', import.meta.url).pathname;
+  const root = new URL('../..', import.meta.url).pathname;
   for (const [name, files] of await bundleProcesses(root, outDir, names, { sourcemap })) console.log(`${name}: ${files.main}`);
 }
