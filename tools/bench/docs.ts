@@ -91,6 +91,20 @@ With nobody using it, each process wakes only for (\`idle.ts\` measures what it 
 PostgreSQL adds its own background processes (checkpointer, WAL writer, autovacuum launcher: a worker
 per database every minute); nats-server its own timers.
 
+Measured (\`idle.ts\`, PostgreSQL at the distribution's defaults, 60 s windows, two runs on the shared
+2-core machine at load 12 and 18, the idle section below is the second): idle for a while (from 6 min after ready), the
+distributed system used 0.33 / 0.33 and 0.35 / 0.32 % of a core in total (fresh database / after ANALYZE),
+the single process 0.18 / 0.13 and 0.20 / 0.08 %; in the first minute after start 0.55 / 0.23 and
+0.57 / 0.23 % (distributed / single). Each service is 0.02–0.05 % (1–3 of \`/proc\`'s 10 ms ticks per
+minute: the figures' resolution). Before the 15 s polls, with the old windows (10–70 s and 70–130 s
+after ready), the same bench read 0.72 / 1.07 % distributed and 0.43 / 0.43 % single process (load
+11.8); its after-ANALYZE window is where the memory reducer's first collection falls (about 118 s
+after each process started, seen with \`--trace-gc\`; 0.5–0.9 % of a core over that minute for the six). What is left per process: the 1 s event-loop timer (native: about 3.5 ms per
+minute in a bare node process, 0.006 %), the NATS pings and consumer heartbeats, and the 15 s polls;
+PostgreSQL's share is its own background processes and the polls' statements. Kept as they are: the
+NATS periods (with a 30 s heartbeat, a pull lost to a JetStream leader change would be noticed after two
+missed heartbeats, 60–90 s instead of 30–45 s, past the 60 s \`nats-cluster.test.ts\` allows) and the 1 s event-loop timer (the metric's sampling).
+
 | bench | what | baseline |
 |---|---|---|
 | \`http.ts\` | task create and list under autocannon load: single process (logging off, at info, and at info with tracing on: every trace and 5 % of them sampled) and distributed (6 processes, NATS); every system runs throughout and they are measured in turn over interleaved rounds, the others paused (SIGSTOP) while one is measured, which takes 2 s of the same load unmeasured after it resumes (its pool connections and cached API-key identities have timed out during the others' turns, as no server under steady load has them); the bench's PostgreSQL servers run with autovacuum off and every database is vacuumed and analysed before each phase (creates, lists), so the lists run on current statistics and no system's maintenance runs during another's measurement (nor counts as its PostgreSQL CPU); p50/p99 from every answer's own time (sub-millisecond, not autocannon's whole-millisecond histogram) | node:http + \`pg\` with the minimal SQL under the same load (\`baseline-server.ts\`: one statement inserting the task and its outbox row; list: the page query); also shown: the same SQL in-process with no HTTP |
