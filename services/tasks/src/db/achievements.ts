@@ -74,7 +74,7 @@ const streakThenStats = statement<AchievementStats & { questsToday: number }>(
 /**
  * After a completion, in one statement: the profile's streaks set (updateProfile), the
  * achievements' figures as they are then (achievementStats), and how many quests the user completed
- * on `localDate` (questsCompletedOn). Null without a profile.
+ * on `localDate`. Null without a profile.
  */
 export async function setStreaksAndReadStats(db: Queryable, userId: string, localDate: string, streaks: StreakUpdate): Promise<(AchievementStats & { questsToday: number }) | null> {
   return (await streakThenStats.run(db, { userId, localDate, ...streaks })).rows[0] ?? null;

@@ -158,21 +158,8 @@ export async function restoreQuest(db: Queryable, userId: string, localDate: str
     .onConflictDoUpdate({ target: [dailyQuests.userId, dailyQuests.localDate], set: { taskId, tier: 'restored', completedAt: null, createdAt: sql`now()` } });
 }
 
-/**
- * Mark the quest of `localDate`, or of the day before (caught up today), done by completing
- * `taskId`; returns the dates of the quests it completed.
- */
-export async function completeQuest(db: Queryable, userId: string, localDate: string, taskId: string, at: Date): Promise<string[]> {
-  const rows = await orm(db)
-    .update(dailyQuests)
-    .set({ completedAt: at })
-    .where(and(eq(dailyQuests.userId, userId), sql`${dailyQuests.localDate} IN (${localDate}::date, ${localDate}::date - 1)`, eq(dailyQuests.taskId, taskId), isNull(dailyQuests.completedAt)))
-    .returning({ localDate: dailyQuests.localDate });
-  return rows.map((r) => r.localDate);
-}
-
 const questDone = new Map<string, Statement<{ localDate: string }>>();
-/** completeQuest and markQuestCompletion in one statement, with a task event's outbox row (in `schema`) written first when given. */
+/** The quest of `localDate` or of the day before (caught up today) completed by `taskId`, and that completion marked as the quest's, in one statement; with a task event's outbox row (in `schema`) written first when given. */
 function questDoneStatement(outboxSchema: string | null) {
   const key = outboxSchema ?? '';
   let s = questDone.get(key);
@@ -199,7 +186,7 @@ function questDoneStatement(outboxSchema: string | null) {
 }
 
 /**
- * completeQuest, and when it completed a quest markQuestCompletion, in one statement; `event`: a
+ * Complete the quest `done.taskId` was (today's or yesterday's) and mark its completion as the quest's, in one statement; `event`: a
  * task event's outbox row to write in it first (the caller kicks the relay after the commit).
  */
 export async function completeQuestOf(

@@ -1,5 +1,5 @@
 import { columnName, jsonStatement, names, orm, selectList, statement, StatementCache, type JsonView, type OutboxRowValues, type Queryable, type Statement } from '@tasksvc/runtime';
-import { and, count, desc, eq, getTableColumns, sql, type Column, type SQL } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, sql, type Column, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { MAX_SUBTASKS } from '@tasksvc/proto';
 import { caldavObjects, caldavTombstones, profiles, taskCompletions, tasks, topics } from './schema.ts';
@@ -804,20 +804,6 @@ export async function completionsPartOf(q: Queryable, userId: string, completion
     .select()
     .from(taskCompletions)
     .where(and(eq(taskCompletions.partOf, completionId), eq(taskCompletions.userId, userId)));
-}
-
-/** The completion completed the day's quest. */
-export async function markQuestCompletion(q: Queryable, completionId: string): Promise<void> {
-  await orm(q).update(taskCompletions).set({ wasDailyQuest: true }).where(eq(taskCompletions.id, completionId));
-}
-
-/** How many quests the user completed on `localDate`. */
-export async function questsCompletedOn(q: Queryable, userId: string, localDate: string): Promise<number> {
-  const [row] = await orm(q)
-    .select({ n: count() })
-    .from(taskCompletions)
-    .where(and(eq(taskCompletions.userId, userId), eq(taskCompletions.localDate, localDate), eq(taskCompletions.wasDailyQuest, true)));
-  return row!.n;
 }
 
 // ─── reminders ─────────────────────────────────────────────────────────────────────────────
