@@ -603,6 +603,15 @@ function firewall(ts: TaskService, spec: TaskServiceSpec, allow: NodeAllowances,
                 { name: 'FIREWALL_SELF_CONFIRM', value: allow.selfConfirm },
               ],
               securityContext: { privileged: true, runAsUser: 0 },
+              // Ready only while the kernel enforces confirmed rules built from this ConfigMap's options (not
+              // pending, not rolled back, not changed behind the daemon): the rollout goes on to the next node
+              // once this one confirmed, and the TaskService's Firewall condition counts ready daemons.
+              readinessProbe: {
+                exec: { command: ['node', 'services/firewall/src/ready.ts', '--socket', String(config.socket_path)] },
+                periodSeconds: 10,
+                timeoutSeconds: 5,
+                failureThreshold: 1,
+              },
               resources: { requests: { memory: '64Mi', cpu: '50m' }, limits: { memory: '256Mi', cpu: '500m' } },
               volumeMounts: [...mounts, { name: 'data', mountPath: dataDir }, { name: 'log', mountPath: String(config.log_dir) }],
             },

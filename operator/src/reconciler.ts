@@ -36,7 +36,7 @@ import { parse as parseYaml } from 'yaml';
 import { randomBytes } from 'node:crypto';
 import { describeError, type KubeClient } from './kube.ts';
 import { checkKeys, checksum, decideKeys, ACCEPT_KEYS_ANNOTATION } from './keys.ts';
-import { computeStatus, databaseCondition, databaseReachability, statusChanged, transitions, type GatewayHealth, type ObservedDeployment } from './status.ts';
+import { computeStatus, databaseCondition, databaseReachability, firewallCondition, statusChanged, transitions, type FirewallPodReport, type GatewayHealth, type ObservedDeployment } from './status.ts';
 import { normalizeSpec, type KubeObject, type TaskService } from './types.ts';
 
 export interface ReconcilerOptions {
@@ -350,6 +350,37 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     }
   }
 
+  /**
+   * The Firewall condition from what the daemons report: the DaemonSet's ready count (each core
+   * container's readiness probe asks its daemon, services/firewall/src/ready.ts) and, for the pods
+   * that are not ready, the probe's last line the kubelet recorded in an `Unhealthy` Event.
+   */
+  async function observedFirewall(ts: TaskService, desired: KubeObject[], live: KubeObject[], deployed: string): Promise<PlanCondition> {
+    const want = desired.find((o) => o.kind === 'DaemonSet');
+    const ds = want && live.find((o) => objectKey(o) === objectKey(want));
+    if (!want || !ds) return firewallCondition(undefined, [], deployed);
+    const ns = want.metadata.namespace;
+    const selector = Object.entries(selectorLabels(ts, 'firewall'))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    const pods = await client.list('v1', 'Pod', selector, ns);
+    const ready = (p: KubeObject) => ((p.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+    const events = pods.some((p) => !ready(p)) ? await client.list('v1', 'Event', '', ns, 'involvedObject.kind=Pod,reason=Unhealthy') : [];
+    const when = (e: KubeObject) => String((e as { lastTimestamp?: string }).lastTimestamp ?? (e as { eventTime?: string }).eventTime ?? e.metadata.creationTimestamp ?? '');
+    const reports: FirewallPodReport[] = pods.map((p) => {
+      const probe = events
+        .filter((e) => (e as { involvedObject?: { uid?: string } }).involvedObject?.uid === p.metadata.uid)
+        .map((e) => ({ at: when(e), text: String((e as { message?: string }).message ?? '') }))
+        .filter((e) => e.text.startsWith('Readiness probe failed: '))
+        .sort((a, b) => a.at.localeCompare(b.at))
+        .at(-1)
+        ?.text.slice('Readiness probe failed: '.length)
+        .trim();
+      return { node: (p.spec as { nodeName?: string } | undefined)?.nodeName, ready: ready(p), ...(probe ? { probe } : {}) };
+    });
+    return firewallCondition(ds, reports, deployed);
+  }
+
   async function writeStatus(
     ts: TaskService,
     deployments: (ObservedDeployment | undefined)[],
@@ -497,6 +528,8 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     );
     if (keys.condition) extra.push(keys.condition);
     extra.push(subkeys.condition);
+    const fw = extra.findIndex((c) => c.type === 'Firewall' && c.status === 'True');
+    if (fw >= 0) extra[fw] = await observedFirewall(ts, desired, live, extra[fw]!.message);
     const db = desired.find((o) => o.kind === 'Cluster' && o.apiVersion === CNPG_API_VERSION);
     const cluster = db ? databaseCondition(live.find((o) => objectKey(o) === objectKey(db)), retainsData(normalizeSpec(ts.spec))) : undefined;
     const url = gatewayHealthUrl(ts);
@@ -513,6 +546,8 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     };
     const status = await writeStatus(ts, deployments.map((d) => (d ? observedDeployment(d) : undefined)), undefined, extra, keys.keyChecksums, scale);
     const ready = status.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-    return { requeueAfterMs: ready ? resyncMs : notReadyRecheckMs };
+    // A daemon's probe line reaches its Event after the pod turned unready: look again soon.
+    const firewallDown = fw >= 0 && extra[fw]!.status === 'False';
+    return { requeueAfterMs: ready && !firewallDown ? resyncMs : notReadyRecheckMs };
   };
 }

@@ -135,6 +135,51 @@ export function databaseCondition(cluster: { metadata: { name: string }; spec?: 
     : { type: 'Database', status: 'False' as const, reason: 'ClusterNotReady', message: `${summary}${readyCond?.message ? ` (${readyCond.message})` : ''}; ${policy}` };
 }
 
+/** What the operator reads of a firewall pod: its node, whether it is ready, and the newest readiness-probe line the kubelet recorded. */
+export interface FirewallPodReport {
+  node: string | undefined;
+  ready: boolean;
+  /** `<Reason>: <message>` as ready.ts printed it (services/firewall), when an Event still holds it */
+  probe?: string;
+}
+
+/** The one-word reason ready.ts puts first (services/firewall/src/core.ts InForceReason). */
+const PROBE_LINE = /^([A-Z][A-Za-z]+): ([\s\S]*)$/;
+
+/**
+ * The Firewall condition once the DaemonSet exists: True only when every node it should run on has a
+ * ready daemon of the current template, where ready means the daemon's own readiness answer (ready.ts:
+ * the kernel enforces confirmed rules built from the ConfigMap's options). Otherwise False, with the
+ * daemons' own reason when they agree on one (RolledBack, Pending, KernelDiffers…) and each node named.
+ */
+export function firewallCondition(
+  ds: { metadata: { generation?: number }; status?: unknown } | undefined,
+  pods: FirewallPodReport[],
+  /** what the plan deployed, e.g. "on every node except control-plane nodes; 5 cluster networks whitelisted" */
+  deployed: string,
+): { type: 'Firewall'; status: 'True' | 'False'; reason: string; message: string } {
+  const off = (reason: string, message: string) => ({ type: 'Firewall' as const, status: 'False' as const, reason, message });
+  if (!ds) return off('DaemonSetMissing', 'the firewall DaemonSet does not exist yet');
+  const st = (ds.status ?? {}) as { observedGeneration?: number; desiredNumberScheduled?: number; numberReady?: number; updatedNumberScheduled?: number };
+  if ((st.observedGeneration ?? 0) < (ds.metadata.generation ?? 0)) return off('RollingOut', `${deployed}; the DaemonSet controller has not taken the current template yet`);
+  const desired = st.desiredNumberScheduled ?? 0;
+  if (desired === 0) return off('NoNodes', `${deployed}; but no node runs it (none matches)`);
+  const ready = st.numberReady ?? 0;
+  const updated = st.updatedNumberScheduled ?? 0;
+  if (ready >= desired && updated >= desired) {
+    return { type: 'Firewall', status: 'True', reason: 'Enforcing', message: `${deployed}; all ${desired} daemons enforce the confirmed rules of the current configuration` };
+  }
+  const failing = pods.filter((p) => !p.ready);
+  const reasons = new Set(failing.map((p) => PROBE_LINE.exec(p.probe ?? '')?.[1] ?? 'NotReady'));
+  const reason = reasons.size === 1 && !reasons.has('NotReady') ? [...reasons][0]! : 'NotEnforcing';
+  const nodes = failing
+    .map((p) => `${p.node ?? 'unscheduled'}: ${p.probe ?? 'not ready (no readiness report yet)'}`)
+    .sort()
+    .join('; ');
+  const behind = updated < desired ? ` (${desired - updated} still run the previous template)` : '';
+  return off(reason, `${deployed}; ${desired - Math.min(ready, updated, desired)} of ${desired} nodes do not enforce the current configuration${behind}${nodes ? `: ${nodes}` : ''}`);
+}
+
 /** What the gateway's GET /api/health answered (the spec's database check), or why it was not asked. */
 export type GatewayHealth = { code: number; status?: string } | { unavailable: string };
 

@@ -19,17 +19,23 @@ import {
   setHeaderOptions,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiServerBinaries, requireBinaries } from '../../tools/k8s/bins.ts';
 import { startTestCluster, type TestCluster } from '../../tools/k8s/cluster.ts';
 import { CRD_FILE } from '../../tools/k8s/gen-crd.ts';
+import { fileNats, testDatabase, until } from '../../tools/testenv/index.ts';
+import { tcpProxy } from '../../tools/testenv/tcp-proxy.ts';
+import { freePort } from '../../services/runtime/src/ports.ts';
 import { eventually } from '../../tools/testenv/wait.ts';
 import { GROUP, PLURAL, VERSION } from '../src/crd.ts';
 import { RETAINED_ANNOTATION } from '../src/desired.ts';
 import { ACCEPT_KEYS_ANNOTATION } from '../src/keys.ts';
 import { runOperator, type RunningOperator } from '../src/operator.ts';
+import { fetchGatewayHealth, gatewayHealthUrl } from '../src/reconciler.ts';
 
 const gate = requireBinaries(apiServerBinaries(), 'tools/k8s/ensure-apiserver.sh');
 const NS = 'apps';
@@ -54,7 +60,12 @@ spec:
         openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true }
 `;
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
 describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', () => {
+  const nats = fileNats();
+  /** The loopback port of the real gateway the Database test runs; its Service URL is asked there (no kube-proxy here). */
+  let gatewayPort = 0;
   let cluster: TestCluster;
   let kc: KubeConfig;
   let apps: AppsV1Api;
@@ -103,6 +114,10 @@ describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', ()
       WORKERS: 2,
       notReadyRecheckMs: 2000,
       keyCheckMs: 500,
+      // Only the Database test's TaskService has a gateway to ask; the others get no Database check.
+      gatewayHealth: async (url) =>
+        gatewayPort && url === gatewayHealthUrl({ metadata: { name: 'dbcheck', namespace: NS } }) ? fetchGatewayHealth(`http://127.0.0.1:${gatewayPort}/api/health`) : undefined,
+      databaseCheckMs: 500,
     });
   }, 180_000);
 
@@ -264,6 +279,58 @@ describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', ()
     expect(await gone(() => secret('keys-generated'))).toBe(true);
     await custom.deleteNamespacedCustomObject({ ...ts, name: 'keys' });
   });
+
+  it('Database says whether the services reach the database, as the gateway\'s /api/health does: a real gateway whose database goes away behind a proxy (issue 59 #6)', async () => {
+    const databaseUrl = await testDatabase('dbcheck');
+    const db = new URL(databaseUrl);
+    const proxy = await tcpProxy('127.0.0.1', { host: db.hostname, port: Number(db.port) });
+    const proxied = new URL(databaseUrl);
+    proxied.port = String(proxy.port);
+    const port = await freePort();
+    let stderr = '';
+    const gateway = spawn(`${ROOT}node_modules/.bin/node`, ['services/gateway/src/main.ts'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: proxied.toString(),
+        AUTH_SECRET: 'dbcheck-test-secret-dbcheck-test-secret-0',
+        AUTH_TRUST_HOST: 'true',
+        NATS_URL: nats.url(),
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        DISABLE_UPDATE_CHECK: 'true',
+      },
+    });
+    gateway.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const database = async () => cond(await getTs('dbcheck'), 'Database');
+    try {
+      await until(async () => {
+        if (gateway.exitCode !== null) throw new Error(`the gateway exited with ${gateway.exitCode}:\n${stderr}`);
+        return fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+      }, 'the gateway serving', 90_000);
+      gatewayPort = port;
+      await create('dbcheck', { publicUrl: 'https://tasks.example.com', database: { secretKeyRef: { name: 'pg-app' } } });
+      const url = 'http://dbcheck-gateway.apps.svc:3000/api/health';
+      const up = await eventually('Database=True', async () => ((await database())?.status === 'True' ? database() : undefined));
+      expect(up).toMatchObject({ reason: 'Reachable', message: `the services reach the database (GET ${url} answered 200 (status ok))` });
+
+      // The database goes away; no Kubernetes object changes, the periodic check notices.
+      await proxy.outage();
+      const down = await eventually('Database=False', async () => ((await database())?.status === 'False' ? database() : undefined));
+      expect(down).toMatchObject({ reason: 'Unreachable', message: `the services cannot reach the database: GET ${url} answered 503 (status error)` });
+      await eventually('a Warning event saying so', async () => (await events('Unreachable', 'TaskService', 'dbcheck')).some((e) => e.type === 'Warning'));
+
+      await proxy.restore();
+      await eventually('Database=True again', async () => (await database())?.status === 'True');
+    } finally {
+      gatewayPort = 0;
+      gateway.kill('SIGKILL');
+      await proxy.close();
+      await custom.deleteNamespacedCustomObject({ ...ts, name: 'dbcheck' }).catch(() => undefined);
+    }
+  }, 180_000);
 
   it('Ready=False while services are scaled to 0; /scale scales the gateway', async () => {
     const zero = Object.fromEntries(['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'].map((s) => [s, 0]));

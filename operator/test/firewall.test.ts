@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { plan, type CronJobApiVersion } from '../src/desired.ts';
 import { firewallWinner, nodeAllowances } from '../src/firewall.ts';
+import { firewallCondition } from '../src/status.ts';
 import { normalizeSpec } from '../src/types.ts';
 import { cluster, full } from './fixtures.ts';
 
@@ -83,5 +84,65 @@ describe('firewall on Kubernetes (L0)', () => {
     const p = render(full(), { cluster, webPassword: false });
     expect(daemonSet(p).spec.template.spec.containers.map((c: any) => c.name)).toEqual(['core']);
     expect(p.conditions.find((c) => c.type === 'FirewallWeb')).toMatchObject({ status: 'False', reason: 'NoPassword' });
+  });
+
+  it('the core container is ready only while its daemon says the ConfigMap\'s options are in force (ready.ts)', () => {
+    const core = daemonSet(render()).spec.template.spec.containers.find((c: any) => c.name === 'core');
+    expect(core.readinessProbe).toEqual({
+      exec: { command: ['node', 'services/firewall/src/ready.ts', '--socket', '/run/task-firewall/core.sock'] },
+      periodSeconds: 10,
+      timeoutSeconds: 5,
+      failureThreshold: 1,
+    });
+  });
+});
+
+describe('Firewall condition from what the daemons report (L0, issue 59 #13)', () => {
+  const deployed = 'on every node except control-plane nodes; 7 cluster networks whitelisted';
+  const ds = (status: Record<string, number>) => ({ metadata: { generation: 3 }, status: { observedGeneration: 3, ...status } });
+  const rolledBack =
+    'RolledBack: the options in /etc/task-firewall/config.json are not in force: they were rolled back (daemon restarted during the confirmation window) and the file could not be restored (read-only, e.g. a ConfigMap); the kernel enforces the last confirmed options. A restart of the daemon (or SIGHUP) tries them again with a new confirmation window';
+
+  it('True only when every node it should run on has a ready daemon of the current template', () => {
+    const c = firewallCondition(ds({ desiredNumberScheduled: 2, numberReady: 2, updatedNumberScheduled: 2 }), [], deployed);
+    expect(c).toEqual({ type: 'Firewall', status: 'True', reason: 'Enforcing', message: `${deployed}; all 2 daemons enforce the confirmed rules of the current configuration` });
+  });
+
+  it('a daemon that rolled back the ConfigMap\'s options turns it False with its own reason, naming the node and its words', () => {
+    const c = firewallCondition(
+      ds({ desiredNumberScheduled: 2, numberReady: 1, updatedNumberScheduled: 2 }),
+      [
+        { node: 'worker-1', ready: true },
+        { node: 'worker-2', ready: false, probe: rolledBack },
+      ],
+      deployed,
+    );
+    expect(c).toMatchObject({ status: 'False', reason: 'RolledBack' });
+    expect(c.message).toBe(`${deployed}; 1 of 2 nodes do not enforce the current configuration: worker-2: ${rolledBack}`);
+  });
+
+  it('daemons that disagree (or have not reported yet) give NotEnforcing, each node with its own report', () => {
+    const c = firewallCondition(
+      ds({ desiredNumberScheduled: 3, numberReady: 0, updatedNumberScheduled: 2 }),
+      [
+        { node: 'b', ready: false, probe: "KernelDiffers: the kernel's table inet task_firewall differs from what the daemon applied" },
+        { node: 'a', ready: false, probe: rolledBack },
+        { node: undefined, ready: false },
+      ],
+      deployed,
+    );
+    expect(c).toMatchObject({ status: 'False', reason: 'NotEnforcing' });
+    expect(c.message).toContain('3 of 3 nodes do not enforce the current configuration (1 still run the previous template): a: RolledBack: ');
+    expect(c.message).toContain("; b: KernelDiffers: the kernel's table");
+    expect(c.message).toContain('; unscheduled: not ready (no readiness report yet)');
+  });
+
+  it('a template the DaemonSet controller has not taken, or no node to run on, is not enforcing either', () => {
+    expect(firewallCondition({ metadata: { generation: 4 }, status: { observedGeneration: 3, desiredNumberScheduled: 1, numberReady: 1, updatedNumberScheduled: 1 } }, [], deployed)).toMatchObject({
+      status: 'False',
+      reason: 'RollingOut',
+    });
+    expect(firewallCondition(ds({ desiredNumberScheduled: 0 }), [], deployed)).toMatchObject({ status: 'False', reason: 'NoNodes' });
+    expect(firewallCondition(undefined, [], deployed)).toMatchObject({ status: 'False', reason: 'DaemonSetMissing' });
   });
 });

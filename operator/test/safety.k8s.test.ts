@@ -164,6 +164,57 @@ describe.skipIf(!gate.run)('issue 16 against a real kube-apiserver', () => {
     }
   });
 
+  /**
+   * Issue 59 #13: the Firewall condition follows what the daemons report. No DaemonSet controller or
+   * kubelet runs here, so the test writes what they would: the DaemonSet's counts, the pod on worker-1
+   * with its Ready condition, and the kubelet's Event for a failed readiness probe (ready.ts's line).
+   */
+  async function firewallReports(ds: Awaited<ReturnType<AppsV1Api['readNamespacedDaemonSet']>>) {
+    const counts = (ready: number) => ({ observedGeneration: ds.metadata!.generation, desiredNumberScheduled: 1, currentNumberScheduled: 1, numberMisscheduled: 0, updatedNumberScheduled: 1, numberReady: ready });
+    const dsStatus = (ready: number) => apps.patchNamespacedDaemonSetStatus({ name: ds.metadata!.name!, namespace: NS, body: { status: counts(ready) } }, merge);
+    const pod = await core.createNamespacedPod({
+      namespace: NS,
+      body: { metadata: { name: 'fw-a-firewall-w1', labels: ds.spec!.selector.matchLabels }, spec: { nodeName: 'worker-1', containers: [{ name: 'core', image: 'task-service-firewall' }] } },
+    });
+    const podReady = (status: 'True' | 'False') =>
+      core.patchNamespacedPodStatus({ name: pod.metadata!.name!, namespace: NS, body: { status: { conditions: [{ type: 'Ready', status, lastTransitionTime: new Date().toISOString() }] } } }, merge);
+    await podReady('True');
+    await dsStatus(1);
+    const enforcing = await eventually('Firewall=True', async () => (cond(await getTs('fw-a'), 'Firewall')?.status === 'True' ? cond(await getTs('fw-a'), 'Firewall') : undefined));
+    expect(enforcing).toMatchObject({ reason: 'Enforcing' });
+    expect(enforcing.message).toContain('all 1 daemons enforce the confirmed rules of the current configuration');
+
+    // The core was killed between applying and confirming; after its restart it rolled back, and its
+    // readiness probe fails with the daemon's own words (services/firewall/test/killed-apply.netns.test.ts).
+    const line =
+      'RolledBack: the options in /etc/task-firewall/config.json are not in force: they were rolled back (daemon restarted during the confirmation window) and the file could not be restored (read-only, e.g. a ConfigMap); the kernel enforces the last confirmed options. A restart of the daemon (or SIGHUP) tries them again with a new confirmation window';
+    const now = new Date().toISOString();
+    await core.createNamespacedEvent({
+      namespace: NS,
+      body: {
+        metadata: { name: 'fw-a-firewall-w1.probe' },
+        involvedObject: { kind: 'Pod', name: pod.metadata!.name, namespace: NS, uid: pod.metadata!.uid, fieldPath: 'spec.containers{core}' },
+        reason: 'Unhealthy',
+        type: 'Warning',
+        message: `Readiness probe failed: ${line}\n`,
+        source: { component: 'kubelet', host: 'worker-1' },
+        firstTimestamp: now as any,
+        lastTimestamp: now as any,
+        count: 1,
+      },
+    });
+    await podReady('False');
+    await dsStatus(0);
+    const down = await eventually('Firewall=False', async () => (cond(await getTs('fw-a'), 'Firewall')?.status === 'False' ? cond(await getTs('fw-a'), 'Firewall') : undefined));
+    expect(down, down.message).toMatchObject({ reason: 'RolledBack' });
+    expect(down.message).toContain(`1 of 1 nodes do not enforce the current configuration: worker-1: ${line}`);
+    await eventually('a Warning event saying so', async () => {
+      const e = await core.listNamespacedEvent({ namespace: NS, fieldSelector: 'involvedObject.name=fw-a' });
+      return e.items.some((x) => x.reason === 'RolledBack' && x.type === 'Warning');
+    });
+    await core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: NS });
+  }
+
   it('firewall: derived from the cluster, off control-plane nodes, self-confirming; no web container without a password; one per node', async () => {
     const op = await start(kc, 'fw', 'firewall');
     await until(() => op.isLeader(), 'leadership');
@@ -177,8 +228,9 @@ describe.skipIf(!gate.run)('issue 16 against a real kube-apiserver', () => {
     }
     const fwSpec = { ...(minimal('fw-a', NS).spec as any), firewall: { enabled: true, webPasswordSecret: { name: 'no-such-secret' } } };
     await create('fw-a', fwSpec);
+    // Deployed is not enforcing: until the DaemonSet controller has taken the template, the condition says so.
     const fwCond = await eventually('Firewall condition', async () => cond(await getTs('fw-a'), 'Firewall'));
-    expect(fwCond, fwCond.message).toMatchObject({ status: 'True', reason: 'Deployed' });
+    expect(fwCond, fwCond.message).toMatchObject({ status: 'False', reason: 'RollingOut' });
     const ds = await eventually('firewall DaemonSet', async () => apps.readNamespacedDaemonSet({ name: 'fw-a-firewall', namespace: NS }));
     const pod = ds.spec!.template.spec!;
     expect(pod.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms[0]?.matchExpressions).toEqual(
@@ -198,6 +250,8 @@ describe.skipIf(!gate.run)('issue 16 against a real kube-apiserver', () => {
       const e = await core.listNamespacedEvent({ namespace: NS, fieldSelector: 'involvedObject.name=fw-a' });
       return e.items.some((x) => x.reason === 'NoPassword' && x.type === 'Warning');
     });
+
+    await firewallReports(ds);
 
     // A second TaskService with the firewall on: refused with a condition naming the first.
     await create('fw-b', { ...fwSpec });

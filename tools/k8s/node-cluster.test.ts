@@ -291,6 +291,19 @@ describe.skipIf(skip)('one-node cluster', () => {
     expect(accepted.actor).toBe('self-confirm');
     const acceptedAt = Date.parse(accepted.time);
     log(`first apply confirmed by the daemon itself ${((acceptedAt - t0) / 1000).toFixed(1)} s after the spec change`);
+    // The operator's Firewall condition counts the daemons whose readiness probe (services/firewall/src/ready.ts)
+    // says the kernel enforces the confirmed rules of the current ConfigMap: True once this node's is Ready.
+    const fwCondition = await until(
+      async () => {
+        const conds = JSON.parse(await c.kubectl('get', 'taskservice', TS_NAME, '-n', APP_NAMESPACE, '-o', 'jsonpath={.status.conditions}')) as { type: string; status: string; reason: string; message: string }[];
+        const fw = conds.find((x) => x.type === 'Firewall');
+        return fw?.status === 'True' && fw;
+      },
+      'the TaskService condition Firewall=True',
+      60_000,
+    );
+    expect(fwCondition.reason).toBe('Enforcing');
+    log(`Firewall=True ${fwCondition.reason}: ${fwCondition.message}`);
 
     // The table is in the node's namespace, with input policy drop; the host has none.
     const input = await inNodeNetns('nft', 'list', 'chain', 'inet', 'task_firewall', 'input');
