@@ -2,7 +2,8 @@
 # Builds every target of the root Dockerfile with podman, from a registry-free base:
 #   debootstrap (Debian bookworm minbase) → localhost/debian:bookworm
 #   + the pinned Node.js and npm from their npm packages → localhost/node:<version>-bookworm-local
-#   → localhost/task-service-<target>:${TASKSVC_IMAGE_TAG:-local} for each target, plus localhost/pause.
+#   → localhost/task-service-<target>:${TASKSVC_IMAGE_TAG:-local} for each target, plus localhost/pause,
+#   localhost/nats:bookworm-local and localhost/postgres:15-bookworm-local (the one-node cluster's defaults).
 # Everything (podman storage, base rootfs, layer cache) lives in ${TASKSVC_IMAGE_CACHE:-/var/cache/task-service/images},
 # outside the checkout, so a re-run only rebuilds the layers whose inputs changed; the targets share the
 # manifests/prod-deps/runtime layers. Prints build time and size per target.
@@ -79,6 +80,22 @@ if ! podman image exists localhost/pause:3.2; then
   cp /usr/bin/catatonit "$ctx/"
   podman build --quiet -f tools/k8s/pause.Containerfile -t localhost/pause:3.2 "$ctx" >/dev/null
   rm -rf "$ctx"
+fi
+
+# ---- 3b. what the operator's defaults run beside the services on the one-node cluster: its NATS
+#          (spec.nats.image) and the CloudNativePG stand-in's PostgreSQL, both from Debian packages ----
+if ! podman image exists localhost/nats:bookworm-local; then
+  t=$(date +%s)
+  podman build --quiet --network host --build-arg BASE="$BASE" -f tools/k8s/nats.Containerfile -t localhost/nats:bookworm-local tools/k8s >/dev/null
+  log "localhost/nats:bookworm-local: $(secs "$t") s, $(size localhost/nats:bookworm-local)"
+fi
+if ! podman image exists localhost/postgres:15-bookworm-local; then
+  t=$(date +%s)
+  ctx=$(mktemp -d)
+  cp tools/k8s/postgres-entrypoint.sh "$ctx/"
+  podman build --quiet --network host --build-arg BASE="$BASE" -f tools/k8s/postgres.Containerfile -t localhost/postgres:15-bookworm-local "$ctx" >/dev/null
+  rm -rf "$ctx"
+  log "localhost/postgres:15-bookworm-local: $(secs "$t") s, $(size localhost/postgres:15-bookworm-local)"
 fi
 
 # ---- 4. every Dockerfile target (shared stages come from the layer cache after the first) ----

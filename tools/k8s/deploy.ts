@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_VERSION, KIND } from '../../operator/src/crd.ts';
 import { tcpProxy, type TcpProxy } from '../testenv/tcp-proxy.ts';
-import { IMAGE_TAG, imageName } from './images.ts';
+import { IMAGE_TAG, imageName, NATS_IMAGE } from './images.ts';
 import type { NodeCluster } from './node.ts';
 import { REPO } from './paths.ts';
 
@@ -85,4 +85,49 @@ export async function kubectlApply(cluster: NodeCluster, obj: unknown): Promise<
   const file = join(cluster.dir, `apply-${randomBytes(4).toString('hex')}.json`);
   writeFileSync(file, JSON.stringify(obj));
   return cluster.kubectl('apply', '-f', file);
+}
+
+export interface DefaultsOptions {
+  /** spec.version (the services' image tag) */
+  version?: string;
+  replicas?: AppOptions['replicas'];
+  /** spec.nats.replicas (1 or 3) */
+  natsReplicas?: 1 | 3;
+  config?: Record<string, string>;
+}
+
+/**
+ * A TaskService on the operator's defaults (issue 59): no referenced Secrets (the operator generates
+ * AUTH_SECRET, CRON_SECRET, the key ring and NATS credentials), the operator-run NATS (StatefulSet on a
+ * volume of the default StorageClass; its image built from Debian's nats-server), a managed database
+ * (a CloudNativePG Cluster, served on this cluster by cnpg-standin.ts; deletionPolicy left at its
+ * default, Retain) and the cron job not suspended. Only what one node can hold and the local images differ.
+ */
+export function defaultsTaskService(opts: DefaultsOptions = {}): Record<string, unknown> {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name: TS_NAME, namespace: APP_NAMESPACE },
+    spec: {
+      version: opts.version ?? IMAGE_TAG,
+      image: { registry: 'localhost', pullPolicy: 'Never' },
+      // every service runs (a service at 0 replicas makes Ready=False); two gateways for the rollouts
+      replicas: { gateway: 2, auth: 1, tasks: 1, notifier: 1, webhook: 1, scheduler: 1, ...opts.replicas },
+      // small CPU requests (limits above them): 7 service pods and a rollout's surge fit the 2-core node
+      serviceResources: Object.fromEntries(
+        ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'].map((s) => [s, { requests: { cpu: '50m', memory: '256Mi' }, limits: { cpu: '1', memory: '384Mi' } }]),
+      ),
+      publicUrl: 'http://tasks.localhost',
+      nats: { image: NATS_IMAGE, storage: '1Gi', ...(opts.natsReplicas ? { replicas: opts.natsReplicas } : {}) },
+      database: { managed: { instances: 1, storage: '1Gi' } },
+      config: { DISABLE_UPDATE_CHECK: 'true', ...opts.config },
+    },
+  };
+}
+
+export async function applyDefaultsTaskService(cluster: NodeCluster, opts: DefaultsOptions = {}): Promise<void> {
+  await cluster.kubectl('create', 'namespace', APP_NAMESPACE).catch((e: Error) => {
+    if (!/AlreadyExists/.test(e.message)) throw e;
+  });
+  await kubectlApply(cluster, defaultsTaskService(opts));
 }

@@ -13,6 +13,10 @@ export const TARGETS = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'sche
 export type Target = (typeof TARGETS)[number];
 export const imageName = (t: string): string => `localhost/task-service-${t}:${IMAGE_TAG}`;
 export const PAUSE_IMAGE = 'localhost/pause:3.2';
+/** The operator-run NATS (spec.nats.image) built from Debian's nats-server (nats.Containerfile). */
+export const NATS_IMAGE = 'localhost/nats:bookworm-local';
+/** PostgreSQL for the CloudNativePG stand-in (postgres.Containerfile, cnpg-standin.ts). */
+export const POSTGRES_IMAGE = 'localhost/postgres:15-bookworm-local';
 
 const run = promisify(execFile);
 export const podmanEnv = (): NodeJS.ProcessEnv => ({

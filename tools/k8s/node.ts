@@ -30,17 +30,26 @@
  * what differs; processes are stopped by pid. What a run that died without stop() left, the next run
  * removes before its snapshot (clearEarlierRuns).
  *
+ * The operator's defaults run on it (issue 59): kube-controller-manager with the statefulset,
+ * persistentvolume-binder, pvc-protection, pv-protection, attachdetach and disruption controllers; a
+ * cluster DNS for `*.svc.cluster.local` (Debian has no CoreDNS: Debian's dnsmasq as a stand-in on the pod
+ * bridge's gateway POD_GATEWAY:53 in the node's namespace, its records kept in step with Services and
+ * Endpoints by dns.ts; the kubelet's --cluster-dns); and a default StorageClass `local` over local
+ * PersistentVolumes in the run's directory. The start waits until a pod's question to that DNS (asked
+ * from the node's namespace, where pods reach the bridge) is answered.
+ *
  * Run as a script (`npm run cluster:up`) it starts the cluster, prints a KUBECONFIG and stays up until Ctrl-C.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '@tasksvc/runtime';
 import { apiServerBinaries, helmBinaries, K8S_VERSION } from './bins.ts';
 import { apiGet, etcdSetup } from './cluster.ts';
-import { imageName, PAUSE_IMAGE, podman, TARGETS } from './images.ts';
+import { CLUSTER_DOMAIN, dnsmasqArgs, syncClusterDns } from './dns.ts';
+import { imageName, NATS_IMAGE, PAUSE_IMAGE, podman, POSTGRES_IMAGE, TARGETS } from './images.ts';
 
 const exec = promisify(execFile);
 const k8sCache = process.env.TASKSVC_K8S_CACHE ?? `/var/cache/task-service/k8s-${K8S_VERSION}`;
@@ -58,7 +67,15 @@ export const OUTSIDE_IP = '10.89.81.3';
 const LINK_PREFIX = 29;
 const BRIDGE = 'tsk8s0';
 export const POD_CIDR = '10.89.80.0/24';
-const POD_GATEWAY = '10.89.80.1';
+/** The pod bridge's address in the node: pods' gateway, and the cluster DNS (dnsmasq, port 53) they ask. */
+export const POD_GATEWAY = '10.89.80.1';
+export const CLUSTER_DNS = POD_GATEWAY;
+/** The default StorageClass: local volumes in the run's directory (no provisioner: PVs made at start). */
+export const STORAGE_CLASS = 'local';
+/** Local PersistentVolumes made at start: NATS (1 or 3 servers) and the database, with room for a recreation. */
+const LOCAL_VOLUMES = 6;
+/** What each local PV offers: more than any claim of the operator's defaults (NATS 2Gi, database 10Gi). */
+const LOCAL_VOLUME_SIZE = '20Gi';
 export const SERVICE_CIDR = '10.96.0.0/16';
 export const KUBELET_PORT = 10250;
 /** `cmd args` as a process in the node's network namespace (only the network: mounts and /sys stay the host's). */
@@ -79,6 +96,9 @@ const SYSCTLS = [
   'kernel.keys.root_maxbytes',
 ];
 const IPTABLES_TABLES = ['filter', 'nat', 'mangle'];
+/** Asks the DNS server argv[1] for the A record of argv[2] and prints the first address. */
+const DNS_PROBE =
+  "const { Resolver } = require('node:dns/promises'); const r = new Resolver({ timeout: 1000, tries: 1 }); r.setServers([process.argv[1]]); r.resolve4(process.argv[2]).then((a) => console.log(a[0]), (e) => { console.error(e.code); process.exit(1); });";
 /** Directories outside ours that the kubelet, containerd and CNI write into. */
 const FOREIGN_DIRS = ['/var/log/pods', '/var/log/containers', '/var/lib/cni', '/run/containerd'];
 
@@ -167,6 +187,7 @@ export async function nodeClusterMissing(): Promise<string[]> {
     ['iptables-save', 'iptables'],
     ['nft', 'nftables'],
     ['nsenter', 'util-linux'],
+    ['dnsmasq', 'dnsmasq-base'],
   ]) {
     if (!(await sh('sh', ['-c', `command -v ${tool}`]).catch(() => ''))) missing.push(`${tool} (apt-get install ${pkg})`);
   }
@@ -282,7 +303,7 @@ async function removeNodeNetwork(): Promise<void> {
 
 export interface NodeClusterOptions {
   log?: (line: string) => void;
-  /** images to import into containerd (default: every target plus the pause image) */
+  /** images to import into containerd (default: every target, the pause image, NATS and PostgreSQL) */
   images?: string[];
 }
 
@@ -306,8 +327,10 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     const out = createWriteStream(file);
     // nsenter execs the command: the pid is the component's own, so stop() signals the component
     const p = where === 'node' ? spawn(...inNode(cmd, args), { stdio: ['ignore', 'pipe', 'pipe'] }) : spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    p.stdout?.pipe(out);
-    p.stderr?.pipe(out);
+    // both streams into one file, ended once both are closed (ending it with the first wrote after its end)
+    p.stdout?.pipe(out, { end: false });
+    p.stderr?.pipe(out, { end: false });
+    p.once('close', () => out.end());
     procs.push({ name, p });
     return { p, file };
   };
@@ -330,9 +353,11 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
   const kubectl = (...args: string[]) => sh(helmBins.kubectl, args, { env: kenv() });
   const helm = (...args: string[]) => sh(helmBins.helm, args, { env: kenv() });
 
+  let dnsSync: { stop(): void; once(): Promise<void> } | undefined;
   let stopped: Promise<string[]> | undefined;
   const stop = (): Promise<string[]> => (stopped ??= teardown());
   async function teardown(): Promise<string[]> {
+    dnsSync?.stop();
     const byName = (n: string) => procs.find((x) => x.name === n)?.p;
     const kill = async (p: ChildProcess | undefined) => {
       if (!p || p.exitCode !== null || p.signalCode !== null) return;
@@ -447,7 +472,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     writeFileSync(join(cdir, 'config.toml'), config);
     const containerd = run('containerd', 'containerd', ['--config', join(cdir, 'config.toml')], 'node');
     await waitFor('containerd', async () => (await ctr('version').then(() => true, () => false)), containerd, 30_000);
-    const images = opts.images ?? [...TARGETS.map(imageName), PAUSE_IMAGE];
+    const images = opts.images ?? [...TARGETS.map(imageName), PAUSE_IMAGE, NATS_IMAGE, POSTGRES_IMAGE];
     const archive = join(dir, 'images.tar');
     const ti = Date.now();
     await podman('save', '--format', 'docker-archive', '-m', '-o', archive, ...images);
@@ -523,7 +548,9 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       `--service-account-private-key-file=${join(dir, 'sa.key')}`,
       // the API server's self-signed serving chain: pods verify it through their service account's ca.crt
       `--root-ca-file=${join(certDir, 'apiserver.crt')}`,
-      '--controllers=deployment,replicaset,daemonset,job,cronjob,garbagecollector,namespace,serviceaccount,serviceaccount-token,endpoint,endpointslice,podgc,nodelifecycle,nodeipam,clusterrole-aggregation,root-ca-cert-publisher',
+      // what the operator's defaults need besides Deployments: StatefulSets (its NATS), volume binding and
+      // protection (NATS and database volumes), PodDisruptionBudgets (disruption)
+      '--controllers=deployment,replicaset,daemonset,statefulset,job,cronjob,garbagecollector,namespace,serviceaccount,serviceaccount-token,endpoint,endpointslice,podgc,nodelifecycle,nodeipam,clusterrole-aggregation,root-ca-cert-publisher,persistentvolume-binder,pvc-protection,pv-protection,attachdetach,disruption',
       // node.spec.podCIDR, as on a kubeadm cluster (the operator's firewall reads the pod network from it)
       '--allocate-node-cidrs=true',
       `--cluster-cidr=${POD_CIDR}`,
@@ -533,6 +560,21 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       '--port=0',
     ]);
     run('kube-scheduler', bin('kube-scheduler'), [`--kubeconfig=${kc('scheduler')}`, '--leader-elect=false', '--port=0', '--secure-port=0']);
+
+    // ---- cluster DNS (a stand-in for CoreDNS, dns.ts): dnsmasq on the pod bridge's gateway in the node's
+    //      namespace, its hosts file kept in step with Services and Endpoints by this process ----
+    const dnsDir = join(dir, 'dns');
+    mkdirSync(dnsDir);
+    const hostsFile = join(dnsDir, 'hosts');
+    writeFileSync(hostsFile, '');
+    const dnsmasq = run('dnsmasq', 'dnsmasq', dnsmasqArgs(CLUSTER_DNS, hostsFile, join(dnsDir, 'dnsmasq.pid')), 'node');
+    dnsSync = syncClusterDns({
+      hostsFile,
+      list: (path) => apiGet(`${server}${path}`, token),
+      reload: () => {
+        if (dnsmasq.p.exitCode === null) dnsmasq.p.kill('SIGHUP');
+      },
+    });
 
     // ---- kubelet, in the node's namespace ----
     const kdir = join(dir, 'kubelet');
@@ -559,6 +601,8 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       '--image-gc-low-threshold=99',
       '--eviction-hard=',
       '--serialize-image-pulls=false',
+      `--cluster-dns=${CLUSTER_DNS}`,
+      `--cluster-domain=${CLUSTER_DOMAIN}`,
     ], 'node');
     await waitFor(
       'node Ready',
@@ -582,6 +626,48 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       '--healthz-bind-address=127.0.0.1:10256',
       '--metrics-bind-address=127.0.0.1:10249',
     ], 'node');
+
+    // ---- the default StorageClass: local volumes under our directory, bound when a pod is scheduled ----
+    const volumes = join(dir, 'volumes');
+    const pvs = Array.from({ length: LOCAL_VOLUMES }, (_, i) => {
+      const path = join(volumes, `pv-${i}`);
+      mkdirSync(path, { recursive: true, mode: 0o777 });
+      // any uid writes it (NATS runs as 1000, PostgreSQL as Debian's postgres): fsGroup does not apply to local volumes
+      chmodSync(path, 0o777);
+      return {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: `local-pv-${i}` },
+        spec: {
+          capacity: { storage: LOCAL_VOLUME_SIZE },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          storageClassName: STORAGE_CLASS,
+          local: { path },
+          nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE_NAME] }] }] } },
+        },
+      };
+    });
+    const storageClass = {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: STORAGE_CLASS, annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+      provisioner: 'kubernetes.io/no-provisioner',
+      volumeBindingMode: 'WaitForFirstConsumer',
+      reclaimPolicy: 'Retain',
+    };
+    writeFileSync(join(dir, 'storage.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [storageClass, ...pvs] }));
+    await kubectl('apply', '-f', join(dir, 'storage.json'));
+
+    // ---- DNS ready: a pod's question (from the node's namespace, as pods reach the bridge) is answered ----
+    await dnsSync.once();
+    await waitFor(
+      'cluster DNS',
+      async () => (await sh(...inNode(process.execPath, ['-e', DNS_PROBE, CLUSTER_DNS, `kubernetes.default.svc.${CLUSTER_DOMAIN}`])).catch(() => '')) === '10.96.0.1',
+      dnsmasq,
+      30_000,
+    );
+    log(`cluster DNS answers on ${CLUSTER_DNS}; ${LOCAL_VOLUMES} local volumes in StorageClass ${STORAGE_CLASS} (default)`);
     return { server, token, kubeconfigPath, dir, nodeIp: NODE_IP, hostIp: HOST_IP, kubectl, helm, stop };
   } catch (err) {
     const problems = await stop();
