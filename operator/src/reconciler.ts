@@ -105,11 +105,17 @@ const retained = (obj: KubeObject, ts: TaskService): boolean =>
  * new one adopts the running pods and rolls them, and their PVCs (never deleted by a StatefulSet) are
  * claimed again by name.
  */
+/** JSON with every object's keys sorted: equal for equal values whatever order their keys came in. */
+const canonicalJson = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
+
 export function statefulSetImmutableChange(current: KubeObject, desired: KubeObject): string | undefined {
   const c = (current.spec ?? {}) as { serviceName?: string; selector?: unknown; volumeClaimTemplates?: { metadata?: { name?: string } }[] };
   const d = (desired.spec ?? {}) as typeof c;
   if ((c.serviceName ?? '') !== (d.serviceName ?? '')) return `serviceName ${c.serviceName} → ${d.serviceName}`;
-  if (JSON.stringify(c.selector) !== JSON.stringify(d.selector)) return 'selector';
+  // by value: the API server returns map keys sorted (Go's encoding/json), our object has them in our order;
+  // comparing the JSON text flagged every live StatefulSet, recreating NATS's at each reconcile after a status change
+  if (canonicalJson(c.selector) !== canonicalJson(d.selector)) return 'selector';
   const claims = (x: typeof c) => (x.volumeClaimTemplates ?? []).map((v) => v.metadata?.name).join(',');
   if (claims(c) !== claims(d)) return `volumeClaimTemplates ${claims(c)} → ${claims(d)}`;
   return undefined;
