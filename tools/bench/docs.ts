@@ -120,6 +120,7 @@ missed heartbeats, 60–90 s instead of 30–45 s, past the 60 s \`nats-cluster.
 | \`export.ts\` | \`GET /api/user/export\` of an account with 100,000 tasks (and 10,000 completions) read as it streams, through all six services: time to the first byte and to the end, and the process's peak resident memory | the same export of an account with 1,000 tasks (and 100), in the same run: the 100k export's peak memory should stay near it (streamed, flat) |
 | \`idle.ts\` | the CPU the system burns with no requests (issue 61): every node process, every PostgreSQL backend with the workers it reaped, and nats-server, over 60 s, in both modes: the first minute after start, then (from 6 min after ready, once start-up's collections are over) on a fresh database and after ANALYZE, against PostgreSQL as distributions ship it (JIT on, fsync on, autovacuum on) | the target: under 1 % of one core in total |
 | \`reminders.ts\` | 10,000 reminders due within one minute dispatched through the scheduler's due-queue in PostgreSQL (claim \`FOR UPDATE SKIP LOCKED\` → tasks service check → handled + outbox in one transaction) with 1,000,000 future reminders stored beside them: dispatch time, each reminder's delay after its time (p50/p99/max), PostgreSQL and process CPU over the window | the same 10,000 with no other reminder stored, in the same run: delays and PostgreSQL CPU should not grow with the stored reminders |
+| \`hops.ts\` | what each process of the distributed system pays per create and per list of 50 (issue 58), from /proc rather than timings: CPU (user + system, so a socket write's kernel work counts), write and read system calls and voluntary context switches per request, for the six service processes and nats-server, under autocannon load; \`--replicas\`: PostgreSQL commits and inserted rows per create with one and with two tasks processes (one queue group). Not in \`npm run bench\` (a diagnosis tool; its figures depend on the request rate the machine allows, see "Per request, hop by hop") | the same cluster with one tasks process, in the same run |
 | \`firewall.ts\` | nftables apply of 1k/100k/1M blacklist entries and a single-entry add to a 100k list (root) | a rule-per-entry ruleset |
 
 **The semi-space flag, measured** (\`gc.ts\`; set in \`services/runtime/src/gc-tuning.ts\`). \`--max-semi-space-size=16\`
@@ -135,6 +136,50 @@ together are), and its lists pay for the saving. A 4 MB semi-space was tried onc
 young generation barely fills, RSS moved by less than 5 % either way (single 164–171 MB, the six
 802–844 MB) and the rates are noise; it needs a quiet machine before it can be chosen. Most of a
 service's idle RSS is not the young generation anyway: see the footprint section's bundled rows.
+
+**Per request, hop by hop** (issue 58; \`hops.ts\`, and \`node --cpu-prof\` on every service process of a
+\`tools/chaos/cluster.ts\` cluster under 10 s of create then 10 s of list load, samples after the imports
+finished). Measured on 2026-12-06 between 20:27 and 20:50 UTC on a machine other helpers were loading
+(load average 12–24, the machine 83 % busy with every system idle), so every figure is pessimistic and
+rates moved by 2× between runs of the same code. \`http.ts --only distributed --rounds 3 --seconds 5\` at
+load 9–19 read a create at 0.42× (0.27–0.48) the baseline with p99 2.41×, a list at 1.63× (1.20–6.83, the
+baseline's own rounds disturbed) with p99 0.71×: on this machine that day the ratios say nothing either
+way. What holds across runs:
+
+- **Per process, per request** (\`hops.ts\`, the run at 1,066 creates/s and 1,036 lists/s, load 12–13):
+  gateway 215 µs CPU per create / 288 per list, tasks 249 / 360, nats-server 95 / 162, auth 22 / 0 (the
+  identity cache answers; what is left is keys first seen), webhook and scheduler 47 + 27 per create (the
+  task's event), notifier 0. Write system calls per request: gateway 1.34 / 2.35, tasks 0.77 / 1.64,
+  nats-server 0.93 / 1.31; the send queue (send-queue.ts) already sends about three requests per write,
+  and a create batch's replies in one. At a quarter of that rate (226 creates/s, the same code, a busier
+  minute) the same counters read 525 µs in the gateway and 713 in tasks per create: fewer requests share
+  each write and each wake-up, so CPU per request depends on the rate the machine allows.
+- **Where the CPU goes** (profiles): in both the gateway and the tasks process about a quarter of the
+  busy time is the socket write itself (\`writeBuffer\`/\`writev\`, called from nats.js's flush and from
+  the HTTP reply): on loopback the sender's write system call carries the receiver's TCP work. The JS
+  left on the hop is small and paid once per side: the reply's \`JSON.stringify\` (envelopeJson, ~2.5 % of
+  the tasks process), the request's \`JSON.parse\` (~1 %), the tolerant zod read of the call and the
+  reply's schema check (zod ~3.5 % of the tasks process, ~3 % of the gateway's: its route parse), the
+  bus and HTTP histograms (~1.5 % each side), garbage collection 5 %. The gateway does not parse or
+  re-encode replies (requestJson), does not check a request it has built from checked parts (\`checked\`),
+  and asks the auth service only for keys it has not seen in the last minute, so none of the listed
+  "paid twice" suspects is paid twice any more.
+- **Removed** (commit ed853b9): the NATS request headers were built with nats.js's \`headers()\` (a
+  character check of each key, a look-up before each add, a Map of arrays, the text built at publish);
+  request-headers.ts writes the same bytes as text. The page gate parsed a URL for every API GET to
+  normalise its path; a path that is plainly under \`/api/\` now passes without it. In the profile they
+  were ~3 % and ~2 % of the gateway's sampled busy time; in a tight loop (same machine, load 19) the
+  headers went from 2.1–3.5 to 0.8–1.8 µs per request and the gate from 1.4–2.3 to 0.03–0.06 µs per
+  GET, under 1 % of the gateway's 215–290 µs per request by /proc: the in-situ share is bigger than the
+  loop's (cold caches, a preempted process), but either way this is small, and the /proc counters of
+  one before/after pair could not show it (runs of the same code differed by ±25 %).
+- **Two tasks processes** (\`hops.ts --ops '' --replicas --rounds 2\`, load 22–25): PostgreSQL commits per
+  create 0.70 and 0.52 with one tasks process, 0.95 and 0.88 with two (rows inserted per create ≈ 2
+  in all: the task and its outbox row). The create batcher (create-batcher.ts) writes in one statement
+  the creates one process received in a turn of its event loop; the queue group deals the creates out
+  to two processes, so each batch is smaller and a create costs 1.35× and 1.7× the commits (the two
+  rounds), in line with the 1.55–1.77× CPU per create of the sizing run. Not fixed: a batch that waits for more creates
+  would trade latency for it.
 
 **Completing a task, before and after** (\`complete.ts\`, 600 operations per row; "before" is commit
 4e483d7 with this bench copied in, run at load 8.8; "after" is the complete section below, load 13).
