@@ -98,7 +98,7 @@ describe('discovery and authentication', () => {
     const garden = calendars[1]!;
     expect(garden.props['{DAV:}displayname']).toBe('Garden');
     expect(garden.props['{http://apple.com/ns/ical/}calendar-color']).toBe('#33aa55');
-    expect(garden.props['{http://calendarserver.org/ns/}getctag']).toMatch(/^urn:tasksvc:sync:\d+\.\d+$/);
+    expect(garden.props['{http://calendarserver.org/ns/}getctag']).toMatch(/^urn:tasksvc:sync:\d+(-\d+)*\.\d+$/);
     expect(garden.props['{DAV:}sync-token']).toBe(garden.props['{http://calendarserver.org/ns/}getctag']);
     expect(h.text).toContain('<cal:comp name="VTODO"/>');
     expect(calendars[0]!.props['{DAV:}displayname']).toBe('Tasks');
@@ -319,6 +319,35 @@ describe('REPORTs', () => {
     const again = await dav('REPORT', inbox(), { body: syncCollection(token, 'd:getetag') });
     expect(again.responses).toEqual([]);
     expect(again.syncToken).toBe(token);
+  });
+
+  it('sync-collection: a transaction in flight during a sync neither moves the token when it ends untouched nor is missed when it changes the list later', async () => {
+    const topic = (await u.api('POST', '/api/topics', { title: 'In flight' })).body.topic;
+    const list = `${home}${topic.id}/`;
+    const today = new Date().toISOString().slice(0, 10);
+    const [other, late] = [await s.system.pool.connect(), await s.system.pool.connect()];
+    try {
+      // two transactions with ids older than the task: another user's work, and one that will change the task
+      for (const c of [other, late]) {
+        await c.query('BEGIN');
+        await c.query('SELECT pg_current_xact_id()');
+      }
+      const made = (await u.api('POST', '/api/tasks', { title: 'made while others run', topicId: topic.id })).body.task;
+      const first = await dav('REPORT', list, { body: syncCollection(null, 'd:getetag') });
+      expect(first.responses.map((r) => r.href)).toEqual([`${list}${made.id}.ics`]);
+      await other.query('ROLLBACK');
+      const again = await dav('REPORT', list, { body: syncCollection(first.syncToken, 'd:getetag') });
+      expect(again.responses).toEqual([]);
+      expect(again.syncToken).toBe(first.syncToken);
+      await updateTask(late, u.id, made.id, { title: 'changed by the older transaction' }, today);
+      await late.query('COMMIT');
+      const next = await dav('REPORT', list, { body: syncCollection(again.syncToken, 'd:getetag') });
+      expect(next.responses.map((r) => r.href)).toEqual([`${list}${made.id}.ics`]);
+      expect(next.syncToken).not.toBe(again.syncToken);
+    } finally {
+      other.release();
+      late.release();
+    }
   });
 
   it('a change and a deletion in the web app show in the next sync (changed member, removed member)', async () => {

@@ -1,5 +1,5 @@
 import { orm, type Queryable } from '@tasksvc/runtime';
-import { and, asc, eq, getTableColumns, gt, gte, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, gt, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { caldavObjects, caldavTombstones, tasks, topics } from './schema.ts';
 
@@ -87,11 +87,11 @@ function members(q: Queryable, where: SQL | undefined, limit: number) {
     .then((rows) => rows.map((r) => ({ task: r.task, parentUid: r.parentUid, object: r.object?.name ? (r.object as Member['object']) : null })));
 }
 
-/** A page of a collection's members in id order, after `afterId`; only those changed since `sinceXid` when given. */
-export function collectionMembers(q: Queryable, userId: string, topicId: string | null, opts: { afterId?: string | null; sinceXid?: string | null; limit: number }): Promise<Member[]> {
+/** A page of a collection's members in id order, after `afterId`; only those changed since `since` when given. */
+export function collectionMembers(q: Queryable, userId: string, topicId: string | null, opts: { afterId?: string | null; since?: SyncPos | null; limit: number }): Promise<Member[]> {
   return members(
     q,
-    and(inCollection(userId, topicId), opts.afterId ? gt(tasks.id, opts.afterId) : undefined, opts.sinceXid ? gte(tasks.changeXid, sql`${opts.sinceXid}::xid8`) : undefined),
+    and(inCollection(userId, topicId), opts.afterId ? gt(tasks.id, opts.afterId) : undefined, opts.since ? changedSince(tasks.changeXid, opts.since) : undefined),
     opts.limit,
   );
 }
@@ -168,8 +168,8 @@ export async function saveObject(q: Queryable, o: { taskId: string; userId: stri
     .onConflictDoUpdate({ target: caldavObjects.taskId, set: { name: o.name, uid: o.uid, kept: o.kept } });
 }
 
-/** Names that left the collection since `sinceXid` and are not in it again. */
-export async function removedSince(q: Queryable, userId: string, topicId: string | null, sinceXid: string): Promise<string[]> {
+/** Names that left the collection since `since` and are not in it again. */
+export async function removedSince(q: Queryable, userId: string, topicId: string | null, since: SyncPos): Promise<string[]> {
   const live = sql`EXISTS (SELECT 1 FROM ${tasks} LEFT JOIN ${caldavObjects} ON ${caldavObjects.taskId} = ${tasks.id}
     WHERE ${inCollection(userId, topicId)} AND COALESCE(${caldavObjects.name}, ${tasks.id}::text || '.ics') = ${caldavTombstones.name})`;
   const rows = await orm(q)
@@ -179,7 +179,7 @@ export async function removedSince(q: Queryable, userId: string, topicId: string
       and(
         eq(caldavTombstones.userId, userId),
         topicId === null ? isNull(caldavTombstones.topicId) : eq(caldavTombstones.topicId, topicId),
-        gte(caldavTombstones.changeXid, sql`${sinceXid}::xid8`),
+        changedSince(caldavTombstones.changeXid, since),
         sql`NOT ${live}`,
       ),
     )
@@ -188,26 +188,50 @@ export async function removedSince(q: Queryable, userId: string, topicId: string
 }
 
 /**
- * A sync token for a collection, as a transaction id: every change not visible to this statement's
- * snapshot has a larger one than the snapshot's xmin, so "changed since T" with T ≤ xmin never
- * misses one. T is the newest change in the collection plus one while that is below xmin, so the
- * token stays the same while nothing in the collection changes.
+ * A collection's sync position: `base`, the newest change in the collection plus one, and `pending`,
+ * the transactions still in flight in this statement's snapshot whose ids are below `base` (one of
+ * them may yet commit a change to the collection with an id below `base`). "Changed since" is then
+ * `change_xid >= base OR change_xid IN pending`: every change not visible to the snapshot is in
+ * one of the two, and a transaction of another user or service that is in flight does not move
+ * the token while it does not touch the collection (the snapshot's xmin did, and the next sync
+ * reported every change after it again). More than MAX_PENDING in flight: the token is the
+ * snapshot's xmin, as before (correct, reports more than changed).
  */
-export async function syncXid(q: Queryable, userId: string, topicId: string | null): Promise<string> {
-  return (await syncState(q, userId, topicId)).token;
+export interface SyncPos {
+  base: string;
+  pending: string[];
 }
 
-/** syncXid, and the first transaction id not yet handed out (a token beyond it was never ours). */
-export async function syncState(q: Queryable, userId: string, topicId: string | null): Promise<{ token: string; next: string }> {
+export const MAX_PENDING = 16;
+
+/** A sync position as the text of a token: `<base>` or `<base>-<xid>-<xid>…`. */
+export const posText = (p: SyncPos): string => [p.base, ...p.pending].join('-');
+
+/** The sync position as text (getctag, the sync-token property). */
+export async function syncXid(q: Queryable, userId: string, topicId: string | null): Promise<string> {
+  return posText((await syncState(q, userId, topicId)).pos);
+}
+
+/** The sync position, and the first transaction id not yet handed out (a token beyond it was never ours). */
+export async function syncState(q: Queryable, userId: string, topicId: string | null): Promise<{ pos: SyncPos; next: string }> {
   const newest = (table: typeof tasks | typeof caldavTombstones) =>
     sql`(SELECT max(${table.changeXid}::text::bigint) FROM ${table} WHERE ${table.userId} = ${userId} AND ${topicId === null ? sql`${table.topicId} IS NULL` : sql`${table.topicId} = ${topicId}`})`;
   const [row] = await orm(q)
-    .execute<{ token: string; next: string }>(
-      sql`SELECT LEAST(pg_snapshot_xmin(s)::text::bigint, COALESCE(GREATEST(${newest(tasks)}, ${newest(caldavTombstones)}), 0) + 1)::text AS token, pg_snapshot_xmax(s)::text AS next
-          FROM pg_current_snapshot() s`,
+    .execute<{ base: string; pending: string[]; xmin: string; next: string }>(
+      sql`SELECT b.base::text AS base, pg_snapshot_xmin(b.s)::text AS xmin, pg_snapshot_xmax(b.s)::text AS next,
+            ARRAY(SELECT x::text FROM pg_snapshot_xip(b.s) x WHERE x::text::bigint < b.base ORDER BY 1 LIMIT ${MAX_PENDING + 1}) AS pending
+          FROM (SELECT s, COALESCE(GREATEST(${newest(tasks)}, ${newest(caldavTombstones)}), 0) + 1 AS base FROM pg_current_snapshot() s) b`,
     )
     .then((r) => r.rows);
-  return row!;
+  const { base, pending, xmin, next } = row!;
+  const pos = pending.length > MAX_PENDING ? { base: BigInt(xmin) < BigInt(base) ? xmin : base, pending: [] } : { base, pending: pending.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)) };
+  return { pos, next };
+}
+
+/** change_xid changed since a sync position. */
+export function changedSince(col: SQL | typeof tasks.changeXid | typeof caldavTombstones.changeXid, pos: SyncPos): SQL {
+  if (pos.pending.length === 0) return sql`${col} >= ${pos.base}::xid8`;
+  return sql`(${col} >= ${pos.base}::xid8 OR ${col} = ANY(${sql.param(pos.pending)}::xid8[]))`;
 }
 
 /** Delete tombstones older than `days` (tokens that old have expired). */

@@ -19,8 +19,10 @@ import {
   membersByNames,
   removedSince,
   saveObject,
+  posText,
   syncState,
   syncXid,
+  type SyncPos,
   taskIdByName,
   taskIdByUid,
   type Collection,
@@ -400,20 +402,27 @@ async function memberAt(req: Req, coll: Collection, name: string, q: Queryable =
 // ─── sync tokens ───────────────────────────────────────────────────────────────────────────
 
 /**
- * A sync token: the transaction id changes are counted from, and the day it was made (days since
- * 1970, UTC) so that a token older than the tombstones can be told apart. The day keeps the token
- * (and the ctag) the same while nothing changes, except once at midnight UTC.
+ * A sync token: the sync position changes are counted from (db/caldav.ts syncState: the newest
+ * change + 1, and the transactions below it still in flight then, `<base>-<xid>…`), and the day it
+ * was made (days since 1970, UTC) so that a token older than the tombstones can be told apart. The
+ * day keeps the token (and the ctag) the same while nothing changes, except once at midnight UTC.
  */
-const tokenOf = (xid: string, at = new Date()) => `${TOKEN_PREFIX}${xid}.${Math.floor(at.getTime() / 86_400_000)}`;
+const tokenOf = (pos: string, at = new Date()) => `${TOKEN_PREFIX}${pos}.${Math.floor(at.getTime() / 86_400_000)}`;
 
-/** The transaction id a client's token counts from; a token that is malformed, beyond the ids handed out or older than the tombstones is invalid. */
-function sinceOf(token: string, next: string): string {
-  const m = /^urn:tasksvc:sync:(\d{1,20})\.(\d{1,6})$/.exec(token.trim());
+const posOf = (text: string): SyncPos => {
+  const [base, ...pending] = text.split('-');
+  return { base: base!, pending };
+};
+
+/** The position a client's token counts from; a token that is malformed, beyond the ids handed out or older than the tombstones is invalid. */
+function sinceOf(token: string, next: string): SyncPos {
+  const m = /^urn:tasksvc:sync:(\d{1,20}(?:-\d{1,20}){0,16})\.(\d{1,6})$/.exec(token.trim());
   const invalid = () => davError(403, [D('valid-sync-token')], 'the sync token is unknown or has expired: sync again from the start');
   if (!m) throw invalid();
+  const pos = posOf(m[1]!);
   const ageDays = Math.floor(Date.now() / 86_400_000) - Number(m[2]);
-  if (ageDays > CALDAV_TOMBSTONE_DAYS - 2 || ageDays < 0 || BigInt(m[1]!) > BigInt(next)) throw invalid();
-  return m[1]!;
+  if (ageDays > CALDAV_TOMBSTONE_DAYS - 2 || ageDays < 0 || [pos.base, ...pos.pending].some((x) => BigInt(x) > BigInt(next))) throw invalid();
+  return pos;
 }
 
 // ─── REPORT ────────────────────────────────────────────────────────────────────────────────
@@ -469,19 +478,22 @@ async function syncCollection(req: Req, coll: Collection, root: Element, asked: 
   const cursor = readCursor(req);
   const pool = req.ctx.pool;
   let token: string;
-  let since: string | null;
+  let since: SyncPos | null;
   if (cursor?.token) {
     token = cursor.token;
-    since = cursor.since ?? null;
+    since = cursor.since ? posOf(cursor.since) : null;
   } else {
     const state = await syncState(pool, req.userId, coll.topicId);
-    token = state.token;
+    token = posText(state.pos);
     const given = textOf(child(root, D('sync-token')));
     since = given ? sinceOf(given, state.next) : null;
   }
-  const page = await collectionMembers(pool, req.userId, coll.topicId, { afterId: cursor ? String(cursor.after) : null, sinceXid: since, limit: PAGE });
+  const page = await collectionMembers(pool, req.userId, coll.topicId, { afterId: cursor ? String(cursor.after) : null, since, limit: PAGE });
   const more = page.length === PAGE;
   const removed = !more && since ? await removedSince(pool, req.userId, coll.topicId, since) : [];
+  // Nothing changed since the client's position: it stays the client's token (a transaction in
+  // flight then, that has ended without touching the collection, does not change the token).
+  if (!cursor && since && page.length === 0 && removed.length === 0) token = posText(since);
   const body = multistatusPage(
     (w) => [
       ...page.map((m) => { const r = render(req, coll, m); return response(w, r.href, objectProps(r), asked); }),
@@ -489,7 +501,7 @@ async function syncCollection(req: Req, coll: Collection, root: Element, asked: 
     ],
     { first: !cursor, last: !more, after: (w) => [w.el(D('sync-token'), tokenOf(token))] },
   );
-  return multistatus(body, more ? writeCursor({ after: page.at(-1)!.task.id, token, since }) : undefined);
+  return multistatus(body, more ? writeCursor({ after: page.at(-1)!.task.id, token, since: since ? posText(since) : null }) : undefined);
 }
 
 async function calendarQuery(req: Req, coll: Collection, target: Target, root: Element, asked: PropRequest): Promise<DavReply> {
