@@ -10,13 +10,17 @@
 import type { ServiceName } from './crd.ts';
 
 /**
- * Per pod, request = limit (Guaranteed QoS): the spec's example orchestration resources (512Mi memory,
- * 500m CPU per pod). The measured peak of every service under the bench's load stays below about
- * 60 % of the memory (MEASURED: 316 MB for tasks, 230–265 MB for the others), the rest is headroom
- * for an export or an import of a large account. In a memory cgroup of 512Mi the tasks service goes
- * through the bench's load without an OOM kill (tools/chaos/memory-limit.test.ts prints its peak).
+ * Per pod, request = limit (Guaranteed QoS). The images run esbuild bundles (Dockerfile `bundle`
+ * stage), so the memory comes from the bundled processes (MEASURED): the largest peak under the
+ * bench's load is the tasks service's 236 MB, 59 % of 384Mi (403 MB), the gateway's 186 MB (46 %), the
+ * other four 116–121 MB (30 %). The rest is headroom for the biggest transient, an export or import
+ * of a large account (the export streams: a 100,000-task export peaked 34 MiB above idle,
+ * docs/benchmarks.md "export"; an import file is at most 16 MiB, 64 MiB unpacked, 50,000 items) and
+ * for a busier replica than the bench's. In a memory cgroup of this limit the bundled tasks service
+ * goes through the bench's load without an OOM kill (tools/chaos/memory-limit.test.ts prints its
+ * peak). auth, notifier, webhook and scheduler can go lower per service (spec.serviceResources).
  */
-export const POD_RESOURCES = { memory: '512Mi', cpu: '500m' } as const;
+export const POD_RESOURCES = { memory: '384Mi', cpu: '500m' } as const;
 export const DEFAULT_REPLICAS = 2;
 
 export interface MeasuredService {
@@ -29,21 +33,25 @@ export interface MeasuredService {
 }
 
 /**
- * One run of `npm run bench -- footprint` (docs/benchmarks.md, section footprint): memory and start
- * time. The machine was shared and loaded (load average 25–31 on 2 cores): start times are inflated
- * by waiting for a core, so these are upper figures.
+ * The bundled rows ("distributed (bundled)": the processes the images run) of one run of
+ * `node tools/bench/footprint.ts --starts 1` (docs/benchmarks.md, section footprint, explains the
+ * rows): memory after 8 s of creates then 8 s of lists from 10 connections, and one restart's
+ * spawn → ready. The machine was shared and loaded (load average 22 during the memory rows, 15–16
+ * during the start rows, on 2 cores): start times are upper figures. The tasks service's loaded RSS
+ * is above its from-source figure in the same run (199 MB): bundled, the system answered the load
+ * faster (gateway mean 11 ms per create instead of 104 ms), so tasks handled more of it.
  */
 export const MEASURED: { at: string; command: string; loadAverage: string; services: Record<ServiceName, MeasuredService> } = {
-  at: '2026-12-06T13:32:51Z',
-  command: 'npm run bench -- footprint',
-  loadAverage: '25–31 on 2 cores',
+  at: '2026-12-06T20:47:13Z',
+  command: 'node tools/bench/footprint.ts --starts 1 (bundled rows)',
+  loadAverage: '22 (memory), 15–16 (start) on 2 cores',
   services: {
-    gateway: { rssIdleMb: 202, rssLoadedMb: 239, rssPeakMb: 265, readyMs: 1924 },
-    auth: { rssIdleMb: 212, rssLoadedMb: 198, rssPeakMb: 226, readyMs: 4162 },
-    tasks: { rssIdleMb: 205, rssLoadedMb: 312, rssPeakMb: 316, readyMs: 6445 },
-    notifier: { rssIdleMb: 197, rssLoadedMb: 197, rssPeakMb: 227, readyMs: 2760 },
-    webhook: { rssIdleMb: 198, rssLoadedMb: 200, rssPeakMb: 226, readyMs: 3854 },
-    scheduler: { rssIdleMb: 195, rssLoadedMb: 197, rssPeakMb: 228, readyMs: 2814 },
+    gateway: { rssIdleMb: 132, rssLoadedMb: 168, rssPeakMb: 186, readyMs: 470 },
+    auth: { rssIdleMb: 112, rssLoadedMb: 120, rssPeakMb: 120, readyMs: 645 },
+    tasks: { rssIdleMb: 115, rssLoadedMb: 236, rssPeakMb: 236, readyMs: 369 },
+    notifier: { rssIdleMb: 115, rssLoadedMb: 116, rssPeakMb: 116, readyMs: 532 },
+    webhook: { rssIdleMb: 112, rssLoadedMb: 121, rssPeakMb: 121, readyMs: 484 },
+    scheduler: { rssIdleMb: 109, rssLoadedMb: 119, rssPeakMb: 119, readyMs: 404 },
   },
 };
 

@@ -71,7 +71,7 @@ export interface Cluster {
  * `nodeFlags`: what each service's node starts with (as in the images by default; tools/bench/gc.ts
  * compares others); `pgSettings`: extra settings of its PostgreSQL server (the benches').
  */
-export async function startCluster(extraEnv: Record<string, string> = {}, opts: { nodeFlags?: readonly string[]; /** per service, the checkout (with its own node_modules) whose source runs; default this one (the mixed-version test runs an older release's) */ sourceRoots?: Partial<Record<ServiceName, string>>; pgSettings?: string[]; /** per service, the file node runs instead of its source's main.ts (tools/bench/footprint.ts --bundled: a precompiled bundle) */ entries?: Partial<Record<ServiceName, string>>; /** which PostgreSQL and how (the benches' --pg defaults) */ pg?: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> } = {}): Promise<Cluster> {
+export async function startCluster(extraEnv: Record<string, string> = {}, opts: { nodeFlags?: readonly string[]; /** per service, the checkout (with its own node_modules) whose source runs; default this one (the mixed-version test runs an older release's) */ sourceRoots?: Partial<Record<ServiceName, string>>; pgSettings?: string[]; /** per service, the file node runs instead of its source's main.ts, replicas included (a precompiled bundle: tools/bench/footprint.ts, tools/chaos/memory-limit.test.ts) */ entries?: Partial<Record<ServiceName, string>>; /** which PostgreSQL and how (the benches' --pg defaults) */ pg?: Partial<Pick<LocalPostgresOptions, 'binaries' | 'durable' | 'settings'>> } = {}): Promise<Cluster> {
   const nodeFlags = opts.nodeFlags ?? STANDALONE_NODE_FLAGS;
   const log = createLogger('chaos', 'silent');
   const dir = mkdtempSync(join(tmpdir(), 'chaos-'));
@@ -120,7 +120,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
   const startReplica = async (name: ServiceName, o: { prefix?: string[] } = {}): Promise<Replica> => {
     const port = await freePort();
     const own = { [name === 'gateway' ? 'METRICS_PORT' : 'HEALTH_PORT']: String(port) };
-    const args = [node, ...nodeFlags, join(root, 'services', name, 'src', 'main.ts')];
+    const args = [node, ...nodeFlags, opts.entries?.[name] ?? join(root, 'services', name, 'src', 'main.ts')];
     const [cmd, ...rest] = [...(o.prefix ?? []), ...args];
     const child = spawn(cmd!, rest, { cwd: root, env: { ...env, ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

@@ -1,8 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createLogger, createPool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bytes, POD_RESOURCES } from '../../operator/src/sizing.ts';
 import { measure } from '../bench/lib/stats.ts';
+import { bundleProcesses } from '../build/bundle.ts';
 import { memoryCgroup, type MemoryCgroup } from '../testenv/memcg.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { until } from '../testenv/wait.ts';
@@ -14,7 +17,9 @@ import { startCluster, type Cluster, type Replica } from './cluster.ts';
  * tools/k8s/chart.test.ts checks the Deployments against), through the bench's load: creates then
  * lists of 50 from ten callers at once over a hundred users. The kernel would OOM-kill it at the
  * limit as the kubelet's container would be: it must not be, it must stay up and answer every request.
- * Its peak is printed (a figure, not asserted beyond the limit itself).
+ * It runs as the image ships it: node with the services' flags on the esbuild bundle of its source
+ * (tools/build/bundle.ts, the Dockerfile's `bundle` stage), built into a temp dir before the cluster
+ * starts. Its peak is printed (a figure, not asserted beyond the limit itself).
  */
 const USERS = 100;
 const CREATES = 3_000;
@@ -29,9 +34,13 @@ describe.skipIf('unavailable' in cgroup)('the tasks service under its memory lim
   let cluster: Cluster;
   let tasks: Replica;
   let keys: string[];
+  let bundleDir: string | undefined;
 
   beforeAll(async () => {
-    cluster = await startCluster({ LOG_LEVEL: 'warn' });
+    bundleDir = mkdtempSync(join(tmpdir(), 'memory-limit-bundle-'));
+    const root = new URL('../..', import.meta.url).pathname;
+    const tasksBundle = (await bundleProcesses(root, bundleDir, ['tasks'])).get('tasks')!.main;
+    cluster = await startCluster({ LOG_LEVEL: 'warn' }, { entries: { tasks: tasksBundle } });
     await cluster.ready(240_000);
     // the cluster's own tasks process leaves; the one in the cgroup is the only one answering
     await cluster.kill('tasks');
@@ -46,6 +55,7 @@ describe.skipIf('unavailable' in cgroup)('the tasks service under its memory lim
   afterAll(async () => {
     await cluster?.stop();
     cg.remove();
+    if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
   });
 
   it(`is not OOM-killed under ${POD_RESOURCES.memory} through ${CREATES} creates and ${LISTS} lists of 50, and answers them all`, async () => {
@@ -67,7 +77,7 @@ describe.skipIf('unavailable' in cgroup)('the tasks service under its memory lim
     const status = readFileSync(`/proc/${tasks.pid}/status`, 'utf8');
     const kb = (f: string) => Number(new RegExp(`^${f}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) * 1024;
     console.log(
-      `[memory-limit] tasks in a cgroup v${cg.version} limited to ${POD_RESOURCES.memory}: cgroup peak ${mb(cg.peakBytes())} MiB (${((cg.peakBytes() / limit) * 100).toFixed(0)} % of the limit; ` +
+      `[memory-limit] tasks (bundled) in a cgroup v${cg.version} limited to ${POD_RESOURCES.memory}: cgroup peak ${mb(cg.peakBytes())} MiB (${((cg.peakBytes() / limit) * 100).toFixed(0)} % of the limit; ` +
         `the process's RSS peak ${mb(kb('VmHWM'))} MiB, of which file-backed pages such as node's executable are charged to the cgroup that read them first), ` +
         `OOM kills ${cg.oomKills()}, statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
     );
