@@ -157,7 +157,7 @@ describe('one TaskService is a system (L0)', () => {
     (ts.spec as any).serviceResources = { gateway: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '2', memory: '768Mi' } } };
     const res = (svc: string) => find(ts, 'Deployment', `sys-${svc}`).spec.template.spec.containers[0].resources;
     expect(res('gateway')).toEqual({ requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '2', memory: '768Mi' } });
-    expect(res('tasks')).toEqual({ requests: { memory: '384Mi', cpu: '500m' }, limits: { memory: '384Mi', cpu: '500m' } });
+    expect(res('tasks')).toEqual({ requests: { memory: '512Mi', cpu: '500m' }, limits: { memory: '512Mi', cpu: '500m' } });
     for (const o of plan(ts, opts).objects) expect(validateObject(o as any), `${o.kind}/${o.metadata.name}`).toEqual([]);
   });
 
