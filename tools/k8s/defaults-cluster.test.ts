@@ -12,6 +12,7 @@ import { until } from '../testenv/index.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { startCnpgStandIn, HIBERNATION_ANNOTATION, type CnpgStandIn } from './cnpg-standin.ts';
 import { APP_NAMESPACE, applyDefaultsTaskService, defaultsTaskService, installOperator, kubectlApply, OPERATOR_NAMESPACE, TS_NAME } from './deploy.ts';
+import { requestsDuring as requestLoop } from './request-loop.ts';
 import { IMAGE_TAG, imageName, imagesMissing, NATS_IMAGE, PAUSE_IMAGE, podman, POSTGRES_IMAGE, skipOrFail, TARGETS } from './images.ts';
 import { nodeClusterMissing, STORAGE_CLASS, startNodeCluster, type NodeCluster } from './node.ts';
 
@@ -118,29 +119,8 @@ describe.skipIf(skip)("one-node cluster on the operator's defaults (issue 59)", 
   }, 120_000);
 
   /** GET /api/tasks/:id through the gateway Service in a loop while `change` happens, until `settled`. */
-  async function requestsDuring(change: () => Promise<unknown>, settled: () => Promise<boolean>, what: string, limitMs = 300_000) {
-    const failures: string[] = [];
-    let requests = 0;
-    let running = true;
-    const load = (async () => {
-      while (running) {
-        requests++;
-        const r = await fetch(`${gatewayUrl}/api/tasks/${taskId}`, { headers: { authorization } }).then(
-          (x) => (x.status === 200 ? '' : `HTTP ${x.status}`),
-          (e: Error) => `${e.message}: ${String((e as { cause?: unknown }).cause)}`,
-        );
-        if (r) failures.push(r);
-      }
-    })();
-    try {
-      await change();
-      await until(settled, what, limitMs);
-    } finally {
-      running = false;
-      await load;
-    }
-    return { requests, failures };
-  }
+  const requestsDuring = (change: () => Promise<unknown>, settled: () => Promise<boolean>, what: string, limitMs?: number) =>
+    requestLoop(`${gatewayUrl}/api/tasks/${taskId}`, authorization, change, settled, what, limitMs);
 
   it('a spec.version change rolls every service under a request loop with 0 failed requests and does not restart NATS', async () => {
     const before = await pods();

@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { createDatabase, createLogger, freePort, startLocalPostgres } from '@tasksvc/runtime';
 import { startNats } from '../testenv/nats.ts';
 import { median } from '../bench/lib/stats.ts';
-import { podman } from './images.ts';
+import { podman, serviceEnvArgs } from './images.ts';
 
 const SERVED = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'] as const;
 const { values, positionals: tags } = parseArgs({
@@ -89,23 +89,11 @@ try {
     const ownNats = i === 0 ? nats : await startNats();
     if (i > 0) natsServers.push(ownNats);
     const port = await freePort();
-    const env = {
-      DATABASE_URL: await createDatabase(pg.url, `imgfoot_${i}_${suffix}`),
-      NATS_URL: ownNats.url,
-      NATS_ALLOW_ANONYMOUS: 'true',
-      AUTH_SECRET: randomBytes(24).toString('hex'),
-      AUTH_TRUST_HOST: 'true',
-      PUBLIC_APP_URL: `http://127.0.0.1:${port}`,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DISABLE_UPDATE_CHECK: 'true',
-      LOG_LEVEL: 'info',
-      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
-    };
+    const envArgs = serviceEnvArgs({ databaseUrl: await createDatabase(pg.url, `imgfoot_${i}_${suffix}`), natsUrl: ownNats.url, port, extra: nodeOptions ? { NODE_OPTIONS: nodeOptions } : {} });
     variants.push({
       spec,
       image: (t) => `localhost/task-service-${t}:${tag}`,
-      envArgs: Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+      envArgs,
       first: new Map(),
       ready: new Map(SERVED.map((t) => [t, []])),
       cpu: new Map(SERVED.map((t) => [t, []])),

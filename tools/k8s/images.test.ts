@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createPool, freePort, type Pool } from '@tasksvc/runtime';
 import { fileNats, testDatabase, until } from '../testenv/index.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
-import { imageName, imagesMissing, podman, skipOrFail, TARGETS } from './images.ts';
+import { imageName, imagesMissing, podman, serviceEnvArgs, skipOrFail, TARGETS } from './images.ts';
 
 const SERVED = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'] as const;
 const suffix = randomBytes(4).toString('hex');
@@ -30,19 +30,7 @@ describe.skipIf(skip)('built images', () => {
   beforeAll(async () => {
     databaseUrl = await testDatabase('img');
     port = await freePort();
-    const env = {
-      DATABASE_URL: databaseUrl,
-      NATS_URL: nats.url(),
-      NATS_ALLOW_ANONYMOUS: 'true',
-      AUTH_SECRET: randomBytes(24).toString('hex'),
-      AUTH_TRUST_HOST: 'true',
-      PUBLIC_APP_URL: `http://127.0.0.1:${port}`,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DISABLE_UPDATE_CHECK: 'true',
-      LOG_LEVEL: 'info',
-    };
-    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    const envArgs = serviceEnvArgs({ databaseUrl, natsUrl: nats.url(), port });
     for (const t of SERVED) {
       await podman('run', '-d', '--name', ctr(t), '--network', 'host', ...envArgs, imageName(t));
       started.push(ctr(t));

@@ -2,6 +2,7 @@
  * The images build-images.sh leaves in its private podman storage, and how tests and scripts reach
  * them (the same CONTAINERS_CONF / CONTAINERS_STORAGE_CONF that podman-env.sh writes).
  */
+import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,4 +57,25 @@ export function skipOrFail(reason: string): boolean {
   if (process.env.CI === 'true') throw new Error(`CI requires the built images: ${reason}`);
   console.warn(`\n*** SKIPPING: ${reason} ***\n`);
   return true;
+}
+
+/**
+ * The `podman run -e` arguments that start a service image on loopback: its database, a NATS server
+ * without credentials, a fresh AUTH_SECRET, the gateway on `port`; `extra` added (e.g. NODE_OPTIONS).
+ */
+export function serviceEnvArgs(o: { databaseUrl: string; natsUrl: string; port: number; extra?: Record<string, string> }): string[] {
+  const env: Record<string, string> = {
+    DATABASE_URL: o.databaseUrl,
+    NATS_URL: o.natsUrl,
+    NATS_ALLOW_ANONYMOUS: 'true',
+    AUTH_SECRET: randomBytes(24).toString('hex'),
+    AUTH_TRUST_HOST: 'true',
+    PUBLIC_APP_URL: `http://127.0.0.1:${o.port}`,
+    PORT: String(o.port),
+    HOST: '127.0.0.1',
+    DISABLE_UPDATE_CHECK: 'true',
+    LOG_LEVEL: 'info',
+    ...o.extra,
+  };
+  return Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
 }

@@ -14,6 +14,7 @@ import { createLogger, createPool, type Pool } from '@tasksvc/runtime';
 import { fileNats, testDatabase, until } from '../testenv/index.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { APP_NAMESPACE, applyTaskService, forward, installOperator, kubectlApply, OPERATOR_NAMESPACE, taskService, TS_NAME } from './deploy.ts';
+import { requestsDuring as requestLoop } from './request-loop.ts';
 import { imageName, imagesMissing, PAUSE_IMAGE, podman, skipOrFail, TARGETS } from './images.ts';
 import { HOST_IP, inNode, NODE_IP, NODE_NAME, nodeClusterMissing, OUTSIDE_IP, SERVICE_CIDR, startNodeCluster, type NodeCluster } from './node.ts';
 
@@ -164,30 +165,9 @@ describe.skipIf(skip)('one-node cluster', () => {
     expect(read.status).toBe(200);
   });
 
-  /** Requests a task through the gateway Service in a loop while `change` rolls pods, until `settled`. */
-  async function requestsDuring(change: () => Promise<unknown>, settled: () => Promise<boolean>, what: string) {
-    const failures: string[] = [];
-    let requests = 0;
-    let rolling = true;
-    const load = (async () => {
-      while (rolling) {
-        requests++;
-        const r = await fetch(`${gatewayUrl}/api/tasks/${taskId}`, { headers: { authorization } }).then(
-          (x) => (x.status === 200 ? '' : `HTTP ${x.status}`),
-          (e: Error) => `${e.message}: ${String((e as { cause?: unknown }).cause)}`,
-        );
-        if (r) failures.push(r);
-      }
-    })();
-    try {
-      await change();
-      await until(settled, what, 300_000);
-    } finally {
-      rolling = false;
-      await load;
-    }
-    return { requests, failures };
-  }
+  /** GET /api/tasks/:id through the gateway Service in a loop while `change` happens, until `settled`. */
+  const requestsDuring = (change: () => Promise<unknown>, settled: () => Promise<boolean>, what: string, limitMs?: number) =>
+    requestLoop(`${gatewayUrl}/api/tasks/${taskId}`, authorization, change, settled, what, limitMs);
   const podNames = async (only?: string) => new Set((await appPods()).items.filter((p) => !only || component(p) === only).map((p) => p.metadata.name));
 
   // The gateway drains (SHUTDOWN_DELAY_SECONDS: it answers until kube-proxy has dropped it) and has a
