@@ -500,6 +500,12 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
         }
         // Taken back after a deletion that kept it: the note of that deletion no longer holds.
         if (current?.metadata.annotations?.[RETAINED_ANNOTATION]) await client.patchMetadata(current, { annotations: { [RETAINED_ANNOTATION]: null } });
+        if (current?.metadata.deletionTimestamp && obj.kind === 'StatefulSet') {
+          // Deleted to be recreated, and still going (its pods are being orphaned): deleting it again
+          // would only recreate it again later; create it anew once it is gone.
+          log.info({ key, child: childKey }, 'StatefulSet still being deleted; it is created anew once it is gone');
+          return { requeueAfterMs: 1000 };
+        }
         const immutable = current && obj.kind === 'StatefulSet' ? statefulSetImmutableChange(current, obj) : undefined;
         if (immutable) {
           // Orphan: the pods keep running (and serving) until the new StatefulSet adopts and rolls them.

@@ -40,7 +40,9 @@ import { fetchGatewayHealth, gatewayHealthUrl } from '../src/reconciler.ts';
 const gate = requireBinaries(apiServerBinaries(), 'tools/k8s/ensure-apiserver.sh');
 const NS = 'apps';
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const log = pino({ level: process.env.OPERATOR_TEST_LOG ?? 'silent' });
+/** The operator's log lines (info and up), kept for the tests that wait on what it did. */
+const logLines: { msg: string; key?: string }[] = [];
+const log = pino({ level: 'info' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
 
 /** Stand-in for CloudNativePG's CRD: the same group, version and kind, any spec, a status subresource. */
 const CNPG_STANDIN_CRD = `
@@ -140,6 +142,31 @@ describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', ()
     expect(after.metadata?.generation).toBe(before.metadata?.generation);
     expect(after.spec?.template).toEqual(before.spec?.template);
     await custom.deleteNamespacedCustomObject({ ...ts, name: 'up' });
+  });
+
+  it('spec.nats.replicas 1 → 3 recreates the NATS StatefulSet once, waiting while the old one is still being deleted', async () => {
+    await create('n13', { publicUrl: 'https://tasks.example.com', database: { secretKeyRef: { name: 'pg-app' } } });
+    const one = await eventually('NATS StatefulSet', () => apps.readNamespacedStatefulSet({ name: 'n13-nats', namespace: NS }));
+    // Held like a StatefulSet whose pods the garbage collector is still orphaning.
+    const hold = 'test.tasks.example.io/hold';
+    await apps.patchNamespacedStatefulSet({ name: 'n13-nats', namespace: NS, body: { metadata: { finalizers: [hold] } } }, merge);
+    const linesBefore = logLines.length;
+    const since = () => logLines.slice(linesBefore).filter((l) => l.key === `${NS}/n13`);
+    await patchTs('n13', { spec: { nats: { replicas: 3 } } });
+    await eventually('the old StatefulSet being deleted', async () => (await apps.readNamespacedStatefulSet({ name: 'n13-nats', namespace: NS })).metadata?.deletionTimestamp);
+    // The operator comes back to it while it is held: three times, and never deletes it again.
+    await until(() => since().filter((l) => l.msg.startsWith('StatefulSet still being deleted')).length >= 3, 'three reconciles of the held StatefulSet', 60_000);
+    expect(since().filter((l) => l.msg.startsWith('StatefulSet deleted')).length).toBe(1);
+    await apps.patchNamespacedStatefulSet({ name: 'n13-nats', namespace: NS, body: { metadata: { finalizers: null } } }, merge);
+    const three = await eventually('the StatefulSet recreated for 3 servers', async () => {
+      const s = await apps.readNamespacedStatefulSet({ name: 'n13-nats', namespace: NS }).catch(() => undefined);
+      return s && !s.metadata?.deletionTimestamp && s.spec?.replicas === 3 ? s : undefined;
+    });
+    expect(three.metadata?.uid).not.toBe(one.metadata?.uid);
+    expect(three.spec?.serviceName).not.toBe(one.spec?.serviceName);
+    expect(since().filter((l) => l.msg.startsWith('StatefulSet deleted')).length).toBe(1);
+    expect(await events('StatefulSetRecreated', 'TaskService', 'n13')).toHaveLength(1);
+    await custom.deleteNamespacedCustomObject({ ...ts, name: 'n13' });
   });
 
   it('a managed database: the Cluster is owned by label, follows spec changes, reports its status; deleting the TaskService keeps it (Retain) and says so', async () => {
