@@ -5,8 +5,9 @@
  * real kube-apiserver 1.20.2 (tools/k8s/cluster.ts), which checks what lint cannot.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -31,6 +32,7 @@ const render = (...args: string[]): any[] => {
     .filter(Boolean);
 };
 const CREATE_TS = ['--set', 'taskService.create=true'];
+const REPO = join(CHART_DIR, '..', '..');
 
 describe('chart files', () => {
   it('crds/ holds exactly the CRD operator/src/crd.ts defines (run node tools/k8s/gen-crd.ts after changing it)', () => {
@@ -280,5 +282,40 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
       expect(db.properties.managed.properties.deletionPolicy).toMatchObject({ default: 'Retain', enum: ['Retain', 'Delete'] });
       expect(db.description).toBe((customResourceDefinition() as any).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.database.description);
     });
+
+    it('helm upgrade from the previous chart, after the documented CRD apply (issue 59 #9)', () => {
+      // The previous chart: the last release tag's, else the chart before its CRD last changed.
+      const git = (...args: string[]) => execFileSync('git', ['-C', REPO, ...args], { encoding: 'utf8' }).trim();
+      const tag = git('tag', '--merged', 'HEAD', '--sort=-v:refname', '--list', 'v[0-9]*.[0-9]*.[0-9]*').split('\n').filter(Boolean)[0];
+      const from = tag ?? git('rev-parse', `${git('log', '-n', '1', '--format=%H', '--', relative(REPO, CRD_FILE))}^`);
+      const dir = mkdtempSync(join(tmpdir(), 'previous-chart-'));
+      try {
+        execFileSync('tar', ['-x', '-C', dir], { input: execFileSync('git', ['-C', REPO, 'archive', from, relative(REPO, CHART_DIR)]) });
+        const previous = join(dir, relative(REPO, CHART_DIR));
+        const kc = ['--kubeconfig', cluster.kubeconfigPath];
+        // as the previous chart left the cluster: its CRD, its release
+        expect(kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(previous, 'crds')]).status).toBe(0);
+        const installed = helm('install', 'tsu', previous, '--namespace', 'upgrade', '--create-namespace', ...kc, ...CREATE_TS);
+        expect(installed.status, installed.stderr).toBe(0);
+        // exactly as docs/kubernetes.md "Upgrading" says
+        const crds = kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(CHART_DIR, 'crds')]);
+        expect(crds.status, crds.stderr).toBe(0);
+        const upgraded = helm('upgrade', 'tsu', CHART_DIR, '--namespace', 'upgrade', ...kc, ...CREATE_TS);
+        expect(upgraded.status, upgraded.stderr).toBe(0);
+        const status = JSON.parse(helm('status', 'tsu', '--namespace', 'upgrade', ...kc, '-o', 'json').stdout);
+        expect(status).toMatchObject({ version: 2, info: { status: 'deployed' } });
+        const stored = JSON.parse(kubectl(['get', 'crd/taskservices.tasks.example.io', '-o', 'json']).stdout);
+        expect(stored.spec.versions.map((v: any) => v.schema)).toEqual((customResourceDefinition() as any).spec.versions.map((v: any) => v.schema));
+        // the release's objects are the new chart's, its TaskService kept
+        const manifest = helm('get', 'manifest', 'tsu', '--namespace', 'upgrade', ...kc).stdout;
+        const current = helm('template', 'tsu', CHART_DIR, '--namespace', 'upgrade', ...CREATE_TS).stdout;
+        const kinds = (yaml: string) => parseAllDocuments(yaml).map((d) => d.toJSON()).filter((o) => o && !o.metadata?.annotations?.['helm.sh/hook']).map((o) => `${o.kind}/${o.metadata.name}`).sort();
+        expect(kinds(manifest)).toEqual(kinds(current));
+        expect(kubectl(['get', 'taskservice', '-n', 'upgrade', '-o', 'name']).stdout.trim()).not.toBe('');
+        helm('uninstall', 'tsu', '--namespace', 'upgrade', '--no-hooks', ...kc);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 120_000);
   });
 });
