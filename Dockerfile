@@ -62,7 +62,9 @@ RUN node tools/build/bundle.ts --sourcemap /app/bundle gateway auth tasks notifi
 FROM ${NODE_IMAGE} AS runtime
 ARG SERVICE_COMMIT=""
 ARG PUBLIC_APP_URL=http://localhost:3000
+# MALLOC_ARENA_MAX: fewer glibc malloc arenas, a few MB less per process (services/runtime/src/gc-tuning.ts STANDALONE_ENV)
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=2 \
     SERVICE_COMMIT=${SERVICE_COMMIT} \
     PUBLIC_APP_URL=${PUBLIC_APP_URL}
 WORKDIR /app

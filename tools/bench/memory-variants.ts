@@ -5,7 +5,8 @@
  *
  * e.g. `base='--max-semi-space-size=16|' arena='--max-semi-space-size=16|MALLOC_ARENA_MAX=2'`
  * (FLAGS space-separated node flags; ENV space-separated KEY=VALUE). The six services are bundled once
- * (tools/build/bundle.ts); each variant then runs them as a cluster of its own (tools/chaos/cluster.ts),
+ * (tools/build/bundle.ts); each variant then runs them as a cluster of its own (tools/chaos/cluster.ts,
+ * with STANDALONE_ENV unless the variant sets those variables),
  * one variant at a time: VmRSS and Pss of each process `--idle` s after all are ready, and with --load
  * after `--seconds` of creates then of lists through the gateway (10 connections, 100 users), with
  * req/s of each (CPU timings on a shared machine are noisy; memory less so). Prints a markdown table.

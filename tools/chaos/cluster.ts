@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDatabase, createLogger, createNatsBus, freePort, startLocalPostgres, STANDALONE_NODE_FLAGS, type Bus, type LocalPostgres, type LocalPostgresOptions } from '@tasksvc/runtime';
+import { createDatabase, createLogger, createNatsBus, freePort, startLocalPostgres, STANDALONE_ENV, STANDALONE_NODE_FLAGS, type Bus, type LocalPostgres, type LocalPostgresOptions } from '@tasksvc/runtime';
 import { AppError, pingRpc, type ServiceName } from '@tasksvc/proto';
 import { startNats, type LocalNats } from '../testenv/nats.ts';
 import { until } from '../testenv/wait.ts';
@@ -93,6 +93,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}, opts: 
     RUNTIME_ENV: 'test',
     DISABLE_UPDATE_CHECK: 'true',
     SECRETS_KEYRING: `chaos:${'c5'.repeat(32)}`,
+    ...STANDALONE_ENV, // as the images run them
     ...extraEnv,
   };
   const procs = new Map<ServiceName, Proc>();

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDockerfile, type Instruction, type Stage } from './dockerfile.ts';
-import { STANDALONE_NODE_FLAGS } from '@tasksvc/runtime';
+import { STANDALONE_ENV, STANDALONE_NODE_FLAGS } from '@tasksvc/runtime';
 import { BUNDLE_ENTRIES } from '../build/bundle.ts';
 import { REPO } from './paths.ts';
 
@@ -69,6 +69,13 @@ describe('Dockerfile', () => {
     // build stage and the runtime hold the sources at the same place (/app)
     expect(last(chain('bundle'), 'WORKDIR')?.args).toBe('/app');
     expect(chain('runtime').some((i) => i.op === 'COPY' && i.args === '. .')).toBe(true);
+  });
+
+  it('every service runs with STANDALONE_ENV in its environment (gc-tuning.ts)', () => {
+    for (const t of SERVICES) {
+      const env = chain(t).filter((i) => i.op === 'ENV').flatMap((i) => i.args.split(/\s+/));
+      for (const [k, v] of Object.entries(STANDALONE_ENV)) expect(env, t).toContain(`${k}=${v}`);
+    }
   });
 
   it('the runtime user 1001 is created in the image', () => {
