@@ -34,9 +34,23 @@ export function tuneGarbageCollection(execArgv: readonly string[] = process.exec
  * (~65 MB/s) outlived those collections and were freed only by full ones, which then ran every
  * 0.2–0.4 s, each with a concurrent marking thread taking the second core (seen in 4 of 7 runs;
  * none in 5 runs with this flag). The single process keeps V8's default: its young generation fills
- * several times a second and no such storm was seen (tools/bench/gc.ts measures both).
+ * several times a second and no such storm was seen (tools/bench/gc.ts measures both). What it
+ * costs in memory (tools/bench/memory-variants.ts, bundled): the young generation a service holds
+ * grows to two 16 MB semi-spaces under load (33.6 MB; 16.8 with 8) and keeps 11 MB of them after the
+ * start's allocations (4 MB with 2); --max-semi-space-size=8 had tasks at 205 MB after the load
+ * instead of 218 in the same run, idle the same. Kept at 16 for the storms above.
+ *
+ * A 384 MB cap on the old generation (V8 sizes it from the machine's memory: 4,144 MB here, and
+ * grows it generously below that): under the bench's create and list load the tasks service's old
+ * generation held 66–85 MB, of which 16–21 MB were alive once the cap made V8 collect it (its
+ * heap-growing factor follows the cap); RSS after the load tasks 218–235 -> 151–160 MB (64, 96, 128,
+ * 256 and 384 all gave about the same; an interleaved A/B at load 4–5: 221, 218 -> 160, 160), the
+ * gateway less clearly (172–202 -> 143–174; in the A/B 179, 173 -> 174, 174, its peak 220, 188 ->
+ * 175, 174); idle RSS and req/s the same within the shared machine's noise (A/B creates 2444, 2291 ->
+ * 2483, 1975/s; lists 996, 944 -> 1095, 824/s). 384 leaves a large account's import (at most 16 MiB) and export
+ * their room, and a heap past it would not fit the pods' default 512Mi limit anyway.
  */
-export const STANDALONE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16'];
+export const STANDALONE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16', '--max-old-space-size=384'];
 
 /**
  * The environment a service started alone runs with besides its own variables (the Dockerfile's
