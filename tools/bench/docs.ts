@@ -137,6 +137,28 @@ young generation barely fills, RSS moved by less than 5 % either way (single 164
 802–844 MB) and the rates are noise; it needs a quiet machine before it can be chosen. Most of a
 service's idle RSS is not the young generation anyway: see the footprint section's bundled rows.
 
+**A service's memory, cut** (issue 58; \`node tools/bench/memory-variants.ts --load\`: the six bundled
+services as a \`tools/chaos/cluster.ts\` cluster under variants of node flags and environment, RSS and
+PSS idle and after 8 s of creates then 8 s of lists, the V8 heap spaces of tasks and the gateway from
+their /metrics; 2026-12-06 21:24–21:42 UTC, load 4–12 on 2 cores). Three cuts ship
+(\`services/runtime/src/gc-tuning.ts\`, the Dockerfile; docs/kubernetes.md Images): **the bundles are
+ASCII** (one em dash in a doc comment made V8 keep a whole bundle's source at two bytes per character:
+tasks 5.1 → 2.6 MB, gateway 8.0 → 4.0 MB of source in the heap, 2.4–4.4 MB RSS less per process);
+**\`MALLOC_ARENA_MAX=2\`** (1–5 MB less per process idle, tasks after the load 234 → 228 MB); and
+**\`--max-old-space-size=384\`**, the largest: V8 sized the old generation from the machine's 4 GB and
+let the tasks service's grow to 66–85 MB under the load with 16–21 MB alive; capped, tasks held
+151–160 MB after the load instead of 218–235 (interleaved A/B at load 4–5: 221, 218 → 160, 160 MB;
+creates 2,444, 2,291 → 2,483, 1,975/s, lists 996, 944 → 1,095, 824/s: noise), caps of 64–384 MB alike.
+Idle, each bundled service still holds ~105–125 MB RSS (PSS 46–77): ~52 MB node's executable's pages
+(shared between processes, ~38 of them for node alone), ~35 MB V8's heap (11 MB of it the young
+generation the 16 MB semi-space keeps after start-up; 4 MB with a 2 MB one), ~10 MB malloc; the
+memory reducer's collections minutes after start (above) shrink the heap further. Measured and not
+taken: \`--max-semi-space-size=8\` (tasks 205 instead of 218 MB loaded, idle alike; the 16 stays for the
+gateway's storms), \`--v8-pool-size=1\` with \`UV_THREADPOOL_SIZE=2\` (11 → 6 threads, ~1 MB),
+\`--lite-mode\` (11–24 MB less idle, no optimizing compiler; throughput not measured). Issue 58's 60 MB
+idle target is not reached (bare node is 43 MB RSS here); 100 MB after the load is not either (tasks
+~155, gateway 143–174).
+
 **Per request, hop by hop** (issue 58; \`hops.ts\`, and \`node --cpu-prof\` on every service process of a
 \`tools/chaos/cluster.ts\` cluster under 10 s of create then 10 s of list load, samples after the imports
 finished). Measured on 2026-12-06 between 20:27 and 20:50 UTC on a machine other helpers were loading

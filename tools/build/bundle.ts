@@ -41,7 +41,7 @@ const ownLocation: Plugin = {
  * V8 keeps each script's source text in the heap, one byte per character when the whole text is
  * Latin-1 and two bytes otherwise: one em dash in a comment (esbuild keeps doc comments; it escapes
  * only strings and identifiers) doubled the source a service holds (tasks 5.1 -> 2.6 MB, gateway
- * 8.0 -> 4.0 MB in a heap snapshot; RSS 2.5-3 MB less each). The escape means the same character in
+ * 8.0 -> 4.0 MB in a heap snapshot; RSS 2.4-4.4 MB less each). The escape means the same character in
  * a comment, string, template, regular expression or identifier (only a template's .raw would differ;
  * none in these bundles holds one outside a comment); a source map column on such a line shifts by
  * five per escaped character.
