@@ -222,6 +222,29 @@ describe.skipIf(skip)("one-node cluster on the operator's defaults (issue 59)", 
     await until(async () => (await condition('Database'))?.status === 'True', 'Database=True again', 60_000);
   }, 420_000);
 
+  it('spec.nats.replicas 1 → 3 recreates the NATS StatefulSet once (Event StatefulSetRecreated): three servers Ready, the API answers', async () => {
+    const recreations = async () =>
+      (await c().kubectl('get', 'events', '-n', APP_NAMESPACE, '--field-selector', 'reason=StatefulSetRecreated', '-o', 'jsonpath={range .items[*]}{.count} {.message}{"\\n"}{end}')).split('\n').filter(Boolean);
+    expect(await recreations()).toEqual([]);
+    const t0 = Date.now();
+    await kubectlApply(c(), defaultsTaskService({ version, natsReplicas: 3 }));
+    await until(async () => (await recreations()).length > 0, 'an Event StatefulSetRecreated', 120_000);
+    await until(
+      async () =>
+        (await c().kubectl('get', 'statefulset', `${TS_NAME}-nats`, '-n', APP_NAMESPACE, '-o', 'jsonpath={.spec.serviceName} {.status.readyReplicas}').catch(() => '')) === `${TS_NAME}-nats-routes 3` &&
+        (await condition('Ready'))?.status === 'True' &&
+        (await allReady()),
+      'the new NATS StatefulSet with three servers Ready and the TaskService Ready',
+      360_000,
+    ).catch(async (e: Error) => {
+      throw new Error(`${e.message}\n${await describeAll()}\n${(await recreations()).join('\n')}`);
+    });
+    log(`NATS 1 → 3: ${((Date.now() - t0) / 1000).toFixed(0)} s; events: ${(await recreations()).join(' | ')}`);
+    expect(await recreations()).toEqual([expect.stringMatching(/^1 task-service-nats: serviceName/)]);
+    const status = await until(() => fetch(`${gatewayUrl}/api/tasks/${taskId}`, { headers: { authorization } }).then((r) => r.status === 200 && r.status, () => false), 'GET a task through the 3-server bus', 60_000);
+    expect(status).toBe(200);
+  }, 540_000);
+
   it('deleting the TaskService keeps the managed database (deletionPolicy Retain by default) and says so', async () => {
     await c().kubectl('delete', 'taskservice', TS_NAME, '-n', APP_NAMESPACE, '--wait', '--timeout=180s');
     await until(async () => !(await pods()).some((p) => ['gateway', 'auth', 'tasks'].includes(component(p))), 'the service pods gone', 180_000);
