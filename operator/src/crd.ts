@@ -9,7 +9,7 @@
  */
 import { CIDR_PATTERN } from '@tasksvc/firewall/config.ts';
 import { configJsonSchema } from '@tasksvc/firewall/json-schema.ts';
-import { DEFAULT_REPLICAS, POD_RESOURCES } from './sizing.ts';
+import { DEFAULT_REPLICAS, POD_LIMITS } from './sizing.ts';
 
 export const GROUP = 'tasks.example.io';
 export const VERSION = 'v1alpha1';
@@ -123,17 +123,19 @@ export const specSchema: Schema = {
       },
     }),
     replicas: section(replicas, 'replicas per service (the spec example runs 2 of each)'),
-    resources: section(
-      {
-        // operator/src/sizing.ts: the sizing guide's per-pod figures (docs/kubernetes.md "Sizing")
-        memory: str({ default: POD_RESOURCES.memory, pattern: QUANTITY, description: 'memory request and limit per pod' }),
-        cpu: str({ default: POD_RESOURCES.cpu, pattern: QUANTITY, description: 'CPU request and limit per pod' }),
+    // No defaults here: an unset spec.resources is what lets each service get its own requests
+    // (operator/src/sizing.ts defaultResources), which a defaulted pair would hide.
+    resources: {
+      type: 'object',
+      description: `one memory and CPU pair for every pod, request = limit (Guaranteed QoS; a part left out is ${POD_LIMITS.memory} or ${POD_LIMITS.cpu}). Unset: each service gets its own requests from the sizing bench, limits ${POD_LIMITS.memory} and ${POD_LIMITS.cpu} (Burstable; docs/kubernetes.md "Sizing")`,
+      properties: {
+        memory: str({ pattern: QUANTITY, description: 'memory request and limit per pod' }),
+        cpu: str({ pattern: QUANTITY, description: 'CPU request and limit per pod' }),
       },
-      'per-pod resources of every service',
-    ),
+    },
     serviceResources: {
       type: 'object',
-      description: 'per-service ResourceRequirements (requests and limits of cpu and memory), replacing spec.resources for that service',
+      description: 'per-service ResourceRequirements (requests and limits of cpu and memory), used as given for that service instead of spec.resources or its default',
       properties: Object.fromEntries(
         SERVICES.map((s) => {
           const pair: Schema = { type: 'object', properties: { cpu: str({ pattern: QUANTITY }), memory: str({ pattern: QUANTITY }) } };

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { API_VERSION, GROUP, KIND, MAX_NAME_LENGTH, SERVICES, type ServiceName } from './crd.ts';
 import { CONTROL_PLANE_LABELS, nodeAllowances, type ClusterFacts, type NodeAllowances } from './firewall.ts';
 import { normalizeSpec, type KubeObject, type TaskService, type TaskServiceSpec } from './types.ts';
+import { defaultResources, POD_LIMITS } from './sizing.ts';
 // The services' own declaration of what they read (a dependency-free module; every image holds the whole repository).
 import { serviceEnv as declaredEnv } from '../../proto/src/service-env.ts';
 import { deriveSubkeys, parseKeyRing, RING_SERVICES, type RingService } from '../../proto/src/ring-keys.ts';
@@ -348,13 +349,17 @@ const BUS_SERVICE_HEALTH_PORT = 8080;
 /** The gateway's Prometheus listener (METRICS_PORT); bus-only services serve /metrics on their health port. */
 export const GATEWAY_METRICS_PORT = 9464;
 
+/** spec.resources as one request = limit pair; a part left unset is the default limit, as the CRD used to default it. */
+function guaranteed(r: NonNullable<TaskServiceSpec['resources']>) {
+  const pair = { memory: r.memory ?? POD_LIMITS.memory, cpu: r.cpu ?? POD_LIMITS.cpu };
+  return { requests: pair, limits: { ...pair } };
+}
+
 function deployment(ts: TaskService, spec: TaskServiceSpec, svc: ServiceName, configHash: string, w: Wiring, subkeysChecksum: string | undefined): KubeObject {
   const isGateway = svc === 'gateway';
-  // spec.serviceResources.<svc> as given (e.g. a CPU request below its limit), else spec.resources as request = limit.
-  const resources = spec.serviceResources?.[svc] ?? {
-    requests: { memory: spec.resources.memory, cpu: spec.resources.cpu },
-    limits: { memory: spec.resources.memory, cpu: spec.resources.cpu },
-  };
+  // spec.serviceResources.<svc> as given (e.g. a CPU request below its limit), else spec.resources as
+  // request = limit, else the service's own requests below the common limits (sizing.ts).
+  const resources = spec.serviceResources?.[svc] ?? (spec.resources ? guaranteed(spec.resources) : defaultResources(svc));
   const container = {
     name: svc,
     image: image(spec, svc),

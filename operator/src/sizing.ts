@@ -1,29 +1,28 @@
 /**
  * Sizing of the six services (docs/kubernetes.md "Sizing"), the one place these numbers live: the
- * per-pod resources a TaskService gets by default (operator/src/crd.ts puts them in the CRD schema as
- * spec.resources' defaults, and the chart's crds/ file is generated from it), the figures measured by
- * tools/bench/footprint.ts (memory, start) and tools/bench/sizing.ts (CPU per operation), and the cores
- * and replicas a request rate needs. The docs table is rendered from here by `sizingTable()` (written
- * by `node tools/k8s/gen-sizing.ts`); tools/k8s/chart.test.ts checks the chart's CRD and the docs
- * against this module, tools/chaos/memory-limit.test.ts runs the tasks service under the memory limit.
+ * per-pod limits and the per-service requests a TaskService gets by default (operator/src/desired.ts
+ * renders them when neither spec.resources nor spec.serviceResources.<service> is set), the figures
+ * measured by tools/bench/footprint.ts (memory, start) and tools/bench/sizing.ts (CPU per operation)
+ * that the requests are derived from, and the cores and replicas a request rate needs. The docs table
+ * is rendered from here by `sizingTable()` (written by `node tools/k8s/gen-sizing.ts`);
+ * tools/k8s/chart.test.ts checks the chart's CRD, the operator's Deployments and the docs against this
+ * module, tools/chaos/memory-limit.test.ts runs the tasks service under the memory limit.
  */
 import type { ServiceName } from './crd.ts';
 
 /**
- * Per pod, request = limit (Guaranteed QoS): the spec's example orchestration resources (512Mi memory,
- * 500m CPU per pod), which the measurements bear out. The images run esbuild bundles (Dockerfile
- * `bundle` stage), so the memory comes from the bundled processes (MEASURED): the largest peak under
- * the bench's load is the tasks service's 236 MB, 44 % of 512Mi (537 MB; 59 % of 384Mi, the lowest
- * common limit that keeps the old 60 % rule), the gateway's 186 MB (35 %), the other four 116–121 MB
- * (23 %). The rest is headroom for the biggest transient, an export or import
- * of a large account (the export streams: a 100,000-task export peaked 34 MiB above idle,
- * docs/benchmarks.md "export"; an import file is at most 16 MiB, 64 MiB unpacked, 50,000 items) and
- * for a busier replica than the bench's. In a memory cgroup of this limit the bundled tasks service
- * goes through the bench's load without an OOM kill (tools/chaos/memory-limit.test.ts prints its
- * peak). Installations short of memory can set 384Mi (spec.resources); auth, notifier, webhook and
- * scheduler can go lower per service (spec.serviceResources).
+ * Per pod, the limits: the spec's example orchestration resources (512Mi memory, 500m CPU per pod),
+ * which the measurements bear out. The images run esbuild bundles (Dockerfile `bundle` stage), so the
+ * memory comes from the bundled processes (MEASURED): the largest peak under the bench's load is the
+ * tasks service's 236 MB, 44 % of 512Mi, the gateway's 186 MB (35 %), the other four 116–121 MB
+ * (23 %). The rest is headroom for the biggest transient, an export or import of a large account (the
+ * export streams: a 100,000-task export peaked 34 MiB above idle, docs/benchmarks.md "export"; an
+ * import file is at most 16 MiB, 64 MiB unpacked, 50,000 items) and for a busier replica than the
+ * bench's. In a memory cgroup of this limit the bundled tasks service goes through the bench's load
+ * without an OOM kill (tools/chaos/memory-limit.test.ts prints its peak). spec.resources, when set,
+ * is one pair for every pod as request = limit; what it leaves unset is taken from here.
  */
-export const POD_RESOURCES = { memory: '512Mi', cpu: '500m' } as const;
+export const POD_LIMITS = { memory: '512Mi', cpu: '500m' } as const;
 export const DEFAULT_REPLICAS = 2;
 
 export interface MeasuredService {
@@ -119,9 +118,51 @@ export function coresFor(part: ServiceName | SharedPart, rps: number): number {
   return (rps * cpuUsPerRequest(part)) / 1e6;
 }
 
-/** Replicas of one service for `rps` of MIX at POD_RESOURCES.cpu each: never fewer than the default two (a rollout or a lost node keeps one). */
+/** Replicas of one service for `rps` of MIX at the CPU limit each: never fewer than the default two (a rollout or a lost node keeps one). */
 export function replicasFor(svc: ServiceName, rps: number): number {
-  return Math.max(DEFAULT_REPLICAS, Math.ceil(coresFor(svc, rps) / (cores(POD_RESOURCES.cpu) * TARGET_UTILISATION)));
+  return Math.max(DEFAULT_REPLICAS, Math.ceil(coresFor(svc, rps) / (cores(POD_LIMITS.cpu) * TARGET_UTILISATION)));
+}
+
+/**
+ * The default requests, per service, below the limits (Burstable QoS): the scheduler places pods by
+ * their requests, so six services' worth of 512Mi/500m pairs (12 pods: 6 GiB, 6 cores) would not fit
+ * the small node their measured use does; each pod can still use up to the limit where the node has it.
+ *
+ * Memory: the measured peak plus MEMORY_HEADROOM_MI, rounded up to MEMORY_STEP_MI. Under memory
+ * pressure the kubelet evicts first the pods furthest above their requests, so a request that covers
+ * what the pod was measured to hold keeps it out of the front of that queue. The headroom is about
+ * twice the largest transient measured (a 100,000-task export, 34 MiB above idle).
+ */
+export const MEMORY_HEADROOM_MI = 64;
+const MEMORY_STEP_MI = 64;
+/**
+ * CPU: the cores REQUEST_RATE requests/s of MIX take in one of the DEFAULT_REPLICAS replicas, planned at
+ * TARGET_UTILISATION as the replicas column is, rounded up to CPU_STEP_M and at least MIN_CPU_REQUEST_M.
+ * The floor is for start-up, not idle (a service idles at 0.02–0.07 % of a core, docs/benchmarks.md
+ * "idle"): a bundled service spends 0.3–0.5 s of CPU to ready, at most 10 s at 50m on a node
+ * with no spare CPU, well within the liveness probe's 70 s.
+ */
+export const REQUEST_RATE = RATES[0];
+export const MIN_CPU_REQUEST_M = 50;
+const CPU_STEP_M = 25;
+
+/** The footprint bench's MB are thousands of /proc's kB, which are KiB. */
+const mbToMi = (mb: number) => (mb * 1000) / 1024;
+const roundUp = (n: number, step: number) => Math.ceil(n / step) * step;
+
+/** A service's default requests, from MEASURED and MEASURED_CPU; never above the limits. */
+export function defaultRequests(svc: ServiceName): { memory: string; cpu: string } {
+  const memoryMi = roundUp(mbToMi(MEASURED.services[svc].rssPeakMb) + MEMORY_HEADROOM_MI, MEMORY_STEP_MI);
+  const cpuM = Math.max(MIN_CPU_REQUEST_M, roundUp((coresFor(svc, REQUEST_RATE) / DEFAULT_REPLICAS / TARGET_UTILISATION) * 1000, CPU_STEP_M));
+  return {
+    memory: `${Math.min(memoryMi, bytes(POD_LIMITS.memory) / 2 ** 20)}Mi`,
+    cpu: `${Math.min(cpuM, cores(POD_LIMITS.cpu) * 1000)}m`,
+  };
+}
+
+/** The ResourceRequirements a service's pods get when the TaskService sets none for it. */
+export function defaultResources(svc: ServiceName): { requests: { memory: string; cpu: string }; limits: { memory: string; cpu: string } } {
+  return { requests: defaultRequests(svc), limits: { ...POD_LIMITS } };
 }
 
 const SERVICE_ORDER: ServiceName[] = ['gateway', 'auth', 'tasks', 'notifier', 'webhook', 'scheduler'];
@@ -132,8 +173,8 @@ const f2 = (n: number) => (n < 0.01 ? '<0.01' : n.toFixed(2));
 export function sizingTable(): string {
   const header = [
     'service',
-    'memory request = limit',
-    'CPU request = limit',
+    'memory request / limit',
+    'CPU request / limit',
     'RSS idle / loaded / peak (MB)',
     `CPU µs per ${OPERATIONS.join(' / ')}`,
     'CPU µs per request of the mix',
@@ -143,10 +184,11 @@ export function sizingTable(): string {
   const cpu = (p: ServiceName | SharedPart) => [OPERATIONS.map((op) => f0(MEASURED_CPU.cpuUs[p][op])).join(' / '), f0(cpuUsPerRequest(p))];
   const rows = SERVICE_ORDER.map((s) => {
     const m = MEASURED.services[s];
+    const r = defaultResources(s);
     return [
       s,
-      POD_RESOURCES.memory,
-      POD_RESOURCES.cpu,
+      `${r.requests.memory} / ${r.limits.memory}`,
+      `${r.requests.cpu} / ${r.limits.cpu}`,
       `${f0(m.rssIdleMb)} / ${f0(m.rssLoadedMb)} / ${f0(m.rssPeakMb)}`,
       ...cpu(s),
       f0(m.readyMs),
@@ -154,6 +196,17 @@ export function sizingTable(): string {
     ];
   });
   // sized apart: the operator's NATS (docs "NATS"), the admin's PostgreSQL; cores only
+  // what a node must hold for the defaults: the scheduler adds up requests
+  const pods = SERVICE_ORDER.length * DEFAULT_REPLICAS;
+  const sum = (f: (s: ServiceName) => number) => SERVICE_ORDER.reduce((a, s) => a + f(s), 0) * DEFAULT_REPLICAS;
+  const mi = (q: string) => bytes(q) / 2 ** 20;
+  const milli = (q: string) => Math.round(cores(q) * 1000);
+  rows.push([
+    `all ${pods} pods (${DEFAULT_REPLICAS} of each)`,
+    `${sum((s) => mi(defaultRequests(s).memory))}Mi / ${pods * mi(POD_LIMITS.memory)}Mi`,
+    `${sum((s) => milli(defaultRequests(s).cpu))}m / ${pods * milli(POD_LIMITS.cpu)}m`,
+    ...Array<string>(header.length - 3).fill('—'),
+  ]);
   for (const p of ['nats-server', 'PostgreSQL'] as const) rows.push([p, '—', '—', '—', ...cpu(p), '—', ...RATES.map((r) => `${f2(coresFor(p, r))}, —`)]);
   return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }

@@ -19,7 +19,8 @@ export interface TaskServiceSpec {
     overrides?: Partial<Record<ServiceName | 'firewall', string>>;
   };
   replicas: Record<ServiceName, number>;
-  resources: { memory: string; cpu: string };
+  /** unset: each service's default from operator/src/sizing.ts */
+  resources?: { memory?: string; cpu?: string };
   serviceResources?: Partial<Record<ServiceName, { requests?: { cpu?: string; memory?: string }; limits?: { cpu?: string; memory?: string } }>>;
   publicUrl?: string;
   natsUrl?: string;

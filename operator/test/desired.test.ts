@@ -12,6 +12,7 @@ import { stringify } from 'yaml';
 import { serviceEnv } from '../../proto/src/service-env.ts';
 import { deriveSubkeys, parseKeyRing, type RingKey } from '../../proto/src/ring-keys.ts';
 import { customResourceDefinition, SERVICES } from '../src/crd.ts';
+import { defaultRequests } from '../src/sizing.ts';
 import {
   CONFIG_HASH_ANNOTATION,
   FIELD_MANAGER,
@@ -92,7 +93,7 @@ describe('desired state (L0)', () => {
     expect(text).toBe(readFileSync(file, 'utf8'));
   });
 
-  it('gateway: port 3000, probes that never depend on the database and 512Mi/500m by default; 2 replicas of every service', () => {
+  it('gateway: port 3000, probes that never depend on the database, its own requests below 512Mi/500m limits by default; 2 replicas of every service', () => {
     const objs = desiredChildren(minimal(), v1);
     const gw = find(objs, 'Deployment', 'demo-gateway');
     const c = gw.spec.template.spec.containers[0];
@@ -117,7 +118,8 @@ describe('desired state (L0)', () => {
     expect(tasks.readinessProbe).toMatchObject({ httpGet: { path: '/health', port: 'health' } });
     // liveness does not depend on NATS: an outage makes pods unready, it does not restart them all
     expect(tasks.livenessProbe).toMatchObject({ httpGet: { path: '/livez', port: 'health' } });
-    expect(c.resources).toEqual({ requests: { memory: '512Mi', cpu: '500m' }, limits: { memory: '512Mi', cpu: '500m' } });
+    // the spec's example resources are the limits; the requests are the gateway's from the sizing bench (system.test.ts: every service)
+    expect(c.resources).toEqual({ requests: defaultRequests('gateway'), limits: { memory: '512Mi', cpu: '500m' } });
     expect(gw.spec.template.spec.securityContext).toMatchObject({ runAsUser: 1001, runAsNonRoot: true });
     for (const s of SERVICES) expect(find(objs, 'Deployment', `demo-${s}`).spec.replicas).toBe(2);
     expect(find(objs, 'Service', 'demo-gateway').spec.ports).toEqual([
@@ -407,7 +409,8 @@ describe('TaskService CRD schema', () => {
   it('accepts the fixtures and fills in the defaults the spec names', () => {
     const obj: any = structuredClone(minimal());
     expect(validate(obj)).toBe(true);
-    expect(obj.spec.resources).toEqual({ memory: '512Mi', cpu: '500m' });
+    // no default pair: unset, each service gets its own requests (a default here would make them one)
+    expect(obj.spec).not.toHaveProperty('resources');
     expect(obj.spec.replicas.gateway).toBe(2);
     expect(obj.spec.cron.schedule).toBe('*/5 * * * *');
     expect(obj.spec.firewall.enabled).toBe(false);

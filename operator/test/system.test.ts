@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { InvalidTaskServiceError, plan, retainsData, wiring, type CronJobApiVersion } from '../src/desired.ts';
 import { ACCEPT_KEYS_ANNOTATION, checkKeys, decideKeys } from '../src/keys.ts';
 import { generateValue } from '../src/reconciler.ts';
+import { SERVICES } from '../src/crd.ts';
+import { bytes, cores, MEASURED } from '../src/sizing.ts';
 import { normalizeSpec, type TaskService } from '../src/types.ts';
 import { minimal } from './fixtures.ts';
 import { validateObject } from './validate.ts';
@@ -152,13 +154,33 @@ describe('one TaskService is a system (L0)', () => {
     expect(plan(bare(), { ...opts, pdbApiVersion: 'policy/v1beta1' }).objects.find((o) => o.kind === 'PodDisruptionBudget')?.apiVersion).toBe('policy/v1beta1');
   });
 
-  it('per-service resources: full requests and limits for one service, spec.resources (request = limit) for the rest (issue 59 #12)', () => {
+  it('per-service resources (issue 59 #12): spec.serviceResources as given for its service, spec.resources as request = limit for the rest, else each service its own requests below 512Mi/500m', () => {
+    const res = (ts: TaskService, svc: string) => find(ts, 'Deployment', `sys-${svc}`).spec.template.spec.containers[0].resources;
+    // nothing set: the sizing bench's requests, the spec's example resources as the limits (Burstable)
+    const defaults = bare();
+    const requests = new Set<string>();
+    for (const svc of SERVICES) {
+      const r = res(defaults, svc);
+      expect(r.limits, svc).toEqual({ memory: '512Mi', cpu: '500m' });
+      expect(bytes(r.requests.memory), svc).toBeLessThan(bytes(r.limits.memory));
+      expect(cores(r.requests.cpu), svc).toBeLessThan(cores(r.limits.cpu));
+      // covers what the service was measured to hold at its peak
+      expect(bytes(r.requests.memory), svc).toBeGreaterThan(MEASURED.services[svc].rssPeakMb * 1000 * 1024);
+      requests.add(JSON.stringify(r.requests));
+    }
+    // per service, not one pair: tasks (the largest peak) asks for more memory than auth
+    expect(requests.size).toBeGreaterThan(1);
+    expect(bytes(res(defaults, 'tasks').requests.memory)).toBeGreaterThan(bytes(res(defaults, 'auth').requests.memory));
+
     const ts = bare();
     (ts.spec as any).serviceResources = { gateway: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '2', memory: '768Mi' } } };
-    const res = (svc: string) => find(ts, 'Deployment', `sys-${svc}`).spec.template.spec.containers[0].resources;
-    expect(res('gateway')).toEqual({ requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '2', memory: '768Mi' } });
-    expect(res('tasks')).toEqual({ requests: { memory: '512Mi', cpu: '500m' }, limits: { memory: '512Mi', cpu: '500m' } });
-    for (const o of plan(ts, opts).objects) expect(validateObject(o as any), `${o.kind}/${o.metadata.name}`).toEqual([]);
+    expect(res(ts, 'gateway')).toEqual({ requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '2', memory: '768Mi' } });
+    expect(res(ts, 'tasks')).toEqual(res(defaults, 'tasks'));
+    // spec.resources: one pair, request = limit, for every service serviceResources leaves out; an unset part is 512Mi/500m
+    (ts.spec as any).resources = { memory: '384Mi' };
+    expect(res(ts, 'gateway')).toEqual({ requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '2', memory: '768Mi' } });
+    for (const svc of SERVICES.filter((s) => s !== 'gateway')) expect(res(ts, svc), svc).toEqual({ requests: { memory: '384Mi', cpu: '500m' }, limits: { memory: '384Mi', cpu: '500m' } });
+    for (const o of [...plan(ts, opts).objects, ...plan(defaults, opts).objects]) expect(validateObject(o as any), `${o.kind}/${o.metadata.name}`).toEqual([]);
   });
 
   it('leaves spec.replicas to the HPA of an autoscaled service', () => {

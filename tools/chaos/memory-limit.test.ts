@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, createPool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bytes, POD_RESOURCES } from '../../operator/src/sizing.ts';
+import { bytes, POD_LIMITS } from '../../operator/src/sizing.ts';
 import { measure } from '../bench/lib/stats.ts';
 import { bundleProcesses } from '../build/bundle.ts';
 import { memoryCgroup, type MemoryCgroup } from '../testenv/memcg.ts';
@@ -13,9 +13,9 @@ import { startCluster, type Cluster, type Replica } from './cluster.ts';
 
 /**
  * The tasks service (the largest: docs/kubernetes.md "Sizing") in a memory cgroup limited to the
- * memory limit the operator gives its pods (operator/src/sizing.ts POD_RESOURCES, which
- * tools/k8s/chart.test.ts checks the Deployments against), through the bench's load: creates then
- * lists of 50 from ten callers at once over a hundred users. The kernel would OOM-kill it at the
+ * memory limit the operator gives its pods (operator/src/sizing.ts POD_LIMITS, which
+ * tools/k8s/chart.test.ts checks the Deployments against; the request below it only places the pod),
+ * through the bench's load: creates then lists of 50 from ten callers at once over a hundred users. The kernel would OOM-kill it at the
  * limit as the kubelet's container would be: it must not be, it must stay up and answer every request.
  * It runs as the image ships it: node with the services' flags on the esbuild bundle of its source
  * (tools/build/bundle.ts, the Dockerfile's `bundle` stage), built into a temp dir before the cluster
@@ -25,7 +25,7 @@ const USERS = 100;
 const CREATES = 3_000;
 const LISTS = 3_000;
 const CALLERS = 10;
-const limit = bytes(POD_RESOURCES.memory);
+const limit = bytes(POD_LIMITS.memory);
 const cgroup = memoryCgroup(limit);
 if ('unavailable' in cgroup) console.warn(`[memory-limit] SKIPPED: no memory cgroup could be made (needs root and a memory controller): ${cgroup.unavailable}`);
 
@@ -58,7 +58,7 @@ describe.skipIf('unavailable' in cgroup)('the tasks service under its memory lim
     if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
   });
 
-  it(`is not OOM-killed under ${POD_RESOURCES.memory} through ${CREATES} creates and ${LISTS} lists of 50, and answers them all`, async () => {
+  it(`is not OOM-killed under ${POD_LIMITS.memory} through ${CREATES} creates and ${LISTS} lists of 50, and answers them all`, async () => {
     const statuses = new Map<number, number>();
     const run = (count: number, request: (i: number) => Promise<Response>) =>
       measure(count, CALLERS, async (i) => {
@@ -77,7 +77,7 @@ describe.skipIf('unavailable' in cgroup)('the tasks service under its memory lim
     const status = readFileSync(`/proc/${tasks.pid}/status`, 'utf8');
     const kb = (f: string) => Number(new RegExp(`^${f}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) * 1024;
     console.log(
-      `[memory-limit] tasks (bundled) in a cgroup v${cg.version} limited to ${POD_RESOURCES.memory}: cgroup peak ${mb(cg.peakBytes())} MiB (${((cg.peakBytes() / limit) * 100).toFixed(0)} % of the limit; ` +
+      `[memory-limit] tasks (bundled) in a cgroup v${cg.version} limited to ${POD_LIMITS.memory}: cgroup peak ${mb(cg.peakBytes())} MiB (${((cg.peakBytes() / limit) * 100).toFixed(0)} % of the limit; ` +
         `the process's RSS peak ${mb(kb('VmHWM'))} MiB, of which file-backed pages such as node's executable are charged to the cgroup that read them first), ` +
         `OOM kills ${cg.oomKills()}, statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
     );

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { customResourceDefinition, SERVICES } from '../../operator/src/crd.ts';
 import { desiredChildren } from '../../operator/src/desired.ts';
-import { DEFAULT_REPLICAS, POD_RESOURCES, sizingTable } from '../../operator/src/sizing.ts';
+import { DEFAULT_REPLICAS, defaultRequests, POD_LIMITS, sizingTable } from '../../operator/src/sizing.ts';
 import { validateObject } from '../../operator/test/validate.ts';
 import { apiServerBinaries, helmBinaries, requireBinaries } from './bins.ts';
 import { startTestCluster, type TestCluster } from './cluster.ts';
@@ -204,7 +204,8 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
   it("the services' default resources and replicas come from one place, operator/src/sizing.ts: the chart's CRD, the Deployments the operator makes of the chart's TaskService, and the sizing table in docs/kubernetes.md", () => {
     const crd = render('--include-crds').find((o) => o.kind === 'CustomResourceDefinition');
     const spec = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
-    expect({ memory: spec.resources.properties.memory.default, cpu: spec.resources.properties.cpu.default }).toEqual(POD_RESOURCES);
+    // no default pair in the CRD: the API server would store it and every pod would get it instead of its service's requests
+    expect([spec.resources.default, spec.resources.properties.memory.default, spec.resources.properties.cpu.default]).toEqual([undefined, undefined, undefined]);
     for (const svc of SERVICES) expect(spec.replicas.properties[svc].default, svc).toBe(DEFAULT_REPLICAS);
     // the chart's TaskService as the API server stores it (the CRD's defaults filled in), then what the operator makes of it
     const ts = render('--no-hooks', ...CREATE_TS).find((o) => o.kind === 'TaskService');
@@ -213,7 +214,8 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
     const deployments = desiredChildren(ts, { cronJobApiVersion: 'batch/v1' }).filter((o: any) => o.kind === 'Deployment') as any[];
     expect(deployments).toHaveLength(SERVICES.length);
     for (const d of deployments) {
-      expect(d.spec.template.spec.containers[0].resources, d.metadata.name).toEqual({ requests: POD_RESOURCES, limits: POD_RESOURCES });
+      const svc = d.metadata.name.slice(`${ts.metadata.name}-`.length);
+      expect(d.spec.template.spec.containers[0].resources, d.metadata.name).toEqual({ requests: defaultRequests(svc), limits: POD_LIMITS });
       expect(d.spec.replicas, d.metadata.name).toBe(DEFAULT_REPLICAS);
     }
     // the docs' table is the module's, not a copy that could drift (node tools/k8s/gen-sizing.ts writes it)
