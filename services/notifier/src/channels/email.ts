@@ -1,13 +1,23 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '@tasksvc/runtime';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { SendMailOptions, Transporter } from 'nodemailer';
 import { emailMessage, withReceiverAnswer } from '../domain/messages.ts';
 import { single, str, type Channel } from './channel.ts';
 
-/** The SMTP transport: STARTTLS required on a plain port, or implicit TLS when SMTP_SECURE. */
-export function createMailer(config: Config): Transporter | null {
+/** What the notifier uses of an SMTP transport. */
+export interface Mailer {
+  sendMail(message: SendMailOptions): Promise<unknown>;
+  close(): void;
+}
+
+/**
+ * The SMTP transport: STARTTLS required on a plain port, or implicit TLS when SMTP_SECURE. nodemailer
+ * (~440 KB of source) is imported with the first mail, not at start (issue 58, Memory); the CA file is
+ * read now, so a bad one still stops the start.
+ */
+export function createMailer(config: Config): Mailer | null {
   if (!config.SMTP_HOST) return null;
-  return nodemailer.createTransport({
+  const options = {
     host: config.SMTP_HOST,
     port: config.SMTP_PORT,
     secure: config.SMTP_SECURE,
@@ -17,7 +27,13 @@ export function createMailer(config: Config): Transporter | null {
     connectionTimeout: 15_000,
     greetingTimeout: 15_000,
     socketTimeout: 30_000,
-  });
+  };
+  let transport: Promise<Transporter> | undefined;
+  const open = () => (transport ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(options)));
+  return {
+    sendMail: async (message) => (await open()).sendMail(message),
+    close: () => void transport?.then((t) => t.close()),
+  };
 }
 
 /** Mail through the operator's SMTP server, to the user's sign-in address unless they name another. */

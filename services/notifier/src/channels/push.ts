@@ -1,7 +1,10 @@
-import webpush from 'web-push';
 import { listPushSubscriptions, removePushSubscriptionById } from '../db/store.ts';
 import { pushPayload } from '../domain/messages.ts';
 import { sendHttp, type Channel } from './channel.ts';
+
+// web-push and its crypto stack (bn.js, asn1.js, jws: ~200 KB of source) come with the first push, not at start (issue 58, Memory)
+let webPush: Promise<typeof import('web-push')> | undefined;
+const loadWebPush = () => (webPush ??= import('web-push').then((m) => m.default));
 
 /** Web push to every device the user subscribed (one target each), encrypted with the VAPID keys. */
 export const push: Channel = {
@@ -16,7 +19,7 @@ export const push: Channel = {
       channel: 'push' as const,
       target: sub.id,
       send: async (n) => {
-        const details = webpush.generateRequestDetails({ endpoint: sub.endpoint, keys: { p256dh: sub.p256dh, auth: sub.auth } }, pushPayload(n), {
+        const details = (await loadWebPush()).generateRequestDetails({ endpoint: sub.endpoint, keys: { p256dh: sub.p256dh, auth: sub.auth } }, pushPayload(n), {
           vapidDetails: { subject: config.VAPID_CONTACT, publicKey: config.PUBLIC_VAPID_PUBLIC_KEY!, privateKey: config.VAPID_PRIVATE_KEY! },
           TTL: 24 * 3600,
           urgency: 'normal',
