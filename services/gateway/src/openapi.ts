@@ -158,9 +158,16 @@ export function renderDocsPage(doc: JsonSchema): string {
 }
 
 export const registerOpenApi: GatewayExtension = (app, deps: GatewayDeps) => {
-  // Built once: the route table is fixed for the life of the process.
-  const doc = buildOpenApiDocument(deps.routes ?? allRoutes, deps.config.PUBLIC_APP_URL);
-  const page = renderDocsPage(doc);
-  app.get('/api/openapi.json', async (_req, reply) => reply.header('cache-control', 'public, max-age=300').send(doc));
-  app.get('/api-docs', async (_req, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=300').send(page));
+  // Built once, on first use (the route table is fixed for the life of the process): building it at
+  // start cost 0.4-0.7 s of CPU, and the document as objects 1.8 MB of heap; as text it is 0.35 MB (issue 58).
+  let built: { json: string; page: string } | undefined;
+  const docs = () => {
+    if (!built) {
+      const doc = buildOpenApiDocument(deps.routes ?? allRoutes, deps.config.PUBLIC_APP_URL);
+      built = { json: JSON.stringify(doc), page: renderDocsPage(doc) };
+    }
+    return built;
+  };
+  app.get('/api/openapi.json', async (_req, reply) => reply.type('application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(docs().json));
+  app.get('/api-docs', async (_req, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=300').send(docs().page));
 };
