@@ -152,6 +152,20 @@ messages, ~370 KB of source evaluated at start in every bundle; idle RSS 3–4.5
 let the tasks service's grow to 66–85 MB under the load with 16–21 MB alive; capped, tasks held
 151–160 MB after the load instead of 218–235 (interleaved A/B at load 4–5: 221, 218 → 160, 160 MB;
 creates 2,444, 2,291 → 2,483, 1,975/s, lists 996, 944 → 1,095, 824/s: noise), caps of 64–384 MB alike.
+Three later cuts load with first use what a start does not need (2026-12-06 23:30–23:38 UTC, load
+20–23, each against bundles of main in the same run: \`memory-variants.ts --base DIR\`, variant kind
+\`base\`; at that load every process reads ~20 MB more than in the runs above, so compare within the
+run): the **gateway's OpenAPI document** is built with the first request for it and kept as its JSON
+text (at start it cost 0.4–0.7 s of CPU and kept 1.8 MB of heap as objects, 0.35 MB as text; gateway
+idle 142.6, 144.1 → 135.6–136.3 MB, after the load 173.0, 169.2 → 142.0–160.6); the **notifier
+imports nodemailer and web-push** with its first mail and its first push (alone, their imports keep
+3.9 and 1.3 MB of heap; notifier idle 127.6, 131.0 → 123.0–125.5 MB); and the bundles **defer
+nkeys/tweetnacl and prom-client's OpenTelemetry API** (\`tools/build/bundle.ts\` deferredRequires) until
+nkey/JWT authentication or an exemplar uses them: 0.25 MB less heap kept per service, RSS within the
+noise. Not yet cut: the gateway's \`glob\` (through \`@fastify/static\`'s \`wildcard: false\`, which globs
+the UI folder at start; 0.6 MB of heap alone) and \`semver\` (fastify's plugin version check at start,
+0.3 MB); \`@tasksvc/proto\`'s zod schemas of every service's routes, ~4 MB of heap in each process (a bundle of it alone against zod alone), the
+largest single item after node itself.
 Idle, each bundled service still holds ~100–125 MB RSS (PSS 46–77; 100.7–118.9 after all four cuts): ~52 MB node's executable's pages
 (shared between processes, ~38 of them for node alone), ~35 MB V8's heap (11 MB of it the young
 generation the 16 MB semi-space keeps after start-up; 4 MB with a 2 MB one), ~10 MB malloc; the
