@@ -728,11 +728,21 @@ export interface NatsServerConfigOptions {
 }
 
 /**
+ * The variable a cluster's configuration file reads the password from, and its value. nats-server parses
+ * a `$VAR`'s value as a configuration value, not as text: a generated base64url password such as
+ * `12-k…` reads as a date, `3e5x…` fails to parse, `1k` is a number — the server does not start.
+ * Double quotes make any such value a string (base64url holds no quote or backslash).
+ */
+export const NATS_CONFIG_PASSWORD = 'NATS_PASSWORD_QUOTED';
+export const quotedForNatsConfig = (password: string): string => `"${password}"`;
+
+/**
  * nats-server's configuration file of one server of a JetStream cluster. The values that differ per
  * server or are secret come from its environment (nats-server resolves `$VAR`): NATS_SERVER_NAME
- * (unique; JetStream's placement needs it), NATS_USER/NATS_PASSWORD (clients and routes alike, so
- * nothing joins the cluster without the generated password) and NATS_ROUTE_<i> (each server's route
- * URL with those credentials; Kubernetes fills them in from the Secret, see natsServer).
+ * (unique; JetStream's placement needs it), NATS_USER and NATS_CONFIG_PASSWORD (the password quoted;
+ * clients and routes alike, so nothing joins the cluster without the generated password) and
+ * NATS_ROUTE_<i> (each server's route URL with those credentials; Kubernetes fills them in from the
+ * Secret, see natsServer).
  */
 export function natsServerConfig(o: NatsServerConfigOptions): string {
   const routes = Array.from({ length: o.servers }, (_, i) => `$NATS_ROUTE_${i}`).join(', ');
@@ -741,13 +751,13 @@ export function natsServerConfig(o: NatsServerConfigOptions): string {
     `port: ${o.clientPort}`,
     `http_port: ${o.monitorPort}`,
     'server_name: $NATS_SERVER_NAME',
-    'authorization { user: $NATS_USER, password: $NATS_PASSWORD }',
+    `authorization { user: $NATS_USER, password: $${NATS_CONFIG_PASSWORD} }`,
     `jetstream { store_dir: "${o.storeDir}" }`,
     'cluster {',
     `  name: "${o.clusterName}"`,
     ...(o.host ? [`  host: "${o.host}"`] : []),
     `  port: ${o.clusterPort}`,
-    '  authorization { user: $NATS_USER, password: $NATS_PASSWORD }',
+    `  authorization { user: $NATS_USER, password: $${NATS_CONFIG_PASSWORD} }`,
     `  routes: [${routes}]`,
     // a server back from a restart is a route again within seconds (default: 1 s between attempts)
     '  connect_retries: 120',
@@ -792,6 +802,7 @@ function natsServer(ts: TaskService, spec: TaskServiceSpec, pdbApiVersion: PdbAp
           args: ['--config=/etc/nats/nats.conf'],
           env: [
             ...credentials,
+            { name: NATS_CONFIG_PASSWORD, value: quotedForNatsConfig('$(NATS_PASSWORD)') },
             { name: 'NATS_SERVER_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
             ...Array.from({ length: spec.nats.replicas }, (_, i) => ({
               name: `NATS_ROUTE_${i}`,

@@ -322,13 +322,15 @@ describe('desired state (L0)', () => {
 
     const conf: string = find(objs, 'ConfigMap', 'demo-nats').data['nats.conf'];
     expect(conf).toContain('jetstream { store_dir: "/data" }');
-    expect(conf).toMatch(/cluster \{\n {2}name: "demo-nats"\n {2}port: 6222\n {2}authorization \{ user: \$NATS_USER, password: \$NATS_PASSWORD \}\n {2}routes: \[\$NATS_ROUTE_0, \$NATS_ROUTE_1, \$NATS_ROUTE_2\]/);
-    expect(conf).toContain('authorization { user: $NATS_USER, password: $NATS_PASSWORD }');
+    expect(conf).toMatch(/cluster \{\n {2}name: "demo-nats"\n {2}port: 6222\n {2}authorization \{ user: \$NATS_USER, password: \$NATS_PASSWORD_QUOTED \}\n {2}routes: \[\$NATS_ROUTE_0, \$NATS_ROUTE_1, \$NATS_ROUTE_2\]/);
+    expect(conf).toContain('authorization { user: $NATS_USER, password: $NATS_PASSWORD_QUOTED }');
     const c = sts.spec.template.spec.containers[0];
     expect(c.args).toEqual(['--config=/etc/nats/nats.conf']);
     const env = Object.fromEntries(c.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
     // credentials before the routes: Kubernetes expands $(VAR) only from variables defined earlier
-    expect(c.env.map((e: any) => e.name)).toEqual(['NATS_USER', 'NATS_PASSWORD', 'NATS_SERVER_NAME', 'NATS_ROUTE_0', 'NATS_ROUTE_1', 'NATS_ROUTE_2']);
+    expect(c.env.map((e: any) => e.name)).toEqual(['NATS_USER', 'NATS_PASSWORD', 'NATS_PASSWORD_QUOTED', 'NATS_SERVER_NAME', 'NATS_ROUTE_0', 'NATS_ROUTE_1', 'NATS_ROUTE_2']);
+    // the configuration parser reads an unquoted value such as 12-… as a date
+    expect(env.NATS_PASSWORD_QUOTED).toBe('"$(NATS_PASSWORD)"');
     expect(env.NATS_ROUTE_1).toBe('nats://$(NATS_USER):$(NATS_PASSWORD)@demo-nats-1.demo-nats-routes.apps.svc:6222');
     expect(env.NATS_SERVER_NAME).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
     expect(c.volumeMounts).toContainEqual({ name: 'config', mountPath: '/etc/nats', readOnly: true });

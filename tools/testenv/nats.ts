@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@tasksvc/runtime';
-import type { NatsServerConfigOptions } from '../../operator/src/desired.ts';
+import { NATS_CONFIG_PASSWORD, quotedForNatsConfig, type NatsServerConfigOptions } from '../../operator/src/desired.ts';
 import { waitForPort } from './wait.ts';
 
 export interface LocalNats {
@@ -96,14 +96,16 @@ export interface LocalNatsCluster {
 
 /**
  * A JetStream cluster of `size` nats-servers on loopback, configured by `render` (a configuration file
- * that reads NATS_SERVER_NAME, NATS_USER, NATS_PASSWORD and NATS_ROUTE_<i> from its environment, as
+ * that reads NATS_SERVER_NAME, NATS_USER, NATS_CONFIG_PASSWORD and NATS_ROUTE_<i> from its environment, as
  * the operator's does), clients and routes authenticated by one user and password.
  */
 export async function startNatsCluster(opts: { size?: number; render: (o: NatsClusterConfigOptions) => string }): Promise<LocalNatsCluster> {
   const bin = natsBinary();
   const size = opts.size ?? 3;
   const user = 'tasksvc';
-  const password = randomBytes(24).toString('base64url');
+  // a digit, a dash: nats-server's configuration parser reads such a value as a date unless the
+  // configuration quotes it (as some of the operator's random base64url passwords begin)
+  const password = `12-${randomBytes(24).toString('base64url')}`;
   const ports = await Promise.all(Array.from({ length: size }, async () => ({ client: await freePort(), cluster: await freePort(), monitor: await freePort() })));
   const routes = Object.fromEntries(ports.map((p, i) => [`NATS_ROUTE_${i}`, `nats://${user}:${password}@127.0.0.1:${p.cluster}`]));
   const servers = ports.map((p, i) => {
@@ -114,7 +116,7 @@ export async function startNatsCluster(opts: { size?: number; render: (o: NatsCl
       opts.render({ host: '127.0.0.1', clientPort: p.client, monitorPort: p.monitor, clusterPort: p.cluster, clusterName: 'test-cluster', servers: size, storeDir: join(dir, 'store') }),
     );
     const name = `nats-${i}`;
-    const proc = serverProcess(bin, ['-c', conf], p.client, { NATS_SERVER_NAME: name, NATS_USER: user, NATS_PASSWORD: password, ...routes });
+    const proc = serverProcess(bin, ['-c', conf], p.client, { NATS_SERVER_NAME: name, NATS_USER: user, NATS_PASSWORD: password, [NATS_CONFIG_PASSWORD]: quotedForNatsConfig(password), ...routes });
     return { name, port: p.client, pid: proc.pid, kill: proc.kill, start: proc.start, stop: proc.stop };
   });
   await Promise.all(servers.map((s) => s.start()));
