@@ -10,6 +10,7 @@ import { startNats, type LocalNats } from './nats.ts';
 export { startNats, type LocalNats };
 export { startNatsCluster, type LocalNatsCluster } from './nats.ts';
 export { eventually, until, waitForPort } from './wait.ts';
+export { zoneAtLocalHour } from './clock.ts';
 
 /** A fresh, empty database on the run's shared PostgreSQL. */
 export async function testDatabase(prefix = 't'): Promise<string> {

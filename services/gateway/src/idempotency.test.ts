@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Subscription } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../tools/system.ts';
-import { fileNats, quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
+import { fileNats, quietLogger, testSystemConfig, zoneAtLocalHour } from '../../../tools/testenv/index.ts';
 import { serveTestIdentities } from '../../tasks/test/support.ts';
 import { tasksService } from '../../tasks/src/service.ts';
 
@@ -54,6 +54,8 @@ describe('Idempotency-Key on writes', () => {
 
   it('a retried completion pays its coins once; a retried DELETE answers as the first did', async () => {
     const u = randomUUID();
+    // noon: no secret achievement (night_owl, early_bird) adds its coins
+    expect((await call('PUT', '/api/settings/timezone', { as: u, body: { timezone: zoneAtLocalHour(12) } })).status).toBe(200);
     const t = (await call('POST', '/api/tasks', { as: u, body: { title: 'Ten', coinValue: 10 } })).body.task;
     const key = randomUUID();
     const done = await call('POST', `/api/tasks/${t.id}/complete`, { as: u, key, body: {} });

@@ -4,7 +4,7 @@ import { notificationRequested, type NotificationRequest } from '@tasksvc/proto'
 import { createNatsBus, type Bus, type Subscription } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../../tools/system.ts';
-import { fileNats, quietLogger, testSystemConfig, until } from '../../../../tools/testenv/index.ts';
+import { fileNats, quietLogger, testSystemConfig, until, zoneAtLocalHour } from '../../../../tools/testenv/index.ts';
 import { apiClient, serveTestIdentities } from '../../test/support.ts';
 import { tasksService } from '../service.ts';
 import { localDate } from './domain/dates.ts';
@@ -39,6 +39,13 @@ afterAll(async () => {
 
 const today = () => localDate(new Date(), 'UTC');
 const addDays = (d: string, n: number) => new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+
+/** A new user whose local hour is noon: no secret achievement (night_owl, early_bird) adds coins to what a test counts. */
+async function middayUser(): Promise<string> {
+  const u = randomUUID();
+  expect((await api('PUT', '/api/settings/timezone', { as: u, body: { timezone: zoneAtLocalHour(12) } })).status).toBe(200);
+  return u;
+}
 
 async function createTask(as: string, body: Record<string, unknown>) {
   const res = await api('POST', '/api/tasks', { as, body });
@@ -121,11 +128,7 @@ describe('daily quest', () => {
 
 describe('completion side effects', () => {
   it('counts the streak and quest streak, unlocks achievements once with their coins, and undo takes back exactly the task coins', async () => {
-    const u = randomUUID();
-    // A zone where it is around noon now, so the secret night_owl / early_bird cannot fire.
-    const offset = 12 - new Date().getUTCHours();
-    const zone = offset === 0 ? 'UTC' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
-    expect((await api('PUT', '/api/settings/timezone', { as: u, body: { timezone: zone } })).status).toBe(200);
+    const u = await middayUser();
     const t = await createTask(u, { title: 'quest me', type: 'ONE_TIME', coinValue: 5 });
     expect((await api('GET', '/api/daily-quest', { as: u })).body.quest.id).toBe(t.id);
     const done = await api('POST', `/api/tasks/${t.id}/complete`, { as: u });
@@ -158,7 +161,7 @@ describe('completion side effects', () => {
 
 describe('levels come from what was earned (issue 55, bug 5)', () => {
   it('spending coins on a wish never lowers the level; undoing a completion takes its coins back from both', async () => {
-    const u = randomUUID();
+    const u = await middayUser();
     for (let i = 0; i < 4; i++) await api('POST', `/api/tasks/${(await createTask(u, { title: `ten ${i}`, coinValue: 10 })).id}/complete`, { as: u });
     const before = (await api('GET', '/api/stats', { as: u })).body;
     // 4 × 10 task coins + tasks_1 (10)
@@ -179,7 +182,7 @@ describe('levels come from what was earned (issue 55, bug 5)', () => {
     const migration = readFileSync(new URL('../../migrations/0107_coins_earned.sql', import.meta.url), 'utf8');
     const backfill = migration.split('--> statement-breakpoint')[1]!;
     // a user who earned 70 (5 × 10, tasks_1, wishlist_1) and spent 50 before the column existed
-    const spender = randomUUID();
+    const spender = await middayUser();
     for (let i = 0; i < 5; i++) await api('POST', `/api/tasks/${(await createTask(spender, { title: `t ${i}`, coinValue: 10 })).id}/complete`, { as: spender });
     const wish = await api('POST', '/api/wishlist', { as: spender, body: { title: 'Book', price: 50 } });
     await api('POST', `/api/wishlist/${wish.body.item.id}/buy`, { as: spender, body: {} });

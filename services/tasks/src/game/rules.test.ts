@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createPool, type Pool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SERVICES, startSystem, type RunningSystem } from '../../../../tools/system.ts';
-import { quietLogger, testSystemConfig } from '../../../../tools/testenv/index.ts';
+import { quietLogger, testSystemConfig, zoneAtLocalHour } from '../../../../tools/testenv/index.ts';
 import { apiClient, serveTestIdentities } from '../../test/support.ts';
 import { tasksService } from '../service.ts';
 import type { Subscription } from '@tasksvc/runtime';
@@ -265,16 +265,10 @@ describe('every achievement is reachable', () => {
     await db.query(`UPDATE tasks.profiles SET ${names.map((n, i) => `${n} = $${i + 2}`).join(', ')} WHERE user_id = $1`, [u, ...Object.values(cols)]);
   };
   const yesterday = () => addDays(today(), -1);
-  /** A zone whose local hour is `hour` now (Etc/GMT±N, sign inverted by the tz database's convention). */
-  const zoneAtHour = (hour: number) => {
-    let off = (((hour - new Date().getUTCHours()) % 24) + 24) % 24;
-    if (off > 14) off -= 24;
-    return off === 0 ? 'Etc/GMT' : off > 0 ? `Etc/GMT-${off}` : `Etc/GMT+${-off}`;
-  };
   /** Complete a task at a local hour; tried again if the hour turned between choosing the zone and completing. */
   const completeAtLocalHour = async (u: string, hour: number, key: string) => {
     for (let attempt = 0; attempt < 3 && !(await unlocked(u)).has(key); attempt++) {
-      expect((await api('PUT', '/api/settings/timezone', { as: u, body: { timezone: zoneAtHour(hour) } })).status).toBe(200);
+      expect((await api('PUT', '/api/settings/timezone', { as: u, body: { timezone: zoneAtLocalHour(hour) } })).status).toBe(200);
       await complete(u);
     }
   };
