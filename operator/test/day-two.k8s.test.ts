@@ -19,17 +19,15 @@ import {
   setHeaderOptions,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiServerBinaries, requireBinaries } from '../../tools/k8s/bins.ts';
 import { startTestCluster, type TestCluster } from '../../tools/k8s/cluster.ts';
 import { CRD_FILE } from '../../tools/k8s/gen-crd.ts';
 import { fileNats, testDatabase, until } from '../../tools/testenv/index.ts';
+import { startGatewayProcess } from '../../tools/testenv/gateway-process.ts';
 import { tcpProxy } from '../../tools/testenv/tcp-proxy.ts';
-import { freePort } from '../../services/runtime/src/ports.ts';
 import { eventually } from '../../tools/testenv/wait.ts';
 import { GROUP, PLURAL, VERSION } from '../src/crd.ts';
 import { RETAINED_ANNOTATION } from '../src/desired.ts';
@@ -62,7 +60,6 @@ spec:
         openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true }
 `;
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', () => {
   const nats = fileNats();
@@ -313,31 +310,13 @@ describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', ()
     const proxy = await tcpProxy('127.0.0.1', { host: db.hostname, port: Number(db.port) });
     const proxied = new URL(databaseUrl);
     proxied.port = String(proxy.port);
-    const port = await freePort();
-    let stderr = '';
-    const gateway = spawn(`${ROOT}node_modules/.bin/node`, ['services/gateway/src/main.ts'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: proxied.toString(),
-        AUTH_SECRET: 'dbcheck-test-secret-dbcheck-test-secret-0',
-        AUTH_TRUST_HOST: 'true',
-        NATS_URL: nats.url(),
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        DISABLE_UPDATE_CHECK: 'true',
-      },
+    const gateway = await startGatewayProcess({ databaseUrl: proxied.toString(), natsUrl: nats.url() }).catch(async (err: unknown) => {
+      await proxy.close();
+      throw err;
     });
-    gateway.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     const database = async () => cond(await getTs('dbcheck'), 'Database');
     try {
-      await until(async () => {
-        if (gateway.exitCode !== null) throw new Error(`the gateway exited with ${gateway.exitCode}:\n${stderr}`);
-        return fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
-      }, 'the gateway serving', 90_000);
-      gatewayPort = port;
+      gatewayPort = gateway.port;
       await create('dbcheck', { publicUrl: 'https://tasks.example.com', database: { secretKeyRef: { name: 'pg-app' } } });
       const url = 'http://dbcheck-gateway.apps.svc:3000/api/health';
       const up = await eventually('Database=True', async () => ((await database())?.status === 'True' ? database() : undefined));
@@ -353,7 +332,7 @@ describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', ()
       await eventually('Database=True again', async () => (await database())?.status === 'True');
     } finally {
       gatewayPort = 0;
-      gateway.kill('SIGKILL');
+      await gateway.stop();
       await proxy.close();
       await custom.deleteNamespacedCustomObject({ ...ts, name: 'dbcheck' }).catch(() => undefined);
     }

@@ -12,7 +12,7 @@ import { until } from '../testenv/index.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { startCnpgStandIn, HIBERNATION_ANNOTATION, type CnpgStandIn } from './cnpg-standin.ts';
 import { APP_NAMESPACE, applyDefaultsTaskService, defaultsTaskService, installOperator, kubectlApply, OPERATOR_NAMESPACE, TS_NAME } from './deploy.ts';
-import { requestsDuring as requestLoop } from './request-loop.ts';
+import { createTask, requestsDuring as requestLoop } from './request-loop.ts';
 import { IMAGE_TAG, imageName, imagesMissing, NATS_IMAGE, PAUSE_IMAGE, podman, POSTGRES_IMAGE, skipOrFail, TARGETS } from './images.ts';
 import { nodeClusterMissing, STORAGE_CLASS, startNodeCluster, type NodeCluster } from './node.ts';
 
@@ -106,13 +106,7 @@ describe.skipIf(skip)("one-node cluster on the operator's defaults (issue 59)", 
     const cron = await json<{ items: { spec: { suspend?: boolean; schedule: string } }[] }>('get', 'cronjobs', '-n', APP_NAMESPACE);
     expect(cron.items.map((j) => j.spec.suspend ?? false)).toEqual([false]);
     expect(await c().kubectl('get', 'secret', GENERATED_SECRET, '-n', APP_NAMESPACE, '-o', 'jsonpath={.data.NATS_PASSWORD}')).not.toBe('');
-    const res = await fetch(`${gatewayUrl}/api/tasks`, {
-      method: 'POST',
-      headers: { authorization, 'content-type': 'application/json' },
-      body: JSON.stringify({ title: 'created on the defaults' }),
-    });
-    expect(res.status).toBe(201);
-    taskId = ((await res.json()) as { task: { id: string } }).task.id;
+    taskId = await createTask(gatewayUrl, authorization, 'created on the defaults');
     const db = await until(async () => (await condition('Database'))?.status === 'True' && condition('Database'), 'Database=True', 60_000);
     log(`Database: ${db ? `${db.reason}: ${db.message}` : '?'}`);
     expect(await condition('Ready')).toMatchObject({ status: 'True' });

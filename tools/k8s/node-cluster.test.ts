@@ -14,7 +14,7 @@ import { createLogger, createPool, type Pool } from '@tasksvc/runtime';
 import { fileNats, testDatabase, until } from '../testenv/index.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { APP_NAMESPACE, applyTaskService, forward, installOperator, kubectlApply, OPERATOR_NAMESPACE, taskService, TS_NAME } from './deploy.ts';
-import { requestsDuring as requestLoop } from './request-loop.ts';
+import { createTask, requestsDuring as requestLoop } from './request-loop.ts';
 import { imageName, imagesMissing, PAUSE_IMAGE, podman, skipOrFail, TARGETS } from './images.ts';
 import { HOST_IP, inNode, NODE_IP, NODE_NAME, nodeClusterMissing, OUTSIDE_IP, SERVICE_CIDR, startNodeCluster, type NodeCluster } from './node.ts';
 
@@ -154,13 +154,7 @@ describe.skipIf(skip)('one-node cluster', () => {
 
   it('a task is created through the gateway Service', async () => {
     ({ authorization } = await createUserWithApiKey(pool as Pool));
-    const res = await fetch(`${gatewayUrl}/api/tasks`, {
-      method: 'POST',
-      headers: { authorization, 'content-type': 'application/json' },
-      body: JSON.stringify({ title: 'created through a Kubernetes Service' }),
-    });
-    expect(res.status).toBe(201);
-    taskId = ((await res.json()) as { task: { id: string } }).task.id;
+    taskId = await createTask(gatewayUrl, authorization, 'created through a Kubernetes Service');
     const read = await fetch(`${gatewayUrl}/api/tasks/${taskId}`, { headers: { authorization } });
     expect(read.status).toBe(200);
   });

@@ -34,3 +34,14 @@ export async function requestsDuring(
   }
   return { requests, failures };
 }
+
+/** POST a task through the gateway at `baseUrl`; its id (a request that is not a 201 throws with the answer). */
+export async function createTask(baseUrl: string, authorization: string, title: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/tasks`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ title }),
+  });
+  if (res.status !== 201) throw new Error(`POST ${baseUrl}/api/tasks: HTTP ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { task: { id: string } }).task.id;
+}

@@ -1,15 +1,13 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { buildGateway } from '@tasksvc/gateway';
 import { createMemoryBus, createPool, freePort, type Pool } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGatewayProcess } from '../testenv/gateway-process.ts';
 import { fileNats, quietLogger, testConfig, testDatabase } from '../testenv/index.ts';
 
 // The manifest the image is built from: read here independently of the runtime's VERSION constant.
 const ROOT_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const COMMIT = '3f2a9c1d4e5b6a7988776655443322110fedcba9';
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const log = quietLogger('health-version');
 const nats = fileNats();
@@ -46,49 +44,13 @@ async function getHealth(base: string): Promise<{ status: number; body: Record<s
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-/** The gateway as the image runs it: its own process, configured only by environment variables. */
-async function startGatewayProcess(extraEnv: Record<string, string>): Promise<{ base: string; stop: () => Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(`${ROOT}node_modules/.bin/node`, ['services/gateway/src/main.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: databaseUrl,
-      AUTH_SECRET: 'release-test-secret-release-test-secret',
-      AUTH_TRUST_HOST: 'true',
-      NATS_URL: nats.url(),
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      DISABLE_UPDATE_CHECK: 'true',
-      ...extraEnv,
-    },
-  });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const base = `http://127.0.0.1:${port}`;
-  // Wait until it is ready (200, database reached) or dies: readiness, not a timing assertion.
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${stderr}`);
-    const ready = await fetch(`${base}/api/health`).then((r) => r.status === 200, () => false);
-    if (ready) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    base,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
+/** The gateway process with `extraEnv`, ready once /api/health answers 200 (the database reached). */
+const gatewayProcess = (extraEnv: Record<string, string>) => startGatewayProcess({ databaseUrl, natsUrl: nats.url(), env: extraEnv, readyPath: '/api/health' });
 
 describe('health version and commit of the running gateway', () => {
   it('reports SERVICE_COMMIT from the environment of a gateway process, null without it', async () => {
     for (const [env, commit] of [[{ SERVICE_COMMIT: COMMIT }, COMMIT], [{}, null]] as const) {
-      const gw = await startGatewayProcess(env);
+      const gw = await gatewayProcess(env);
       try {
         const { status, body } = await getHealth(gw.base);
         expect(status).toBe(200);

@@ -1,0 +1,56 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '@tasksvc/runtime';
+import { until } from './wait.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface GatewayProcess {
+  base: string;
+  port: number;
+  /** SIGTERM, resolved once it exited */
+  stop(): Promise<void>;
+}
+
+/**
+ * The gateway as the image runs it: its own process on loopback, configured only by environment
+ * variables (`env` adds to or replaces the defaults). Resolves once `readyPath` answers 200; a gateway
+ * that exits first fails with its stderr.
+ */
+export async function startGatewayProcess(o: { databaseUrl: string; natsUrl: string; env?: Record<string, string>; readyPath?: string }): Promise<GatewayProcess> {
+  const port = await freePort();
+  const child = spawn(`${ROOT}node_modules/.bin/node`, ['services/gateway/src/main.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: o.databaseUrl,
+      AUTH_SECRET: 'gateway-process-test-secret-gateway-process',
+      AUTH_TRUST_HOST: 'true',
+      NATS_URL: o.natsUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      DISABLE_UPDATE_CHECK: 'true',
+      ...o.env,
+    },
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const base = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await until(async () => {
+      if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}:\n${stderr}`);
+      return fetch(`${base}${o.readyPath ?? '/readyz'}`).then((r) => r.status === 200, () => false);
+    }, 'the gateway process ready', 90_000);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { base, port, stop };
+}
