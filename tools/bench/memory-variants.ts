@@ -6,8 +6,8 @@
  * e.g. `base='--max-semi-space-size=16|' arena='--max-semi-space-size=16|MALLOC_ARENA_MAX=2'`
  * (FLAGS space-separated node flags; ENV space-separated KEY=VALUE; KIND `no-defer`: bundles built without
  * tools/build/bundle.ts's deferredRequires, `base`: bundled from the checkout --base DIR (with its own
- * node_modules, e.g. a worktree of main) without it, so a change to the source is measured in the same
- * run). The six services are bundled once
+ * node_modules, e.g. a worktree of main) by that checkout's own bundle.ts, so a change to the source or
+ * the bundler is measured in the same run). The six services are bundled once
  * per kind (tools/build/bundle.ts); each variant then runs them as a cluster of its own (tools/chaos/cluster.ts,
  * with STANDALONE_ENV unless the variant sets those variables),
  * one variant at a time: VmRSS and Pss of each process `--idle` s after all are ready, and with --load
@@ -55,8 +55,9 @@ try {
     if (kind !== '' && kind !== 'no-defer' && kind !== 'base') throw new Error(`unknown bundle kind ${kind}`);
     if (kind === 'base' && !values.base) throw new Error('the kind base needs --base DIR');
     if (!bundles.has(kind)) {
-      const from = kind === 'base' ? `${values.base!.replace(/\/$/, '')}/` : root;
-      const files = await bundleProcesses(from, join(dir, `bundles${kind}`), [...CLUSTER_SERVICES], { ascii: values.ascii, defer: kind === '' });
+      const base = `${values.base?.replace(/\/$/, '')}/`;
+      const bundler = kind === 'base' ? ((await import(join(base, 'tools/build/bundle.ts'))) as { bundleProcesses: typeof bundleProcesses }).bundleProcesses : bundleProcesses;
+      const files = await bundler(kind === 'base' ? base : root, join(dir, `bundles${kind}`), [...CLUSTER_SERVICES], { ascii: values.ascii, defer: kind !== 'no-defer' });
       bundles.set(kind, Object.fromEntries(CLUSTER_SERVICES.map((n) => [n, files.get(n)!.main])));
     }
     return bundles.get(kind)!;
