@@ -162,7 +162,11 @@ imports nodemailer and web-push** with its first mail and its first push (alone,
 3.9 and 1.3 MB of heap; notifier idle 127.6, 131.0 → 123.0–125.5 MB); and the bundles **defer
 nkeys/tweetnacl and prom-client's OpenTelemetry API** (\`tools/build/bundle.ts\` deferredRequires) until
 nkey/JWT authentication or an exemplar uses them: 0.25 MB less heap kept per service, RSS within the
-noise. Not yet cut: the gateway's \`glob\` (through \`@fastify/static\`'s \`wildcard: false\`, which globs
+noise. Later still (load 10–13, against main's bundles): the **gateway gives fastify stand-in schema
+compilers** (\`services/gateway/src/app.ts\` NO_FASTIFY_SCHEMAS: no route declares a fastify schema, the
+zod schemas validate, yet fastify required Ajv and its serializer compiler for every instance, ~110
+modules and 1.5 MB of heap; a fastify schema is now refused at start): gateway idle 137.3, 137.1 →
+134.8, 136.0 MB, after the load 157.4, 172.5 → 152.8, 168.7. Not yet cut: the gateway's \`glob\` (through \`@fastify/static\`'s \`wildcard: false\`, which globs
 the UI folder at start; 0.6 MB of heap alone) and \`semver\` (fastify's plugin version check at start,
 0.3 MB); \`@tasksvc/proto\`'s zod schemas of every service's routes, ~4 MB of heap in each process (a bundle of it alone against zod alone), the
 largest single item after node itself.
