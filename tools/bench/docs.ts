@@ -166,7 +166,11 @@ noise. Later still (load 10–13, against main's bundles): the **gateway gives f
 compilers** (\`services/gateway/src/app.ts\` NO_FASTIFY_SCHEMAS: no route declares a fastify schema, the
 zod schemas validate, yet fastify required Ajv and its serializer compiler for every instance, ~110
 modules and 1.5 MB of heap; a fastify schema is now refused at start): gateway idle 137.3, 137.1 →
-134.8, 136.0 MB, after the load 157.4, 172.5 → 152.8, 168.7. Not yet cut: the gateway's \`glob\` (through \`@fastify/static\`'s \`wildcard: false\`, which globs
+134.8, 136.0 MB, after the load 157.4, 172.5 → 152.8, 168.7. The four together (bundles of 405e527
+against 50107e6, interleaved, load 9–11): gateway idle 143.1, 142.7 → 135.7, 134.6 MB, after the load
+176.8, 165.2 → 149.4, 159.7; notifier idle 131.0, 128.0 → 122.7, 126.1; the other four unchanged
+within ±2.5 MB; the six idle together 780.8, 780.1 → 763.6, 767.8 MB (every process read ~125 MB idle
+in these runs, before and after alike, against 100–119 in the runs above). Not yet cut: the gateway's \`glob\` (through \`@fastify/static\`'s \`wildcard: false\`, which globs
 the UI folder at start; 0.6 MB of heap alone) and \`semver\` (fastify's plugin version check at start,
 0.3 MB); \`@tasksvc/proto\`'s zod schemas of every service's routes, ~4 MB of heap in each process (a bundle of it alone against zod alone), the
 largest single item after node itself.
