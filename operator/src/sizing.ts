@@ -125,8 +125,8 @@ export function replicasFor(svc: ServiceName, rps: number): number {
 
 /**
  * The default requests, per service, below the limits (Burstable QoS): the scheduler places pods by
- * their requests, so six services' worth of 512Mi/500m pairs (12 pods: 6 GiB, 6 cores) would not fit
- * the small node their measured use does; each pod can still use up to the limit where the node has it.
+ * their requests, so six services' worth of 512Mi/500m pairs (12 pods: 6 GiB, 6 cores) would need a
+ * node far larger than their measured use; each pod can still use up to its limit where the node has it.
  *
  * Memory: the measured peak plus MEMORY_HEADROOM_MI, rounded up to MEMORY_STEP_MI. Under memory
  * pressure the kubelet evicts first the pods furthest above their requests, so a request that covers

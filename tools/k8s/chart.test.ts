@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { customResourceDefinition, SERVICES } from '../../operator/src/crd.ts';
+import { API_VERSION, customResourceDefinition, KIND, SERVICES } from '../../operator/src/crd.ts';
 import { desiredChildren } from '../../operator/src/desired.ts';
 import { DEFAULT_REPLICAS, defaultRequests, POD_LIMITS, sizingTable } from '../../operator/src/sizing.ts';
 import { validateObject } from '../../operator/test/validate.ts';
@@ -283,6 +283,48 @@ describe.skipIf(!helmGate.run)('helm chart (L4)', () => {
       const db = stored.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.database;
       expect(db.properties.managed.properties.deletionPolicy).toMatchObject({ default: 'Retain', enum: ['Retain', 'Delete'] });
       expect(db.description).toBe((customResourceDefinition() as any).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.database.description);
+    });
+
+    it('from the CRD that defaulted spec.resources: a TaskService stored then keeps request = limit; the documented patch removes the pair for good and its pods get the per-service requests (issue 59 #12)', () => {
+      const crd = 'crd/taskservices.tasks.example.io';
+      const ns = ['-n', 'resources-upgrade'];
+      // the CRD before the per-service requests: spec.resources defaulted to one pair
+      const previous = structuredClone(customResourceDefinition()) as any;
+      const resources = previous.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.resources;
+      resources.default = {};
+      resources.properties.memory.default = POD_LIMITS.memory;
+      resources.properties.cpu.default = POD_LIMITS.cpu;
+      const ts = { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'old', namespace: 'resources-upgrade' }, spec: { publicUrl: 'https://tasks.example.com', database: { secretKeyRef: { name: 'pg-app' } } } };
+      for (const [args, input] of [
+        [['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify(previous)],
+        [['wait', '--for=condition=Established', crd, '--timeout=60s']],
+        [['create', 'namespace', 'resources-upgrade']],
+        [['create', '-f', '-'], JSON.stringify(ts)],
+        // the new CRD, as docs/kubernetes.md "Upgrading" applies it
+        [['apply', '--server-side', '--force-conflicts', '-f', join(CHART_DIR, 'crds')]],
+      ] as [string[], string?][]) {
+        const r = kubectl(args, input);
+        expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+      }
+      const get = () => JSON.parse(kubectl(['get', 'tsvc', 'old', ...ns, '-o', 'json']).stdout);
+      const podResources = (obj: any) =>
+        Object.fromEntries(
+          desiredChildren(obj, { cronJobApiVersion: 'batch/v1' })
+            .filter((o: any) => o.kind === 'Deployment')
+            .map((d: any) => [d.metadata.name.slice('old-'.length), d.spec.template.spec.containers[0].resources]),
+        );
+      const pair = { memory: POD_LIMITS.memory, cpu: POD_LIMITS.cpu };
+      expect(get().spec.resources).toEqual(pair);
+      for (const [svc, r] of Object.entries(podResources(get()))) expect(r, svc).toEqual({ requests: pair, limits: pair });
+      // exactly as docs/kubernetes.md "Sizing" says
+      const patched = kubectl(['patch', 'tsvc', 'old', ...ns, '--type', 'json', '-p', '[{"op":"remove","path":"/spec/resources"}]']);
+      expect(patched.status, patched.stderr).toBe(0);
+      // an unrelated update later (the API server defaults on every write) does not bring the pair back
+      expect(kubectl(['label', 'tsvc', 'old', ...ns, 'touched=yes']).status).toBe(0);
+      expect(get().spec).not.toHaveProperty('resources');
+      const after = podResources(get());
+      expect(Object.keys(after).sort()).toEqual([...SERVICES].sort());
+      for (const svc of SERVICES) expect(after[svc], svc).toEqual({ requests: defaultRequests(svc), limits: POD_LIMITS });
     });
 
     it('helm upgrade from the previous chart, after the documented CRD apply (issue 59 #9)', () => {
