@@ -294,6 +294,9 @@ const isRingService = (svc: ServiceName): svc is RingService => (RING_SERVICES a
 /** The Secret holding one ring service's derived ring. */
 export const subkeysSecretName = (ts: TaskService, svc: RingService): string => `${ts.metadata.name}-${svc}-keys`;
 
+/** A derived ring's checksum in its Deployment's pod template (SUBKEYS_CHECKSUM_ANNOTATION): a new ring rolls the pods. */
+export const subkeysChecksum = (derivedRing: string): string => createHash('sha256').update(derivedRing).digest('hex').slice(0, 16);
+
 /**
  * Pure: from the master ring's value (SECRETS_KEYRING as the referenced or generated Secret holds it),
  * one Secret per ring service with only that service's derived ring, and each ring's checksum for its
@@ -305,7 +308,7 @@ export function subkeySecrets(ts: TaskService, masterRing: string): { objects: K
   const checksums = {} as Record<RingService, string>;
   const objects = RING_SERVICES.map((svc): KubeObject => {
     const value = deriveSubkeys(ring, svc);
-    checksums[svc] = createHash('sha256').update(value).digest('hex').slice(0, 16);
+    checksums[svc] = subkeysChecksum(value);
     return {
       apiVersion: 'v1',
       kind: 'Secret',

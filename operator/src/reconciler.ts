@@ -20,6 +20,7 @@ import {
   ownerReference,
   wiring,
   subkeySecrets,
+  subkeysChecksum,
   MANAGED_BY,
   needsFinalizer,
   objectKey,
@@ -313,9 +314,9 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
     const source = await client.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name: ref.name, namespace: ts.metadata.namespace } });
     const b64 = (source?.data as Record<string, string> | undefined)?.[ref.key];
     const waiting = 'the webhook and notifier Deployments keep their derived rings as they are (new pods wait for them)';
-    if (!b64) return { condition: { type: 'KeyRing', status: 'False', reason: 'KeyRingMissing', message: `Secret ${ref.name} holds no key ${ref.key} (SECRETS_KEYRING): ${waiting}` } };
+    if (!b64) return { checksums: await currentSubkeyChecksums(ts, w), condition: { type: 'KeyRing', status: 'False', reason: 'KeyRingMissing', message: `Secret ${ref.name} holds no key ${ref.key} (SECRETS_KEYRING): ${waiting}` } };
     const derived = subkeySecrets(ts, Buffer.from(b64, 'base64').toString('utf8').trim());
-    if (typeof derived === 'string') return { condition: { type: 'KeyRing', status: 'False', reason: 'KeyRingInvalid', message: `Secret ${ref.name} key ${ref.key} (SECRETS_KEYRING): ${derived}; ${waiting}` } };
+    if (typeof derived === 'string') return { checksums: await currentSubkeyChecksums(ts, w), condition: { type: 'KeyRing', status: 'False', reason: 'KeyRingInvalid', message: `Secret ${ref.name} key ${ref.key} (SECRETS_KEYRING): ${derived}; ${waiting}` } };
     const foreign: string[] = [];
     for (const obj of derived.objects) {
       const existing = await client.get(obj);
@@ -328,11 +329,27 @@ export function createReconciler(opts: ReconcilerOptions): (key: string) => Prom
       await client.apply(obj);
       log.info({ key: `${ts.metadata.namespace}/${ts.metadata.name}`, secret: obj.metadata.name, keyIds: derived.keyIds }, 'wrote a derived key ring');
     }
-    if (foreign.length) return { condition: { type: 'KeyRing', status: 'False', reason: 'ForeignObject', message: `refusing to overwrite Secrets the operator did not create (delete or rename them): ${foreign.join(', ')}` } };
+    if (foreign.length) return { checksums: await currentSubkeyChecksums(ts, w), condition: { type: 'KeyRing', status: 'False', reason: 'ForeignObject', message: `refusing to overwrite Secrets the operator did not create (delete or rename them): ${foreign.join(', ')}` } };
     return {
       checksums: derived.checksums,
       condition: { type: 'KeyRing', status: 'True', reason: 'Derived', message: `webhook and notifier each hold only their own ring derived from Secret ${ref.name} (key ids ${derived.keyIds.join(', ')})` },
     };
+  }
+
+  /**
+   * The checksums of the derived rings the pods read now. Where the master is missing or refused the
+   * derived Secrets stay as they are, so the pod templates must keep these too: without them the
+   * webhook and notifier Deployments lost their checksum annotation and rolled (twice: once more when
+   * the master came back) while nothing they use had changed.
+   */
+  async function currentSubkeyChecksums(ts: TaskService, w: Wiring): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const [svc, ref] of Object.entries(w.subkeys)) {
+      const secret = await client.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name: ref.name, namespace: ts.metadata.namespace } });
+      const b64 = (secret?.data as Record<string, string> | undefined)?.[ref.key];
+      if (b64) out[svc] = subkeysChecksum(Buffer.from(b64, 'base64').toString('utf8'));
+    }
+    return out;
   }
 
   /**

@@ -30,7 +30,7 @@ import { startGatewayProcess } from '../../tools/testenv/gateway-process.ts';
 import { tcpProxy } from '../../tools/testenv/tcp-proxy.ts';
 import { eventually } from '../../tools/testenv/wait.ts';
 import { GROUP, PLURAL, VERSION } from '../src/crd.ts';
-import { RETAINED_ANNOTATION } from '../src/desired.ts';
+import { RETAINED_ANNOTATION, SUBKEYS_CHECKSUM_ANNOTATION } from '../src/desired.ts';
 import { ACCEPT_KEYS_ANNOTATION } from '../src/keys.ts';
 import { runOperator, type RunningOperator } from '../src/operator.ts';
 import { fetchGatewayHealth, gatewayHealthUrl } from '../src/reconciler.ts';
@@ -251,6 +251,10 @@ describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', ()
     expect(Object.keys(recorded).sort()).toEqual(generated);
     expect(generated).toEqual(expect.arrayContaining(['AUTH_SECRET', 'CRON_SECRET', 'TOTP_ENCRYPTION_KEY', 'NATS_USER', 'NATS_PASSWORD']));
     expect(JSON.stringify(recorded)).not.toContain(original.AUTH_SECRET); // checksums, never values
+    // the derived rings' checksums in the webhook and notifier pod templates: a lost master must not roll those pods
+    const ringChecksums = async () =>
+      Promise.all(['webhook', 'notifier'].map(async (svc) => (await apps.readNamespacedDeployment({ name: `keys-${svc}`, namespace: NS })).spec?.template.metadata?.annotations?.[SUBKEYS_CHECKSUM_ANNOTATION]));
+    const ringsBefore = await eventually('derived ring checksums in the pod templates', async () => ((await ringChecksums()).every(Boolean) ? ringChecksums() : undefined));
 
     const t0 = Date.now();
     await core.deleteNamespacedSecret({ name: 'keys-generated', namespace: NS });
@@ -274,10 +278,12 @@ describe.skipIf(!gate.run)('issue 59: day two against a real kube-apiserver', ()
     });
     expect(await gone(() => secret('keys-generated'))).toBe(true);
     expect((await getTs('keys')).status.keyChecksums).toEqual(recorded);
+    expect(await ringChecksums()).toEqual(ringsBefore);
 
     // restored from a backup: intact again
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'keys-generated' }, data: original } });
     await eventually('KeysIntact', async () => cond(await getTs('keys'), 'KeyMaterial')?.reason === 'KeysIntact');
+    expect(await ringChecksums()).toEqual(ringsBefore);
 
     // lost again, and this time the admin accepts new values for exactly this loss
     await core.deleteNamespacedSecret({ name: 'keys-generated', namespace: NS });
