@@ -5,17 +5,15 @@
  * back, requests succeed again without a restart. The one-node cluster test does the same with pods
  * (tools/k8s/node-cluster.test.ts).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { authService } from '@tasksvc/auth';
 import { createLogger, createNatsBus, createPool, freePort, startService, type Bus, type Pool, type RunningService } from '@tasksvc/runtime';
 import { tasksService } from '@tasksvc/tasks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnGatewayProcess, type GatewayProcess } from '../testenv/gateway-process.ts';
 import { fileNats, testConfig, testDatabase, until } from '../testenv/index.ts';
 import { tcpProxy, type TcpProxy } from '../testenv/tcp-proxy.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 
-const root = new URL('../..', import.meta.url).pathname;
 const log = createLogger('db-outage', 'silent');
 
 describe('a database outage', () => {
@@ -23,8 +21,7 @@ describe('a database outage', () => {
   let proxy: TcpProxy;
   let proxiedUrl = '';
   let directPool: Pool;
-  let gateway: ChildProcess | undefined;
-  let stderr = '';
+  let gateway: GatewayProcess | undefined;
   let port = 0;
   let healthPort = 0;
   const running: RunningService[] = [];
@@ -39,11 +36,11 @@ describe('a database outage', () => {
     proxied.port = String(proxy.port);
     proxiedUrl = proxied.toString();
     directPool = createPool(databaseUrl, log);
-    [port, healthPort] = [await freePort(), await freePort()];
+    healthPort = await freePort();
   });
 
   afterAll(async () => {
-    gateway?.kill('SIGKILL');
+    await gateway?.stop();
     for (const s of running) await s.stop();
     for (const b of buses) await b.close();
     for (const p of [...pools, directPool]) await p?.end();
@@ -58,26 +55,10 @@ describe('a database outage', () => {
 
   it('a gateway started while the database is down is alive, says it waits, and serves once the database is back', async () => {
     await proxy.outage();
-    gateway = spawn(join(root, 'node_modules', '.bin', 'node'), ['services/gateway/src/main.ts'], {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: proxiedUrl,
-        AUTH_SECRET: 'outage-test-secret-outage-test-secret-0',
-        AUTH_TRUST_HOST: 'true',
-        NATS_URL: nats.url(),
-        PORT: String(port),
-        HEALTH_PORT: String(healthPort),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        DISABLE_UPDATE_CHECK: 'true',
-      },
-    });
-    gateway.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const alive = () => {
-      if (gateway?.exitCode !== null) throw new Error(`the gateway exited with ${gateway?.exitCode}:\n${stderr}`);
-    };
+    const g = await spawnGatewayProcess({ databaseUrl: proxiedUrl, natsUrl: nats.url(), env: { HEALTH_PORT: String(healthPort), AUTH_SECRET: 'outage-test-secret-outage-test-secret-0' } });
+    gateway = g;
+    port = g.port;
+    const alive = () => g.alive();
     // The reason is set after a failed attempt: the gateway met the outage and is still there.
     const waiting = await until(async () => {
       alive();
@@ -128,6 +109,6 @@ describe('a database outage', () => {
     await proxy.restore();
     await until(async () => (await tasks())?.status === 200, 'GET /api/tasks 200 once the database is back', 60_000);
     console.log(`[db-outage] first 200 ${((Date.now() - back) / 1000).toFixed(1)} s after the database came back`);
-    expect(gateway?.exitCode).toBeNull();
+    expect(() => gateway!.alive()).not.toThrow();
   }, 120_000);
 });
