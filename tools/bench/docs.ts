@@ -170,10 +170,25 @@ modules and 1.5 MB of heap; a fastify schema is now refused at start): gateway i
 against 50107e6, interleaved, load 9–11): gateway idle 143.1, 142.7 → 135.7, 134.6 MB, after the load
 176.8, 165.2 → 149.4, 159.7; notifier idle 131.0, 128.0 → 122.7, 126.1; the other four unchanged
 within ±2.5 MB; the six idle together 780.8, 780.1 → 763.6, 767.8 MB (every process read ~125 MB idle
-in these runs, before and after alike, against 100–119 in the runs above). Not yet cut: the gateway's \`glob\` (through \`@fastify/static\`'s \`wildcard: false\`, which globs
-the UI folder at start; 0.6 MB of heap alone) and \`semver\` (fastify's plugin version check at start,
-0.3 MB); \`@tasksvc/proto\`'s zod schemas of every service's routes, ~4 MB of heap in each process (a bundle of it alone against zod alone), the
-largest single item after node itself.
+in these runs, before and after alike, against 100–119 in the runs above). Then (2026-12-07
+03:13–03:20 UTC, load 12–17, against main's bundles, interleaved twice): **a route's bus request is
+built with its first read** (\`proto/src/http.ts\` defineRoute: the call object around a route's params,
+query and body, one per route, 112, which only the serving service parses with; the gateway sends calls
+built from checked parts). Heap after importing a service's bundle (two full collections): gateway
+17.15 → 16.59 MB, tasks 15.70 → 15.39, auth 12.81 → 12.68, notifier, webhook and scheduler 0.01–0.06
+less; RSS of the six idle together 584.4, 587.8 → 579.7, 577.2 MB (10 of the 12 processes lower, each
+within the ±2.5 MB noise), after the load alike (663.1, 662.1 → 663.1, 667.8). The ~4 MB of proto's
+schemas read earlier is a bundle that keeps every export; in a service's bundle V8 keeps only the
+schemas its code refers to (the scheduler's bundle builds all 112 routes at import and keeps 630 zod
+schemas), so after the cut a service keeps gateway 2,152 (2,824 before), tasks 1,723 (2,107), auth
+714 (864), notifier 680 (746), webhook 646, scheduler 630, ~1.9 KB each with their closures: all
+are still built at start, and the gateway keeps every route's params, query, body and reply schemas.
+Checked and not cut: \`glob\` (0.6 MB of heap alone) is required at the top of \`@fastify/static\`
+whatever \`wildcard\` says; avoiding it takes \`wildcard: true\` (one GET/HEAD route that looks every file
+up per request with its path-spelling check, serves files added after start, and by its code answers
+a non-canonical path such as \`//x\` 403 where the app shell answers now) plus a deferred require in
+the bundle: not worth 0.6 MB. \`semver\` (0.3 MB) is called by fastify's version check for every plugin
+that declares a fastify range, \`@fastify/static\` among them (\`5.x\`), so it loads at start anyway.
 Idle, each bundled service still holds ~100–125 MB RSS (PSS 46–77; 100.7–118.9 after all four cuts): ~52 MB node's executable's pages
 (shared between processes, ~38 of them for node alone), ~35 MB V8's heap (11 MB of it the young
 generation the 16 MB semi-space keeps after start-up; 4 MB with a 2 MB one), ~10 MB malloc; the
