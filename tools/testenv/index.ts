@@ -8,7 +8,7 @@ import { createDatabase, createLogger, createPool, freePort, loadConfig, startLo
 export { serveTestIdentities } from './identity.ts';
 import { startNats, type LocalNats } from './nats.ts';
 export { startNats, type LocalNats };
-export { startNatsCluster, type LocalNatsCluster } from './nats.ts';
+export { startNatsCluster, type LocalNatsCluster, type LocalNatsClusterServer } from './nats.ts';
 export { eventually, until, waitForPort } from './wait.ts';
 export { zoneAtLocalHour } from './clock.ts';
 

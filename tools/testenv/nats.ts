@@ -78,6 +78,8 @@ export type NatsClusterConfigOptions = NatsServerConfigOptions & { host: string 
 export interface LocalNatsClusterServer {
   name: string;
   port: number;
+  /** the server's monitoring endpoint (http_port), e.g. `${monitorUrl}/jsz` */
+  monitorUrl: string;
   pid(): number | undefined;
   /** SIGKILL: no shutdown, no flush */
   kill(): Promise<void>;
@@ -117,7 +119,7 @@ export async function startNatsCluster(opts: { size?: number; render: (o: NatsCl
     );
     const name = `nats-${i}`;
     const proc = serverProcess(bin, ['-c', conf], p.client, { NATS_SERVER_NAME: name, NATS_USER: user, NATS_PASSWORD: password, [NATS_CONFIG_PASSWORD]: quotedForNatsConfig(password), ...routes });
-    return { name, port: p.client, pid: proc.pid, kill: proc.kill, start: proc.start, stop: proc.stop };
+    return { name, port: p.client, monitorUrl: `http://127.0.0.1:${p.monitor}`, pid: proc.pid, kill: proc.kill, start: proc.start, stop: proc.stop };
   });
   await Promise.all(servers.map((s) => s.start()));
   return {
