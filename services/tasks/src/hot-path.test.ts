@@ -203,6 +203,44 @@ describe('the request path of a task create and a list', () => {
     }
   });
 
+  it('an undo of a completion that did nothing beyond its own task is three statements in its transaction (ONE_TIME and RECURRING), its answer as before', async () => {
+    const relay = /pg_advisory|^SELECT id, subject, payload|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|^SELECT 1 FROM "[^"]+"\.outbox|AS pending/;
+    const request = () => sent.filter((q) => !relay.test(q.trim()));
+    const userId = randomUUID();
+    const completeFor = (id: string) => bus.request(tasksApi.complete.rpc, call(userId, {}, { id }) as never);
+    const undoFor = (id: string) => bus.request(tasksApi.undoComplete.rpc, call(userId, undefined, { id }) as never);
+    const coins = async () => (await pool.query<{ coins: number; earned: number }>('SELECT coins, coins_earned AS earned FROM tasks.profiles WHERE user_id = $1', [userId])).rows[0]!;
+    const warm = (await createFor(userId, { title: 'warm-up', coinValue: 3 })).task;
+    await completeFor(warm.id);
+    await undoFor(warm.id);
+    const daily = { type: 'RECURRING', recurrenceType: 'INTERVAL', recurrenceInterval: 1 };
+    for (const body of [{ type: 'ONE_TIME' }, { type: 'DAILY_ELIGIBLE' }, daily]) {
+      const { task } = await createFor(userId, { title: `simple ${body.type}`, coinValue: 2, ...body });
+      const before = await coins();
+      await completeFor(task.id);
+      sent.length = 0;
+      const undone = await undoFor(task.id);
+      const statements = request();
+      expect({ completedAt: undone.task.completedAt, nextDueDate: undone.task.nextDueDate, coinsRemoved: undone.coinsRemoved, coins: undone.coins }).toEqual({
+        completedAt: null,
+        nextDueDate: task.nextDueDate,
+        coinsRemoved: 2,
+        coins: before.coins,
+      });
+      expect(await coins()).toEqual(before);
+      // BEGIN, the caller's profile with the task (its family locked), the undo (completion, task, coins), the event and the quest, COMMIT
+      expect(statements, statements.join('\n---\n')).toHaveLength(5);
+      const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM tasks.task_completions WHERE task_id = $1', [task.id]);
+      expect(Number(rows[0]!.n)).toBe(0);
+      const events = await pool.query<{ due: string | null }>(
+        `SELECT payload->'payload'->'task'->>'dueDate' AS due FROM tasks.outbox WHERE subject = 'events.task.updated' AND payload->'payload'->'task'->>'id' = $1`,
+        [task.id],
+      );
+      expect(events.rows, 'one task.updated, of the task as the undo left it').toEqual([{ due: body.type === 'RECURRING' ? task.nextDueDate : null }]);
+      await expect(undoFor(task.id)).rejects.toMatchObject({ code: 'CONFLICT' });
+    }
+  });
+
   it("dates a completion in the profile's zone even when another replica changed it (the remembered zone is only a guess)", async () => {
     const userId = randomUUID();
     const completeFor = (id: string) => bus.request(tasksApi.complete.rpc, call(userId, {}, { id }) as never);

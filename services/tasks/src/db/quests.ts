@@ -200,12 +200,35 @@ export async function completeQuestOf(
   return rows.map((r) => r.localDate);
 }
 
-/** After an undo: the quest of that day (or the day before) is open again. */
-export async function reopenQuest(db: Queryable, userId: string, localDate: string, taskId: string): Promise<void> {
-  await orm(db)
-    .update(dailyQuests)
-    .set({ completedAt: null })
-    .where(and(eq(dailyQuests.userId, userId), sql`${dailyQuests.localDate} IN (${localDate}::date, ${localDate}::date - 1)`, eq(dailyQuests.taskId, taskId)));
+const questReopen = new Map<string, Statement>();
+/** The quest `taskId` completed (of `localDate` or the day before) open again; with a task event's outbox row (in `schema`) written first when given. */
+function questReopenStatement(outboxSchema: string | null) {
+  const key = outboxSchema ?? '';
+  let s = questReopen.get(key);
+  if (!s) {
+    const reopen = sql`UPDATE ${dailyQuests} SET ${names(dailyQuests.completedAt)} = NULL
+         WHERE ${dailyQuests.userId} = ${p('userId')} AND ${dailyQuests.localDate} IN (${p('localDate')}::date, ${p('localDate')}::date - 1) AND ${dailyQuests.taskId} = ${p('taskId')}`;
+    s = statement(
+      outboxSchema
+        ? sql`WITH o AS (
+              INSERT INTO ${sql.identifier(outboxSchema)}.outbox (id, subject, payload, traceparent) VALUES (${p('outboxId')}::uuid, ${p('subject')}, ${p('payload')}::jsonb, ${p('traceparent')})
+            )
+            ${reopen}`
+        : reopen,
+    );
+    questReopen.set(key, s);
+  }
+  return s;
+}
+
+/**
+ * After an undo: the quest of that day (or the day before) is open again; `event`: a task event's
+ * outbox row to write in the same statement first (the caller kicks the relay after the commit).
+ */
+export async function reopenQuest(db: Queryable, userId: string, localDate: string, taskId: string, event?: { schema: string; row: OutboxRowValues }): Promise<void> {
+  const values: Record<string, unknown> = { userId, localDate, taskId };
+  if (event) Object.assign(values, { outboxId: event.row.id, subject: event.row.subject, payload: event.row.payload, traceparent: event.row.traceparent });
+  await questReopenStatement(event?.schema ?? null).run(db, values);
 }
 
 // ─── postponements ─────────────────────────────────────────────────────────────────────────

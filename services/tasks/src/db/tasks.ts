@@ -798,6 +798,91 @@ export async function popCompletion(q: Queryable, userId: string, taskId: string
   return row ?? null;
 }
 
+// the completion's columns, each keyed `cm_<key>`
+const COMPLETION_AFTER = Object.fromEntries(Object.entries(getTableColumns(taskCompletions)).map(([k, c]) => [`cm_${k}`, c])) as Record<string, Column>;
+const tc = alias(taskCompletions, 'tc');
+const undoOnce = (recurring: boolean) =>
+  statement(
+    sql`WITH l AS (
+          SELECT ${tc.id} AS id, ${tc.resetSubtasks} AS reset_subtasks FROM ${taskCompletions} tc
+           WHERE ${tc.taskId} = ${p('id')} AND ${tc.userId} = ${p('userId')} AND (${p('completionId')}::uuid IS NULL OR ${tc.id} = ${p('completionId')}::uuid)
+           ORDER BY ${tc.createdAt} DESC, ${tc.id} DESC LIMIT 1
+          FOR UPDATE
+        ), plain AS (
+          SELECT NOT EXISTS (
+            SELECT 1 FROM l WHERE COALESCE(jsonb_array_length(l.reset_subtasks), 0) > 0
+               OR EXISTS (SELECT 1 FROM ${taskCompletions} tc WHERE ${tc.partOf} = l.id AND ${tc.userId} = ${p('userId')})
+          ) AS ok
+        ), c AS (
+          DELETE FROM ${taskCompletions} USING l, plain WHERE ${taskCompletions.id} = l.id AND plain.ok
+          RETURNING ${selectList(COMPLETION_AFTER)}
+        ), u AS (
+          ${
+            recurring
+              ? sql`UPDATE ${tasks} AS t SET ${names(tasks.nextDueDate)} = c."cm_previousNextDueDate", ${names(tasks.recurrenceAnchor)} = COALESCE(c."cm_previousAnchor", c."cm_previousNextDueDate"),
+                  ${names(tasks.updatedAt)} = now(), ${touched}
+                  FROM c WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')} AND ${t.nextDueDate} = ${p('guardDue')}::date AND c."cm_previousNextDueDate" IS NOT NULL`
+              : sql`UPDATE ${tasks} AS t SET ${names(tasks.completedAt)} = NULL, ${names(tasks.updatedAt)} = now(), ${touched}
+                  WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')} AND ${t.completedAt} IS NOT NULL AND (SELECT ok FROM plain)`
+          }
+          RETURNING ${ROW}
+        ), pr AS (
+          UPDATE ${profiles}
+             SET ${names(profiles.coins)} = GREATEST(${profiles.coins} - c."cm_coinsAwarded", 0), ${names(profiles.coinsEarned)} = GREATEST(${profiles.coinsEarned} - c."cm_coinsAwarded", 0),
+                 ${names(profiles.updatedAt)} = now()
+            FROM c WHERE ${profiles.userId} = ${p('userId')} AND c."cm_coinsAwarded" > 0 AND EXISTS (SELECT 1 FROM u)
+          RETURNING ${profiles.coins} AS coins
+        )
+        SELECT u.*, c.*, plain.ok AS plain,
+               COALESCE((SELECT coins FROM pr), (SELECT ${profiles.coins} FROM ${profiles} WHERE ${profiles.userId} = ${p('userId')}), 0) AS balance
+          FROM plain LEFT JOIN u ON true LEFT JOIN c ON true`,
+    { ...row, ...COMPLETION_AFTER, plain: sql<boolean>``, balance: sql<number>`` },
+  );
+let undoStatements: { once: ReturnType<typeof undoOnce>; recurring: ReturnType<typeof undoOnce> } | undefined;
+
+/** What undoPlainCompletion did; `plain` false: nothing (the completion needs undoCompletion's steps). */
+export interface UndoneOnce {
+  plain: boolean;
+  /** the completion taken away (null: the task had none, or not the one named) */
+  completion: CompletionRow | null;
+  /** the task after the undo; null: it was not undone (not completed; RECURRING: no completion to go back to, or its due date moved) */
+  row: TaskRow | null;
+  /** the profile's coins after it */
+  balance: number;
+}
+
+/**
+ * An undo of a completion that did nothing beyond its own task, in one statement: the task's latest
+ * completion (or the one named) locked and removed, the task reopened (ONE_TIME, DAILY_ELIGIBLE:
+ * completed_at cleared while it is set) or put back on the due date the completion moved it from
+ * (RECURRING: guarded on the due date it was read with, `guardDue`), the completion's coins taken back
+ * (never below zero), and the profile's coins after it. A completion that reset a recurring
+ * parent's subtasks or was made along with others is not plain: then nothing is written
+ * (`plain` false) and the caller undoes it step by step (popCompletion...). Everything is
+ * scoped by user_id; when the task is not undone (`row` null) the caller rolls back.
+ */
+export async function undoPlainCompletion(
+  q: Queryable,
+  a: { userId: string; taskId: string; completionId: string | null; recurring: boolean; guardDue: string | null; today: string },
+): Promise<UndoneOnce> {
+  undoStatements ??= { once: undoOnce(false), recurring: undoOnce(true) };
+  const { rows } = await undoStatements[a.recurring ? 'recurring' : 'once'].run(q, { id: a.taskId, userId: a.userId, completionId: a.completionId, guardDue: a.guardDue, today: a.today });
+  const r = rows[0] as Record<string, unknown>;
+  const task: Record<string, unknown> = {};
+  const completion: Record<string, unknown> = {};
+  for (const k in r) {
+    if (k === 'plain' || k === 'balance') continue;
+    if (k.startsWith('cm_')) completion[k.slice(3)] = r[k];
+    else task[k] = r[k];
+  }
+  return {
+    plain: r.plain as boolean,
+    completion: completion.id ? (completion as CompletionRow) : null,
+    row: task.id ? (task as TaskRow) : null,
+    balance: r.balance as number,
+  };
+}
+
 /** The completions made along with `completionId` (undoing it undoes them). */
 export async function completionsPartOf(q: Queryable, userId: string, completionId: string): Promise<CompletionRow[]> {
   return orm(q)

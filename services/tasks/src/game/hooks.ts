@@ -72,8 +72,10 @@ export async function afterComplete(c: PoolClient, info: CompletionInfo, given: 
 /**
  * After an undo the day's quest is open again. Streaks and achievements stay: a streak counts days
  * with activity as they happened, and unlocks are permanent (reference §7); the coins of the undone
- * completion itself are taken back by the tasks service, exactly as recorded.
+ * completion itself are taken back by the tasks service, exactly as recorded. `given.event`: the
+ * undo's task event, written in the quest's statement (the caller kicks the relay after the commit).
  */
-export async function afterUndo(c: PoolClient, info: CompletionInfo): Promise<void> {
-  await reopenQuest(c, info.userId, info.localDate, info.task.id);
+export async function afterUndo(c: PoolClient, info: CompletionInfo, given: Pick<AfterCompleteWith, 'event'> = {}): Promise<void> {
+  // the undo's task event, when given, goes into the outbox with the quest's statement
+  await reopenQuest(c, info.userId, info.localDate, info.task.id, given.event);
 }

@@ -1,5 +1,5 @@
 import { AppError, taskEvent, taskEvents, type HttpCall, type Identity, type Profile, type ReminderSchedule, type Task, type TaskEventName, type TaskEventSource, type Topic } from '@tasksvc/proto';
-import { enqueueEvent, inTransaction, jsonView, outboxRow, type Config, type Logger, type OutboxRelay, type Pool, type PoolClient, type Queryable } from '@tasksvc/runtime';
+import { enqueueEvent, inTransaction, jsonView, outboxRow, type Config, type OutboxRowValues, type Logger, type OutboxRelay, type Pool, type PoolClient, type Queryable } from '@tasksvc/runtime';
 import type { RecurrenceRule } from '@tasksvc/proto/calendar/recurrence.ts';
 import { upcomingReminders } from '@tasksvc/proto/calendar/reminders.ts';
 import { isValidTimeZone, localDate } from '@tasksvc/proto/calendar/dates.ts';
@@ -131,10 +131,18 @@ export function taskEventRow(name: TaskEventName, row: EventRow, zone: string, o
   return outboxRow(taskEvents[name], eventMessage(name, row, opts, zone));
 }
 
+/** The zone a task event's reminder schedule is computed in: it matters only for a task with reminders; read inside the transaction, so it is the one committed with the change. */
+async function eventZone(c: Queryable, name: TaskEventName, row: EventRow, opts: EventOptions): Promise<string> {
+  const relevant = row.reminders.length > 0 || Boolean(opts.before?.reminders.length);
+  return relevant && name !== 'task.deleted' ? (opts.zone ?? (await profileZone(c, row.userId))) : 'UTC';
+}
+
 /** Write a task event into the outbox on the transaction's client: it is published if and only if the change commits. */
 export async function emitTaskEvent(c: PoolClient, name: TaskEventName, row: EventRow, opts: EventOptions = {}): Promise<void> {
-  const relevant = row.reminders.length > 0 || Boolean(opts.before?.reminders.length);
-  // the zone matters only for a task with reminders; read inside the transaction, so it is the one committed with the change
-  const zone = relevant && name !== 'task.deleted' ? (opts.zone ?? (await profileZone(c, row.userId))) : 'UTC';
-  await enqueueEvent(c, SCHEMA, taskEvents[name], eventMessage(name, row, opts, zone));
+  await enqueueEvent(c, SCHEMA, taskEvents[name], eventMessage(name, row, opts, await eventZone(c, name, row, opts)));
+}
+
+/** The outbox row emitTaskEvent would write, for a statement that writes it itself (the caller calls outboxWritten). */
+export async function taskEventRowIn(c: PoolClient, name: TaskEventName, row: EventRow, opts: EventOptions = {}): Promise<OutboxRowValues> {
+  return outboxRow(taskEvents[name], eventMessage(name, row, opts, await eventZone(c, name, row, opts)));
 }

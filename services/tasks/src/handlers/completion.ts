@@ -4,10 +4,10 @@ import { outboxWritten, type PoolClient } from '@tasksvc/runtime';
 import { advanceOnCompletion } from '@tasksvc/proto/calendar/recurrence.ts';
 import { coinsFor, openSubtasks, parentAfterSubtask } from '../domain/subtasks.ts';
 import { addCoins, coinBalance } from '../db/profiles.ts';
-import { completeOpenTask, completionsPartOf, getTask, insertCompletion, listSubtasks, lockFamilyAndGet, popCompletion, profileAndLockedHead, setSubtasksCompleted, updateTask, type TaskRow } from '../db/tasks.ts';
+import { completeOpenTask, completionsPartOf, getTask, insertCompletion, listSubtasks, lockFamilyAndGet, popCompletion, profileAndLockedHead, setSubtasksCompleted, undoPlainCompletion, updateTask, type CompletionRow, type TaskRow } from '../db/tasks.ts';
 import type { ProfileRow } from '../db/profiles.ts';
 import { afterComplete, afterUndo } from '../game/hooks.ts';
-import { caller, callerWith, effectiveDueDate, emitTaskEvent, ruleOf, SCHEMA, sentZone, taskEventRow, taskNotFound, toTask, transact, userOf, type Ctx } from './common.ts';
+import { caller, callerWith, effectiveDueDate, emitTaskEvent, ruleOf, SCHEMA, sentZone, taskEventRow, taskEventRowIn, taskNotFound, toTask, transact, userOf, type Ctx } from './common.ts';
 import { localDate } from '@tasksvc/proto/calendar/dates.ts';
 
 /**
@@ -180,53 +180,77 @@ export async function complete(ctx: Ctx, call: IdCall<{ completeSubtasks?: boole
  * back exactly the coins it recorded. A subtask reopened leaves its parent open too (`reopenParent`:
  * a parent is done only with all its subtasks). Returns the task and every coin taken back.
  */
-async function undoIn(c: PoolClient, who: Who, current: TaskRow, opts: { completionId?: string; reopenParent: boolean }): Promise<{ row: TaskRow; removed: number }> {
+async function undoIn(c: PoolClient, who: Who, current: TaskRow, opts: { completionId?: string; reopenParent: boolean }): Promise<{ row: TaskRow; removed: number; balance: number | null }> {
   const { userId, today, now } = who;
-  const completion = await popCompletion(c, userId, current.id, opts.completionId);
-  let removed = 0;
-  if (completion) {
-    if (completion.resetSubtasks?.length) {
-      const restored = completion.resetSubtasks.map((s) => ({ id: s.id, completedAt: new Date(s.completedAt) }));
-      for (const s of await setSubtasksCompleted(c, userId, current.id, restored, today)) await emitTaskEvent(c, 'task.updated', s);
-    }
-    for (const along of await completionsPartOf(c, userId, completion.id)) {
-      const task = along.taskId ? await getTask(c, userId, along.taskId, today) : null;
-      if (task) removed += (await undoIn(c, who, task, { completionId: along.id, reopenParent: false })).removed;
-    }
-  }
+  const recurring = current.type === 'RECURRING';
+  // the usual undo (its completion did nothing beyond its own task) is one statement; else nothing was written and it goes step by step
+  const once = await undoPlainCompletion(c, { userId, taskId: current.id, completionId: opts.completionId ?? null, recurring, guardDue: current.nextDueDate, today });
+  let completion: CompletionRow | null;
   let row: TaskRow | null;
-  if (current.type === 'RECURRING') {
-    if (!completion?.previousNextDueDate) throw new AppError('CONFLICT', 'the task has no completion to undo');
-    const restored = { nextDueDate: completion.previousNextDueDate, recurrenceAnchor: completion.previousAnchor ?? completion.previousNextDueDate };
-    row = await updateTask(c, userId, current.id, restored, today, { nextDueDate: current.nextDueDate });
-    if (!row) throw new AppError('CONFLICT', 'the task changed while undoing; try again');
+  let balance: number | null = null;
+  let removed = 0;
+  if (once.plain) {
+    completion = once.completion;
+    row = once.row;
+    balance = once.balance;
+    if (recurring && !completion?.previousNextDueDate) throw new AppError('CONFLICT', 'the task has no completion to undo');
+    if (!row) throw recurring ? new AppError('CONFLICT', 'the task changed while undoing; try again') : new AppError('CONFLICT', 'task is not completed');
   } else {
-    row = await updateTask(c, userId, current.id, { completedAt: null }, today, { completed: true });
-    if (!row) throw new AppError('CONFLICT', 'task is not completed');
+    completion = await popCompletion(c, userId, current.id, opts.completionId);
+    if (completion) {
+      if (completion.resetSubtasks?.length) {
+        const restored = completion.resetSubtasks.map((s) => ({ id: s.id, completedAt: new Date(s.completedAt) }));
+        for (const s of await setSubtasksCompleted(c, userId, current.id, restored, today)) await emitTaskEvent(c, 'task.updated', s);
+      }
+      for (const along of await completionsPartOf(c, userId, completion.id)) {
+        const task = along.taskId ? await getTask(c, userId, along.taskId, today) : null;
+        if (task) removed += (await undoIn(c, who, task, { completionId: along.id, reopenParent: false })).removed;
+      }
+    }
+    if (recurring) {
+      if (!completion?.previousNextDueDate) throw new AppError('CONFLICT', 'the task has no completion to undo');
+      const restored = { nextDueDate: completion.previousNextDueDate, recurrenceAnchor: completion.previousAnchor ?? completion.previousNextDueDate };
+      row = await updateTask(c, userId, current.id, restored, today, { nextDueDate: current.nextDueDate });
+      if (!row) throw new AppError('CONFLICT', 'the task changed while undoing; try again');
+    } else {
+      row = await updateTask(c, userId, current.id, { completedAt: null }, today, { completed: true });
+      if (!row) throw new AppError('CONFLICT', 'task is not completed');
+    }
+    const back = completion?.coinsAwarded ?? 0;
+    if (back > 0) await addCoins(c, userId, -back);
   }
   const own = completion?.coinsAwarded ?? 0;
-  if (own > 0) await addCoins(c, userId, -own);
   removed += own;
-  await emitTaskEvent(c, 'task.updated', row);
-  await afterUndo(c, {
+  const info = {
     userId,
     task: row,
     completionId: completion?.id ?? '00000000-0000-0000-0000-000000000000',
     completedAt: completion?.completedAt ?? now,
     localDate: completion?.localDate ?? today,
     awardedCoins: own,
-  });
+  };
+  if (once.plain) {
+    // the task event goes into the outbox with the quest's statement
+    await afterUndo(c, info, { event: { schema: SCHEMA, row: await taskEventRowIn(c, 'task.updated', row) } });
+    outboxWritten(c, SCHEMA);
+  } else {
+    await emitTaskEvent(c, 'task.updated', row);
+    await afterUndo(c, info);
+  }
   if (opts.reopenParent && row.parentId) {
     const parent = await getTask(c, userId, row.parentId, today);
-    if (parent?.completedAt) removed += (await undoIn(c, who, parent, { reopenParent: false })).removed;
+    if (parent?.completedAt) {
+      removed += (await undoIn(c, who, parent, { reopenParent: false })).removed;
+      balance = null;
+    }
   }
-  return { row, removed };
+  return { row, removed, balance };
 }
 
-/** Undo a task's latest completion in `c` with everything it did (REST, and a CalDAV client reopening a task). */
-export async function undoCompleteIn(c: PoolClient, who: Who, current: TaskRow): Promise<{ row: TaskRow; coinsRemoved: number }> {
-  const { row, removed } = await undoIn(c, who, current, { reopenParent: true });
-  return { row, coinsRemoved: removed };
+/** Undo a task's latest completion in `c` with everything it did (REST, and a CalDAV client reopening a task); `coins`: the balance after it when known (else null). */
+export async function undoCompleteIn(c: PoolClient, who: Who, current: TaskRow): Promise<{ row: TaskRow; coinsRemoved: number; coins: number | null }> {
+  const { row, removed, balance } = await undoIn(c, who, current, { reopenParent: true });
+  return { row, coinsRemoved: removed, coins: balance };
 }
 
 export async function undoComplete(ctx: Ctx, call: IdCall) {
@@ -234,6 +258,6 @@ export async function undoComplete(ctx: Ctx, call: IdCall) {
     const { who, current } = await callerAndTask(ctx, c, call);
     if (!current) throw taskNotFound();
     const undone = await undoCompleteIn(c, who, current);
-    return { task: toTask(undone.row), coinsRemoved: undone.coinsRemoved, coins: await coinBalance(c, who.userId) };
+    return { task: toTask(undone.row), coinsRemoved: undone.coinsRemoved, coins: undone.coins ?? (await coinBalance(c, who.userId)) };
   });
 }
