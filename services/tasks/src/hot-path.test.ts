@@ -203,6 +203,34 @@ describe('the request path of a task create and a list', () => {
     }
   });
 
+  it('a complete of a RECURRING task with no subtasks is four statements in its transaction too, its answer as before', async () => {
+    const relay = /pg_advisory|^SELECT id, subject, payload|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|^SELECT 1 FROM "[^"]+"\.outbox|AS pending/;
+    const request = () => sent.filter((q) => !relay.test(q.trim()));
+    const userId = randomUUID();
+    const completeFor = (id: string) => bus.request(tasksApi.complete.rpc, call(userId, {}, { id }) as never);
+    const daily = { type: 'RECURRING', recurrenceType: 'INTERVAL', recurrenceInterval: 1 };
+    const warm = (await createFor(userId, { title: 'warm-up', coinValue: 3, ...daily })).task;
+    await completeFor(warm.id);
+    const { task } = await createFor(userId, { title: 'stretch', coinValue: 2, ...daily });
+    const before = (await pool.query<{ coins: number }>('SELECT coins FROM tasks.profiles WHERE user_id = $1', [userId])).rows[0]!.coins;
+    sent.length = 0;
+    const done = await completeFor(task.id);
+    const statements = request();
+    expect({ movedOn: done.task.nextDueDate! > task.nextDueDate!, completedAt: done.task.completedAt, coinsEarned: done.coinsEarned, coins: done.coins }).toEqual({
+      movedOn: true,
+      completedAt: null,
+      coinsEarned: 2,
+      coins: before + 2,
+    });
+    // BEGIN, the caller's profile with the task (its family locked), the completion (task moved on, completion, coins), the event and the quest, the streak and the achievements' figures, COMMIT
+    expect(statements, statements.join('\n---\n')).toHaveLength(6);
+    const { rows } = await pool.query<{ id: string; previous: string; coins: number }>(
+      'SELECT id, previous_next_due_date::text AS previous, coins_awarded AS coins FROM tasks.task_completions WHERE task_id = $1',
+      [task.id],
+    );
+    expect(rows).toEqual([{ id: done.completionId, previous: task.nextDueDate, coins: 2 }]);
+  });
+
   it('an undo of a completion that did nothing beyond its own task is three statements in its transaction (ONE_TIME and RECURRING), its answer as before', async () => {
     const relay = /pg_advisory|^SELECT id, subject, payload|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|^SELECT 1 FROM "[^"]+"\.outbox|AS pending/;
     const request = () => sent.filter((q) => !relay.test(q.trim()));

@@ -700,31 +700,32 @@ export async function unpostponeDates(q: Queryable, userId: string, id: string, 
 
 export type CompletionRow = typeof taskCompletions.$inferSelect;
 
-export async function insertCompletion(
-  q: Queryable,
-  c: Pick<
-    typeof taskCompletions.$inferInsert,
-    'id' | 'taskId' | 'userId' | 'completedAt' | 'localDate' | 'coinsAwarded' | 'previousNextDueDate' | 'previousAnchor' | 'subtaskOf' | 'partOf' | 'resetSubtasks'
-  >,
-): Promise<string> {
-  const [done] = await orm(q).insert(taskCompletions).values(c).returning({ id: taskCompletions.id });
-  return done!.id;
-}
-
 // the profile as profiles.ts reads it (all but the feed token's hash), each column keyed `pr_<key>`
 const PROFILE_AFTER = Object.fromEntries(
   Object.entries(getTableColumns(profiles))
     .filter(([k]) => k !== 'calendarFeedTokenHash')
     .map(([k, c]) => [`pr_${k}`, c]),
 ) as Record<string, Column>;
-const completeOnce = statement(
-  sql`WITH u AS (
-        UPDATE ${tasks} AS t SET ${names(tasks.completedAt)} = ${p('at')}::timestamptz, ${names(tasks.updatedAt)} = now(), ${touched}
-         WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')} AND ${t.completedAt} IS NULL
+/**
+ * A completion in one statement: the task updated (ONE_TIME, DAILY_ELIGIBLE: completed_at set while
+ * it is null; RECURRING: moved on to its next due date, guarded on the one it was read with), the
+ * completion recorded, its coins added to the profile (which locks and returns it).
+ */
+const completeStatement = (recurring: boolean) =>
+  statement(
+    sql`WITH u AS (
+        ${
+          recurring
+            ? sql`UPDATE ${tasks} AS t SET ${names(tasks.nextDueDate)} = ${p('nextDueDate')}::date, ${names(tasks.recurrenceAnchor)} = ${p('anchor')}::date, ${names(tasks.snoozedUntil)} = NULL,
+                ${names(tasks.updatedAt)} = now(), ${touched}
+               WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')} AND ${t.nextDueDate} = ${p('guardDue')}::date`
+            : sql`UPDATE ${tasks} AS t SET ${names(tasks.completedAt)} = ${p('at')}::timestamptz, ${names(tasks.updatedAt)} = now(), ${touched}
+               WHERE ${t.id} = ${p('id')} AND ${t.userId} = ${p('userId')} AND ${t.completedAt} IS NULL`
+        }
         RETURNING ${ROW}
       ), c AS (
-        INSERT INTO ${taskCompletions} (${names(taskCompletions.id, taskCompletions.taskId, taskCompletions.userId, taskCompletions.completedAt, taskCompletions.localDate, taskCompletions.coinsAwarded, taskCompletions.previousNextDueDate, taskCompletions.previousAnchor, taskCompletions.subtaskOf, taskCompletions.partOf)})
-        SELECT ${p('completionId')}::uuid, u.id, u."userId", ${p('at')}::timestamptz, ${p('localDate')}::date, ${p('coins')}::int, ${p('previousNextDueDate')}::date, ${p('previousAnchor')}::date, ${p('subtaskOf')}::uuid, ${p('partOf')}::uuid FROM u
+        INSERT INTO ${taskCompletions} (${names(taskCompletions.id, taskCompletions.taskId, taskCompletions.userId, taskCompletions.completedAt, taskCompletions.localDate, taskCompletions.coinsAwarded, taskCompletions.previousNextDueDate, taskCompletions.previousAnchor, taskCompletions.subtaskOf, taskCompletions.partOf)}${recurring ? sql`, ${names(taskCompletions.resetSubtasks)}` : sql``})
+        SELECT ${p('completionId')}::uuid, u.id, u."userId", ${p('at')}::timestamptz, ${p('localDate')}::date, ${p('coins')}::int, ${p('previousNextDueDate')}::date, ${p('previousAnchor')}::date, ${p('subtaskOf')}::uuid, ${p('partOf')}::uuid${recurring ? sql`, ${p('resetSubtasks')}::jsonb` : sql``} FROM u
         RETURNING ${taskCompletions.id}
       ), pr AS (
         UPDATE ${profiles}
@@ -735,8 +736,10 @@ const completeOnce = statement(
         RETURNING ${selectList(PROFILE_AFTER)}
       )
       SELECT u.*, pr.* FROM u LEFT JOIN pr ON true`,
-  { ...row, ...PROFILE_AFTER },
-);
+    { ...row, ...PROFILE_AFTER },
+  );
+const completeOnce = completeStatement(false);
+let completeRecurring: typeof completeOnce | undefined;
 
 /** What completeOpenTask did: the task after it, and the profile after the coins (locked; null when the user has none). */
 export interface CompletedOnce {
@@ -757,7 +760,35 @@ export async function completeOpenTask(
   c: Pick<typeof taskCompletions.$inferInsert, 'id' | 'taskId' | 'userId' | 'completedAt' | 'localDate' | 'coinsAwarded' | 'previousNextDueDate' | 'previousAnchor' | 'subtaskOf' | 'partOf'>,
   today: string,
 ): Promise<CompletedOnce | null> {
-  const { rows } = await completeOnce.run(q, {
+  return completeRun(completeOnce, q, c, today, {});
+}
+
+/**
+ * Complete a RECURRING task in one statement, as completeOpenTask: move it on to `advance`'s due date
+ * and anchor (its snooze cleared) while its due date is still `advance.guardDue` (of two racing
+ * completions exactly one wins), record the completion (with the subtasks it reset, if any) and add
+ * its coins to the profile, which locks and returns it. Null when the task is not the user's or its
+ * due date moved meanwhile: nothing is written.
+ */
+export async function advanceRecurringTask(
+  q: Queryable,
+  c: Pick<typeof taskCompletions.$inferInsert, 'id' | 'taskId' | 'userId' | 'completedAt' | 'localDate' | 'coinsAwarded' | 'previousNextDueDate' | 'previousAnchor' | 'subtaskOf' | 'partOf' | 'resetSubtasks'>,
+  advance: { nextDueDate: string; anchor: string; guardDue: string | null },
+  today: string,
+): Promise<CompletedOnce | null> {
+  completeRecurring ??= completeStatement(true);
+  return completeRun(completeRecurring, q, c, today, { ...advance, resetSubtasks: c.resetSubtasks ? JSON.stringify(c.resetSubtasks) : null });
+}
+
+async function completeRun(
+  s: typeof completeOnce,
+  q: Queryable,
+  c: Pick<typeof taskCompletions.$inferInsert, 'id' | 'taskId' | 'userId' | 'completedAt' | 'localDate' | 'coinsAwarded' | 'previousNextDueDate' | 'previousAnchor' | 'subtaskOf' | 'partOf'>,
+  today: string,
+  extra: Record<string, unknown>,
+): Promise<CompletedOnce | null> {
+  const { rows } = await s.run(q, {
+    ...extra,
     id: c.taskId,
     userId: c.userId,
     today,

@@ -4,7 +4,7 @@ import { outboxWritten, type PoolClient } from '@tasksvc/runtime';
 import { advanceOnCompletion } from '@tasksvc/proto/calendar/recurrence.ts';
 import { coinsFor, openSubtasks, parentAfterSubtask } from '../domain/subtasks.ts';
 import { addCoins, coinBalance } from '../db/profiles.ts';
-import { completeOpenTask, completionsPartOf, getTask, insertCompletion, listSubtasks, lockFamilyAndGet, popCompletion, profileAndLockedHead, setSubtasksCompleted, undoPlainCompletion, updateTask, type CompletionRow, type TaskRow } from '../db/tasks.ts';
+import { advanceRecurringTask, completeOpenTask, completionsPartOf, getTask, listSubtasks, lockFamilyAndGet, popCompletion, profileAndLockedHead, setSubtasksCompleted, undoPlainCompletion, updateTask, type CompletionRow, type TaskRow } from '../db/tasks.ts';
 import type { ProfileRow } from '../db/profiles.ts';
 import { afterComplete, afterUndo } from '../game/hooks.ts';
 import { caller, callerWith, effectiveDueDate, emitTaskEvent, ruleOf, SCHEMA, sentZone, taskEventRow, taskEventRowIn, taskNotFound, toTask, transact, userOf, type Ctx } from './common.ts';
@@ -64,9 +64,9 @@ export async function completeIn(c: PoolClient, who: Who, current: TaskRow, opts
     subtaskOf: current.parentId,
     partOf: opts.partOf ?? null,
   };
-  let row: TaskRow | null;
-  /** the profile after the coins, locked (the one-statement completion returns it) */
-  let profile: ProfileRow | null = null;
+  let row: TaskRow;
+  /** the profile after the coins, locked (the one-statement completion returns it; null: the user has no profile) */
+  let profile: ProfileRow | null;
   const rule = ruleOf(current);
   if (current.type === 'RECURRING' && rule && current.nextDueDate && current.recurrenceAnchor) {
     let resetSubtasks: { id: string; completedAt: string }[] | null = null;
@@ -77,10 +77,11 @@ export async function completeIn(c: PoolClient, who: Who, current: TaskRow, opts
       for (const s of reopened) await emitTaskEvent(c, 'task.updated', s);
     }
     const next = advanceOnCompletion(rule, { anchor: current.recurrenceAnchor, nextDueDate: current.nextDueDate }, today);
-    row = await updateTask(c, userId, current.id, { nextDueDate: next.nextDueDate, recurrenceAnchor: next.anchor, snoozedUntil: null }, today, { nextDueDate: current.nextDueDate });
-    if (!row) throw new AppError('CONFLICT', 'the task changed while completing it; try again');
-    await insertCompletion(c, { ...completion, resetSubtasks });
-    if (coins > 0) await addCoins(c, userId, coins);
+    // moved on to its next due date while still due on the one read, the completion recorded, its coins added: one statement
+    const done = await advanceRecurringTask(c, { ...completion, resetSubtasks }, { nextDueDate: next.nextDueDate, anchor: next.anchor, guardDue: current.nextDueDate }, today);
+    if (!done) throw new AppError('CONFLICT', 'the task changed while completing it; try again');
+    row = done.row;
+    profile = done.profile;
   } else {
     // completed_at set while still null, the completion recorded, its coins added: one statement
     const done = await completeOpenTask(c, completion, today);
