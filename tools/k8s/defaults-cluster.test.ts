@@ -63,6 +63,25 @@ describe.skipIf(skip)("one-node cluster on the operator's defaults (issue 59)", 
     const ps = await pods();
     return Object.entries(want).every(([name, n]) => ps.filter((p) => component(p) === name && ready(p)).length >= n);
   };
+  type Deployment = { metadata: { name: string; generation?: number }; spec: { replicas?: number }; status: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number } };
+  /** every Deployment's controller saw its latest template and runs exactly that many updated, Ready pods */
+  const rolledOut = async () =>
+    (await json<{ items: Deployment[] }>('get', 'deployments', '-n', APP_NAMESPACE)).items.every(
+      (d) => (d.status.observedGeneration ?? 0) >= (d.metadata.generation ?? 0) && [d.status.replicas ?? 0, d.status.updatedReplicas ?? 0, d.status.readyReplicas ?? 0].every((n) => n === (d.spec.replicas ?? 1)),
+    );
+  type Meta = { uid: string; ownerReferences?: { kind: string; name: string; uid: string }[]; annotations?: Record<string, string> };
+  /** an object's metadata, or undefined once it is gone */
+  const metadataOf = (...what: string[]) =>
+    c()
+      .kubectl('get', ...what, '-n', APP_NAMESPACE, '-o', 'json')
+      .then(
+        (o) => (JSON.parse(o) as { metadata: Meta }).metadata,
+        (e: Error) => {
+          if (/NotFound/.test(e.message)) return undefined;
+          throw e;
+        },
+      );
+  const secretData = async () => (await json<{ data: Record<string, string> }>('get', 'secret', GENERATED_SECRET, '-n', APP_NAMESPACE)).data;
 
   beforeAll(async () => {
     const t0 = Date.now();
@@ -186,12 +205,65 @@ describe.skipIf(skip)("one-node cluster on the operator's defaults (issue 59)", 
     log(`restored: KeyMaterial=True ${intact.reason}`);
   }, 240_000);
 
+  it('a second loss, accepted as documented (the accept-keys command from the condition, then both rollout restarts): new keys, and a request with an API key works again', async () => {
+    const before = await secretData();
+    const servicePods = new Set((await pods()).filter(isService).map((p) => p.metadata.name));
+    const natsUid = ((await pods()).find((p) => component(p) === 'nats') as Pod).metadata.uid;
+    await c().kubectl('delete', 'secret', GENERATED_SECRET, '-n', APP_NAMESPACE);
+    const lost = await until(async () => {
+      const k = await condition('KeyMaterial');
+      return k?.status === 'False' && k;
+    }, 'KeyMaterial=False after the second deletion', 60_000);
+    // as a user would: the command the condition's message ends with, run in the TaskService's namespace
+    const command = /kubectl (annotate taskservice \S+ \S+=[0-9a-f]+ --overwrite)$/.exec(lost.message)?.[1];
+    expect(command, lost.message).toBeDefined();
+    log(`second loss: ${lost.reason}; running: kubectl ${command} -n ${APP_NAMESPACE}`);
+    const t0 = Date.now();
+    await c().kubectl(...(command as string).split(' '), '-n', APP_NAMESPACE);
+    const accepted = await until(async () => {
+      const k = await condition('KeyMaterial');
+      return k?.status === 'True' && k;
+    }, 'KeyMaterial=True after accept-keys', 60_000);
+    log(`accepted after ${((Date.now() - t0) / 1000).toFixed(1)} s: ${accepted.reason}: ${accepted.message}`);
+    // KeysAccepted, or already KeysIntact when the next 5 s check found the new values recorded; the values below show they are new
+    expect(['KeysAccepted', 'KeysIntact']).toContain(accepted.reason);
+    // every lost key generated anew, none of the old values came back
+    const after = await secretData();
+    expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
+    for (const k of Object.keys(before).filter((k) => k !== 'NATS_USER')) expect(after[k], k).not.toBe(before[k]);
+    // the documented restarts (label instance=<TaskService name>; this TaskService is task-service, not tasks)
+    const t1 = Date.now();
+    await c().kubectl('rollout', 'restart', 'statefulset', `${TS_NAME}-nats`, '-n', APP_NAMESPACE);
+    await c().kubectl('rollout', 'restart', 'deployment', '-l', `app.kubernetes.io/instance=${TS_NAME}`, '-n', APP_NAMESPACE);
+    await until(
+      async () => {
+        const ps = await pods();
+        const nats = ps.filter((p) => component(p) === 'nats');
+        return (
+          nats.length === 1 &&
+          nats[0]!.metadata.uid !== natsUid &&
+          ps.filter(isService).every((p) => !servicePods.has(p.metadata.name)) &&
+          (await allReady()) &&
+          (await rolledOut())
+        );
+      },
+      'a new NATS pod and every service pod replaced by a Ready one',
+      300_000,
+    ).catch(async (e: Error) => {
+      throw new Error(`${e.message}\n${await describeAll()}`);
+    });
+    log(`restarted with the new keys: every pod Ready ${((Date.now() - t1) / 1000).toFixed(0)} s after the rollout restarts`);
+    // the API key is a SHA-256 in the database, not signed with AUTH_SECRET: it still works, through the bus with the new NATS password
+    await until(() => fetch(`${gatewayUrl}/api/tasks/${taskId}`, { headers: { authorization } }).then((r) => r.status === 200, () => false), 'GET the task with the API key after the restarts', 60_000);
+    expect(await createTask(gatewayUrl, authorization, 'created after new keys were accepted')).toMatch(/\S/);
+    // KeysAccepted until the next check finds the new values recorded: KeysIntact
+    expect(await condition('KeyMaterial')).toMatchObject({ status: 'True' });
+    await until(async () => (await condition('Ready'))?.status === 'True', 'Ready=True after the restarts', 60_000);
+  }, 420_000);
+
   it('a 60 s database outage: no liveness restart, and the first 200 after the database is back is measured', async () => {
     // from a settled system: a rollout still replacing pods would remove pods this test counts restarts of
-    await until(async () => {
-      const deployments = await json<{ items: { metadata: { name: string }; spec: { replicas?: number }; status: { replicas?: number; updatedReplicas?: number; readyReplicas?: number } }[] }>('get', 'deployments', '-n', APP_NAMESPACE);
-      return deployments.items.every((d) => [d.status.replicas ?? 0, d.status.updatedReplicas ?? 0, d.status.readyReplicas ?? 0].every((n) => n === (d.spec.replicas ?? 1)));
-    }, 'every Deployment rolled out', 180_000);
+    await until(rolledOut, 'every Deployment rolled out', 180_000);
     const servicePods = (await pods()).filter(isService);
     const restartsBefore = Object.fromEntries(servicePods.map((p) => [p.metadata.name, restarts(p)]));
     await c().kubectl('annotate', 'clusters.postgresql.cnpg.io', DB_CLUSTER, '-n', APP_NAMESPACE, `${HIBERNATION_ANNOTATION}=on`, '--overwrite');
@@ -261,6 +333,61 @@ describe.skipIf(skip)("one-node cluster on the operator's defaults (issue 59)", 
     expect(retained).toMatch(/deletionPolicy Retain/);
     // the data is still there: the test's user row, read through the kept database
     expect((await (pool as Pool).query('select count(*)::int as n from auth.users')).rows[0]).toMatchObject({ n: expect.any(Number) });
+  }, 420_000);
+
+  it('a TaskService created again takes the retained Cluster and Secret back; with deletionPolicy Delete set, deleting it collects both', async () => {
+    const cluster = (await metadataOf('clusters.postgresql.cnpg.io', DB_CLUSTER)) as Meta;
+    const secret = (await metadataOf('secret', GENERATED_SECRET)) as Meta;
+    expect([cluster.ownerReferences ?? [], secret.ownerReferences ?? []]).toEqual([[], []]);
+    const keys = await secretData();
+    // the test's connection goes with the database at the end
+    await pool?.end();
+    pool = undefined;
+    // created again from the same manifest (the last one applied)
+    const t0 = Date.now();
+    await applyDefaultsTaskService(c(), { version, natsReplicas: 3 });
+    const takenBack = await until(async () => {
+      const [db, km] = [await condition('Database'), await condition('KeyMaterial')];
+      return db?.status === 'True' && km?.status === 'True' && [db, km];
+    }, 'Database=True and KeyMaterial=True on the TaskService created again', 120_000);
+    log(`created again: ${takenBack.map((x) => `${x.type}=${x.status} ${x.reason}: ${x.message}`).join(' | ')} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    expect(takenBack[1]!.reason).toBe('KeysIntact');
+    expect((await metadataOf('clusters.postgresql.cnpg.io', DB_CLUSTER))?.uid).toBe(cluster.uid);
+    expect(await secretData()).toEqual(keys);
+    // the note that a deleted TaskService left the Secret behind is taken off once it is used again
+    await until(async () => !(await metadataOf('secret', GENERATED_SECRET))?.annotations?.['tasks.example.io/retained'], 'the retained annotation off the Secret', 60_000);
+    // set deletionPolicy: Delete: the Cluster and the Secret get an owner reference to the TaskService
+    const tsUid = ((await metadataOf('taskservice', TS_NAME)) as Meta).uid;
+    await kubectlApply(c(), defaultsTaskService({ version, natsReplicas: 3, deletionPolicy: 'Delete' }));
+    const ownedBy = async (...what: string[]) => ((await metadataOf(...what))?.ownerReferences ?? []).some((o) => o.kind === 'TaskService' && o.uid === tsUid);
+    await until(
+      async () => (await ownedBy('clusters.postgresql.cnpg.io', DB_CLUSTER)) && (await ownedBy('secret', GENERATED_SECRET)),
+      'owner references to the TaskService on the Cluster and the generated Secret',
+      60_000,
+    );
+    // the condition follows at the end of that reconcile
+    const db = await until(async () => {
+      const d = await condition('Database');
+      return /deletionPolicy Delete/.test(d?.message ?? '') && d;
+    }, 'the Database condition naming deletionPolicy Delete', 60_000);
+    log(`deletionPolicy Delete: Cluster and Secret owned ${((Date.now() - t0) / 1000).toFixed(1)} s after the TaskService was created again; Database: ${db?.message}`);
+    const t1 = Date.now();
+    await c().kubectl('delete', 'taskservice', TS_NAME, '-n', APP_NAMESPACE, '--wait', '--timeout=180s');
+    // the garbage collector (kube-controller-manager) deletes them, and the Cluster's own children with it
+    await until(
+      async () =>
+        (await metadataOf('clusters.postgresql.cnpg.io', DB_CLUSTER)) === undefined &&
+        (await metadataOf('secret', GENERATED_SECRET)) === undefined &&
+        (await metadataOf('secret', `${DB_CLUSTER}-app`)) === undefined &&
+        (await metadataOf('statefulset', DB_CLUSTER)) === undefined,
+      'the Cluster, the generated Secret and the Cluster-owned Secret and StatefulSet collected',
+      180_000,
+    ).catch(async (e: Error) => {
+      throw new Error(`${e.message}\n${await c().kubectl('get', 'clusters.postgresql.cnpg.io,secrets,statefulsets', '-n', APP_NAMESPACE, '-o', 'wide').catch((x: Error) => x.message)}`);
+    });
+    // the stand-in's volume comes from a claim template, which nothing owns (CloudNativePG owns its PVCs): it stays
+    const pvc = await c().kubectl('get', 'pvc', `pgdata-${DB_CLUSTER}-0`, '-n', APP_NAMESPACE, '-o', 'jsonpath={.status.phase}').catch(() => 'gone');
+    log(`TaskService deleted with deletionPolicy Delete: Cluster and Secret collected ${((Date.now() - t1) / 1000).toFixed(1)} s after the delete was issued (stand-in's PVC: ${pvc})`);
     await c().helm('uninstall', 'tso', '--namespace', OPERATOR_NAMESPACE, '--wait', '--timeout', '5m');
   }, 420_000);
 

@@ -93,6 +93,8 @@ export interface DefaultsOptions {
   replicas?: AppOptions['replicas'];
   /** spec.nats.replicas (1 or 3) */
   natsReplicas?: 1 | 3;
+  /** spec.database.managed.deletionPolicy (absent: the default, Retain) */
+  deletionPolicy?: 'Retain' | 'Delete';
   config?: Record<string, string>;
 }
 
@@ -101,7 +103,7 @@ export interface DefaultsOptions {
  * AUTH_SECRET, CRON_SECRET, the key ring and NATS credentials), the operator-run NATS (StatefulSet on a
  * volume of the default StorageClass; its image built from Debian's nats-server), a managed database
  * (a CloudNativePG Cluster, served on this cluster by cnpg-standin.ts; deletionPolicy left at its
- * default, Retain) and the cron job not suspended. Only what one node can hold and the local images differ.
+ * default, Retain, unless opts.deletionPolicy) and the cron job not suspended. Only what one node can hold and the local images differ.
  */
 export function defaultsTaskService(opts: DefaultsOptions = {}): Record<string, unknown> {
   return {
@@ -119,7 +121,7 @@ export function defaultsTaskService(opts: DefaultsOptions = {}): Record<string, 
       ),
       publicUrl: 'http://tasks.localhost',
       nats: { image: NATS_IMAGE, storage: '1Gi', ...(opts.natsReplicas ? { replicas: opts.natsReplicas } : {}) },
-      database: { managed: { instances: 1, storage: '1Gi' } },
+      database: { managed: { instances: 1, storage: '1Gi', ...(opts.deletionPolicy ? { deletionPolicy: opts.deletionPolicy } : {}) } },
       config: { DISABLE_UPDATE_CHECK: 'true', ...opts.config },
     },
   };
