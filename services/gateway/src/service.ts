@@ -9,6 +9,32 @@ import { startHttpFigures } from './http-metrics.ts';
 /** Requests still running when the gateway stops get this long to finish before their sockets are cut. */
 export const DRAIN_LIMIT_MS = 10_000;
 
+/** After the delay, the gateway keeps listening until no new connection came for this long... */
+export const QUIET_MS = 1_000;
+/** ...but at most this much longer (the delay, this and DRAIN_LIMIT_MS stay inside the 20 s + delay that onShutdown allows). */
+export const EXTRA_DELAY_MS = 8_000;
+
+/**
+ * The wait between SIGTERM and closing the listener: at least `delayMs`, then for as long as new
+ * connections keep arriving (until none came for `quietMs`, at most `extraMs` more). Kubernetes
+ * removes the pod's endpoint while it stops; on a loaded node kube-proxy can take longer than the
+ * delay, and a listener closed before it is done refuses the connections it still sends here.
+ * Each connection made during the wait is answered with `Connection: close` (the caller's hook).
+ */
+export async function waitForQuiet(server: Server, delayMs: number, quietMs = QUIET_MS, extraMs = EXTRA_DELAY_MS): Promise<void> {
+  let last = Date.now();
+  const seen = () => void (last = Date.now());
+  server.on('connection', seen);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  try {
+    await sleep(delayMs);
+    const end = Date.now() + extraMs;
+    for (let now = Date.now(); now - last < quietMs && now < end; now = Date.now()) await sleep(Math.min(quietMs - (now - last), end - now));
+  } finally {
+    server.off('connection', seen);
+  }
+}
+
 /**
  * Graceful stop for an HTTP server: call at start-up, and the returned function wraps the server's own
  * close. New connections are refused, requests in flight finish (up to `limitMs`), and sockets that
@@ -43,7 +69,8 @@ export const gatewayService: ServiceDefinition = {
   durables: [userDeletionDurable('gateway')],
   async start(deps) {
     // Stopping on Kubernetes: the endpoint removal reaches kube-proxy a moment after SIGTERM, so keep
-    // answering for SHUTDOWN_DELAY_SECONDS and tell each client to reconnect (to a pod that stays).
+    // answering for SHUTDOWN_DELAY_SECONDS (and while connections still come: waitForQuiet) and tell
+    // each client to reconnect (to a pod that stays).
     let draining = false;
     const app = await buildGateway({ ...deps, uiDir: DEFAULT_UI_DIR, draining: () => draining });
     app.addHook('onSend', (_req, reply, payload, done) => {
@@ -73,7 +100,7 @@ export const gatewayService: ServiceDefinition = {
         if (delayMs > 0) {
           draining = true;
           deps.log.info({ delaySeconds: deps.config.SHUTDOWN_DELAY_SECONDS }, 'draining: still answering before the listener closes');
-          await new Promise((r) => setTimeout(r, delayMs));
+          await waitForQuiet(app.server, delayMs);
         }
         await stopGracefully(() => app.close());
         await metrics?.close();

@@ -3,7 +3,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { createMemoryBus, createPool, startService } from '@tasksvc/runtime';
 import { describe, expect, it } from 'vitest';
 import { quietLogger, testSystemConfig } from '../../../tools/testenv/index.ts';
-import { gatewayService, gracefulClose } from '../src/service.ts';
+import { gatewayService, gracefulClose, waitForQuiet } from '../src/service.ts';
 
 /** A plain HTTP server with the gateway's stop behaviour; `/slow` answers when `release` is called. */
 async function serve() {
@@ -55,6 +55,40 @@ describe('gateway stop (gracefulClose)', () => {
     await new Promise((r) => s.server.once('request', r));
     await s.close();
     await expect(hung).rejects.toThrow(/socket hang up|ECONNRESET/);
+  });
+});
+
+describe('gateway stop: the wait before the listener closes (waitForQuiet)', () => {
+  /** A client that kube-proxy still sends here: a new connection per request, back to back, for `forMs`; every answer or error. */
+  const client = async (port: number, forMs: number) => {
+    const answers: string[] = [];
+    for (const t0 = Date.now(); Date.now() - t0 < forMs; ) answers.push(await get(port, '/').then((r) => r.body, (e: Error) => e.message));
+    return answers;
+  };
+
+  it('keeps listening past the delay while new connections still arrive, and closes once they have stopped', async () => {
+    const s = await serve();
+    // connections for three times the delay (a CI run's cluster saw ECONNREFUSED with a fixed delay)
+    const sending = client(s.port, 900);
+    const closed = waitForQuiet(s.server, 300, 1_000, 60_000).then(() => s.close());
+    const answers = await sending;
+    expect(answers.length).toBeGreaterThan(10);
+    expect(answers.filter((a) => a !== 'ok')).toEqual([]);
+    await closed;
+    await expect(get(s.port, '/')).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('stops waiting after the extra limit even if connections never stop', async () => {
+    const s = await serve();
+    let sending = true;
+    const endless = (async () => {
+      while (sending) await get(s.port, '/').catch(() => undefined);
+    })();
+    await waitForQuiet(s.server, 100, 1_000, 300);
+    sending = false;
+    await endless;
+    await s.close();
+    await expect(get(s.port, '/')).rejects.toThrow(/ECONNREFUSED/);
   });
 });
 

@@ -179,8 +179,8 @@ const fields = {
     SIGNUP_WITH_PASSKEY: bool(false),
     SIGNUP_INVITE_CODE: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(12, 'must be at least 12 characters (it is the only thing between a stranger and a new account)').optional()),
     /**
-     * Seconds the gateway keeps answering after SIGTERM (each response says `Connection: close`) before
-     * it stops listening, so a load balancer or kube-proxy can stop sending it traffic first. The
+     * Seconds the gateway keeps answering after SIGTERM (each response says `Connection: close`), and on
+     * while new connections still arrive (gateway waitForQuiet), before it stops listening, so a load balancer or kube-proxy can stop sending it traffic first. The
      * operator sets 5 on Kubernetes; 0 (stop at once) elsewhere.
      */
     SHUTDOWN_DELAY_SECONDS: z.preprocess(
