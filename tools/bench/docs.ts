@@ -114,7 +114,7 @@ missed heartbeats, 60–90 s instead of 30–45 s, past the 60 s \`nats-cluster.
 | \`gc.ts\` | the single process and the distributed system under create and list load, as the services run (allocation-site pretenuring off; a service alone with a 16 MB semi-space: \`services/runtime/src/gc-tuning.ts\`) and with other V8 settings: the collector's pauses, event-loop delay and memory, from a probe loaded into every service process | the same system with V8's defaults, in interleaved rounds, the others paused |
 | \`bus.ts\` | request/reply round trip with zod checks on both ends | in-process transport |
 | \`api.ts\` | task create and list through the whole HTTP path, one request at a time and a few in parallel | the same SQL done directly with \`pg\` |
-| \`complete.ts\` | what completing a task costs (issues 58/61): the single process on an embedded PostgreSQL with \`pg_stat_statements\`, one request at a time, 600 per row: statements per operation (the request's own, BEGIN and COMMIT included; and those beside it: the outbox relays publishing its events, the events' consumers), PostgreSQL execution time and the process's CPU per operation, for a ONE_TIME complete, its undo and a RECURRING complete; \`--statements\` lists each row's statements with their time. The statements of one complete alone are counted exactly by \`services/tasks/src/hot-path.test.ts\` (7 with BEGIN and COMMIT) | a ONE_TIME create (one statement: the create path batches), in the same run |
+| \`complete.ts\` | what completing a task costs (issues 58/61): the single process on an embedded PostgreSQL with \`pg_stat_statements\`, one request at a time, 600 per row: statements per operation (the request's own, BEGIN and COMMIT included; and those beside it: the outbox relays publishing its events, the events' consumers), PostgreSQL execution time and the process's CPU per operation, for a ONE_TIME complete, its undo and a RECURRING complete; \`--statements\` lists each row's statements with their time. The statements of one request alone are counted exactly by \`services/tasks/src/hot-path.test.ts\` (BEGIN and COMMIT included: 6 for a ONE_TIME or a RECURRING complete, 5 for an undo) | a ONE_TIME create (one statement: the create path batches), in the same run |
 | \`webhooks.ts\` | signed deliveries per second to a local receiver (its own process, as a real endpoint; a port per endpoint, each a receiving host of its own, and once 10 endpoints on one host) that verifies each signature, after an unmeasured warm-up round, and event-commit-to-delivery latency; and one user's latency alone and while another user's bulk action hangs on 10 endpoints that never answer (fairness) | (throughput and latency figures) |
 | \`cron.ts\` | one cron dispatch for 10k and 100k users, every user due in the bucket (worst case) | per-user cost, 10k vs 100k |
 | \`export.ts\` | \`GET /api/user/export\` of an account with 100,000 tasks (and 10,000 completions) read as it streams, through all six services: time to the first byte and to the end, and the process's peak resident memory | the same export of an account with 1,000 tasks (and 100), in the same run: the 100k export's peak memory should stay near it (streamed, flat) |
@@ -256,7 +256,29 @@ simple complete takes more than 6. Per complete, against a create in the same ru
 3.18 → 0.91 ms (8.7× a create's → 2.6×), the process's CPU 4.48 → 1.67 ms (3.9× → 1.7×), statements
 beside it (relays, consumers) 3.4 → 1.1. A RECURRING complete (its own update and completion insert
 kept) 15.0 → 10.0 statements, 3.68 → 1.21 ms; an undo (only its first read shared with the complete's)
-12.0 → 10.0. The achievements' figures were the largest statement left (0.85 of 1.4 ms in a
+12.0 → 10.0.
+
+The undo and the RECURRING complete were then brought down the same way (\`complete.ts\` before at
+2026-12-07 03:31 UTC, load 7.1; after at 03:56, load 9.7; each figure against a create of its own
+run). An undo is 10 → 5 statements: BEGIN; the caller's profile read with the task's family locked;
+one statement that locks and removes the task's latest completion, reopens the task (ONE_TIME,
+DAILY_ELIGIBLE: completed_at cleared while set) or puts it back on the due date the completion moved
+it from (RECURRING: guarded on the due date read), takes back the completion's coins (never below
+zero) and returns the balance the reply shows (\`undoPlainCompletion\`); one that writes the
+\`task.updated\` outbox row and reopens the quest (\`reopenQuest\`, through the game's \`afterUndo\`
+hook); COMMIT. That holds when the completion did nothing beyond its own task; one that reset a
+recurring parent's subtasks or was made along with other completions (a parent with its subtasks,
+a subtask that completed its parent) is left alone by that statement (one statement spent) and
+undone step by step as before, each completion made along with it by the one statement when it did
+nothing more itself. Per undo: PostgreSQL execution 0.61 → 0.40 ms (2.0× a
+create's → 1.7×), the process's CPU 3.42 → 1.17 ms (2.1× → 1.1×). A RECURRING complete is 10 → 6,
+like a ONE_TIME one: the task moved on to its next due date (guarded on the one read), the
+completion (with the subtasks it reset) and its coins are one statement that locks and returns the
+profile (\`advanceRecurringTask\`, completeOpenTask's statement with the recurring update), so its event
+goes in with the quest's statement and the game hooks read the profile no more; PostgreSQL 1.04 →
+0.61 ms (3.4× → 2.6×), CPU 3.45 → 1.65 ms (2.1× → 1.6×). \`hot-path.test.ts\` counts 5 for an undo
+(ONE_TIME, DAILY_ELIGIBLE, RECURRING) and 6 for a RECURRING complete; both counts fail on the code
+before (10). The achievements' figures were the largest statement left (0.85 of 1.4 ms in a
 \`--statements\` run, users with 20–50 completions): they counted the user's completions three times
 and now count them in one pass (a FILTER per count, 0.39 ms at load 19). They still read every
 completion of the user at every completion, so they grow with the user's history: counters on the
