@@ -158,19 +158,26 @@ export async function restoreQuest(db: Queryable, userId: string, localDate: str
     .onConflictDoUpdate({ target: [dailyQuests.userId, dailyQuests.localDate], set: { taskId, tier: 'restored', completedAt: null, createdAt: sql`now()` } });
 }
 
+/** `o AS (…)`: a task event's outbox row (in `outboxSchema`) written by a quest statement before its own change; none without a schema. */
+const outboxFirst = (outboxSchema: string | null) =>
+  outboxSchema
+    ? sql`o AS (
+        INSERT INTO ${sql.identifier(outboxSchema)}.outbox (id, subject, payload, traceparent) VALUES (${p('outboxId')}::uuid, ${p('subject')}, ${p('payload')}::jsonb, ${p('traceparent')})
+      )`
+    : undefined;
+/** outboxFirst's parameters for `event` (none without one). */
+const outboxParams = (event?: { row: OutboxRowValues }) =>
+  event ? { outboxId: event.row.id, subject: event.row.subject, payload: event.row.payload, traceparent: event.row.traceparent } : {};
+
 const questDone = new Map<string, Statement<{ localDate: string }>>();
 /** The quest of `localDate` or of the day before (caught up today) completed by `taskId`, and that completion marked as the quest's, in one statement; with a task event's outbox row (in `schema`) written first when given. */
 function questDoneStatement(outboxSchema: string | null) {
   const key = outboxSchema ?? '';
   let s = questDone.get(key);
   if (!s) {
-    const o = outboxSchema
-      ? sql`o AS (
-          INSERT INTO ${sql.identifier(outboxSchema)}.outbox (id, subject, payload, traceparent) VALUES (${p('outboxId')}::uuid, ${p('subject')}, ${p('payload')}::jsonb, ${p('traceparent')})
-        ), `
-      : sql``;
+    const o = outboxFirst(outboxSchema);
     s = statement<{ localDate: string }>(
-      sql`WITH ${o}q AS (
+      sql`WITH ${o ? sql`${o}, ` : sql``}q AS (
             UPDATE ${dailyQuests} SET ${names(dailyQuests.completedAt)} = ${p('at')}::timestamptz
              WHERE ${dailyQuests.userId} = ${p('userId')} AND ${dailyQuests.localDate} IN (${p('localDate')}::date, ${p('localDate')}::date - 1)
                AND ${dailyQuests.taskId} = ${p('taskId')} AND ${dailyQuests.completedAt} IS NULL
@@ -194,8 +201,7 @@ export async function completeQuestOf(
   done: { userId: string; localDate: string; taskId: string; at: Date; completionId: string },
   event?: { schema: string; row: OutboxRowValues },
 ): Promise<string[]> {
-  const values: Record<string, unknown> = { userId: done.userId, localDate: done.localDate, taskId: done.taskId, at: done.at.toISOString(), completionId: done.completionId };
-  if (event) Object.assign(values, { outboxId: event.row.id, subject: event.row.subject, payload: event.row.payload, traceparent: event.row.traceparent });
+  const values = { userId: done.userId, localDate: done.localDate, taskId: done.taskId, at: done.at.toISOString(), completionId: done.completionId, ...outboxParams(event) };
   const { rows } = await questDoneStatement(event?.schema ?? null).run(db, values);
   return rows.map((r) => r.localDate);
 }
@@ -208,14 +214,8 @@ function questReopenStatement(outboxSchema: string | null) {
   if (!s) {
     const reopen = sql`UPDATE ${dailyQuests} SET ${names(dailyQuests.completedAt)} = NULL
          WHERE ${dailyQuests.userId} = ${p('userId')} AND ${dailyQuests.localDate} IN (${p('localDate')}::date, ${p('localDate')}::date - 1) AND ${dailyQuests.taskId} = ${p('taskId')}`;
-    s = statement(
-      outboxSchema
-        ? sql`WITH o AS (
-              INSERT INTO ${sql.identifier(outboxSchema)}.outbox (id, subject, payload, traceparent) VALUES (${p('outboxId')}::uuid, ${p('subject')}, ${p('payload')}::jsonb, ${p('traceparent')})
-            )
-            ${reopen}`
-        : reopen,
-    );
+    const o = outboxFirst(outboxSchema);
+    s = statement(o ? sql`WITH ${o} ${reopen}` : reopen);
     questReopen.set(key, s);
   }
   return s;
@@ -226,9 +226,7 @@ function questReopenStatement(outboxSchema: string | null) {
  * outbox row to write in the same statement first (the caller kicks the relay after the commit).
  */
 export async function reopenQuest(db: Queryable, userId: string, localDate: string, taskId: string, event?: { schema: string; row: OutboxRowValues }): Promise<void> {
-  const values: Record<string, unknown> = { userId, localDate, taskId };
-  if (event) Object.assign(values, { outboxId: event.row.id, subject: event.row.subject, payload: event.row.payload, traceparent: event.row.traceparent });
-  await questReopenStatement(event?.schema ?? null).run(db, values);
+  await questReopenStatement(event?.schema ?? null).run(db, { userId, localDate, taskId, ...outboxParams(event) });
 }
 
 // ─── postponements ─────────────────────────────────────────────────────────────────────────
