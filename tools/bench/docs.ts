@@ -199,6 +199,15 @@ gateway's storms), \`--v8-pool-size=1\` with \`UV_THREADPOOL_SIZE=2\` (11 → 6 
 idle target is not reached (bare node is 43 MB RSS here); 100 MB after the load is not either (tasks
 ~155, gateway 143–174).
 
+**On a quiet machine** (2026-12-07 07:28 UTC, right after a reboot, load 2.5–4.4 with the bench's own
+load; \`npm run bench -- footprint\`, section below): every **bundled service is ready 433–559 ms after
+spawn** (restart on a migrated database, median of 3; the single process 765 ms), so issue 58's ≤ 1 s
+start holds for the images as they run (from source, with node stripping types, 1.6–2.1 s). Bundled,
+idle: 89–104 MB RSS (PSS 38–53) per service; after the load: auth, notifier, webhook, scheduler
+94–119 MB, tasks 157, gateway 144 (peak 161). The six together after the load 717 MB against the
+single process's 345 (2.08×; PSS 403 against 289, 1.40×); idle 572 against 113. Still not met: 60 MB
+idle and 100 MB loaded for tasks and the gateway.
+
 **Per request, hop by hop** (issue 58; \`hops.ts\`, and \`node --cpu-prof\` on every service process of a
 \`tools/chaos/cluster.ts\` cluster under 10 s of create then 10 s of list load, samples after the imports
 finished). Measured on 2026-12-06 between 20:27 and 20:50 UTC on a machine other helpers were loading
