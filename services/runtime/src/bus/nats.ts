@@ -19,6 +19,35 @@ const encode = (v: unknown) => enc.encode(JSON.stringify(v ?? null));
 const decode = (b: Uint8Array): unknown => (b.length === 0 ? undefined : JSON.parse(dec.decode(b)));
 
 
+/**
+ * What nats.js may buffer before it writes at once, in the middle of a turn (its hidden `pendingLimit`,
+ * 32 KiB by default). A page of 50 tasks is a ~36 KB reply, so with the default each such reply went
+ * out in a write of its own as soon as another was buffered, and the send queue (send-queue.ts) no
+ * longer put the replies of one turn into one write: each write costs the sender a system call that
+ * carries loopback TCP's work and wakes nats-server. Everything buffered is still written at the end
+ * of the turn (nats.js's microtask), so this bounds nothing but the size of one write.
+ */
+export const PENDING_LIMIT = 1024 * 1024;
+
+/** How every bus connects (the deployment's authentication and TLS, `connect`, go on top). */
+export function connectionOptions(opts: Pick<NatsBusOptions, 'servers' | 'name' | 'connect'>): ConnectionOptions {
+  return {
+    servers: opts.servers.split(',').map((s) => s.trim()),
+    name: opts.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    waitOnFirstConnect: true,
+    pingInterval: 10_000,
+    // Otherwise every JetStream publish (a nats.js request underneath; our own requests go through
+    // reply-inbox.ts) builds two Error objects up front, stack traces for a failure that almost never
+    // comes. Errors keep their types and messages; they only lose the line that started the operation.
+    noAsyncTraces: true,
+    // not in nats.js's ConnectionOptions type: read by its protocol handler
+    ...({ pendingLimit: PENDING_LIMIT } as Partial<ConnectionOptions>),
+    ...opts.connect,
+  };
+}
+
 /** JetStream drops a re-published outbox id within this window (the relay retries well inside it). */
 const DUPLICATE_WINDOW_MS = 15 * 60_000;
 /** Events older than this leave the stream; consumers are expected to keep up far sooner. */
@@ -67,19 +96,7 @@ export interface NatsBusOptions {
 /** The NATS transport: core request/reply with queue groups, JetStream for durable events. */
 export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
   const { log } = opts;
-  const nc: NatsConnection = await connect({
-    servers: opts.servers.split(',').map((s) => s.trim()),
-    name: opts.name,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 500,
-    waitOnFirstConnect: true,
-    pingInterval: 10_000,
-    // Otherwise every JetStream publish (a nats.js request underneath; our own requests go through
-    // reply-inbox.ts) builds two Error objects up front, stack traces for a failure that almost never
-    // comes. Errors keep their types and messages; they only lose the line that started the operation.
-    noAsyncTraces: true,
-    ...opts.connect,
-  });
+  const nc: NatsConnection = await connect(connectionOptions(opts));
   const refused = anonymousServerProblem(nc.info, opts.requireAuthentication ?? false);
   if (refused) {
     await nc.close();
