@@ -9,8 +9,17 @@
  * with one and with two (pg_stat_database): the create batcher batches the creates one process
  * receives, so two replicas commit more often per create.
  *
- *   node_modules/.bin/node tools/bench/hops.ts [--ops create,list] [--rounds 1] [--seconds 8] [--replicas]
+ *   node_modules/.bin/node tools/bench/hops.ts [--ops create,list] [--rounds 1] [--seconds 8] [--fill 60] [--base DIR] [--rate N] [--replicas]
  *   (--ops '' --replicas: the replica figures alone)
+ *
+ * `--fill N`: creates first until the users hold N tasks each on average, so that a list reads full
+ * pages of 50 (without it a list reads what the create rounds made: 8 s at ~1,000/s is ~16 a user).
+ * `--base DIR`: a second cluster whose services run from another checkout (with its own
+ * node_modules, e.g. a worktree of main), measured in the same rounds, the order alternating
+ * (A B, B A, …): a change's before and after under the same load of the machine.
+ * `--rate N`: the measured rounds at N requests/s (autocannon's overallRate) rather than as fast as
+ * answered: CPU per request depends on the rate (how many requests share a write and a wake-up), so
+ * two systems compared at the rate each reached on a busy machine differ by that too.
  *
  * Where the CPU goes inside a process: run the cluster with `--cpu-prof` (docs/benchmarks.md, "Per
  * request, hop by hop").
@@ -19,7 +28,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createLogger, createPool, STANDALONE_NODE_FLAGS } from '@tasksvc/runtime';
-import { startCluster } from '../chaos/cluster.ts';
+import { CLUSTER_SERVICES, startCluster, type Cluster } from '../chaos/cluster.ts';
 import { until } from '../testenv/wait.ts';
 import { httpLoad } from './http-load.ts';
 import { apiKeys } from './lib/servers.ts';
@@ -31,6 +40,9 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '1' },
     seconds: { type: 'string', default: '8' },
     replicas: { type: 'boolean', default: false },
+    fill: { type: 'string', default: '0' },
+    base: { type: 'string' },
+    rate: { type: 'string', default: '0' },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -51,28 +63,56 @@ function readProc(pid: number): { cpuMs: number; writes: number; reads: number; 
   return { cpuMs: (Number(stat[11]) + Number(stat[12])) * 10, writes: Number(io.syscw), reads: Number(io.syscr), voluntary: Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)![1]) };
 }
 
-const cluster = await startCluster({ LOG_LEVEL: 'silent' }, { pg: { settings: BENCH_PG_SETTINGS }, nodeFlags: STANDALONE_NODE_FLAGS });
+/** A cluster measured in the rounds: this checkout's, or the services of `--base` DIR. */
+interface Measured {
+  label: string;
+  cluster: Cluster;
+  keys: string[];
+}
+
+async function measured(label: string, sourceRoot?: string): Promise<Measured> {
+  const sourceRoots = sourceRoot ? Object.fromEntries(CLUSTER_SERVICES.map((n) => [n, sourceRoot])) : undefined;
+  const cluster = await startCluster({ LOG_LEVEL: 'silent' }, { pg: { settings: BENCH_PG_SETTINGS }, nodeFlags: STANDALONE_NODE_FLAGS, ...(sourceRoots ? { sourceRoots } : {}) });
+  try {
+    await cluster.ready(180_000);
+    const pool = createPool(cluster.databaseUrl, createLogger('hops', 'silent'));
+    const keys = await apiKeys(pool, 500);
+    const perUser = Number(values.fill);
+    const count = async () => Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM tasks.tasks')).rows[0]!.n);
+    while (perUser > 0 && (await count()) < perUser * keys.length) await httpLoad({ url: cluster.url, keys, op: 'create', seconds: 5, connections: 10 });
+    await pool.end();
+    return { label, cluster, keys };
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+}
+
+const systems: Measured[] = [];
 try {
-  await cluster.ready(180_000);
-  const pool = createPool(cluster.databaseUrl, createLogger('hops', 'silent'));
-  const keys = await apiKeys(pool, 500);
-  await pool.end();
-  const pids = (): [string, number][] => [...NAMES.map((n) => [n, cluster.pid(n)!] as [string, number]), ['nats-server', cluster.natsPid()!]];
-  const snapshot = () => new Map(pids().map(([n, pid]) => [n, readProc(pid)]));
+  systems.push(await measured('this checkout'));
+  if (values.base) systems.push(await measured(`base ${values.base}`, values.base));
+  const { cluster, keys } = systems[0]!;
 
   for (const op of values.ops.split(',').filter(Boolean) as ('create' | 'list')[]) {
     for (let round = 1; round <= Number(values.rounds); round++) {
-      await httpLoad({ url: cluster.url, keys, op, seconds: 2, connections: 10 });
-      const a = snapshot();
-      const r = await httpLoad({ url: cluster.url, keys, op, seconds: SECONDS, connections: 10 });
-      await settle();
-      const b = snapshot();
-      const n = r.requests;
-      console.log(`${op} (round ${round}): ${r.reqPerSec.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(1)} ms, load average ${r.loadAverage}`);
-      for (const [name, x] of a) {
-        const y = b.get(name)!;
-        const per = (k: 'writes' | 'reads' | 'voluntary') => ((y[k] - x[k]) / n).toFixed(2);
-        console.log(`  ${name.padEnd(11)} CPU µs ${(((y.cpuMs - x.cpuMs) * 1000) / n).toFixed(0).padStart(5)}   writes ${per('writes')}   reads ${per('reads')}   voluntary switches ${per('voluntary')}`);
+      // the order alternates, so neither side always follows the other's load
+      for (const s of round % 2 === 1 ? systems : [...systems].reverse()) {
+        const pids = (): [string, number][] => [...NAMES.map((n) => [n, s.cluster.pid(n)!] as [string, number]), ['nats-server', s.cluster.natsPid()!]];
+        const snapshot = () => new Map(pids().map(([n, pid]) => [n, readProc(pid)]));
+        await httpLoad({ url: s.cluster.url, keys: s.keys, op, seconds: 2, connections: 10 });
+        const a = snapshot();
+        const r = await httpLoad({ url: s.cluster.url, keys: s.keys, op, seconds: SECONDS, connections: 10, rate: Number(values.rate) });
+        await settle();
+        const b = snapshot();
+        const n = r.requests;
+        const which = systems.length > 1 ? `, ${s.label}` : '';
+        console.log(`${op} (round ${round}${which}): ${r.reqPerSec.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(1)} ms, load average ${r.loadAverage}`);
+        for (const [name, x] of a) {
+          const y = b.get(name)!;
+          const per = (k: 'writes' | 'reads' | 'voluntary') => ((y[k] - x[k]) / n).toFixed(2);
+          console.log(`  ${name.padEnd(11)} CPU µs ${(((y.cpuMs - x.cpuMs) * 1000) / n).toFixed(0).padStart(5)}   writes ${per('writes')}   reads ${per('reads')}   voluntary switches ${per('voluntary')}`);
+        }
       }
     }
   }
@@ -103,6 +143,6 @@ try {
     await c.end();
   }
 } finally {
-  await cluster.stop();
+  for (const s of systems) await s.cluster.stop();
 }
 process.exit(0);

@@ -32,6 +32,8 @@ export interface LoadOptions {
   op: 'create' | 'list';
   seconds: number;
   connections: number;
+  /** requests per second over all connections (autocannon's overallRate); default: as fast as answered */
+  rate?: number;
   /** processes whose CPU counts as the server's (e.g. every service process) */
   serverPids?: number[];
   /** the postmaster: its CPU and its children's (the backends) count as PostgreSQL's */
@@ -127,6 +129,7 @@ export async function httpLoad(o: LoadOptions): Promise<LoadResult> {
           url: o.url,
           connections: o.connections,
           duration: o.seconds,
+          ...(o.rate ? { overallRate: o.rate } : {}),
           requests: [
             {
               ...request,
