@@ -120,7 +120,7 @@ missed heartbeats, 60–90 s instead of 30–45 s, past the 60 s \`nats-cluster.
 | \`export.ts\` | \`GET /api/user/export\` of an account with 100,000 tasks (and 10,000 completions) read as it streams, through all six services: time to the first byte and to the end, and the process's peak resident memory | the same export of an account with 1,000 tasks (and 100), in the same run: the 100k export's peak memory should stay near it (streamed, flat) |
 | \`idle.ts\` | the CPU the system burns with no requests (issue 61): every node process, every PostgreSQL backend with the workers it reaped, and nats-server, over 60 s, in both modes: the first minute after start, then (from 6 min after ready, once start-up's collections are over) on a fresh database and after ANALYZE, against PostgreSQL as distributions ship it (JIT on, fsync on, autovacuum on) | the target: under 1 % of one core in total |
 | \`reminders.ts\` | 10,000 reminders due within one minute dispatched through the scheduler's due-queue in PostgreSQL (claim \`FOR UPDATE SKIP LOCKED\` → tasks service check → handled + outbox in one transaction) with 1,000,000 future reminders stored beside them: dispatch time, each reminder's delay after its time (p50/p99/max), PostgreSQL and process CPU over the window | the same 10,000 with no other reminder stored, in the same run: delays and PostgreSQL CPU should not grow with the stored reminders |
-| \`hops.ts\` | what each process of the distributed system pays per create and per list of 50 (issue 58), from /proc rather than timings: CPU (user + system, so a socket write's kernel work counts), write and read system calls and voluntary context switches per request, for the six service processes and nats-server, under autocannon load; \`--replicas\`: PostgreSQL commits and inserted rows per create with one and with two tasks processes (one queue group). Not in \`npm run bench\` (a diagnosis tool; its figures depend on the request rate the machine allows, see "Per request, hop by hop") | the same cluster with one tasks process, in the same run |
+| \`hops.ts\` | what each process of the distributed system pays per create and per list of 50 (issue 58), from /proc rather than timings: CPU (user + system, so a socket write's kernel work counts), write and read system calls and voluntary context switches per request, for the six service processes and nats-server, under autocannon load; \`--fill N\`: creates first until the users hold N tasks each (lists of full pages of 50); \`--base DIR\`: a second cluster running another checkout's services, measured in the same rounds in alternating order (before and after); \`--rate N\`: the measured rounds at a fixed request rate; \`--replicas\`: PostgreSQL commits and inserted rows per create with one and with two tasks processes (one queue group). Not in \`npm run bench\` (a diagnosis tool; its figures depend on the request rate the machine allows, see "Per request, hop by hop") | the same cluster with one tasks process, in the same run |
 | \`firewall.ts\` | nftables apply of 1k/100k/1M blacklist entries and a single-entry add to a 100k list (root) | a rule-per-entry ruleset |
 
 **The semi-space flag, measured** (\`gc.ts\`; set in \`services/runtime/src/gc-tuning.ts\`). \`--max-semi-space-size=16\`
@@ -251,6 +251,51 @@ way. What holds across runs:
   to two processes, so each batch is smaller and a create costs 1.35× and 1.7× the commits (the two
   rounds), in line with the 1.55–1.77× CPU per create of the sizing run. Not fixed: a batch that waits for more creates
   would trade latency for it.
+- **A list of 50, where the distributed system's extra CPU goes** (2026-12-07 07:28–07:58 UTC, load
+  11–18 from other helpers' builds and benches, so every figure is pessimistic). The "per list"
+  figures above read pages of about 20 tasks (hops.ts's 10 s of creates make ~20 a user);
+  \`hops.ts --ops list --fill 60\` reads full pages (the reply is ~36 KB of JSON): at 100–320 lists/s
+  (all the machine allowed) gateway 644–1,022 µs CPU per list, tasks 726–1,290, nats-server 345–517;
+  writes per list gateway 1.9–2.8, tasks 1.7–2.1, nats-server 1.1–1.6 (reads 2.4–3.2). Profiles of
+  the same page (\`profile.ts --op list\` and \`--distributed\`, 10 s each; CPU per list by /proc, the
+  profiler's own cost included): the single process 895 µs (735 user + 160 system) at 539 lists/s;
+  distributed, at 502 lists/s, tasks 982 (828 + 154) and gateway 706 (584 + 122). What the hop adds:
+  - **tasks**: its socket writes to nats-server, 13 % of its samples (98 % of \`writeBuffer\` is nats.js's
+    flush; PostgreSQL's writes are the \`writev\`, 7 %, as in the single process); garbage collection
+    15.8 % (the single process, both sides in one heap: 6.3 %); nats.js's protocol and parser 3.3 %;
+    reading the call (TextDecoder and \`JSON.parse\`, 0.8 %, and its tolerant zod read, part of zod's
+    4.6 %); encoding the reply (TextEncoder 1.3 %; nats.js's \`pack\` copying it behind its \`PUB\` line into
+    one buffer, 0.8 %). Paid alike in both modes: the page's rows from pg (\`parseRow\`, \`addFields\`,
+    \`utf8Slice\`, \`toString\`: ~17 % of the tasks process, ~11 % of the single process), the reply's one
+    \`JSON.stringify\` (envelopeJson 7.5 %; the in-process bus's requestJson 3.7 % of the single process)
+    and its schema check.
+  - **gateway**: nats.js's write of the requests, 19 % of its samples, more than the \`writev\` of the
+    36 KB HTTP answer (11.6 %): V8 counts wall time, and on loopback a write to nats-server wakes it and
+    on 2 cores it preempts the writer (/proc reads 122 of the 706 µs as system time); garbage collection
+    11 %; nats.js 4.8 %. Between the NATS message and the HTTP body nothing is decoded, copied or
+    re-encoded: the reply's bytes are a view of the socket's chunk (nats.js's parser slices it; a message
+    split over two reads is joined once in its DenoBuffer), \`replyDataJson\` slices the envelope off,
+    fastify writes the Buffer as it is (no compression registered for API answers).
+  So the extra ~650 µs per list (1,249 against 600 in the quiet \`http-pg-defaults\` run) is the hop itself: ~36 KB written and read twice more through loopback
+  TCP (tasks → nats-server → gateway), nats-server's routing, three processes woken instead of one and
+  two heaps collected; the JS the hop adds is 5–7 % of each side, and nothing is serialised twice (the
+  tasks process writes the JSON once, the gateway passes the bytes on). Checked and kept: the tasks
+  process's schema check of its reply (the design's strict check by the sender; it also drops the page
+  statement's \`zone\` and \`total\` columns from every task, which would otherwise reach the HTTP body)
+  and its tolerant read of the call (the rolling-upgrade rule); the TextEncoder and \`pack\` copies are a
+  few µs per 36 KB.
+- **Removed: a write per two list replies.** nats.js writes at once whenever more than its (hidden)
+  \`pendingLimit\` is buffered, 32 KiB by default: with replies of ~36 KB the second reply of a turn
+  forced a write of the first two, so the send queue's one write per turn did not hold for lists. The
+  bus now connects with 1 MiB (\`PENDING_LIMIT\` in \`runtime/src/bus/nats.ts\`; \`pending-limit.test.ts\`:
+  three 40 KB messages of one turn are one write, two with nats.js's default). Two buses on one
+  nats-server, 3,000 replies of 36 KB at 10 concurrent requests per row, the two settings interleaved
+  over 6 rounds each, two runs (load 12.6–13.1 and 15.2–15.5): write calls per request 0.69–1.07 →
+  0.25–0.54, node CPU per request (both buses) median 272 → 236 and 240 → 220 µs, nats-server 175 →
+  150 and 175 → 149 µs. In the cluster (\`hops.ts --ops list --fill 60 --base\`, before and after in
+  alternating rounds, 4 rounds twice, load 13–18) the two could not be told apart: at the 59–320
+  lists/s that machine allowed the tasks process seldom answers two lists in one turn (its writes per
+  list 1.5–2.5 after, 1.7–2.1 before, within the rounds' spread); it counts once a turn holds several.
 
 **Completing a task, before and after** (\`complete.ts\`, 600 operations per row; "before" is commit
 4e483d7 with this bench copied in, run at load 8.8; "after" is the complete section below, load 13).
