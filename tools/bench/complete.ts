@@ -8,11 +8,13 @@
  * them), and the single process's CPU per operation (user + system from /proc: the gateway, the
  * service, the relay and the consumers). The figures of one request alone, exact: hot-path.test.ts.
  *
- *   node_modules/.bin/node tools/bench/complete.ts [--ops 600] [--users 20] [--warmup 100] [--concurrency 1] [--statements]
+ *   node_modules/.bin/node tools/bench/complete.ts [--ops 600] [--users 20] [--warmup 100] [--concurrency 1] [--history 0] [--statements]
  *
  * Rows: create (ONE_TIME), complete (ONE_TIME, no subtasks: the common case), complete of a RECURRING
  * task (advances its due date), undo of a completion. `--statements` also prints each row's statements
- * by calls per operation, with their execution time.
+ * by calls per operation, with their execution time. `--history N`: each user starts with N completed
+ * tasks of a year before (NORMAL priority, no quest), written straight into the database before the
+ * warm-up, as a long-time user's account would be (the achievements' figures read the history).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +24,8 @@ import { createDatabase, createLogger, createPool, freePort, startLocalPostgres,
 import { until } from '../testenv/wait.ts';
 import { pidCpuMs } from './lib/cpu.ts';
 import { emitRows } from './lib/report.ts';
-import { apiKeys, serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
+import { createUserWithApiKey } from '../testenv/users.ts';
+import { serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
 import { measure } from './lib/stats.ts';
 
 const { values } = parseArgs({
@@ -31,6 +34,7 @@ const { values } = parseArgs({
     users: { type: 'string', default: '20' },
     warmup: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '1' },
+    history: { type: 'string', default: '0' },
     statements: { type: 'boolean', default: false },
   },
 });
@@ -38,6 +42,7 @@ const OPS = Number(values.ops);
 const USERS = Number(values.users);
 const WARMUP = Number(values.warmup);
 const CONCURRENCY = Number(values.concurrency);
+const HISTORY = Number(values.history);
 
 const log = createLogger('complete-bench', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'complete-bench-'));
@@ -100,11 +105,29 @@ async function window(p: Pool, op: string, n: number, run: (i: number) => Promis
   return { op, statements: own / n, relay: relay / n, pgMs: ms / n, cpuMs: (after.cpu - before.cpu) / n, top };
 }
 
+/** `n` completed ONE_TIME tasks per user, one completion each, spread over the year before today. */
+async function seedHistory(p: Pool, userIds: string[], n: number): Promise<void> {
+  await p.query(
+    `WITH t AS (
+       INSERT INTO tasks.tasks (user_id, title, type, priority, coin_value, completed_at)
+       SELECT u, 'history ' || i, 'ONE_TIME', 'NORMAL', 2, now() - (i * 365 / $2) * interval '1 day'
+         FROM unnest($1::uuid[]) AS u, generate_series(1, $2) AS i
+       RETURNING id, user_id, completed_at
+     )
+     INSERT INTO tasks.task_completions (task_id, user_id, completed_at, local_date, coins_awarded)
+     SELECT id, user_id, completed_at, completed_at::date, 2 FROM t`,
+    [userIds, n],
+  );
+  await p.query('ANALYZE tasks.tasks, tasks.task_completions');
+}
+
 try {
   await serving(url, 'the single-process mode', 120_000);
   pool = createPool(databaseUrl, log, { max: 2 });
   await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-  const keys = await apiKeys(pool, USERS);
+  const users = await Promise.all(Array.from({ length: USERS }, () => createUserWithApiKey(pool!)));
+  const keys = users.map((u) => u.apiKey);
+  if (HISTORY > 0) await seedHistory(pool, users.map((u) => u.userId), HISTORY);
   const headers = (i: number) => ({ authorization: `Bearer ${keys[i % keys.length]}`, 'content-type': 'application/json' });
   const ok = async (res: Response) => {
     if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);
@@ -136,7 +159,7 @@ try {
 
   const base = rows[0]!;
   emitRows(
-    `Completing a task (single process, ${OPS} operations per row, ${USERS} users, ${CONCURRENCY} at a time; create is the baseline, same run)`,
+    `Completing a task (single process, ${OPS} operations per row, ${USERS} users${HISTORY > 0 ? ` with ${HISTORY} earlier completions each` : ''}, ${CONCURRENCY} at a time; create is the baseline, same run)`,
     ['operation', 'statements / op (request)', 'statements / op beside it (relay, consumers)', 'PostgreSQL exec ms / op', 'node CPU ms / op', 'statements × create', 'PostgreSQL ms × create', 'node CPU × create'],
     rows.map((r) => [
       r.op,

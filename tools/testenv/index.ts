@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { createDatabase, createLogger, createPool, freePort, loadConfig, startLocalPostgres, type Config, type LocalPostgres, type Logger } from '@tasksvc/runtime';
+import { createDatabase, createLogger, createPool, freePort, loadConfig, migrate, startLocalPostgres, type Config, type LocalPostgres, type Logger, type Pool } from '@tasksvc/runtime';
 
 export { serveTestIdentities } from './identity.ts';
 import { startNats, type LocalNats } from './nats.ts';
@@ -15,6 +15,13 @@ export { zoneAtLocalHour } from './clock.ts';
 /** A fresh, empty database on the run's shared PostgreSQL. */
 export async function testDatabase(prefix = 't'): Promise<string> {
   return createDatabase(inject('pgAdminUrl'), `${prefix}_${randomBytes(6).toString('hex')}`);
+}
+
+/** A fresh database with a service's migrations applied (`tasksService.migrations`), on a pool of its own. */
+export async function migratedDatabase(migrations: Omit<Parameters<typeof migrate>[1], 'log'>, log = quietLogger()): Promise<Pool> {
+  const pool = createPool(await testDatabase(), log);
+  await migrate(pool, { ...migrations, log });
+  return pool;
 }
 
 /**

@@ -1,23 +1,29 @@
 import { names, orm, statement, type Queryable } from '@tasksvc/runtime';
 import { count, eq, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
+import { thresholdsOf, type AchievementStats as RuleStats } from '../game/domain/achievements.ts';
 import { energyCheckins, profiles, taskCompletions, tasks, topics, userAchievements, wishlistItems } from './schema.ts';
 
 /**
  * What the achievement rules look at, for one user. Completions of subtasks are steps of one task:
  * they count toward no "tasks completed" milestone (their coins would make a task split in ten pay
- * more than the task: docs/tasks.md).
+ * more than the task: docs/tasks.md). The three counts of completions are capped: each stops at the
+ * highest threshold of its milestones the user has not unlocked (0 once all are), which decides the
+ * rules exactly as the total would (thresholdsOf) and reads no more rows however long the history.
  */
 export interface AchievementStats {
   coins: number;
   coinsEarned: number;
   streakMax: number;
   questStreakMax: number;
-  tasksCompleted: number;
-  questsCompleted: number;
+  /** tasks completed (not subtasks, not imported), capped */
+  tasksCapped: number;
+  /** completions of a daily quest, capped: 0 or 1 while first_quest is locked, then 0 */
+  questsCapped: number;
   topics: number;
   sequential: number;
-  high: number;
+  /** completed tasks of high priority (as it is now), capped like tasksCapped */
+  highCapped: number;
   purchases: number;
   /** local dates of the latest energy check-ins, newest first */
   checkins: string[];
@@ -30,26 +36,40 @@ const tc = alias(taskCompletions, 'tc');
 const t = alias(tasks, 't');
 const n = (from: ReturnType<typeof sql>) => sql`(SELECT count(*)::int FROM ${from})`;
 /**
- * The figures of the profile `pr` (a table or a CTE with the profile's columns): the user's
- * completions are counted in one pass (each count its FILTER), the other tables one count each.
+ * How many of `rows` there are, up to the highest threshold of `stat` whose achievement the user has
+ * not unlocked (capOf, in SQL: the thresholds are the domain's; `u.unlocked`: the user's keys, a
+ * lateral of statsOf). The LIMIT ends the scan there.
+ */
+const capped = (stat: keyof RuleStats, rows: SQL) =>
+  sql`(SELECT count(*)::int FROM (SELECT 1 FROM ${rows} LIMIT (
+        SELECT coalesce(max(c.n), 0) FROM (VALUES ${sql.join(
+          thresholdsOf(stat).map((x) => sql`(${x.key}::text, ${x.atLeast}::int)`),
+          sql`, `,
+        )}) AS c(key, n) WHERE c.key <> ALL (u.unlocked)
+      )) upto)`;
+/** a completion that counts as a task completed: not a subtask's step, not imported history */
+const counted = sql`NOT ${tc.imported} AND ${tc.subtaskOf} IS NULL`;
+/**
+ * The figures of the profile `pr` (a table or a CTE with the profile's columns). The completions'
+ * counts are capped, each read through a partial index (migration 0114) so that its scan meets only
+ * rows it counts: the tasks' stops at its cap, the quests' finds one or none at once. The high-priority
+ * one goes from the user's HIGH tasks to their completions (the lateral's OFFSET 0 keeps the tasks the
+ * outer side: flattened, the planner hashed all of the user's completions): a priority is the task's
+ * as it is now, so no index on the completions can hold it.
  */
 const statsOf = (from: SQL, where: SQL = sql``, extra: SQL = sql``) =>
   sql`SELECT ${extra}${pr.coins} AS coins, ${pr.coinsEarned} AS "coinsEarned", ${pr.streakMax} AS "streakMax", ${pr.questStreakMax} AS "questStreakMax",
-        done."tasksCompleted", done."questsCompleted",
+        ${capped('tasksCompleted', sql`${taskCompletions} tc WHERE ${tc.userId} = ${pr.userId} AND ${counted}`)} AS "tasksCapped",
+        ${capped('questsCompleted', sql`${taskCompletions} tc WHERE ${tc.userId} = ${pr.userId} AND ${tc.wasDailyQuest}`)} AS "questsCapped",
         ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId} AND NOT ${topics.imported}`)} AS topics,
         ${n(sql`${topics} WHERE ${topics.userId} = ${pr.userId} AND NOT ${topics.imported} AND ${topics.sequential}`)} AS sequential,
-        done.high,
+        ${capped('highPriorityCompleted', sql`${tasks} t CROSS JOIN LATERAL (SELECT FROM ${taskCompletions} tc WHERE ${tc.taskId} = ${t.id} AND ${tc.userId} = ${pr.userId} AND ${counted} OFFSET 0) done WHERE ${t.userId} = ${pr.userId} AND ${t.priority} = 'HIGH'`)} AS "highCapped",
         ${n(sql`${wishlistItems} WHERE ${wishlistItems.userId} = ${pr.userId} AND NOT ${wishlistItems.imported} AND ${wishlistItems.status} = 'BOUGHT'`)} AS purchases,
         ARRAY(SELECT ${energyCheckins.localDate}::text FROM ${energyCheckins} WHERE ${energyCheckins.userId} = ${pr.userId} ORDER BY ${energyCheckins.localDate} DESC LIMIT 31) AS checkins,
-        ARRAY(SELECT ${userAchievements.achievementKey} FROM ${userAchievements} WHERE ${userAchievements.userId} = ${pr.userId}) AS unlocked
+        u.unlocked
       FROM ${from}
-      CROSS JOIN LATERAL (
-        SELECT count(*) FILTER (WHERE NOT ${tc.imported} AND ${tc.subtaskOf} IS NULL)::int AS "tasksCompleted",
-               count(*) FILTER (WHERE ${tc.wasDailyQuest})::int AS "questsCompleted",
-               count(*) FILTER (WHERE NOT ${tc.imported} AND ${tc.subtaskOf} IS NULL AND ${t.priority} = 'HIGH')::int AS high
-          FROM ${taskCompletions} tc LEFT JOIN ${tasks} t ON ${t.id} = ${tc.taskId}
-         WHERE ${tc.userId} = ${pr.userId}
-      ) done
+      -- OFFSET 0: read once, not once per cap that uses it (the planner would inline the ARRAY into each)
+      CROSS JOIN LATERAL (SELECT ARRAY(SELECT ${userAchievements.achievementKey} FROM ${userAchievements} WHERE ${userAchievements.userId} = ${pr.userId}) AS unlocked OFFSET 0) u
       ${where}`;
 const stats = statement<AchievementStats>(statsOf(sql`${profiles} pr`, sql`WHERE ${pr.userId} = ${p('userId')}`));
 

@@ -214,6 +214,8 @@ export const tasks = schema.table(
     index('tasks_user_open_due').on(t.userId, t.dueDate).where(sql`completed_at IS NULL`),
     // CalDAV: a collection's changes since a sync token, and its newest change
     index('tasks_user_topic_change').on(t.userId, t.topicId, t.changeXid),
+    // first_high_priority's probe (db/achievements.ts) goes from the user's HIGH tasks to their completions
+    index('tasks_user_high').on(t.userId).where(sql`priority = 'HIGH'`),
     check('tasks_type_check', oneOf('type', TASK_TYPES)),
     check('tasks_priority_check', oneOf('priority', PRIORITIES)),
     check('tasks_recurrence_type_check', oneOf('recurrence_type', RECURRENCE_TYPES)),
@@ -257,6 +259,9 @@ export const taskCompletions = schema.table(
     index('task_completions_task').on(t.taskId, t.createdAt.desc().nullsFirst()),
     index('task_completions_part_of').on(t.partOf).where(sql`part_of IS NOT NULL`),
     index('task_completions_user_date').on(t.userId, t.localDate),
+    // the achievements' capped counts (db/achievements.ts): a scan that meets only the rows it counts
+    index('task_completions_counted').on(t.userId).where(sql`NOT imported AND subtask_of IS NULL`),
+    index('task_completions_quest').on(t.userId).where(sql`was_daily_quest`),
   ],
 );
 

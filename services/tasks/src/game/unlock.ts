@@ -21,15 +21,15 @@ export async function unlockAchievements(c: Queryable, userId: string, ctx: Comp
   if (!s) return [];
   const candidates = evaluateAchievements(
     {
-      tasksCompleted: s.tasksCompleted,
+      tasksCompleted: s.tasksCapped,
       streakMax: s.streakMax,
       coins: s.coins,
       coinsEarned: s.coinsEarned,
       questStreakMax: s.questStreakMax,
-      questsCompleted: s.questsCompleted,
+      questsCompleted: s.questsCapped,
       topicsCreated: s.topics,
       sequentialTopics: s.sequential,
-      highPriorityCompleted: s.high,
+      highPriorityCompleted: s.highCapped,
       wishlistPurchases: s.purchases,
       // the run of daily check-ins that ends with the latest one
       energyCheckinStreak: s.checkins.length > 0 ? consecutiveDays(s.checkins, s.checkins[0]!) : 0,

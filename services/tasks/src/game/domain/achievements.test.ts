@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ACHIEVEMENTS, evaluateAchievements, RARITY_REWARD, type AchievementStats, type CompletionContext } from './achievements.ts';
+import { ACHIEVEMENTS, capOf, evaluateAchievements, RARITY_REWARD, thresholdsOf, type AchievementStats, type CompletionContext } from './achievements.ts';
 import { coinsAfterUndo, completionCoins, levelForCoins, levelProgress, LEVEL_THRESHOLDS } from './levels.ts';
 
 const ZERO: AchievementStats = {
@@ -99,6 +99,27 @@ describe('achievement triggers', () => {
       { key: 'tasks_1', reward: 10 },
       { key: 'coins_100', reward: 10 },
     ]);
+  });
+});
+
+describe('counts capped where the rules stop looking (db/achievements.ts)', () => {
+  const CAPPED = ['tasksCompleted', 'questsCompleted', 'highPriorityCompleted'] as const;
+  it('has the thresholds of the milestones', () => {
+    expect(thresholdsOf('tasksCompleted').map((t) => t.atLeast)).toEqual([1, 10, 50, 100, 200, 500, 1000]);
+    expect(thresholdsOf('questsCompleted')).toEqual([{ key: 'first_quest', atLeast: 1 }]);
+    expect(thresholdsOf('highPriorityCompleted')).toEqual([{ key: 'first_high_priority', atLeast: 1 }]);
+    expect(capOf('tasksCompleted', new Set(['tasks_1', 'tasks_1000']))).toBe(500);
+    expect(capOf('tasksCompleted', new Set(thresholdsOf('tasksCompleted').map((t) => t.key)))).toBe(0);
+  });
+  it.each(CAPPED)('%s: a count capped at the highest threshold still locked unlocks exactly what the whole count does', (stat) => {
+    const locks = thresholdsOf(stat).map((t) => t.key);
+    // every set of unlocked milestones on the stat (2^7 for the tasks), every value around each threshold
+    const values = [...new Set([0, 5_000, ...thresholdsOf(stat).flatMap((t) => [t.atLeast - 1, t.atLeast, t.atLeast + 1])])];
+    for (let mask = 0; mask < 1 << locks.length; mask++) {
+      const have = locks.filter((_, i) => mask & (1 << i));
+      const cap = capOf(stat, new Set(have));
+      for (const v of values) expect(keys({ [stat]: Math.min(v, cap) }, NOON, have), `${stat} ${v}, unlocked ${have.join(',')}`).toEqual(keys({ [stat]: v }, NOON, have));
+    }
   });
 });
 
