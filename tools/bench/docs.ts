@@ -335,9 +335,33 @@ goes in with the quest's statement and the game hooks read the profile no more; 
 before (10). The achievements' figures were the largest statement left (0.85 of 1.4 ms in a
 \`--statements\` run, users with 20–50 completions): they counted the user's completions three times
 and now count them in one pass (a FILTER per count, 0.39 ms at load 19). They still read every
-completion of the user at every completion, so they grow with the user's history: counters on the
-profile would end that, but \`high\` counts by a task's priority as it is now (changing a task's
-priority later moves it), which a counter cannot follow without changing what the achievement means.
+completion of the user at every completion, so they grew with the user's history: counters on the
+profile would have ended that, but \`high\` counts by a task's priority as it is now (changing a task's
+priority later moves it), which a counter cannot follow without changing what the achievement means;
+the next paragraph bounds the reads instead.
+
+**The achievements' figures, bounded** (issues 58/61; \`complete.ts --history N --statements\`, each of the
+20 users with N completed tasks of the year before; before (main without it: 640e682, then dd7a1ba, the
+same tasks code) and after in alternate runs, two rounds and one without history, 2026-12-07 07:49–08:06
+UTC, load 10.6–16.3 on 2 cores). The rules compare three of the figures with thresholds only (tasks 1…1000, first quest, first \`HIGH\`), so the statement counts each up to
+the highest threshold of it the user has not unlocked (a LIMIT in a subquery; the thresholds come from
+the domain's definitions, \`thresholdsOf\`) and nothing once all are. Partial indexes hold only the rows a
+count counts (migration 0114: \`task_completions (user_id) WHERE NOT imported AND subtask_of IS NULL\`, read
+index-only; \`… WHERE was_daily_quest\`; \`tasks (user_id) WHERE priority = 'HIGH'\`, from which the
+\`first_high_priority\` probe goes to those tasks' completions, a priority being the task's as it is now),
+so at most 1,000 index entries are read, none once \`tasks_1000\` is unlocked, whatever the history;
+\`db/achievements.test.ts\` checks that by EXPLAIN ANALYZE (2,500 completions: the old statement read all of
+them) and that each \`tasks_N\` still unlocks at exactly N. PostgreSQL execution per ONE_TIME complete,
+per round (a create in the same runs: 0.32–0.60 ms):
+
+| history | before: complete | before: the figures' statement | after: complete | after: the figures' statement |
+|---|---|---|---|---|
+| 2,000 (every \`tasks_N\` unlocked in the warm-up) | 24.3, 13.6 ms | 23.4, 12.7 ms | 0.92, 1.70 ms | 0.16, 0.27 ms |
+| 900 (\`tasks_1000\` locked: ~950 counted) | 10.2, 7.3 ms | 9.2, 6.5 ms | 1.19, 1.35 ms | 0.36, 0.40 ms |
+| none (\`--history 0\`: the bench's usual users, a few dozen completions) | 1.19 ms | 0.34 ms | 0.79 ms | 0.16 ms |
+
+The statement that records the completion (now with one more index entry for a counted one) was
+0.41–0.53 ms before and 0.35–0.81 ms after in the same runs: within the noise of this load.
 
 **The images, measured** (\`tools/k8s/image-footprint.ts\`, not part of \`npm run bench\`: it needs root and
 the images \`tools/k8s/build-images.sh\` builds). The service images run an esbuild bundle of each service
