@@ -72,6 +72,46 @@ node_modules/.bin/node tools/bench/side-by-side.ts \\
 - Put both on the same PostgreSQL settings (e.g. both on the distribution's defaults) and a quiet
   machine; load only hosts you run.
 
+### Two commits in the same run
+
+\`http.ts --other DIR[,DIR…]\` adds the \`off\` and \`distributed\` rows (those in \`--only\`) of other
+checkouts of this repository to the same interleaved rounds, against the same baseline and the same
+PostgreSQL settings; each checkout's services run with its own node flags and environment (its
+\`gc-tuning.ts\`). Figures of two runs on different days differ by more than most changes (the baseline
+alone moved 17 % between 2026-12-06 and 2026-12-07 on this machine); rows of one run do not.
+
+\`\`\`bash
+git worktree add /work/wt/old d92de85 && (cd /work/wt/old && node tools/bootstrap.mjs install)
+node_modules/.bin/node tools/bench/http.ts --only off,distributed --other /work/wt/old
+\`\`\`
+
+Issue 58/61's question, "did a create get more expensive since 2026-12-06?" (d92de85 against 86fc077,
+2026-12-07, machine shared with a build, load average 11–22; server CPU per request from \`/proc\`,
+mean over the rounds):
+
+| row | run | d92de85 | 86fc077 |
+|---|---|---|---|
+| create, single process, logging off | 6 rounds, load 13–16 | 372 µs, 0.57 statements | 358 µs, 0.52 statements |
+| create, single process, logging off | 5 rounds, load 11–22 | 515 µs, 0.72 statements | 737 µs, 0.92 statements |
+| create, distributed (all 6 processes) | 5 rounds, load 15–17 | 652 µs | 737 µs |
+| create, distributed (all 6 processes) | 5 rounds, load 12–21 | 759 µs | 788 µs |
+| list 50, single process, logging off | 6 rounds, load 13–16 | 702 µs | 932 µs |
+| list 50, single process, logging off | 5 rounds, load 11–22 | 774 µs | 1359 µs |
+| list 50, distributed | 5 rounds, load 15–17 | 1143 µs | 1451 µs |
+| list 50, distributed | 5 rounds, load 12–21 | 1221 µs | 1648 µs |
+
+The single-process create costs the same; the distributed one 4–13 % more, within what one run moves
+at this load. The outbox relay kicked after every commit (afterCommit) is not where a create's cost
+went: after a burst of 3,000 creates at 10 at a time the relay ran 0.08–0.09 rounds per create
+(one claim per 11–12 creates) on 86fc077 and 0.08–0.12 on d92de85, and a create with what runs beside it took 0.69–0.73
+statements on 86fc077 and 0.67–0.89 on d92de85. \`bus.contract.test.ts\` keeps it so: 20 commits while
+a round is recent start no round of their own. What a distributed create does pay since
+d92de85: the scheduler's \`scheduler-reminders\` durable consumer receives every task event (and
+reads it against the event's schema) to find the few with reminders, beside the webhook's:
+\`hops.ts --ops create --rounds 2\` on 86fc077 (load 12) put the scheduler process at 43–62 µs of CPU
+per create (the webhook's 70–106), plus nats-server's delivery to one more consumer. The lists did
+get more expensive in both modes (a third in the single process in both runs).
+
 ### What wakes an idle system
 
 With nobody using it, each process wakes only for (\`idle.ts\` measures what it costs):

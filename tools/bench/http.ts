@@ -14,23 +14,31 @@
  *
  *   node_modules/.bin/node tools/bench/http.ts [--seconds 8] [--rounds 5] [--connections 10] [--users 500]
  *     [--sampled 0.05] [--only floor,off,limits,info,tracing,tracing-sampled,distributed] [--pg bench|defaults]
+ *     [--other DIR[,DIR…]]
  *
  * `limits`: the single process at logging off with the per-user write limits on, as shipped (the
  * other rows turn them off); its ratio next to `off`'s is what the limits cost. `--pg defaults`
  * runs every row against the system's PostgreSQL as a distribution ships it: JIT on, fsync on,
  * autovacuum on (the default `bench`: the embedded build, which has no JIT, fsync and autovacuum off).
  *
+ * `--other`: other checkouts of this repository (each installed: `node tools/bootstrap.mjs install`
+ * in it), e.g. an older commit's `git worktree add`; each adds its own `off` and `distributed` rows
+ * (those in `--only`) to the same interleaved rounds, its services run with the node flags and
+ * environment of that checkout (its gc-tuning.ts), so a regression between two commits shows as two
+ * rows measured minutes apart under the same load rather than two runs on different days.
+ *
  * `--only` runs just those rows (the baseline always runs: the ratios are against it); `--sampled`
  * is the fraction of traces the `tracing-sampled` row records (OTEL_TRACES_SAMPLER_ARG).
  */
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { busMetrics, createDatabase, createLogger, createPool, freePort, histogram, migrate, startLocalPostgres, type LocalPostgresOptions } from '@tasksvc/runtime';
+import { busMetrics, createDatabase, createLogger, createPool, freePort, histogram, migrate, STANDALONE_ENV, startLocalPostgres, type LocalPostgresOptions } from '@tasksvc/runtime';
 import { tasksService } from '@tasksvc/tasks';
-import { startCluster } from '../chaos/cluster.ts';
+import { CLUSTER_SERVICES, startCluster } from '../chaos/cluster.ts';
 import { startOtlpReceiver } from '../testenv/otlp.ts';
 import { until } from '../testenv/wait.ts';
 import { httpLoad, type LoadResult } from './http-load.ts';
@@ -51,6 +59,7 @@ const { values } = parseArgs({
     sampled: { type: 'string', default: '0.05' },
     only: { type: 'string', default: 'floor,off,limits,info,tracing,tracing-sampled,distributed' },
     pg: { type: 'string', default: 'bench' },
+    other: { type: 'string' },
   },
 });
 const ONLY = new Set(values.only.split(',').map((s) => s.trim()));
@@ -75,6 +84,27 @@ async function benchDatabase(): Promise<string> {
   await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   await pool.end();
   return url;
+}
+
+/** Another checkout whose system runs beside this one's (--other): where, which commit, and how its services were started. */
+interface Checkout {
+  root: string;
+  /** for the rows: the folder and its commit */
+  name: string;
+  /** its STANDALONE_NODE_FLAGS and STANDALONE_ENV: a commit's service processes as its images ran them */
+  nodeFlags: readonly string[];
+  env: Record<string, string>;
+}
+
+async function checkout(dir: string): Promise<Checkout> {
+  const root = resolve(dir);
+  const sha = execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  const gc = (await import(join(root, 'services', 'runtime', 'src', 'gc-tuning.ts'))) as { STANDALONE_NODE_FLAGS: readonly string[]; STANDALONE_ENV?: Record<string, string> };
+  const own = gc.STANDALONE_ENV ?? {};
+  // startCluster sets this checkout's STANDALONE_ENV: a variable the other one did not set is given
+  // empty, which glibc ignores (its default), as unset
+  const env = { ...Object.fromEntries(Object.keys(STANDALONE_ENV).map((k) => [k, ''])), ...own };
+  return { root, name: `${basename(root)}@${sha}`, nodeFlags: gc.STANDALONE_NODE_FLAGS, env };
 }
 
 type Measured = Pick<LoadResult, 'reqPerSec' | 'p50' | 'p99' | 'non2xx' | 'serverCpuMsPer1k' | 'pgCpuMsPer1k' | 'statementsPerRequest' | 'loadAverage'>;
@@ -123,13 +153,16 @@ async function inProcess(op: Op): Promise<Measured> {
   }
 }
 
-async function embedded(logLevel: string, opts: { /** fraction of traces sampled (OTEL_TRACES_SAMPLER_ARG); tracing off when absent */ sampled?: number; /** the write limits on, as shipped */ limits?: boolean } = {}): Promise<Target> {
+async function embedded(
+  logLevel: string,
+  opts: { /** fraction of traces sampled (OTEL_TRACES_SAMPLER_ARG); tracing off when absent */ sampled?: number; /** the write limits on, as shipped */ limits?: boolean; /** its tools/start.ts instead of this one's */ from?: Checkout } = {},
+): Promise<Target> {
   const DATABASE_URL = await benchDatabase();
   const port = await freePort();
   // tracing: a real OTLP/HTTP receiver (JSON) that counts and drops the spans, so the server pays the whole export
   const otlp = opts.sampled !== undefined ? await startOtlpReceiver({ keep: false }) : undefined;
   const tracing: Record<string, string> = otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER_ARG: String(opts.sampled) } : {};
-  const server = serverProcess('start.ts', { ...SINGLE_PROCESS_ENV, ...tracing, ...(opts.limits ? { RATE_LIMIT_WRITES: 'true' } : {}), DATABASE_URL, PORT: String(port), LOG_LEVEL: logLevel });
+  const server = serverProcess(opts.from ? join(opts.from.root, 'tools', 'start.ts') : 'start.ts', { ...SINGLE_PROCESS_ENV, ...tracing, ...(opts.limits ? { RATE_LIMIT_WRITES: 'true' } : {}), DATABASE_URL, PORT: String(port), LOG_LEVEL: logLevel });
   const url = `http://127.0.0.1:${port}`;
   try {
     await serving(url, 'the single-process mode', 120_000);
@@ -143,7 +176,7 @@ async function embedded(logLevel: string, opts: { /** fraction of traces sampled
       databaseUrl: DATABASE_URL,
       pids: () => [server.pid],
       settled: outbox.empty,
-      path: `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${sampled} sampled)` : ''}${opts.limits ? ', write limits on' : ''}`,
+      path: `HTTP, single process (in-process bus), logging ${logLevel === 'silent' ? 'off' : logLevel}${otlp ? `, tracing on (OTLP/HTTP, ${sampled} sampled)` : ''}${opts.limits ? ', write limits on' : ''}${opts.from ? `, ${opts.from.name}` : ''}`,
       load: async (op, seconds) => {
         const r = await httpLoad({ url, keys, op, seconds, connections: C, serverPids: [server.pid], pgPid, pgUrl: DATABASE_URL });
         // the spans did leave the process (else the row would measure tracing that exports nothing)
@@ -163,8 +196,11 @@ async function embedded(logLevel: string, opts: { /** fraction of traces sampled
   }
 }
 
-async function distributed(): Promise<Target> {
-  const cluster = await startCluster({ LOG_LEVEL: 'silent' }, { pg: { ...PG, settings: PG.settings! } });
+async function distributed(from?: Checkout): Promise<Target> {
+  const cluster = await startCluster(
+    { LOG_LEVEL: 'silent', ...from?.env },
+    { pg: { ...PG, settings: PG.settings! }, ...(from ? { nodeFlags: from.nodeFlags, sourceRoots: Object.fromEntries(CLUSTER_SERVICES.map((n) => [n, from.root])) } : {}) },
+  );
   try {
     await cluster.ready(180_000);
     const pool = createPool(cluster.databaseUrl, log);
@@ -172,7 +208,7 @@ async function distributed(): Promise<Target> {
     await pool.end();
     const outbox = outboxWatch(cluster.databaseUrl);
     return {
-      path: 'HTTP, distributed (6 processes, NATS)',
+      path: `HTTP, distributed (6 processes, NATS)${from ? `, ${from.name}` : ''}`,
       url: cluster.url,
       databaseUrl: cluster.databaseUrl,
       pids: () => cluster.pids(),
@@ -242,12 +278,17 @@ try {
     ['info', () => embedded('info')],
     ['tracing', () => embedded('info', { sampled: 1 })],
     ['tracing-sampled', () => embedded('info', { sampled: SAMPLED })],
-    ['distributed', distributed],
+    ['distributed', () => distributed()],
   ] as const) {
     if (!ONLY.has(name)) continue;
     const t = await start();
     targets.push(t);
     named.set(name, t);
+  }
+  for (const dir of values.other?.split(',').filter(Boolean) ?? []) {
+    const from = await checkout(dir);
+    if (ONLY.has('off')) targets.push(await embedded('silent', { from }));
+    if (ONLY.has('distributed')) targets.push(await distributed(from));
   }
   for (const t of targets) await t.load('create', SECONDS); // warm-up, and the rows the lists read
   const idle = await machineBusy(5_000); // the background work of every system up and idle

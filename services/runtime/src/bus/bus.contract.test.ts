@@ -327,34 +327,45 @@ describe.each([
       }
     });
 
-    it('publishes a kick after a quiet moment at once, and kicks that come while rounds are recent in one later round', async () => {
+    /**
+     * A consumer of a new event and a relay of it whose rounds are counted (each takes one connection
+     * of its own pool), with no poll and a gap no test waits out: a round that starts is one a kick
+     * (or flush) started.
+     */
+    async function countedRelay(durable: string) {
       const ev = makeEvent();
       const handled: number[] = [];
-      const sub = await server.consume(ev, async (p) => void handled.push(p.n), { durable: `g${uid()}` });
-      // the relay's own pool, so its rounds can be counted: each round takes one connection
+      const sub = await server.consume(ev, async (p) => void handled.push(p.n), { durable });
       const relayPool = createPool(databaseUrl, log);
-      let rounds = 0;
+      const counted = { rounds: 0 };
       const connect = relayPool.connect.bind(relayPool);
-      relayPool.connect = (() => (rounds++, connect())) as typeof relayPool.connect;
-      // no poll, and a gap no test waits out: a round that starts is one a kick (or flush) started
+      relayPool.connect = (() => (counted.rounds++, connect())) as typeof relayPool.connect;
       const relay = startOutboxRelay({ pool: relayPool, bus: client, schema: 'box', events: [ev], log, pollMs: 600_000, minRoundGapMs: 600_000 });
+      const stop = async () => {
+        await relay.stop();
+        await relayPool.end();
+        await sub.stop();
+      };
+      return { ev, handled, counted, relay, stop };
+    }
+
+    it('publishes a kick after a quiet moment at once, and kicks that come while rounds are recent in one later round', async () => {
+      const { ev, handled, counted, relay, stop } = await countedRelay(`g${uid()}`);
       try {
         await enqueueEvent(pool, 'box', ev, { n: 0 });
         relay.kick();
         await until(() => handled.length === 1, 'the first event, published at once', 30_000);
         await relay.flush(); // the first round is over; this one (flush starts at once) finds nothing
-        rounds = 0;
+        counted.rounds = 0;
         for (let n = 1; n <= 10; n++) {
           await enqueueEvent(pool, 'box', ev, { n });
           relay.kick(); // a round began moments ago: wait
         }
         expect(await relay.flush()).toBe(10);
-        expect(rounds, 'the ten kicks started no round of their own').toBe(1);
+        expect(counted.rounds, 'the ten kicks started no round of their own').toBe(1);
         expect(handled.sort((a, b) => a - b)).toEqual(Array.from({ length: 11 }, (_, i) => i));
       } finally {
-        await relay.stop();
-        await relayPool.end();
-        await sub.stop();
+        await stop();
       }
     });
 
@@ -377,6 +388,23 @@ describe.each([
       } finally {
         await relay.stop();
         await sub.stop();
+      }
+    });
+
+    // Every commit that wrote an outbox row kicks the relay (afterCommit): a burst of creates under
+    // load must still cost one claim per round, not one per commit (the relay's 4 statements each).
+    it('a burst of commits while a round is recent costs one round, not one per commit', async () => {
+      const { ev, handled, counted, relay, stop } = await countedRelay(`b${uid()}`);
+      try {
+        await relay.flush(); // a round has just begun: every kick from here waits for the gap
+        counted.rounds = 0;
+        await Promise.all(Array.from({ length: 20 }, (_, n) => inTransaction(pool, (c) => enqueueEvent(c, 'box', ev, { n }))));
+        expect(counted.rounds, 'the 20 commits started no round of their own').toBe(0);
+        expect(await relay.flush()).toBe(20);
+        expect(counted.rounds).toBe(1);
+        await until(() => handled.length === 20, 'the 20 events', 30_000);
+      } finally {
+        await stop();
       }
     });
 
