@@ -336,6 +336,18 @@ way. What holds across runs:
   alternating rounds, 4 rounds twice, load 13–18) the two could not be told apart: at the 59–320
   lists/s that machine allowed the tasks process seldom answers two lists in one turn (its writes per
   list 1.5–2.5 after, 1.7–2.1 before, within the rounds' spread); it counts once a turn holds several.
+- **A list of 50 since 2026-12-06** (d92de85 against cedb3c8, issues 58/61). \`http.ts --only off
+  --other /work/wt/old --rounds 4 --seconds 6\` (load 6.0–8.1): the single process's list 547 → 645 µs of
+  server CPU (+18 %) and PostgreSQL 309 → 368 µs, creates the same (268 / 260 µs). The page statement,
+  its plan and its one statement per list are unchanged; what changed is the row: a task now has
+  \`parentId\`, \`subtaskCount\`, \`subtasksDone\`, \`dueTime\` and \`reminders\` (jsonb, parsed by pg per row;
+  checked by the reply's schema), which the API shows (36.4 KB of JSON per page of 50 against 32.4 KB),
+  and \`change_xid\` (CalDAV's xid8, decoded per row), which it does not. The page now selects only what
+  the reply shows (\`LISTED\` in db/tasks.ts: the task schema's keys), so \`change_xid\` and
+  \`recurrence_anchor\` are no longer read, decoded and stripped 50 times a page; the reply is byte for
+  byte the same. In-process A/B (page statement + schema check + \`JSON.stringify\`, 8 interleaved runs
+  of 1,500 lists, load 10.6–11.4): node CPU per list median 366 → 346 µs. The rest of the third is the
+  new fields themselves. \`db/list-columns.test.ts\` fails if the page returns a column the reply strips.
 
 **Completing a task, before and after** (\`complete.ts\`, 600 operations per row; "before" is commit
 4e483d7 with this bench copied in, run at load 8.8; "after" is the complete section below, load 13).

@@ -1,7 +1,7 @@
 import { columnName, jsonStatement, names, orm, selectList, statement, StatementCache, type JsonView, type OutboxRowValues, type Queryable, type Statement } from '@tasksvc/runtime';
 import { and, desc, eq, getTableColumns, sql, type Column, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
-import { MAX_SUBTASKS } from '@tasksvc/proto';
+import { MAX_SUBTASKS, task as taskView } from '@tasksvc/proto';
 import { caldavObjects, caldavTombstones, profiles, taskCompletions, tasks, topics } from './schema.ts';
 
 /**
@@ -163,8 +163,15 @@ function listShape(f: TaskFilters): string {
 /** The conditions of a list of that shape: the user's tasks, and each filter's. */
 const listWhere = (shape: string): SQL => sql.join([sql`${t.userId} = ${p('userId')}`, ...[...shape].map((k) => FILTER_CONDITIONS[k]!)], sql` AND `);
 
-const page = { ...row, total: sql<number>``, zone: sql<string>`` };
-const pages = new StatementCache<JsonView<TaskRow> & { total: number; zone: string }>();
+/** A task as a page shows it: the columns the API's task has (the reply's schema check would strip the others). */
+export type ListedTask = Omit<TaskRow, 'changeXid' | 'recurrenceAnchor'>;
+/**
+ * A page selects only what its reply shows: change_xid (CalDAV's) and recurrence_anchor were read,
+ * parsed and then stripped by the reply's schema check, 50 times a page (issue 58/61).
+ */
+export const LISTED = Object.fromEntries(Object.entries(row).filter(([k]) => k in taskView.shape)) as Pick<typeof row, keyof ListedTask>;
+const page = { ...LISTED, total: sql<number>``, zone: sql<string>`` };
+const pages = new StatementCache<JsonView<ListedTask> & { total: number; zone: string }>();
 
 /**
  * A page of the user's tasks with the total, and the profile's timezone read in the same statement
@@ -176,7 +183,7 @@ const pages = new StatementCache<JsonView<TaskRow> & { total: number; zone: stri
  * the zone and the total, so an empty page (or one past the end) still answers both. The rows are
  * as the API shows a task (instants as ISO strings): a page only goes out in a reply.
  */
-export async function listTasks(q: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: JsonView<TaskRow>[]; total: number; zone: string | null }> {
+export async function listTasks(q: Queryable, userId: string, f: TaskFilters, today: string): Promise<{ rows: JsonView<ListedTask>[]; total: number; zone: string | null }> {
   const shape = listShape(f);
   const bind = { userId, today, topicId: f.topicId, parentId: f.parentId, type: f.type, priority: f.priority, dueBefore: f.dueBefore, dueAfter: f.dueAfter, limit: f.limit, offset: f.offset };
   const list = pages.get(shape, () => {
@@ -185,7 +192,7 @@ export async function listTasks(q: Queryable, userId: string, f: TaskFilters, to
     // tasks in the generic plan but at its value in a custom one, so with a few thousand tasks the
     // generic plan looks dearer and PostgreSQL plans the statement afresh at every run (more than
     // half of a list's database time); hidden from both, the two cost the same and the plan is kept
-    const slice = sql`SELECT ${ROW} FROM ${tasks} t WHERE ${where} ORDER BY ${ORDER} LIMIT (SELECT ${p('limit')}::int) OFFSET (SELECT ${p('offset')}::int)`;
+    const slice = sql`SELECT ${selectList(LISTED)} FROM ${tasks} t WHERE ${where} ORDER BY ${ORDER} LIMIT (SELECT ${p('limit')}::int) OFFSET (SELECT ${p('offset')}::int)`;
     // filtered: the page's own row count (a window over the sliced rows, so over 50 rows at most, in their order)
     const [rows, total] =
       shape === ''
