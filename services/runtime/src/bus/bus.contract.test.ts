@@ -363,6 +363,8 @@ describe.each([
         }
         expect(await relay.flush()).toBe(10);
         expect(counted.rounds, 'the ten kicks started no round of their own').toBe(1);
+        // flush returns once the stream stored them; over NATS the consumer gets them after that
+        await until(() => handled.length === 11, 'the ten events handled', 30_000);
         expect(handled.sort((a, b) => a - b)).toEqual(Array.from({ length: 11 }, (_, i) => i));
       } finally {
         await stop();
