@@ -164,7 +164,7 @@ function listShape(f: TaskFilters): string {
 const listWhere = (shape: string): SQL => sql.join([sql`${t.userId} = ${p('userId')}`, ...[...shape].map((k) => FILTER_CONDITIONS[k]!)], sql` AND `);
 
 /** A task as a page shows it: the columns the API's task has (the reply's schema check would strip the others). */
-export type ListedTask = Omit<TaskRow, 'changeXid' | 'recurrenceAnchor'>;
+export type ListedTask = Pick<TaskRow, Extract<keyof TaskRow, keyof typeof taskView.shape>>;
 /**
  * A page selects only what its reply shows: change_xid (CalDAV's) and recurrence_anchor were read,
  * parsed and then stripped by the reply's schema check, 50 times a page (issue 58/61).
