@@ -24,6 +24,7 @@ import { createDatabase, createLogger, createPool, freePort, startLocalPostgres,
 import { until } from '../testenv/wait.ts';
 import { pidCpuMs } from './lib/cpu.ts';
 import { emitRows } from './lib/report.ts';
+import { seedCompletions } from '../testenv/history.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
 import { measure } from './lib/stats.ts';
@@ -105,29 +106,16 @@ async function window(p: Pool, op: string, n: number, run: (i: number) => Promis
   return { op, statements: own / n, relay: relay / n, pgMs: ms / n, cpuMs: (after.cpu - before.cpu) / n, top };
 }
 
-/** `n` completed ONE_TIME tasks per user, one completion each, spread over the year before today. */
-async function seedHistory(p: Pool, userIds: string[], n: number): Promise<void> {
-  await p.query(
-    `WITH t AS (
-       INSERT INTO tasks.tasks (user_id, title, type, priority, coin_value, completed_at)
-       SELECT u, 'history ' || i, 'ONE_TIME', 'NORMAL', 2, now() - (i * 365 / $2) * interval '1 day'
-         FROM unnest($1::uuid[]) AS u, generate_series(1, $2) AS i
-       RETURNING id, user_id, completed_at
-     )
-     INSERT INTO tasks.task_completions (task_id, user_id, completed_at, local_date, coins_awarded)
-     SELECT id, user_id, completed_at, completed_at::date, 2 FROM t`,
-    [userIds, n],
-  );
-  await p.query('ANALYZE tasks.tasks, tasks.task_completions');
-}
-
 try {
   await serving(url, 'the single-process mode', 120_000);
   pool = createPool(databaseUrl, log, { max: 2 });
   await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   const users = await Promise.all(Array.from({ length: USERS }, () => createUserWithApiKey(pool!)));
   const keys = users.map((u) => u.apiKey);
-  if (HISTORY > 0) await seedHistory(pool, users.map((u) => u.userId), HISTORY);
+  if (HISTORY > 0) {
+    await seedCompletions(pool, users.map((u) => u.userId), HISTORY, { spreadDays: 365 });
+    await pool.query('ANALYZE tasks.tasks, tasks.task_completions');
+  }
   const headers = (i: number) => ({ authorization: `Bearer ${keys[i % keys.length]}`, 'content-type': 'application/json' });
   const ok = async (res: Response) => {
     if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);

@@ -15,8 +15,9 @@
  * `--fill N`: creates first until the users hold N tasks each on average, so that a list reads full
  * pages of 50 (without it a list reads what the create rounds made: 8 s at ~1,000/s is ~16 a user).
  * `--base DIR`: a second cluster whose services run from another checkout (with its own
- * node_modules, e.g. a worktree of main), measured in the same rounds, the order alternating
- * (A B, B A, …): a change's before and after under the same load of the machine.
+ * node_modules, e.g. a worktree of main) with that checkout's node flags and environment (as http.ts
+ * `--other`: lib/checkout.ts), measured in the same rounds, the order alternating (A B, B A, …): a
+ * change's before and after under the same load of the machine.
  * `--rate N`: the measured rounds at N requests/s (autocannon's overallRate) rather than as fast as
  * answered: CPU per request depends on the rate (how many requests share a write and a wake-up), so
  * two systems compared at the rate each reached on a busy machine differ by that too.
@@ -27,10 +28,11 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createLogger, createPool, STANDALONE_NODE_FLAGS } from '@tasksvc/runtime';
-import { CLUSTER_SERVICES, startCluster, type Cluster } from '../chaos/cluster.ts';
+import { createLogger, createPool } from '@tasksvc/runtime';
+import { startCluster, type Cluster } from '../chaos/cluster.ts';
 import { until } from '../testenv/wait.ts';
 import { httpLoad } from './http-load.ts';
+import { checkout, clusterFrom, type Checkout } from './lib/checkout.ts';
 import { apiKeys } from './lib/servers.ts';
 import { BENCH_PG_SETTINGS } from './lib/targets.ts';
 
@@ -70,9 +72,8 @@ interface Measured {
   keys: string[];
 }
 
-async function measured(label: string, sourceRoot?: string): Promise<Measured> {
-  const sourceRoots = sourceRoot ? Object.fromEntries(CLUSTER_SERVICES.map((n) => [n, sourceRoot])) : undefined;
-  const cluster = await startCluster({ LOG_LEVEL: 'silent' }, { pg: { settings: BENCH_PG_SETTINGS }, nodeFlags: STANDALONE_NODE_FLAGS, ...(sourceRoots ? { sourceRoots } : {}) });
+async function measured(label: string, from?: Checkout): Promise<Measured> {
+  const cluster = await startCluster({ LOG_LEVEL: 'silent', ...from?.env }, { pg: { settings: BENCH_PG_SETTINGS }, ...(from ? clusterFrom(from) : {}) });
   try {
     await cluster.ready(180_000);
     const pool = createPool(cluster.databaseUrl, createLogger('hops', 'silent'));
@@ -91,7 +92,10 @@ async function measured(label: string, sourceRoot?: string): Promise<Measured> {
 const systems: Measured[] = [];
 try {
   systems.push(await measured('this checkout'));
-  if (values.base) systems.push(await measured(`base ${values.base}`, values.base));
+  if (values.base) {
+    const base = await checkout(values.base);
+    systems.push(await measured(`base ${base.name}`, base));
+  }
   const { cluster, keys } = systems[0]!;
 
   for (const op of values.ops.split(',').filter(Boolean) as ('create' | 'list')[]) {

@@ -30,19 +30,19 @@
  * `--only` runs just those rows (the baseline always runs: the ratios are against it); `--sampled`
  * is the fraction of traces the `tracing-sampled` row records (OTEL_TRACES_SAMPLER_ARG).
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { busMetrics, createDatabase, createLogger, createPool, freePort, histogram, migrate, STANDALONE_ENV, startLocalPostgres, type LocalPostgresOptions } from '@tasksvc/runtime';
+import { busMetrics, createDatabase, createLogger, createPool, freePort, histogram, migrate, startLocalPostgres, type LocalPostgresOptions } from '@tasksvc/runtime';
 import { tasksService } from '@tasksvc/tasks';
-import { CLUSTER_SERVICES, startCluster } from '../chaos/cluster.ts';
+import { startCluster } from '../chaos/cluster.ts';
 import { startOtlpReceiver } from '../testenv/otlp.ts';
 import { until } from '../testenv/wait.ts';
 import { httpLoad, type LoadResult } from './http-load.ts';
 import { BASELINE_CREATE, BASELINE_LIST, baselineCreateValues } from './lib/baseline-sql.ts';
+import { checkout, clusterFrom, type Checkout } from './lib/checkout.ts';
 import { emitRows } from './lib/report.ts';
 import { apiKeys, serverProcess, serving, SINGLE_PROCESS_ENV } from './lib/servers.ts';
 import { BENCH_PG_SETTINGS, DISTRIBUTION_PG, outboxWatch, pause, runRounds, stopAll, WARM_UP_SECONDS, type Op, type Target as BenchTarget } from './lib/targets.ts';
@@ -84,27 +84,6 @@ async function benchDatabase(): Promise<string> {
   await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   await pool.end();
   return url;
-}
-
-/** Another checkout whose system runs beside this one's (--other): where, which commit, and how its services were started. */
-interface Checkout {
-  root: string;
-  /** for the rows: the folder and its commit */
-  name: string;
-  /** its STANDALONE_NODE_FLAGS and STANDALONE_ENV: a commit's service processes as its images ran them */
-  nodeFlags: readonly string[];
-  env: Record<string, string>;
-}
-
-async function checkout(dir: string): Promise<Checkout> {
-  const root = resolve(dir);
-  const sha = execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  const gc = (await import(join(root, 'services', 'runtime', 'src', 'gc-tuning.ts'))) as { STANDALONE_NODE_FLAGS: readonly string[]; STANDALONE_ENV?: Record<string, string> };
-  const own = gc.STANDALONE_ENV ?? {};
-  // startCluster sets this checkout's STANDALONE_ENV: a variable the other one did not set is given
-  // empty, which glibc ignores (its default), as unset
-  const env = { ...Object.fromEntries(Object.keys(STANDALONE_ENV).map((k) => [k, ''])), ...own };
-  return { root, name: `${basename(root)}@${sha}`, nodeFlags: gc.STANDALONE_NODE_FLAGS, env };
 }
 
 type Measured = Pick<LoadResult, 'reqPerSec' | 'p50' | 'p99' | 'non2xx' | 'serverCpuMsPer1k' | 'pgCpuMsPer1k' | 'statementsPerRequest' | 'loadAverage'>;
@@ -199,7 +178,7 @@ async function embedded(
 async function distributed(from?: Checkout): Promise<Target> {
   const cluster = await startCluster(
     { LOG_LEVEL: 'silent', ...from?.env },
-    { pg: { ...PG, settings: PG.settings! }, ...(from ? { nodeFlags: from.nodeFlags, sourceRoots: Object.fromEntries(CLUSTER_SERVICES.map((n) => [n, from.root])) } : {}) },
+    { pg: { ...PG, settings: PG.settings! }, ...(from ? clusterFrom(from) : {}) },
   );
   try {
     await cluster.ready(180_000);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, Queryable } from '@tasksvc/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedCompletions } from '../../../../tools/testenv/history.ts';
 import { migratedDatabase } from '../../../../tools/testenv/index.ts';
 import { thresholdsOf } from '../game/domain/achievements.ts';
 import { unlockAchievements } from '../game/unlock.ts';
@@ -25,15 +26,7 @@ describe('the achievements of a long history', () => {
   };
   /** `n` completed tasks of the user, each with its completion */
   const complete = (u: string, n: number, o: { priority?: 'HIGH' | 'NORMAL'; imported?: boolean; subtask?: boolean; quest?: boolean } = {}) =>
-    pool.query(
-      `WITH t AS (
-         INSERT INTO tasks.tasks (user_id, title, type, priority, completed_at)
-         SELECT $1, 'done', 'ONE_TIME', $3, now() FROM generate_series(1, $2) RETURNING id
-       )
-       INSERT INTO tasks.task_completions (task_id, user_id, completed_at, local_date, imported, subtask_of, was_daily_quest)
-       SELECT id, $1, now(), current_date, $4, $5, $6 FROM t`,
-      [u, n, o.priority ?? 'NORMAL', o.imported ?? false, o.subtask ? randomUUID() : null, o.quest ?? false],
-    );
+    seedCompletions(pool, [u], n, { ...o, subtaskOf: o.subtask ? randomUUID() : null });
   const unlock = async (u: string) => (await unlockAchievements(pool, u, null)).map((x) => x.key);
   /** the user's steps and imported history, which count for no "tasks completed" milestone */
   const uncounted = async (u: string, n: number, priority: 'HIGH' | 'NORMAL' = 'HIGH') => {
