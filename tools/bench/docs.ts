@@ -239,6 +239,17 @@ gateway's storms), \`--v8-pool-size=1\` with \`UV_THREADPOOL_SIZE=2\` (11 → 6 
 idle target is not reached (bare node is 43 MB RSS here); 100 MB after the load is not either (tasks
 ~155, gateway 143–174).
 
+**The tasks service's phrase parser loads with the first import** (2026-12-07 10:14 UTC, load 15):
+chrono-node (\`proto/src/calendar/phrases.ts\`, ~98 KB of the tasks bundle's \`main.mjs\`) reads due-date
+phrases only in an import (Todoist's due strings) but was imported at start; \`import/handlers.ts\` now
+imports it with the file readers. After importing the tasks bundle (\`lib/import-probe.ts\`, main's
+bundle and this one alternately, four times each): 19.64 → 19.25 MB of heap kept, RSS 108.0–108.9 →
+104.1–105.4 MB. \`tools/build/bundle.test.ts\` guards every service's bundle, as the images run it: it
+walks \`main.mjs\` and the chunks it imports statically (esbuild's metafile, \`tools/build/bundle.ts\`
+\`atStart\`) and fails when one holds a library the service must not load at start
+(\`tools/testenv/start-imports.ts\`: the tracing SDK, the WebAuthn library, the notifier's senders, the
+other services' libraries, the tasks service's file formats and chrono-node).
+
 **On a quiet machine** (2026-12-07 07:28 UTC, right after a reboot, load 2.5–4.4 with the bench's own
 load; \`npm run bench -- footprint\`, section below): every **bundled service is ready 433–559 ms after
 spawn** (restart on a migrated database, median of 3; the single process 765 ms), so issue 58's ≤ 1 s

@@ -105,3 +105,19 @@ describe('deferredRequires (bundles)', () => {
     expect(without.sig).toBe(withPlugin.sig);
   });
 });
+
+describe('what each service bundle loads at start', () => {
+  it('holds none of the libraries the service must not load at start in main.mjs or the chunks it imports statically', async () => {
+    const { bundleProcesses } = await import('./bundle.ts');
+    const { heavyAtStart, notAtStart, TASKS_FILE_FORMATS } = await import('../testenv/start-imports.ts');
+    const services = ['auth', 'tasks', 'notifier', 'webhook', 'scheduler', 'gateway'] as const;
+    const built = await bundleProcesses(root, join(dir, 'services'), [...services]);
+    for (const s of services) {
+      const atStart = built.get(s)!.atStart;
+      // the walk found the service's own code (not an empty list passing by itself)
+      expect(atStart.some((f) => f.endsWith(`/services/${s}/src/service.ts`))).toBe(true);
+      const never = s === 'tasks' ? [...notAtStart(s), ...TASKS_FILE_FORMATS] : notAtStart(s);
+      expect({ [s]: heavyAtStart(atStart, never) }).toEqual({ [s]: [] });
+    }
+  }, 120_000);
+});

@@ -16,9 +16,9 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
 
 /** `import.meta.url`, `__dirname` and `__filename` of every bundled file, as the source file's own. */
 const ownLocation: Plugin = {
@@ -115,17 +115,42 @@ export const BUNDLE_ENTRIES: Record<string, { main: string; module: string }> = 
   'single process': { main: 'tools/start.ts', module: 'tools/system.ts' },
 };
 
+export interface BundledProcess {
+  /** what node runs */
+  main: string;
+  /** what the import probe imports */
+  module: string;
+  /** the source files (absolute paths) in main.mjs and the chunks it imports statically: what a start loads, the dynamic imports' chunks left out */
+  atStart: string[];
+}
+
+/** The inputs of `main` and of every chunk it imports statically (esbuild's metafile; paths in it are relative to the working directory). */
+function inputsAtStart(meta: Metafile, main: string): string[] {
+  const cwd = process.cwd();
+  const key = (abs: string) => relative(cwd, abs);
+  const seen = new Set<string>();
+  const inputs = new Set<string>();
+  const visit = (out: string) => {
+    if (seen.has(out) || !meta.outputs[out]) return;
+    seen.add(out);
+    for (const i of Object.keys(meta.outputs[out].inputs)) inputs.add(i.includes(':') ? i.slice(i.indexOf(':') + 1) : resolve(cwd, i));
+    for (const imp of meta.outputs[out].imports) if (imp.kind === 'import-statement' && !imp.external) visit(imp.path);
+  };
+  visit(key(main));
+  return [...inputs];
+}
+
 /**
  * Bundles each named process of BUNDLE_ENTRIES (paths relative to `root`) into OUTDIR/<name>/:
  * main.mjs (what node runs) and module.mjs (what the import probe imports), sharing chunks.
  */
-export async function bundleProcesses(root: string, outDir: string, names: string[], opts: { sourcemap?: boolean; /** false: leave non-ASCII text as it is (to measure what asciiOnly saves) */ ascii?: boolean; /** false: without deferredRequires (to measure what it saves) */ defer?: boolean } = {}): Promise<Map<string, { main: string; module: string }>> {
-  const out = new Map<string, { main: string; module: string }>();
+export async function bundleProcesses(root: string, outDir: string, names: string[], opts: { sourcemap?: boolean; /** false: leave non-ASCII text as it is (to measure what asciiOnly saves) */ ascii?: boolean; /** false: without deferredRequires (to measure what it saves) */ defer?: boolean } = {}): Promise<Map<string, BundledProcess>> {
+  const out = new Map<string, BundledProcess>();
   for (const name of names) {
     const e = BUNDLE_ENTRIES[name];
     if (!e) throw new Error(`no bundle entry for ${name}`);
     const dir = join(outDir, name.replaceAll(' ', '-'));
-    await build({
+    const result = await build({
       entryPoints: { main: join(root, e.main), module: join(root, e.module) },
       outdir: dir,
       outExtension: { '.js': '.mjs' },
@@ -141,10 +166,11 @@ export async function bundleProcesses(root: string, outDir: string, names: strin
       plugins: [englishOnlyZodLocales, ...(opts.defer === false ? [] : [deferredRequires]), ownLocation],
       logLevel: 'error',
       legalComments: 'none',
+      metafile: true,
       ...(opts.sourcemap ? { sourcemap: 'linked' as const, sourcesContent: false } : {}),
     });
     if (opts.ascii !== false) asciiOnly(dir);
-    out.set(name, { main: join(dir, 'main.mjs'), module: join(dir, 'module.mjs') });
+    out.set(name, { main: join(dir, 'main.mjs'), module: join(dir, 'module.mjs'), atStart: inputsAtStart(result.metafile, join(dir, 'main.mjs')) });
   }
   return out;
 }

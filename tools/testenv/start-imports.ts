@@ -55,8 +55,11 @@ export const ONLY_IN = {
   tasks: ['chrono-node', 'ical.js', '@xmldom/xmldom', 'csv-parse', 'fflate', 'timezones-ical-library'],
 } as const;
 
-/** The tasks service's file formats: loaded with the first CalDAV request, feed read, .ics export or import, not at start. */
-export const TASKS_FILE_FORMATS = ['ical.js', '@xmldom/xmldom', 'csv-parse', 'fflate', 'timezones-ical-library'];
+/**
+ * The tasks service's file formats, loaded with the first CalDAV request, feed read, .ics export or
+ * import, and the date phrase parser (chrono-node) an import reads due dates with: not at start.
+ */
+export const TASKS_FILE_FORMATS = ['ical.js', '@xmldom/xmldom', 'csv-parse', 'fflate', 'timezones-ical-library', 'chrono-node'];
 
 /** Everything `service` must not load at start: NEVER_AT_START and the other services' own libraries. */
 export function notAtStart(service: keyof typeof ONLY_IN | 'notifier' | 'webhook' | 'scheduler'): string[] {

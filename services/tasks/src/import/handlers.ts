@@ -11,7 +11,7 @@ import {
   type UploadChunk,
   type UploadRef,
 } from '@tasksvc/proto';
-import { describeRecurrence, parseWhen } from '@tasksvc/proto/calendar/phrases.ts';
+import type * as Phrases from '@tasksvc/proto/calendar/phrases.ts';
 import { localDate } from '@tasksvc/proto/calendar/dates.ts';
 import type { Logger, Pool } from '@tasksvc/runtime';
 import { cancelImport, claimImport, dropFile, failImport, getImport, insertImport, knownSources, ownTaskIds, readFile, reportProgress, sweepImports, STALE_SECONDS, storeChunk, type ImportRow } from '../db/imports.ts';
@@ -50,12 +50,12 @@ export async function storePiece(ctx: ImportCtx, chunk: UploadChunk): Promise<{ 
   return { stored: true };
 }
 
-function readContext(ctx: ImportCtx, today: string, timeZone: string): ReadContext {
+function readContext(ctx: ImportCtx, phrases: typeof Phrases, today: string, timeZone: string): ReadContext {
   return {
     today,
     timeZone,
-    when: (text, c) => parseWhen(text, c),
-    describe: describeRecurrence,
+    when: (text, c) => phrases.parseWhen(text, c),
+    describe: phrases.describeRecurrence,
     subtasks: ctx.features.subtasks,
     dueTime: ctx.features.dueTime,
     maxItems: IMPORT_LIMITS.maxItems,
@@ -93,10 +93,11 @@ function unreadable(err: ImportFileError): AppError {
 }
 
 async function parse(ctx: ImportCtx, name: string, file: Buffer, today: string, zone: string): Promise<ImportPlan> {
-  // the file formats' readers (ical.js, csv-parse, fflate) load with the first upload, not at start (test/lazy-imports.test.ts)
-  const { readImport } = await import('./domain/read.ts');
+  // the file formats' readers (ical.js, csv-parse, fflate) and the date phrase parser (chrono-node)
+  // load with the first upload, not at start (test/lazy-imports.test.ts)
+  const [{ readImport }, phrases] = await Promise.all([import('./domain/read.ts'), import('@tasksvc/proto/calendar/phrases.ts')]);
   try {
-    return readImport(name, file, readContext(ctx, today, zone));
+    return readImport(name, file, readContext(ctx, phrases, today, zone));
   } catch (err) {
     if (err instanceof ImportFileError) throw unreadable(err);
     throw err;
