@@ -250,6 +250,20 @@ walks \`main.mjs\` and the chunks it imports statically (esbuild's metafile, \`t
 (\`tools/testenv/start-imports.ts\`: the tracing SDK, the WebAuthn library, the notifier's senders, the
 other services' libraries, the tasks service's file formats and chrono-node).
 
+**What node holds, what each service adds, and whether the load's growth comes back** (2026-12-07
+10:07–10:13 UTC, load 2.9–16.7; \`memory-variants.ts --load --bare --after 30 --snapshot\`, the six
+bundled services with the images' flags, two runs of the shipped flags among the others):
+**node alone** (an empty module, the same flags and \`MALLOC_ARENA_MAX=2\`) holds 44.2–44.3 MB RSS (PSS
+9.5–11.9, 7 threads); each idle service 89.3–106.0 MB, so a service adds 45–62 MB to it (scheduler
+least, gateway most). After 8 s of creates and 8 s of lists tasks held 149.9–153.5 MB and the gateway
+140.5–147.5; **30 s later the same, within 0.5 MB**: nothing of it comes back while the process idles.
+It is not live data: a heap snapshot right after the load (which collects first) finds 24.6–24.9 MB
+alive in tasks (8.0 code, 7.5 strings, most of them the bundle's source; objects, arrays, shapes and
+closures 1.7–2.0 each; no cache or pool stands out) and 27.9–28.1 MB in the gateway (9.0 strings,
+8.3 code). What the load grew is V8's reserve: the young generation stays committed at its grown
+size (33.6 MB with the 16 MB semi-space, 1–12 MB of it in use), the old generation at 17–23 MB
+with 15–22 in use, ArrayBuffers outside the heap 7–18 MB, and the malloc arenas.
+
 **On a quiet machine** (2026-12-07 07:28 UTC, right after a reboot, load 2.5–4.4 with the bench's own
 load; \`npm run bench -- footprint\`, section below): every **bundled service is ready 433–559 ms after
 spawn** (restart on a migrated database, median of 3; the single process 765 ms), so issue 58's ≤ 1 s

@@ -15,6 +15,8 @@ export interface HeapSummary {
   byType: Record<string, number>;
   /** package (or the repo's own folder) → MB of source text and functions, and its scripts */
   byPackage: { name: string; sourceMb: number; codeMb: number; scripts: number }[];
+  /** the largest groups of nodes by V8 type and name (an object's constructor, a system object's kind), self sizes */
+  byName: { type: string; name: string; count: number; mb: number }[];
 }
 
 interface Snapshot {
@@ -65,11 +67,18 @@ export function summarizeHeapSnapshot(file: string): HeapSummary {
   };
 
   const byType: Record<string, number> = {};
+  const named = new Map<string, { type: string; name: string; count: number; mb: number }>();
   let total = 0;
   for (let i = 0; i < count; i++) {
     const t = types[N[i * nf + TYPE]!]!;
     byType[t] = (byType[t] ?? 0) + size(i) / 1e6;
     total += size(i);
+    // strings and code by type alone: their names are their text
+    const name = t === 'string' || t === 'concatenated string' || t === 'sliced string' || t === 'number' ? '' : s.strings[N[i * nf + NAME]!]!.slice(0, 60);
+    const k = `${t}\u0000${name}`;
+    const g = named.get(k) ?? named.set(k, { type: t, name, count: 0, mb: 0 }).get(k)!;
+    g.count++;
+    g.mb += size(i) / 1e6;
   }
 
   const packages = new Map<string, { sourceMb: number; codeMb: number; scripts: Set<number> }>();
@@ -117,5 +126,6 @@ export function summarizeHeapSnapshot(file: string): HeapSummary {
     .map(([name, p]) => ({ name, sourceMb: p.sourceMb, codeMb: p.codeMb, scripts: p.scripts.size }))
     .filter((p) => p.sourceMb + p.codeMb >= 0.01)
     .sort((a, b) => b.sourceMb + b.codeMb - (a.sourceMb + a.codeMb));
-  return { totalMb: total / 1e6, byType, byPackage };
+  const byName = [...named.values()].sort((a, b) => b.mb - a.mb).slice(0, 20);
+  return { totalMb: total / 1e6, byType, byPackage, byName };
 }
