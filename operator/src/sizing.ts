@@ -66,21 +66,23 @@ export type SharedPart = 'nats-server' | 'PostgreSQL';
 /**
  * One run of `npm run bench -- sizing` (docs/benchmarks.md, section sizing): CPU µs per operation in
  * each process, idle subtracted; `webhook` is what one delivery adds to a create, `reminder` one
- * reminder's dispatch to an HTTP Alert channel. Taken on a shared, loaded machine: upper figures.
+ * reminder's dispatch to an HTTP Alert channel. Taken on a quiet machine right after a reboot (the
+ * bench's own load only), the services run from source; a figure the idle subtraction took below 0
+ * is noise and counts 0 (auth answers from its 60 s caches).
  */
 export const MEASURED_CPU: { at: string; command: string; loadAverage: string; cpuUs: Record<ServiceName | SharedPart, Record<Operation, number>> } = {
-  at: '2026-12-06T17:27:00Z',
+  at: '2026-12-07T09:52:00Z',
   command: 'npm run bench -- sizing (1,000 operations of each, 10 callers, 20 users)',
-  loadAverage: '34–51 on 2 cores',
+  loadAverage: '1.6–2.5 on 2 cores',
   cpuUs: {
-    gateway: { create: 658, list: 1200, complete: 1174, webhook: 59, reminder: 0 },
-    auth: { create: 44, list: 64, complete: 194, webhook: 18, reminder: 0 },
-    tasks: { create: 781, list: 1506, complete: 4937, webhook: 7, reminder: 194 },
-    notifier: { create: 123, list: 0, complete: 113, webhook: 0, reminder: 3463 },
-    webhook: { create: 202, list: 0, complete: 308, webhook: 907, reminder: 11 },
-    scheduler: { create: 85, list: 0, complete: 196, webhook: 0, reminder: 196 },
-    'nats-server': { create: 531, list: 508, complete: 1031, webhook: 0, reminder: 477 },
-    PostgreSQL: { create: 839, list: 536, complete: 4780, webhook: 946, reminder: 1526 },
+    gateway: { create: 310, list: 550, complete: 330, webhook: 0, reminder: 0 },
+    auth: { create: 0, list: 0, complete: 0, webhook: 0, reminder: 10 },
+    tasks: { create: 378, list: 918, complete: 1187, webhook: 0, reminder: 117 },
+    notifier: { create: 0, list: 0, complete: 57, webhook: 0, reminder: 1207 },
+    webhook: { create: 67, list: 0, complete: 94, webhook: 370, reminder: 0 },
+    scheduler: { create: 40, list: 0, complete: 60, webhook: 0, reminder: 130 },
+    'nats-server': { create: 118, list: 178, complete: 187, webhook: 0, reminder: 107 },
+    PostgreSQL: { create: 208, list: 268, complete: 1517, webhook: 250, reminder: 467 },
   },
 };
 
