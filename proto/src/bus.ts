@@ -12,15 +12,25 @@ export interface Rpc<Req, Res> {
 export interface EventDef<T> {
   readonly subject: string;
   readonly schema: z.ZodType<T>;
+  /**
+   * Facts about an event, by name, that a consumer may need alone (`ConsumeOptions.marked`): the
+   * publisher works each out from the payload and sends it beside the event (over NATS a header,
+   * docs/architecture.md "Events on the wire"), so that consumer skips the others without reading them.
+   */
+  readonly marks?: Readonly<Record<string, EventMark<T>>>;
 }
+
+/** A method's type, so an EventDef of a payload type is still an EventDef<unknown> (a relay's list). */
+export type EventMark<T> = { mark(payload: T): boolean }['mark'];
 
 export function defineRpc<Req, Res>(subject: string, request: z.ZodType<Req>, reply: z.ZodType<Res>): Rpc<Req, Res> {
   return { subject, request, reply };
 }
 
-export function defineEvent<T>(subject: string, schema: z.ZodType<T>): EventDef<T> {
+export function defineEvent<T>(subject: string, schema: z.ZodType<T>, opts: { marks?: EventDef<T>['marks'] } = {}): EventDef<T> {
   if (!subject.startsWith('events.')) throw new Error(`event subject must start with "events.": ${subject}`);
-  return { subject, schema };
+  for (const name of Object.keys(opts.marks ?? {})) if (!/^[a-z][a-z0-9-]*$/.test(name)) throw new Error(`an event mark's name is lower case letters, digits and dashes: ${name}`);
+  return opts.marks ? { subject, schema, marks: opts.marks } : { subject, schema };
 }
 
 /** The stream that carries every durable event. */

@@ -88,12 +88,19 @@ export type ReminderSchedule = z.infer<typeof reminderSchedule>;
 export const taskEventMessage = z.object({ userId: z.uuid(), payload: taskEventPayload, reminders: reminderSchedule.optional() });
 export type TaskEventMessage = z.infer<typeof taskEventMessage>;
 
+/**
+ * The mark of a task event that carries a reminder schedule (`EventDef.marks`): the scheduler's
+ * consumer needs only these, a few of all task events, and skips the others unread.
+ */
+export const REMINDERS_MARK = 'reminders';
+const taskEventMarks = { [REMINDERS_MARK]: (m: TaskEventMessage) => !!m.reminders };
+
 /** One durable event per kind: `events.task.created` … Consumers subscribe to `events.task.>`. */
 export const taskEvents = {
-  'task.created': defineEvent('events.task.created', taskEventMessage),
-  'task.updated': defineEvent('events.task.updated', taskEventMessage),
-  'task.completed': defineEvent('events.task.completed', taskEventMessage),
-  'task.deleted': defineEvent('events.task.deleted', taskEventMessage),
+  'task.created': defineEvent('events.task.created', taskEventMessage, { marks: taskEventMarks }),
+  'task.updated': defineEvent('events.task.updated', taskEventMessage, { marks: taskEventMarks }),
+  'task.completed': defineEvent('events.task.completed', taskEventMessage, { marks: taskEventMarks }),
+  'task.deleted': defineEvent('events.task.deleted', taskEventMessage, { marks: taskEventMarks }),
 } as const;
 export const TASK_EVENTS_FILTER = 'events.task.>';
 

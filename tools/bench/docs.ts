@@ -109,7 +109,8 @@ a round is recent start no round of their own. What a distributed create does pa
 d92de85: the scheduler's \`scheduler-reminders\` durable consumer receives every task event (and
 reads it against the event's schema) to find the few with reminders, beside the webhook's:
 \`hops.ts --ops create --rounds 2\` on 86fc077 (load 12) put the scheduler process at 43–62 µs of CPU
-per create (the webhook's 70–106), plus nats-server's delivery to one more consumer. The lists did
+per create (the webhook's 70–106), plus nats-server's delivery to one more consumer (since halved:
+"Removed: the scheduler reading every task event" under "Per request, hop by hop"). The lists did
 get more expensive in both modes (a third in the single process in both runs).
 
 ### What wakes an idle system
@@ -349,6 +350,31 @@ way. What holds across runs:
   statement's \`zone\` and \`total\` columns from every task, which would otherwise reach the HTTP body)
   and its tolerant read of the call (the rolling-upgrade rule); the TextEncoder and \`pack\` copies are a
   few µs per 36 KB.
+- **Removed: the scheduler reading every task event** (issues 58/61). Its durable consumer
+  \`scheduler-reminders\` received every task event and decoded and read it against the event's schema
+  to keep the few that carry a reminder schedule. The tasks service now marks those (a header per
+  message, \`Tasksvc-Mark-reminders\`, a flag per event: docs/architecture.md "Events on the wire"), and
+  the scheduler acks a message without a marked event unread and parses only the marked lines of a
+  batch; in process the bus no longer hands it the others. \`hops.ts --ops create --base\` with main's
+  services in the same rounds, alternating (2026-12-07 10:08–10:16 UTC): scheduler CPU per create at a
+  fixed 600 creates/s (\`--rate 600 --rounds 4\`, load 12.9–15.2) 23, 25, 19, 15 µs before → 15, 10,
+  10, 13 after; at the rate the machine allowed (\`--rounds 4\`, load 14.8–17.1; before 115–896
+  creates/s, after 589–1,131) 87, 19, 28, 17 → 23, 13, 12, 7. What is left is the delivery and ack
+  of each message (a relay round's events travel as one) and the process's own timers; every other
+  process stayed within the rounds' spread. Old publishers mark nothing, so their events are still
+  read (and skipped by the handler); old consumers ignore the header: no upgrade order.
+  \`http.ts --only off,distributed --other DIR --rounds 4 --seconds 6\` with main as DIR (10:16–10:25,
+  load 11.8–21.6, so read it as a rough check only): server CPU per create distributed 563 → 448 µs
+  (0.43× → 0.76× the baseline, p99 2.11× → 1.21×), single process 263 → 294 µs (0.68× → 0.46×, its
+  rounds 0.29–1.03×): each within its rounds' spread at that load.
+  Not taken: a subject of their own for schedule changes with a server-side filter, which would spare
+  the delivery too: the scheduler would have to keep reading the old subject (every event) until every
+  publisher is upgraded, and nats-server 2.9 keeps one filter per consumer. Looked at and left: the
+  webhook's consumer (26–46 µs per create in the 600/s rounds, before and after alike) needs every task
+  event of a user who has an endpoint, which only its own table knows, and its ingest already asks
+  which users of a batch have one before it sends their bodies (\`SUBSCRIBERS_FIRST_FROM\`). No other
+  consumer wakes for a create: the notifier takes notification requests, the gateway only the
+  identity broadcast, and the game's outbox publishes notification requests (achievements).
 - **Removed: a write per two list replies.** nats.js writes at once whenever more than its (hidden)
   \`pendingLimit\` is buffered, 32 KiB by default: with replies of ~36 KB the second reply of a turn
   forced a write of the first two, so the send queue's one write per turn did not hold for lists. The

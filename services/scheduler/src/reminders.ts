@@ -1,4 +1,4 @@
-import { checkRemindersRpc, MAX_REMINDER_CHECK, notificationRequested, REMINDER_ARMED_SUBJECT, reminderArmed, TASK_EVENTS_FILTER, taskEvents, type NotificationRequest } from '@tasksvc/proto';
+import { checkRemindersRpc, MAX_REMINDER_CHECK, notificationRequested, REMINDER_ARMED_SUBJECT, reminderArmed, REMINDERS_MARK, TASK_EVENTS_FILTER, taskEvents, type NotificationRequest } from '@tasksvc/proto';
 import { inTransaction, wakeTimer, type Bus, type Logger, type OutboxRelay, type Pool, type Subscription } from '@tasksvc/runtime';
 import { applySchedule, claimDue, finishClaimed, nextReminderAt, pruneHandled, type Handled } from './db/reminders.ts';
 import { reminderMetrics } from './metrics.ts';
@@ -25,7 +25,9 @@ export interface ReminderDeps {
 
 /**
  * Task events whose envelope carries a reminder schedule update the queue; the replicas hear of a
- * reminder earlier than the one they wait for. Events without one (most) cost nothing here.
+ * reminder earlier than the one they wait for. Events without one (most) are acked unread by the bus
+ * (their publisher marks the others, REMINDERS_MARK); those of a publisher of an older release, which
+ * marks nothing, are read and skipped here.
  */
 export async function consumeReminderSchedules(deps: ReminderDeps): Promise<Subscription> {
   return deps.bus.consume(
@@ -35,7 +37,7 @@ export async function consumeReminderSchedules(deps: ReminderDeps): Promise<Subs
       const earliest = await applySchedule(deps.pool, msg.payload.task.id, msg.userId, msg.reminders);
       if (earliest) deps.bus.broadcast(REMINDER_ARMED_SUBJECT, { at: earliest.toISOString() });
     },
-    { durable: REMINDER_CONSUMER, filter: TASK_EVENTS_FILTER, ackWaitMs: 30_000, concurrency: 16 },
+    { durable: REMINDER_CONSUMER, filter: TASK_EVENTS_FILTER, ackWaitMs: 30_000, concurrency: 16, marked: REMINDERS_MARK },
   );
 }
 

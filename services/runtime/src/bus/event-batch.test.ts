@@ -1,16 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { defineEvent, EVENT_STREAM } from '@tasksvc/proto';
+import { defineEvent, EVENT_STREAM, REMINDERS_MARK, taskEvent, taskEventMessage, taskEvents } from '@tasksvc/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { quietLogger, sharedNatsUrl, until } from '../../../../tools/testenv/index.ts';
-import { BATCH_HEADER, decodeBatch, encodeBatch, groupForSending, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, type OutgoingEvent } from './event-batch.ts';
+import { BATCH_HEADER, decodeBatch, encodeBatch, groupForSending, markHeader, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, type OutgoingEvent } from './event-batch.ts';
+import { createMemoryBus } from './memory.ts';
 import { createNatsBus } from './nats.ts';
 import type { Bus, EventMeta } from './types.ts';
 
 const log = quietLogger();
 const uid = () => randomUUID().slice(0, 8);
+/** `even` marks the events a marked consumer needs. */
+const makeMarked = () => defineEvent(`events.mark${uid()}.happened`, z.object({ n: z.number() }).strict(), { marks: { even: (p) => p.n % 2 === 0 } });
+const enc = new TextEncoder();
 const out = (subject: string, n: number, extra: Partial<OutgoingEvent> = {}): OutgoingEvent => ({ subject, id: `id-${n}`, json: JSON.stringify({ n }), ...extra });
 
 describe('event batches on the wire (pure)', () => {
@@ -153,5 +157,128 @@ describe('event batches over NATS', () => {
     };
     expect(await overlap()).toBe(1);
     expect(await overlap(8)).toBe(8);
+  });
+
+  // Event marks (issues 58/61): a consumer that needs only the events carrying a mark (the scheduler:
+  // task events with a reminder schedule) acks the others unread when their publisher marked them; a
+  // publisher of an older release marks nothing and every event is read; a consumer that asks for no
+  // mark (or of an older release) gets every event as before.
+  /** Every message of the stream up to `seq` acknowledged by the durable, none asked for again. */
+  const allAcked = async (durable: string, seq: number) => {
+    const info = await until(async () => {
+      const i = await jsm.consumers.info(EVENT_STREAM, durable);
+      return i.ack_floor.stream_seq >= seq && i.num_ack_pending === 0 && i.num_pending === 0 ? i : null;
+    }, `every message up to ${seq} acknowledged by ${durable}`, 15_000);
+    expect(info.num_redelivered).toBe(0);
+  };
+
+  it('acks events marked as not carrying the mark without decoding them (a body that is not even JSON), and reads only the marked lines of a batch', async () => {
+    const ev = makeMarked();
+    const durable = `d${uid()}`;
+    const got: { n: number; meta: EventMeta }[] = [];
+    const sub = await consumer.consume(ev, async (p, meta) => void got.push({ n: p.n, meta }), { durable, marked: 'even' });
+    const js = jetstream(nc);
+    // a lone event its publisher marked `0`: decoded, its body would fail to parse and be asked for again
+    const lone = natsHeaders();
+    lone.set(markHeader('even'), '0');
+    await js.publish(ev.subject, enc.encode('not JSON at all'), { msgID: randomUUID(), headers: lone });
+    // a batch whose unmarked lines are not JSON either; its marked line is an event
+    const { body, msgId } = encodeBatch([
+      { subject: ev.subject, id: 'x1', json: 'not JSON' },
+      { subject: ev.subject, id: 'marked', json: JSON.stringify({ n: 2 }) },
+      { subject: ev.subject, id: 'x3', json: '{"n":' },
+    ]);
+    const batch = natsHeaders();
+    batch.set(BATCH_HEADER, '3');
+    batch.set(markHeader('even'), '010');
+    const last = await js.publish(ev.subject, enc.encode(body), { msgID: msgId, headers: batch });
+    await allAcked(durable, last.seq);
+    expect(got.map((g) => [g.n, g.meta.msgId])).toEqual([[2, 'marked']]);
+    await sub.stop();
+  });
+
+  it('marks what its publisher sends (one header per mark, a flag per event) and hands a marked consumer only those events; an unmarked consumer gets all', async () => {
+    const ev = makeMarked();
+    const marked: number[] = [];
+    const every: number[] = [];
+    const subs = [
+      await consumer.consume(ev, async (p) => void marked.push(p.n), { durable: `d${uid()}`, marked: 'even' }),
+      // as a consumer of a release before marks reads: it knows no mark header
+      await consumer.consume(ev, async (p) => void every.push(p.n), { durable: `d${uid()}` }),
+    ];
+    // what goes on the wire: a core subscriber on the subject sees each JetStream message as published
+    const flags: string[] = [];
+    const wire = nc.subscribe(ev.subject, { callback: (_err, m) => void flags.push(m.headers?.get(markHeader('even')) ?? 'none') });
+    await nc.flush();
+    await Promise.all(Array.from({ length: 6 }, (_, n) => publisher.publish(ev, { n }, randomUUID()))); // one batch
+    await publisher.publish(ev, { n: 7 }, randomUUID()); // alone
+    await publisher.publish(ev, { n: 8 }, randomUUID());
+    await until(() => every.length >= 8 && marked.length >= 4, 'both consumers', 15_000);
+    expect(every).toEqual([0, 1, 2, 3, 4, 5, 7, 8]);
+    expect(marked).toEqual([0, 2, 4, 8]);
+    expect(flags).toEqual(['101010', '0', '1']);
+    wire.unsubscribe();
+    for (const s of subs) await s.stop();
+  });
+
+  it('reads every event of a publisher that marks nothing (a release before marks), so none it needs is lost', async () => {
+    const ev = makeMarked();
+    const durable = `d${uid()}`;
+    const got: number[] = [];
+    const sub = await consumer.consume(ev, async (p) => void got.push(p.n), { durable, marked: 'even' });
+    const js = jetstream(nc);
+    // the wire of that release: a lone event and a batch, no mark header
+    await js.publish(ev.subject, enc.encode(JSON.stringify({ n: 1 })), { msgID: randomUUID() });
+    const { body, msgId } = encodeBatch([2, 3].map((n) => ({ subject: ev.subject, id: randomUUID(), json: JSON.stringify({ n }) })));
+    const h = natsHeaders();
+    h.set(BATCH_HEADER, '2');
+    // a flag string of another length says nothing usable either
+    h.set(markHeader('even'), '1');
+    const last = await js.publish(ev.subject, enc.encode(body), { msgID: msgId, headers: h });
+    await allAcked(durable, last.seq);
+    expect(got).toEqual([1, 2, 3]);
+    await sub.stop();
+  });
+
+  it('task events: the scheduler\'s mark is set on those that carry a reminder schedule (or just lost it), and only they reach a consumer of it', async () => {
+    // the task events' schema and marks on a subject of this test's own (the shared server's events.task.* belong to others)
+    const ev = defineEvent(`events.mark${uid()}.task`, taskEventMessage, { marks: taskEvents['task.created'].marks! });
+    const got: string[] = [];
+    const sub = await consumer.consume(ev, async (m) => void got.push(m.payload.task.title), { durable: `d${uid()}`, marked: REMINDERS_MARK });
+    const task = (title: string) => ({ id: randomUUID(), userId: randomUUID(), title, type: 'ONE_TIME' as const, priority: 'NORMAL' as const, createdAt: new Date() });
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    await Promise.all([
+      publisher.publish(ev, taskEvent('task.created', task('plain')), randomUUID()),
+      publisher.publish(ev, taskEvent('task.created', task('with a reminder'), { reminders: { version: new Date().toISOString(), due: [{ key: 'r1', at }] } }), randomUUID()),
+      publisher.publish(ev, taskEvent('task.updated', task('reminders removed'), { reminders: { version: new Date().toISOString(), due: [] } }), randomUUID()),
+      publisher.publish(ev, taskEvent('task.updated', task('plain too')), randomUUID()),
+    ]);
+    await until(() => got.length >= 2, 'the two events with a schedule', 15_000);
+    await publisher.publish(ev, taskEvent('task.created', task('last')), randomUUID());
+    await publisher.publish(ev, taskEvent('task.created', task('the end'), { reminders: { version: new Date().toISOString(), due: [] } }), randomUUID());
+    await until(() => got.length >= 3, 'the last event with a schedule', 15_000);
+    expect(got).toEqual(['with a reminder', 'reminders removed', 'the end']);
+    await sub.stop();
+  });
+});
+
+describe('event marks in-process', () => {
+  it('hands a marked consumer only the events with its mark, every event to the others; every publish resolves', async () => {
+    const ev = makeMarked();
+    const bus = createMemoryBus(log);
+    const marked: number[] = [];
+    const every: number[] = [];
+    await bus.consume(ev, async (p) => void marked.push(p.n), { durable: `d${uid()}`, filter: ev.subject, marked: 'even' });
+    await bus.consume(ev, async (p) => void every.push(p.n), { durable: `d${uid()}`, filter: ev.subject });
+    await Promise.all(Array.from({ length: 5 }, (_, n) => bus.publish(ev, { n }, randomUUID())));
+    // concurrent publishes: in-process each goes its own way through the durables
+    expect(marked.sort()).toEqual([0, 2, 4]);
+    expect(every.sort()).toEqual([0, 1, 2, 3, 4]);
+    // the publisher's own check still refuses a bad event that no consumer read
+    const skipOnly = makeMarked();
+    const bus2 = createMemoryBus(log);
+    await bus2.consume(skipOnly, async () => undefined, { durable: `d${uid()}`, filter: skipOnly.subject, marked: 'even' });
+    await expect(bus2.publish(skipOnly, { n: 1, extra: true } as never, randomUUID())).rejects.toThrow(/invalid event/);
+    await Promise.all([bus.close(), bus2.close()]);
   });
 });

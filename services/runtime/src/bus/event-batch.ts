@@ -14,6 +14,12 @@ import { createHash } from 'node:crypto';
  * A lone event keeps the one-event form (its JSON body, its id as message id). Lines rather than a
  * JSON array, so a consumer of an older release fails to parse a batch and asks for it again later
  * (it would drop a message that merely failed its schema) until a current replica takes it.
+ *
+ * An event's marks (`EventDef.marks`) travel as one header per mark, `Tasksvc-Mark-<name>`, one
+ * character per event of the message in order: `1` carries it, `0` does not. A consumer that needs
+ * only one mark's events (`ConsumeOptions.marked`) acks a message without one `1` unread and parses
+ * only the marked lines of a batch. A message without the header (a publisher of an older release)
+ * says nothing: every event of it is read, as before. Older consumers ignore the header.
  */
 export const BATCH_HEADER = 'Tasksvc-Batch';
 /** Events per message at most: also the most a consumer's handlers get at once from one message. */
@@ -27,6 +33,8 @@ export interface OutgoingEvent {
   /** the event's checked payload as JSON */
   json: string;
   traceparent?: string | undefined;
+  /** the event's marks by name, as its publisher worked them out */
+  marks?: Readonly<Record<string, boolean>> | undefined;
 }
 
 export interface BatchedEvent {
@@ -61,11 +69,46 @@ export function encodeBatch(events: readonly OutgoingEvent[]): { body: string; m
   return { body: lines.join('\n'), msgId: `batch-${digest.digest('hex').slice(0, 40)}` };
 }
 
-/** The events of a batch body; throws when it is not one (a line that is not an object with a string id). */
-export function decodeBatch(body: string): BatchedEvent[] {
-  return body.split('\n').map((line, i) => {
+/** The events of a batch body; throws when it is not one (a line that is not an object with a string id). `only`: the mark flags (markFlags), lines flagged `0` are not parsed. */
+export function decodeBatch(body: string, only?: string): BatchedEvent[] {
+  const lines = body.split('\n');
+  // flags for another count of events are not this body's: read every line
+  const skip = only !== undefined && only.length === lines.length ? only : undefined;
+  const events: BatchedEvent[] = [];
+  for (const [i, line] of lines.entries()) {
+    if (skip?.[i] === '0') continue;
     const e = JSON.parse(line) as Partial<BatchedEvent> | null;
     if (typeof e !== 'object' || e === null || typeof e.id !== 'string') throw new Error(`line ${i + 1} of an event batch has no id`);
-    return { id: e.id, data: e.data, traceparent: typeof e.traceparent === 'string' ? e.traceparent : undefined };
-  });
+    events.push({ id: e.id, data: e.data, traceparent: typeof e.traceparent === 'string' ? e.traceparent : undefined });
+  }
+  return events;
+}
+
+/** The header that carries a mark's flags. */
+export const markHeader = (name: string): string => `Tasksvc-Mark-${name}`;
+
+/** The marks' headers of a message of these events: a mark every one of them was worked out for, its flags in order. */
+export function markHeaders(events: readonly OutgoingEvent[]): [string, string][] {
+  const first = events[0]?.marks;
+  if (!first) return [];
+  const out: [string, string][] = [];
+  for (const name of Object.keys(first)) {
+    let flags = '';
+    for (const e of events) {
+      const v = e.marks?.[name];
+      if (v === undefined) break;
+      flags += v ? '1' : '0';
+    }
+    if (flags.length === events.length) out.push([markHeader(name), flags]);
+  }
+  return out;
+}
+
+/**
+ * A mark's flags as a message of `count` events carries them, or undefined when it says nothing
+ * usable (no header: a publisher of an older release; a value of another length or with other
+ * characters): then every event is read.
+ */
+export function markFlags(value: string | undefined, count: number): string | undefined {
+  return value && value.length === count && /^[01]+$/.test(value) ? value : undefined;
 }

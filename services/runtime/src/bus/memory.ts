@@ -8,7 +8,11 @@ import type { Bus, ConsumeOptions, DurableDeclaration, EventMeta, RequestContext
 
 /** A served handler; `checked` says the caller has already checked the request against this very schema. */
 type RawHandler = { rpc: Rpc<unknown, unknown>; run: (raw: unknown, ctx: RequestContext, checked: boolean) => Promise<unknown> };
-type RawConsumer = (raw: unknown, meta: EventMeta) => Promise<void>;
+interface RawConsumer {
+  run(raw: unknown, meta: EventMeta): Promise<void>;
+  /** the one mark whose events it needs (ConsumeOptions.marked) */
+  marked?: string | undefined;
+}
 
 interface Durable {
   filter: string;
@@ -127,8 +131,12 @@ export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclarati
       for (const [name, d] of durables) {
         if (!subjectMatches(d.filter, event.subject) || d.seen.has(msgId)) continue;
         const member = await memberOf(name, d);
-        await member(payload, { msgId, subject: event.subject, deliveryCount: 1, traceparent });
-        checked = true;
+        // an event without the mark its consumer needs is not read there (as over NATS)
+        const mark = member.marked === undefined ? undefined : event.marks?.[member.marked];
+        if (!mark || mark(payload)) {
+          await member.run(payload, { msgId, subject: event.subject, deliveryCount: 1, traceparent });
+          checked = true;
+        }
         d.seen.add(msgId);
         if (d.seen.size > SEEN_LIMIT) d.seen.delete(d.seen.values().next().value as string);
       }
@@ -138,11 +146,14 @@ export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclarati
     async consume<T>(event: EventDef<T>, handler: (payload: T, meta: EventMeta) => Promise<void>, opts: ConsumeOptions): Promise<Subscription> {
       // each member parses for itself, so no consumer sees another's (or the publisher's) object; what
       // it cannot read is parked (dead-letters.ts), or else the publish fails and the relay retries it
-      const member: RawConsumer = async (raw, meta) => {
-        const read = readEvent(event, raw);
-        if (read.ok) return handler(read.data, meta);
-        if (!opts.park) throw new AppError('VALIDATION_FAILED', `event ${meta.subject} fails the schema of durable ${opts.durable}: ${read.error}`);
-        await opts.park({ durable: opts.durable, subject: meta.subject, msgId: meta.msgId, data: raw, error: read.error });
+      const member: RawConsumer = {
+        marked: opts.marked,
+        async run(raw, meta) {
+          const read = readEvent(event, raw);
+          if (read.ok) return handler(read.data, meta);
+          if (!opts.park) throw new AppError('VALIDATION_FAILED', `event ${meta.subject} fails the schema of durable ${opts.durable}: ${read.error}`);
+          await opts.park({ durable: opts.durable, subject: meta.subject, msgId: meta.msgId, data: raw, error: read.error });
+        },
       };
       const d = durable(opts.durable, opts.filter ?? event.subject);
       d.members.push(member);

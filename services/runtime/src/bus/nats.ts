@@ -6,7 +6,7 @@ import { AppError, EVENT_STREAM, EVENT_SUBJECTS, parseMessage, REQUEST_ID_HEADER
 import type { Logger } from '../logger.ts';
 import { currentTraceparent } from '../tracing.ts';
 import { envelopeJson, handleRequest, readEvent, replyDataJson, requestContext, unwrapReply } from './envelope.ts';
-import { BATCH_HEADER, decodeBatch, encodeBatch, groupForSending, type BatchedEvent, type OutgoingEvent } from './event-batch.ts';
+import { BATCH_HEADER, decodeBatch, encodeBatch, groupForSending, markFlags, markHeader, markHeaders, type BatchedEvent, type OutgoingEvent } from './event-batch.ts';
 import { instrumentBus } from './instrument.ts';
 import { createReplyInbox } from './reply-inbox.ts';
 import { requestHeaders, TRACEPARENT } from './request-headers.ts';
@@ -174,18 +174,21 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
     }
     for (const group of groupForSending(round)) {
       let stored: Promise<unknown>;
+      const marks = markHeaders(group);
       if (group.length === 1) {
         const [e] = group as [Pending];
         let headers;
-        if (e.traceparent) {
+        if (e.traceparent || marks.length > 0) {
           headers = natsHeaders();
-          headers.set(TRACEPARENT, e.traceparent);
+          if (e.traceparent) headers.set(TRACEPARENT, e.traceparent);
+          for (const [k, v] of marks) headers.set(k, v);
         }
         stored = js.publish(e.subject, enc.encode(e.json), { msgID: e.id, timeout: 5_000, ...(headers ? { headers } : {}) });
       } else {
         const { body, msgId } = encodeBatch(group);
         const headers = natsHeaders();
         headers.set(BATCH_HEADER, String(group.length));
+        for (const [k, v] of marks) headers.set(k, v);
         stored = js.publish(group[0]!.subject, enc.encode(body), { msgID: msgId, timeout: 5_000, headers });
       }
       stored.then(
@@ -256,9 +259,14 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
 
     async publish<T>(event: EventDef<T>, payload: T, msgId: string): Promise<void> {
       const data = parseMessage(event.schema, payload, `event ${event.subject}`);
+      let marks: Record<string, boolean> | undefined;
+      if (event.marks) {
+        marks = {};
+        for (const [name, mark] of Object.entries(event.marks)) marks[name] = mark(data);
+      }
       // no await before the push: every publish of this turn joins the same round
       return new Promise<void>((resolve, reject) => {
-        outgoing.push({ subject: event.subject, id: msgId, json: JSON.stringify(data ?? null), traceparent: currentTraceparent() ?? undefined, resolve, reject });
+        outgoing.push({ subject: event.subject, id: msgId, json: JSON.stringify(data ?? null), traceparent: currentTraceparent() ?? undefined, marks, resolve, reject });
         if (outgoing.length === 1) setImmediate(() => void sendOutgoing());
       });
     },
@@ -278,6 +286,8 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
       } catch {
         await jsm!.consumers.update(EVENT_STREAM, co.durable, config);
       }
+      // the header saying which events carry the one mark this consumer needs (types.ts `marked`)
+      const wanted = co.marked ? markHeader(co.marked) : undefined;
       let stopped = false;
       let current: { stop(): unknown } | undefined;
       const loop = async () => {
@@ -289,9 +299,15 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
             current = messages;
             for await (const m of messages) {
               const batched = m.headers?.get(BATCH_HEADER);
+              // which events carry the needed mark, when the publisher said so: the others are not read
+              const only = wanted ? markFlags(m.headers?.get(wanted), batched ? Number(batched) : 1) : undefined;
+              if (only !== undefined && !only.includes('1')) {
+                m.ack();
+                continue;
+              }
               let events: BatchedEvent[];
               try {
-                events = batched ? decodeBatch(dec.decode(m.data)) : [{ id: m.headers?.get('Nats-Msg-Id') || `${m.seq}`, data: decode(m.data), traceparent: m.headers?.get(TRACEPARENT) || undefined }];
+                events = batched ? decodeBatch(dec.decode(m.data), only) : [{ id: m.headers?.get('Nats-Msg-Id') || `${m.seq}`, data: decode(m.data), traceparent: m.headers?.get(TRACEPARENT) || undefined }];
               } catch (err) {
                 // as a consumer of an older release does with a batch: perhaps a newer form; never dropped
                 log.warn({ err, subject: m.subject, seq: m.seq }, 'event message is not readable; will redeliver');

@@ -51,6 +51,13 @@ export interface ConsumeOptions {
    * delivered again later, never dropped.
    */
   park?: (e: UnreadableEvent) => Promise<void>;
+  /**
+   * The handler needs only the events that carry this mark (`EventDef.marks`): an event its publisher
+   * marked as not carrying it is acknowledged without being decoded, checked or handed over (nor
+   * parked, nor counted as consumed). An event whose publisher said nothing (a release before marks)
+   * is read and handed over as before, so the handler still checks for itself.
+   */
+  marked?: string;
 }
 
 /** An event a consumer could not read, as it is parked. */
