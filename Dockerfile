@@ -84,27 +84,27 @@ EXPOSE 3000
 # Start period: migrations run before the server listens. The port follows PORT (default 3000).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/api/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=384", "bundle/gateway/main.mjs"]
+CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=384", "bundle/gateway/main.mjs"]
 
 FROM runtime AS auth
 COPY --from=bundle /app/bundle/auth /app/bundle/auth
-CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=384", "bundle/auth/main.mjs"]
+CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=384", "bundle/auth/main.mjs"]
 
 FROM runtime AS tasks
 COPY --from=bundle /app/bundle/tasks /app/bundle/tasks
-CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=384", "bundle/tasks/main.mjs"]
+CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=384", "bundle/tasks/main.mjs"]
 
 FROM runtime AS notifier
 COPY --from=bundle /app/bundle/notifier /app/bundle/notifier
-CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=384", "bundle/notifier/main.mjs"]
+CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=384", "bundle/notifier/main.mjs"]
 
 FROM runtime AS webhook
 COPY --from=bundle /app/bundle/webhook /app/bundle/webhook
-CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=384", "bundle/webhook/main.mjs"]
+CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=384", "bundle/webhook/main.mjs"]
 
 FROM runtime AS scheduler
 COPY --from=bundle /app/bundle/scheduler /app/bundle/scheduler
-CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=384", "bundle/scheduler/main.mjs"]
+CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=384", "bundle/scheduler/main.mjs"]
 
 # The core needs root and CAP_NET_ADMIN at run time (the operator's DaemonSet runs it privileged as
 # uid 0); the image default stays unprivileged, which suits the web component.

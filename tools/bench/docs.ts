@@ -171,7 +171,7 @@ list load (−22 %), at the same create rate (4,455 vs 4,459 req/s) but 3 % fewe
 a list p99 of 15.3 instead of 13.0 ms and 2.9× the GC time under list load (465 vs 162 ms per 10 s);
 a **distributed** system with it holds 1,038–1,062 MB instead of 1,137–1,224 MB (−9 to −13 %) at
 5 % fewer requests, and it avoids the gateway's full-collection storms (gc-tuning.ts). So the services
-keep 16 MB and the single process keeps V8's default: its memory is not the target (the six
+kept 16 MB (8 since 2026-12-07: "The services' semi-space" below) and the single process keeps V8's default: its memory is not the target (the six
 together are), and its lists pay for the saving. A 4 MB semi-space was tried once at load 38–50
 (\`gc.ts --variants "none;--max-semi-space-size=4;--max-semi-space-size=16"\`): at 20–210 req/s the
 young generation barely fills, RSS moved by less than 5 % either way (single 164–171 MB, the six
@@ -234,8 +234,8 @@ Idle, each bundled service still holds ~100–125 MB RSS (PSS 46–77; 100.7–1
 (shared between processes, ~38 of them for node alone), ~35 MB V8's heap (11 MB of it the young
 generation the 16 MB semi-space keeps after start-up; 4 MB with a 2 MB one), ~10 MB malloc; the
 memory reducer's collections minutes after start (above) shrink the heap further. Measured and not
-taken: \`--max-semi-space-size=8\` (tasks 205 instead of 218 MB loaded, idle alike; the 16 stays for the
-gateway's storms), \`--v8-pool-size=1\` with \`UV_THREADPOOL_SIZE=2\` (11 → 6 threads, ~1 MB),
+taken: \`--max-semi-space-size=8\` then (tasks 205 instead of 218 MB loaded, idle alike; taken since, with
+the old-space cap: below), \`--v8-pool-size=1\` with \`UV_THREADPOOL_SIZE=2\` (11 → 6 threads, ~1 MB),
 \`--lite-mode\` (11–24 MB less idle, no optimizing compiler; throughput not measured). Issue 58's 60 MB
 idle target is not reached (bare node is 43 MB RSS here); 100 MB after the load is not either (tasks
 ~155, gateway 143–174).
@@ -264,6 +264,21 @@ closures 1.7–2.0 each; no cache or pool stands out) and 27.9–28.1 MB in the 
 8.3 code). What the load grew is V8's reserve: the young generation stays committed at its grown
 size (33.6 MB with the 16 MB semi-space, 1–12 MB of it in use), the old generation at 17–23 MB
 with 15–22 in use, ArrayBuffers outside the heap 7–18 MB, and the malloc arenas.
+
+**The services' semi-space, 16 → 8 MB** (\`services/runtime/src/gc-tuning.ts\`, the Dockerfile's CMDs;
+2026-12-07 10:07–10:30 UTC, load 7–24, 16 and 8 interleaved in each run). Since the young generation a
+service has grown under load stays committed while it idles (above), its cap is what the load leaves
+behind. Bundled (\`memory-variants.ts --load\`, two runs, four rounds of 16 and three of 8): after the
+load tasks 144.9–157.7 → 132.1–141.2 MB, the gateway 140.5–147.5 → 128.8–130.7, idle and the other
+four alike; CPU µs per request within the noise (medians: tasks create 222 → 218, list 761 → 804; the
+gateway create 188 → 188, list 461 → 463). From source (\`gc.ts --modes distributed\`, two runs of 3
+rounds): the six collect more (GC ms per 10 s of creates 401, 355 → 547, 480; of lists 1,190, 1,343
+→ 1,504, 1,480) but spend the same CPU per request (creates 514, 453 → 460, 440 ms per 1,000; lists
+946, 1,029 → 980, 1,002), at the same rates (creates 1,290, 1,408 → 1,429, 1,473/s; lists 858, 807 →
+850, 775/s) and with no full-collection storm; the six hold 868, 964 → 833, 827 MB after creates.
+A 4 MB semi-space cut further (tasks 126.6, the gateway 118.1 MB) but collected 55–63 % more than 16,
+with 13 % fewer lists per second and a list p99 of 125 ms (109 with 16): not taken. Neither reaches
+issue 58's 100 MB after the load for tasks and the gateway.
 
 **On a quiet machine** (2026-12-07 07:28 UTC, right after a reboot, load 2.5–4.4 with the bench's own
 load; \`npm run bench -- footprint\`, section below): every **bundled service is ready 433–559 ms after

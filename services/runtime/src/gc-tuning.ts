@@ -28,17 +28,23 @@ export function tuneGarbageCollection(execArgv: readonly string[] = process.exec
  * The node flags a service started alone (its own process on NATS: the Dockerfile's CMDs, the test
  * cluster) runs with; they must be given at start, V8 sizes its heap before any code runs.
  *
- * A 16 MB semi-space (V8 picks 64 MB here): a service alone keeps a small old generation and
+ * An 8 MB semi-space (V8 picks 64 MB here): a service alone keeps a small old generation and
  * receives its work as NATS frames. With the large young generation the gateway under list load
  * collected young objects about once a second, while the ArrayBuffers of the replies it passed on
  * (~65 MB/s) outlived those collections and were freed only by full ones, which then ran every
  * 0.2–0.4 s, each with a concurrent marking thread taking the second core (seen in 4 of 7 runs;
- * none in 5 runs with this flag). The single process keeps V8's default: its young generation fills
- * several times a second and no such storm was seen (tools/bench/gc.ts measures both). What it
- * costs in memory (tools/bench/memory-variants.ts, bundled): the young generation a service holds
- * grows to two 16 MB semi-spaces under load (33.6 MB; 16.8 with 8) and keeps 11 MB of them after the
- * start's allocations (4 MB with 2); --max-semi-space-size=8 had tasks at 205 MB after the load
- * instead of 218 in the same run, idle the same. Kept at 16 for the storms above.
+ * none in 5 runs with 16). The single process keeps V8's default: its young generation fills
+ * several times a second and no such storm was seen (tools/bench/gc.ts measures both).
+ * 16 -> 8 (issue 58): the young generation a service has grown under load stays committed while it
+ * idles (two semi-spaces: 33.6 MB with 16, 16.8 with 8), and after the load only 25-28 MB of the
+ * heap are alive. Bundled, the images' flags otherwise (tools/bench/memory-variants.ts --load,
+ * 2026-12-07 10:07-10:28 UTC, load 7-18, 16 and 8 interleaved): after the load tasks 144.9-157.7 ->
+ * 132.1-141.2 MB, the gateway 140.5-147.5 -> 128.8-130.7, idle and the other four alike; CPU per
+ * request of tasks and the gateway within the runs' noise (medians: tasks create 222 -> 218 us,
+ * list 761 -> 804; gateway create 188 -> 188, list 461 -> 463), while the six spend 10-36 % more
+ * time collecting (gc.ts, two runs: GC ms per 10 s of creates 401, 355 -> 547, 480, of lists 1,190,
+ * 1,343 -> 1,504, 1,480) at the same CPU per request and rates, with no storm. 4 MB cut further (tasks 127, gateway 118) but collected 55-63 % more than 16, at fewer
+ * lists per second.
  *
  * A 384 MB cap on the old generation (V8 sizes it from the machine's memory: 4,144 MB here, and
  * grows it generously below that): under the bench's create and list load the tasks service's old
@@ -50,7 +56,7 @@ export function tuneGarbageCollection(execArgv: readonly string[] = process.exec
  * 2483, 1975/s; lists 996, 944 -> 1095, 824/s). 384 leaves a large account's import (at most 16 MiB) and export
  * their room, and a heap past it would not fit the pods' default 512Mi limit anyway.
  */
-export const STANDALONE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16', '--max-old-space-size=384'];
+export const STANDALONE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--max-old-space-size=384'];
 
 /**
  * The environment a service started alone runs with besides its own variables (the Dockerfile's
