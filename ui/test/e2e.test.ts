@@ -499,13 +499,14 @@ describe.skipIf(!hasChromium)('UI in headless Chromium against the running syste
     await alice.getByTestId('update-banner').getByText(/Update check off: turned off with DISABLE_UPDATE_CHECK=true/).waitFor();
     // Parked events: none while every consumer reads every event; one a consumer cannot read (a task
     // event of a release with a task type this one does not know) is listed once per consumer of task
-    // events (the webhook deliveries and the scheduler's reminders), and a replay keeps them while the
-    // consumers still cannot read it.
+    // events that needs it (the webhook deliveries; the scheduler's reminders, as it carries a reminder
+    // schedule: an event without one is not read there), and a replay keeps them while the consumers
+    // still cannot read it.
     const parked = alice.getByTestId('admin-parked');
     await parked.getByTestId('parked-none').waitFor();
     // (sent as that release's producer would: checked against its own contract, which this one is not)
     const unreadable = randomUUID();
-    await ui.system.bus.publish(taskEvents['task.updated'], { userId: aliceId, payload: { event: 'task.updated', task: { type: 'MILESTONE' } } } as never, unreadable);
+    await ui.system.bus.publish(taskEvents['task.updated'], { userId: aliceId, reminders: { version: new Date().toISOString(), due: [] }, payload: { event: 'task.updated', task: { type: 'MILESTONE' } } } as never, unreadable);
     // the consumers park it on their own time: the page is refreshed once both are on record
     const parkedRows = async () =>
       (await ui.system.pool.query('SELECT 1 FROM webhook.dead_letters WHERE msg_id = $1 UNION ALL SELECT 1 FROM scheduler.dead_letters WHERE msg_id = $1', [unreadable])).rowCount;
