@@ -278,7 +278,10 @@ rounds): the six collect more (GC ms per 10 s of creates 401, 355 → 547, 480; 
 850, 775/s) and with no full-collection storm; the six hold 868, 964 → 833, 827 MB after creates.
 A 4 MB semi-space cut further (tasks 126.6, the gateway 118.1 MB) but collected 55–63 % more than 16,
 with 13 % fewer lists per second and a list p99 of 125 ms (109 with 16): not taken. Neither reaches
-issue 58's 100 MB after the load for tasks and the gateway.
+issue 58's 100 MB after the load for tasks and the gateway. With 8 on main (\`footprint.ts --starts 1\`,
+2026-12-07 10:34–10:41 UTC, load 14–22): the six bundled services after the load 678 MB against the
+bundled single process's 361, **1.88×** (2.08× in the quiet run below: 717 against 345); tasks 140 MB,
+the gateway 133, the other four 96.6–106.
 
 **On a quiet machine** (2026-12-07 07:28 UTC, right after a reboot, load 2.5–4.4 with the bench's own
 load; \`npm run bench -- footprint\`, section below): every **bundled service is ready 433–559 ms after
