@@ -59,7 +59,7 @@ let pool: Pool | undefined;
  * and the event's consumers (the webhook service's ingest and claim, the notifier's channel lookup
  * for an achievement's notification). pg_stat_statements shows constants as `$n`.
  */
-const BESIDE = /pg_advisory|^SELECT .* FROM "[^"]+"\.outbox WHERE published_at|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|AS pending|json_to_recordset|"notifier"\.|"webhook"\./;
+const BESIDE = /pg_(?:try_)?advisory|^SELECT .* FROM "[^"]+"\.outbox WHERE published_at|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|AS pending|json_to_recordset|"notifier"\.|"webhook"\./;
 const OURS = /pg_stat_statements|bench_pending/;
 
 interface Snapshot {

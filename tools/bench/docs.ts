@@ -162,6 +162,7 @@ missed heartbeats, 60–90 s instead of 30–45 s, past the 60 s \`nats-cluster.
 | \`idle.ts\` | the CPU the system burns with no requests (issue 61): every node process, every PostgreSQL backend with the workers it reaped, and nats-server, over 60 s, in both modes: the first minute after start, then (from 6 min after ready, once start-up's collections are over) on a fresh database and after ANALYZE, against PostgreSQL as distributions ship it (JIT on, fsync on, autovacuum on) | the target: under 1 % of one core in total |
 | \`reminders.ts\` | 10,000 reminders due within one minute dispatched through the scheduler's due-queue in PostgreSQL (claim \`FOR UPDATE SKIP LOCKED\` → tasks service check → handled + outbox in one transaction) with 1,000,000 future reminders stored beside them: dispatch time, each reminder's delay after its time (p50/p99/max), PostgreSQL and process CPU over the window | the same 10,000 with no other reminder stored, in the same run: delays and PostgreSQL CPU should not grow with the stored reminders |
 | \`hops.ts\` | what each process of the distributed system pays per create and per list of 50 (issue 58), from /proc rather than timings: CPU (user + system, so a socket write's kernel work counts), write and read system calls and voluntary context switches per request, for the six service processes and nats-server, under autocannon load; \`--fill N\`: creates first until the users hold N tasks each (lists of full pages of 50); \`--base DIR\`: a second cluster running another checkout's services, measured in the same rounds in alternating order (before and after); \`--rate N\`: the measured rounds at a fixed request rate; \`--replicas\`: PostgreSQL commits and inserted rows per create with one and with two tasks processes (one queue group). Not in \`npm run bench\` (a diagnosis tool; its figures depend on the request rate the machine allows, see "Per request, hop by hop") | the same cluster with one tasks process, in the same run |
+| \`replica-probe.ts\` | where two tasks replicas spend more per create than one (issue 58): 1,000 creates per window from 10 callers, round after round, with one tasks process, then with two (one queue group), \`--order one,two,restart\` (restart: the single process anew); per window each process's CPU per create (idle subtracted) and per create it handled, and from pg_stat_statements the statements per create by kind: create batches and their size, creates written alone, relay rounds and rows per round. \`--warm N\`: creates before the first window and after a start. Not in \`npm run bench\` (a diagnosis tool) | its own rounds with one tasks process |
 | \`firewall.ts\` | nftables apply of 1k/100k/1M blacklist entries and a single-entry add to a 100k list (root) | a rule-per-entry ruleset |
 
 **The semi-space flag, measured** (\`gc.ts\`; set in \`services/runtime/src/gc-tuning.ts\`). \`--max-semi-space-size=16\`
@@ -333,8 +334,15 @@ way. What holds across runs:
   in all: the task and its outbox row). The create batcher (create-batcher.ts) writes in one statement
   the creates one process received in a turn of its event loop; the queue group deals the creates out
   to two processes, so each batch is smaller and a create costs 1.35× and 1.7× the commits (the two
-  rounds), in line with the 1.55–1.77× CPU per create of the sizing run. Not fixed: a batch that waits for more creates
-  would trade latency for it.
+  rounds). Part of the 1.55–1.86× tasks CPU per create of the sizing runs was two other things
+  (\`replica-probe.ts\`, 2026-12-07, load 14–17): the second process's warm-up (a new tasks process pays
+  1.5–1.7× per create over its first ~500, and the sizing bench warmed it with 100 creates; now 4,000)
+  and the outbox relays' rounds, doubled because each replica's commits kicked its own relay (0.067–0.101
+  rounds per create instead of 0.036–0.063; now 0.036–0.053: the relay keeps its lock through a busy
+  moment, outbox.ts). The smaller batches remain (0.67–0.87 statements per create instead of 0.45–0.64),
+  and on the code of 10:35 UTC two warm processes still paid 1.3–1.6× per create, not explained yet.
+  Not fixed: a batch that waits for more creates would trade latency for it. Figures: docs/kubernetes.md
+  "Replicas share the load".
 - **A list of 50, where the distributed system's extra CPU goes** (2026-12-07 07:28–07:58 UTC, load
   11–18 from other helpers' builds and benches, so every figure is pessimistic). The "per list"
   figures above read pages of about 20 tasks (hops.ts's 10 s of creates make ~20 a user);

@@ -303,8 +303,12 @@ try {
   ]);
   replica = await cluster.startReplica('tasks');
   await until(async () => (await fetch(replica!.metricsUrl.replace(/\/metrics$/, '/health')).catch(() => undefined))?.status === 200, 'the second tasks replica ready', 120_000);
-  await drive(200, (i) => create(ofUsers(i))(i), 201); // the new process's warm-up
-  await drive(200, list, 200);
+  // The new process's warm-up, as long as the first one's: a fresh tasks process spends 1.5-1.7x its
+  // later CPU per create over its first ~500 creates and still ~1.3x over the next thousand or two
+  // (V8 compiling the hot paths; tools/bench/replica-probe.ts, a restarted single replica too). With
+  // 100 creates of warm-up that was part of what read as "two replicas cost 1.86x one".
+  await drive(4 * N, (i) => create(ofUsers(i))(i), 201);
+  await drive(2 * N, list, 200);
   await settled();
   const handled = async (subject: string) => Promise.all([cluster.metricsUrl('tasks'), replica!.metricsUrl].map(async (u) => value(await scrape(u), 'tasksvc_bus_handler_duration_seconds_count', { subject })));
   const replicaRows: (string | number)[][] = [];

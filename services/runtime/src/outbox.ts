@@ -185,7 +185,7 @@ export function startOutboxRelay(opts: {
   keepPublished?: boolean;
 }): OutboxRelay {
   const { pool, bus, schema, log } = opts;
-  const keep = opts.keepPublished ?? true;
+  const keepPublished = opts.keepPublished ?? true;
   const bySubject = new Map(opts.events.map((e) => [e.subject, e]));
   const batch = opts.batch ?? 200;
   let stopped = false;
@@ -205,68 +205,128 @@ export function startOutboxRelay(opts: {
 
   relayed.set(schema, pool);
   const lockKey = `outbox:${schema}`;
-  const once = async (): Promise<number> => {
-    const client = await pool.connect();
-    let broken = false;
-    try {
-      // One relay per schema at a time across replicas keeps the order and never publishes a row twice
-      // at once. A session lock rather than a transaction: publishing may run consumers (in-process
-      // bus), and those must never run inside a transaction of ours.
-      await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
+  const unlock = (client: pg.PoolClient) => client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);
+  /**
+   * The lock and its connection, kept for `minRoundGapMs` after a round that published rows. Replicas
+   * share the schema's outbox, and each one's commits kick its own relay: with the lock let go after
+   * every round, two replicas under load ran twice the rounds of one (each round took the rows of both,
+   * and the other's round, waiting on the lock, ran right after it with what came in meanwhile), so
+   * twice the relay statements and half-filled JetStream messages per event (tools/bench/replica-probe.ts:
+   * 0.067-0.101 rounds per create instead of 0.036-0.063). Held, the lock makes the busy relay the one
+   * that publishes for all: another replica's kick finds it taken (pg_try_advisory_lock) and tries
+   * again a gap later, by when the holder's next round has taken its rows or the holder let go (at most
+   * two gaps later than alone). The next round of the holder reuses the connection and the lock.
+   */
+  let held: { client: pg.PoolClient; timer: NodeJS.Timeout } | undefined;
+  /** the held lock being let go: a round of ours waits for it rather than find its own lock taken */
+  let lettingGo: Promise<void> | undefined;
+  const letGo = async (): Promise<void> => {
+    const h = held;
+    if (!h) return lettingGo;
+    held = undefined;
+    clearTimeout(h.timer);
+    lettingGo = unlock(h.client).then(
+      () => h.client.release(),
+      () => h.client.release(true), // never hand back a connection that may still hold the lock
+    );
+    await lettingGo;
+    lettingGo = undefined;
+  };
+
+  /** One round; 'busy': another relay (replica) holds the lock and `wait` was false. */
+  const once = async (wait: boolean): Promise<number | 'busy'> => {
+    let client: pg.PoolClient;
+    if (held) {
+      client = held.client;
+      clearTimeout(held.timer);
+      held = undefined;
+    } else {
+      await lettingGo;
+      client = await pool.connect();
       try {
-        const { rows } = await client.query<{ id: string; subject: string; payload: unknown; traceparent: string | null }>(
-          `SELECT id, subject, payload, traceparent FROM "${schema}".outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1`,
-          [batch],
-        );
-        // The whole round is published at once, in order: over NATS the publishes share one connection
-        // and their acknowledgements are awaited together (JetStream stores them in the order sent); in
-        // process the consumers get the round together and can batch their writes. A row that fails is
-        // retried next round, after rows of this round that succeeded.
-        const outcomes = await Promise.allSettled(
-          rows.map((row) => {
-            const event = bySubject.get(row.subject);
-            if (!event) return Promise.reject(new Error(`no event definition for ${row.subject}`));
-            return continueTrace(row.traceparent, () => bus.publish(event, row.payload, row.id));
-          }),
-        );
-        const done: string[] = [];
-        const failed: { id: string; error: string }[] = [];
-        outcomes.forEach((o, i) => {
-          if (o.status === 'fulfilled') done.push(rows[i]!.id);
-          else failed.push({ id: rows[i]!.id, error: String((o.reason as Error)?.message ?? o.reason).slice(0, 500) });
-        });
-        if (failed.length > 0) {
-          await client.query(`UPDATE "${schema}".outbox o SET attempts = attempts + 1, last_error = f.error FROM unnest($1::uuid[], $2::text[]) AS f(id, error) WHERE o.id = f.id`, [
-            failed.map((f) => f.id),
-            failed.map((f) => f.error),
-          ]);
-          log.warn({ err: failed[0]!.error, outboxIds: failed.slice(0, 10).map((f) => f.id), failed: failed.length }, 'outbox publish failed; will retry');
+        // One relay per schema at a time across replicas keeps the order and never publishes a row twice
+        // at once. A session lock rather than a transaction: publishing may run consumers (in-process
+        // bus), and those must never run inside a transaction of ours.
+        if (wait) await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
+        else if (!(await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS got', [lockKey])).rows[0]!.got) {
+          client.release();
+          return 'busy';
         }
-        // One statement marks the whole round (or deletes it: keepPublished false); a crash before it re-publishes these rows (same msgIds, deduplicated).
-        if (done.length > 0 && keep) await client.query(`UPDATE "${schema}".outbox SET published_at = clock_timestamp(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [done]);
-        else if (done.length > 0) await client.query(`DELETE FROM "${schema}".outbox WHERE id = ANY($1::uuid[])`, [done]);
-        return done.length;
-      } finally {
-        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);
+      } catch (err) {
+        client.release(true);
+        throw err;
       }
+    }
+    let broken = false;
+    let keep = false;
+    try {
+      const { rows } = await client.query<{ id: string; subject: string; payload: unknown; traceparent: string | null }>(
+        `SELECT id, subject, payload, traceparent FROM "${schema}".outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1`,
+        [batch],
+      );
+      // The whole round is published at once, in order: over NATS the publishes share one connection
+      // and their acknowledgements are awaited together (JetStream stores them in the order sent); in
+      // process the consumers get the round together and can batch their writes. A row that fails is
+      // retried next round, after rows of this round that succeeded.
+      const outcomes = await Promise.allSettled(
+        rows.map((row) => {
+          const event = bySubject.get(row.subject);
+          if (!event) return Promise.reject(new Error(`no event definition for ${row.subject}`));
+          return continueTrace(row.traceparent, () => bus.publish(event, row.payload, row.id));
+        }),
+      );
+      const done: string[] = [];
+      const failed: { id: string; error: string }[] = [];
+      outcomes.forEach((o, i) => {
+        if (o.status === 'fulfilled') done.push(rows[i]!.id);
+        else failed.push({ id: rows[i]!.id, error: String((o.reason as Error)?.message ?? o.reason).slice(0, 500) });
+      });
+      if (failed.length > 0) {
+        await client.query(`UPDATE "${schema}".outbox o SET attempts = attempts + 1, last_error = f.error FROM unnest($1::uuid[], $2::text[]) AS f(id, error) WHERE o.id = f.id`, [
+          failed.map((f) => f.id),
+          failed.map((f) => f.error),
+        ]);
+        log.warn({ err: failed[0]!.error, outboxIds: failed.slice(0, 10).map((f) => f.id), failed: failed.length }, 'outbox publish failed; will retry');
+      }
+      // One statement marks the whole round (or deletes it: keepPublished false); a crash before it re-publishes these rows (same msgIds, deduplicated).
+      if (done.length > 0 && keepPublished) await client.query(`UPDATE "${schema}".outbox SET published_at = clock_timestamp(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [done]);
+      else if (done.length > 0) await client.query(`DELETE FROM "${schema}".outbox WHERE id = ANY($1::uuid[])`, [done]);
+      // a round with rows is one of a busy moment: keep the lock for the next (see held)
+      keep = done.length > 0 && !stopped;
+      return done.length;
     } catch (err) {
       broken = true; // never hand back a connection that may still hold the lock
       throw err;
     } finally {
-      client.release(broken);
+      if (broken) client.release(true);
+      else if (keep) {
+        const timer = setTimeout(() => void letGo(), minRoundGapMs);
+        timer.unref();
+        held = { client, timer };
+      } else {
+        await unlock(client).then(
+          () => client.release(),
+          (err: unknown) => {
+            client.release(true);
+            throw err;
+          },
+        );
+      }
     }
   };
 
-  const drain = async (): Promise<number> => {
+  /** rounds until one takes less than a batch; 'busy' when the first found the lock held elsewhere */
+  const drain = async (wait: boolean): Promise<number | 'busy'> => {
     let total = 0;
     for (;;) {
-      const n = await once();
+      const n = await once(wait);
+      if (n === 'busy') return total > 0 ? total : 'busy';
       total += n;
       if (n < batch) return total;
     }
   };
 
-  const run = (): Promise<number> => {
+  const run = (wait = false): Promise<number> => {
     if (running) {
       again = true;
       return running;
@@ -276,7 +336,13 @@ export function startOutboxRelay(opts: {
     lastRound = performance.now();
     // a round is nobody's request: without this, the rounds a request kicked (and every poll timer
     // scheduled from them) would stay in that request's trace
-    running = detached(drain)
+    running = detached(() => drain(wait))
+      .then((n) => {
+        // another replica's relay holds the lock: its next round takes our rows, else ours a gap later
+        if (n !== 'busy') return n;
+        again = true;
+        return 0;
+      })
       .catch((err: unknown) => {
         log.warn({ err: (err as Error).message }, 'outbox relay round failed');
         return 0;
@@ -356,7 +422,7 @@ export function startOutboxRelay(opts: {
     kick,
     async flush() {
       if (running) await running;
-      return run();
+      return run(true);
     },
     prune,
     async stop() {
@@ -367,6 +433,7 @@ export function startOutboxRelay(opts: {
       clearTimeout(deferred);
       clearInterval(pruner);
       if (running) await running;
+      await letGo();
     },
   };
 }

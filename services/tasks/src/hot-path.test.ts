@@ -53,7 +53,7 @@ describe('the request path of a task create and a list', () => {
     await pool.end();
   });
 
-  const own = () => sent.filter((q) => !/outbox|pg_advisory/.test(q) || /INSERT INTO "?tasks"?\."?tasks"?/.test(q)); // the relay runs beside the request
+  const own = () => sent.filter((q) => !/outbox|pg_(?:try_)?advisory/.test(q) || /INSERT INTO "?tasks"?\."?tasks"?/.test(q)); // the relay runs beside the request
   const createFor = (userId: string, body: Record<string, unknown>) =>
     bus.request(tasksApi.create.rpc, call(userId, { type: 'ONE_TIME', priority: 'NORMAL', coinValue: 1, ...body } as never));
 
@@ -184,7 +184,7 @@ describe('the request path of a task create and a list', () => {
 
   it('a complete of a task with no subtasks and no parent is four statements in its transaction, its answer as before', async () => {
     // the request's statements (its outbox row included), not the relay's beside it (outbox.ts)
-    const relay = /pg_advisory|^SELECT id, subject, payload|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|^SELECT 1 FROM "[^"]+"\.outbox|AS pending/;
+    const relay = /pg_(?:try_)?advisory|^SELECT id, subject, payload|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|^SELECT 1 FROM "[^"]+"\.outbox|AS pending/;
     const request = () => sent.filter((q) => !relay.test(q.trim()));
     const userId = randomUUID();
     const completeFor = (id: string) => bus.request(tasksApi.complete.rpc, call(userId, {}, { id }) as never);
@@ -204,7 +204,7 @@ describe('the request path of a task create and a list', () => {
   });
 
   it('a complete of a RECURRING task with no subtasks is four statements in its transaction too, its answer as before', async () => {
-    const relay = /pg_advisory|^SELECT id, subject, payload|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|^SELECT 1 FROM "[^"]+"\.outbox|AS pending/;
+    const relay = /pg_(?:try_)?advisory|^SELECT id, subject, payload|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|^SELECT 1 FROM "[^"]+"\.outbox|AS pending/;
     const request = () => sent.filter((q) => !relay.test(q.trim()));
     const userId = randomUUID();
     const completeFor = (id: string) => bus.request(tasksApi.complete.rpc, call(userId, {}, { id }) as never);
@@ -232,7 +232,7 @@ describe('the request path of a task create and a list', () => {
   });
 
   it('an undo of a completion that did nothing beyond its own task is three statements in its transaction (ONE_TIME and RECURRING), its answer as before', async () => {
-    const relay = /pg_advisory|^SELECT id, subject, payload|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|^SELECT 1 FROM "[^"]+"\.outbox|AS pending/;
+    const relay = /pg_(?:try_)?advisory|^SELECT id, subject, payload|^UPDATE "[^"]+"\.outbox|^DELETE FROM "[^"]+"\.outbox|^SELECT 1 FROM "[^"]+"\.outbox|AS pending/;
     const request = () => sent.filter((q) => !relay.test(q.trim()));
     const userId = randomUUID();
     const completeFor = (id: string) => bus.request(tasksApi.complete.rpc, call(userId, {}, { id }) as never);

@@ -410,6 +410,70 @@ describe.each([
       }
     });
 
+    // Two replicas' relays on one outbox (issue 58): each replica's commits kick its own relay. While one
+    // relay is publishing (a round with rows and the gap after it, the lock kept), a kick of the other
+    // runs no round of its own; the busy relay's next round takes its rows, and once that one lets go the
+    // other's retry publishes. With the lock let go after every round, the other's kick ran a round at
+    // once: two replicas ran twice the rounds of one.
+    it('two relays on one outbox: a kick while the other is publishing runs no round, and is retried once it lets go', async () => {
+      const ev = makeEvent();
+      const handled: number[] = [];
+      const sub = await server.consume(ev, async (p) => void handled.push(p.n), { durable: `r${uid()}` });
+      /** a replica's relay with its own pool; its rounds (the outbox read) and lock tries answered are counted */
+      const replica = (minRoundGapMs: number) => {
+        const relayPool = createPool(databaseUrl, log);
+        const counted = { rounds: 0, triesAnswered: 0 };
+        const connect = relayPool.connect.bind(relayPool);
+        const wrapped = new WeakSet<object>();
+        relayPool.connect = (async () => {
+          const c = await connect();
+          if (!wrapped.has(c)) {
+            wrapped.add(c);
+            const query = c.query.bind(c) as (...args: unknown[]) => Promise<unknown>;
+            c.query = ((...args: unknown[]) => {
+              const text = typeof args[0] === 'string' ? args[0] : '';
+              if (text.startsWith('SELECT id, subject')) counted.rounds++;
+              const result = query(...args);
+              if (text.includes('pg_try_advisory_lock')) void result.then(() => counted.triesAnswered++);
+              return result;
+            }) as typeof c.query;
+          }
+          return c;
+        }) as typeof relayPool.connect;
+        const relay = startOutboxRelay({ pool: relayPool, bus: client, schema: 'box', events: [ev], log, pollMs: 600_000, minRoundGapMs });
+        let ended: Promise<void> | undefined;
+        const end = () => (ended ??= relay.stop().then(() => relayPool.end()));
+        return { relay, counted, end };
+      };
+      // a keeps the lock a gap no test waits out; b retries every 20 ms
+      const [a, b] = [replica(600_000), replica(20)];
+      // written without a kick: which relay is kicked is the test's choice
+      const insert = (n: number) => pool.query('INSERT INTO box.outbox (id, subject, payload) VALUES (gen_random_uuid(), $1, $2)', [ev.subject, JSON.stringify({ n })]);
+      try {
+        await b.relay.flush(); // b's start-up round is over
+        b.counted.rounds = 0;
+        await insert(0);
+        expect(await a.relay.flush(), 'a publishes the first row').toBe(1);
+        for (let n = 1; n <= 10; n++) {
+          await insert(n);
+          b.relay.kick();
+        }
+        await until(() => b.counted.triesAnswered >= 2 || b.counted.rounds > 0, "b's kick answered");
+        expect(b.counted.rounds, 'b ran no round while a was publishing').toBe(0);
+        expect(await a.relay.flush(), "a's next round takes b's rows").toBe(10);
+        await insert(11);
+        b.relay.kick();
+        await a.end(); // a lets go: b's retry takes the lock
+        await until(() => handled.length >= 12, 'every event, the last by b', 30_000);
+        expect(b.counted.rounds).toBeGreaterThan(0);
+        expect(handled.sort((x, y) => x - y)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+      } finally {
+        await a.end();
+        await b.end();
+        await sub.stop();
+      }
+    });
+
     // The fallback the idle poll is kept for: a row committed by a replica that died before its round
     // (written here with plain SQL, so nothing in this process kicks the relay) is published by this
     // relay at its next idle poll, IDLE_POLL_MS (15 s) in production, 200 ms here.
