@@ -5,13 +5,15 @@
  * `two` (a second one on the same queue group, started and warmed first), `restart` (the first anew,
  * alone: what a fresh process pays). Per window: each process's CPU per create, idle subtracted (and
  * per create it handled), and from pg_stat_statements the statements per create by kind (create
- * batches and their size, creates written alone, relay rounds and rows per round).
+ * batches and their size, creates written alone, relay rounds and rows per round), and the tasks
+ * processes' read and write system calls and voluntary switches per create handled (/proc).
  *
  *   node tools/bench/replica-probe.ts [--ops 1000] [--rounds 3] [--warm 200] [--users 20] [--order one,two,restart]
  *
  * `--warm N`: creates before the first window and after each start. pg_stat_database's commit counter
  * is printed too, but it lags (backends report it in batches): read the statements instead.
  */
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -114,7 +116,19 @@ try {
     return `other: ${q.replace(/\s+/g, ' ').slice(0, 90)}`;
   };
 
+  /** a tasks process's system calls and voluntary switches so far: how often it woke and wrote */
+  const wakes = () =>
+    new Map(
+      procs()
+        .filter(([n]) => n.startsWith('tasks'))
+        .map(([n, pid]) => {
+          const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+          const field = (text: string, re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
+          return [n, { reads: field(io, /syscr: (\d+)/), writes: field(io, /syscw: (\d+)/), switches: field(readFileSync(`/proc/${pid}/status`, 'utf8'), /^voluntary_ctxt_switches:\s+(\d+)/m) }];
+        }),
+    );
   const window = async (label: string) => {
+    const w0 = wakes();
     const h0 = await handled();
     const s0 = await stmts();
     const x0 = await commits();
@@ -153,6 +167,12 @@ try {
     const hs = h1.map((h, i) => h - h0[i]!);
     const perHandled = ['tasks', 'tasks2'].filter((k, i) => hs[i]).map((k, i) => `${k} ${((((c1.get(k)! - c0.get(k)!) - (idleRate.get(k) ?? 0) * ms) * 1000) / hs[i]!).toFixed(0)}`);
     console.log(`  tasks CPU us per create it handled: ${perHandled.join(', ')}`);
+    const w1 = wakes();
+    const perWake = ['tasks', 'tasks2'].filter((k, i) => hs[i] && w1.has(k)).map((k, i) => {
+      const [a, b] = [w0.get(k)!, w1.get(k)!];
+      return `${k} reads ${((b.reads - a.reads) / hs[i]!).toFixed(2)}, writes ${((b.writes - a.writes) / hs[i]!).toFixed(2)}, voluntary switches ${((b.switches - a.switches) / hs[i]!).toFixed(2)}`;
+    });
+    console.log(`  per create it handled: ${perWake.join('; ')}`);
     console.log(`  commits/create ${((x1 - x0) / N).toFixed(3)}, statements/create ${([...per.values()].reduce((a, e) => a + e.calls, 0) / N).toFixed(3)}`);
     for (const [k, e] of [...per].sort((a, b) => b[1].calls - a[1].calls)) console.log(`    ${k.padEnd(40)} calls ${String(e.calls).padStart(6)} (${(e.calls / N).toFixed(3)}/create) rows ${e.rows} (${(e.rows / Math.max(1, e.calls)).toFixed(2)}/call)`);
   };
