@@ -14,8 +14,8 @@ import type { ServiceName } from './crd.ts';
  * Per pod, the limits: the spec's example orchestration resources (512Mi memory, 500m CPU per pod),
  * which the measurements bear out. The images run esbuild bundles (Dockerfile `bundle` stage), so the
  * memory comes from the bundled processes (MEASURED): the largest peak under the bench's load is the
- * tasks service's 236 MB, 44 % of 512Mi, the gateway's 186 MB (35 %), the other four 116–121 MB
- * (23 %). The rest is headroom for the biggest transient, an export or import of a large account (the
+ * tasks service's and the gateway's 134 MB, 26 % of 512Mi, the other four 96–105 MB (20 %); with the
+ * earlier 16 MB semi-space tasks peaked at up to 236 MB (46 %). The rest is headroom for the biggest transient, an export or import of a large account (the
  * export streams: a 100,000-task export peaked 34 MiB above idle, docs/benchmarks.md "export"; an
  * import file is at most 16 MiB, 64 MiB unpacked, 50,000 items) and for a busier replica than the
  * bench's. In a memory cgroup of this limit the bundled tasks service goes through the bench's load
@@ -35,25 +35,22 @@ export interface MeasuredService {
 }
 
 /**
- * The bundled rows ("distributed (bundled)": the processes the images run) of one run of
- * `node tools/bench/footprint.ts --starts 1` (docs/benchmarks.md, section footprint, explains the
- * rows): memory after 8 s of creates then 8 s of lists from 10 connections, and one restart's
- * spawn → ready. The machine was shared and loaded (load average 22 during the memory rows, 15–16
- * during the start rows, on 2 cores): start times are upper figures. The tasks service's loaded RSS
- * is above its from-source figure in the same run (199 MB): bundled, the system answered the load
- * faster (gateway mean 11 ms per create instead of 104 ms), so tasks handled more of it.
+ * The bundled rows ("distributed (bundled)": the processes the images run, with their flags) of
+ * `npm run bench -- footprint` (docs/benchmarks.md, section footprint, explains the rows) on a quiet
+ * machine: memory after 8 s of creates then 8 s of lists from 10 connections, and spawn → ready, the
+ * median of 3 restarts on a migrated database.
  */
 export const MEASURED: { at: string; command: string; loadAverage: string; services: Record<ServiceName, MeasuredService> } = {
-  at: '2026-12-06T20:47:13Z',
-  command: 'node tools/bench/footprint.ts --starts 1 (bundled rows)',
-  loadAverage: '22 (memory), 15–16 (start) on 2 cores',
+  at: '2026-12-07T11:30:00Z',
+  command: 'npm run bench -- footprint (bundled rows)',
+  loadAverage: '2.6–3.4 (the bench\'s own) on 2 cores',
   services: {
-    gateway: { rssIdleMb: 132, rssLoadedMb: 168, rssPeakMb: 186, readyMs: 470 },
-    auth: { rssIdleMb: 112, rssLoadedMb: 120, rssPeakMb: 120, readyMs: 645 },
-    tasks: { rssIdleMb: 115, rssLoadedMb: 236, rssPeakMb: 236, readyMs: 369 },
-    notifier: { rssIdleMb: 115, rssLoadedMb: 116, rssPeakMb: 116, readyMs: 532 },
-    webhook: { rssIdleMb: 112, rssLoadedMb: 121, rssPeakMb: 121, readyMs: 484 },
-    scheduler: { rssIdleMb: 109, rssLoadedMb: 119, rssPeakMb: 119, readyMs: 404 },
+    gateway: { rssIdleMb: 111, rssLoadedMb: 133, rssPeakMb: 134, readyMs: 387 },
+    auth: { rssIdleMb: 95.8, rssLoadedMb: 105, rssPeakMb: 105, readyMs: 219 },
+    tasks: { rssIdleMb: 96.0, rssLoadedMb: 132, rssPeakMb: 134, readyMs: 279 },
+    notifier: { rssIdleMb: 95.3, rssLoadedMb: 95.6, rssPeakMb: 95.6, readyMs: 287 },
+    webhook: { rssIdleMb: 93.9, rssLoadedMb: 103, rssPeakMb: 103, readyMs: 343 },
+    scheduler: { rssIdleMb: 94.2, rssLoadedMb: 99.2, rssPeakMb: 99.2, readyMs: 273 },
   },
 };
 
@@ -66,23 +63,24 @@ export type SharedPart = 'nats-server' | 'PostgreSQL';
 /**
  * One run of `npm run bench -- sizing` (docs/benchmarks.md, section sizing): CPU µs per operation in
  * each process, idle subtracted; `webhook` is what one delivery adds to a create, `reminder` one
- * reminder's dispatch to an HTTP Alert channel. Taken on a quiet machine right after a reboot (the
- * bench's own load only), the services run from source; a figure the idle subtraction took below 0
- * is noise and counts 0 (auth answers from its 60 s caches).
+ * reminder's dispatch to an HTTP Alert channel. Taken on a quiet machine (the bench's own load only),
+ * the services run from source; a figure the idle subtraction took below 0 is noise and counts 0 (auth
+ * answers from its 60 s caches). A quiet run two hours earlier read the six at 795 / 1,468 / 1,729 µs
+ * per create / list / complete against this one's 1,076 / 1,588 / 1,842: runs differ by that much.
  */
 export const MEASURED_CPU: { at: string; command: string; loadAverage: string; cpuUs: Record<ServiceName | SharedPart, Record<Operation, number>> } = {
-  at: '2026-12-07T09:52:00Z',
+  at: '2026-12-07T11:32:30Z',
   command: 'npm run bench -- sizing (1,000 operations of each, 10 callers, 20 users)',
-  loadAverage: '1.6–2.5 on 2 cores',
+  loadAverage: '2.5–3.5 on 2 cores',
   cpuUs: {
-    gateway: { create: 310, list: 550, complete: 330, webhook: 0, reminder: 0 },
-    auth: { create: 0, list: 0, complete: 0, webhook: 0, reminder: 10 },
-    tasks: { create: 378, list: 918, complete: 1187, webhook: 0, reminder: 117 },
-    notifier: { create: 0, list: 0, complete: 57, webhook: 0, reminder: 1207 },
-    webhook: { create: 67, list: 0, complete: 94, webhook: 370, reminder: 0 },
-    scheduler: { create: 40, list: 0, complete: 60, webhook: 0, reminder: 130 },
-    'nats-server': { create: 118, list: 178, complete: 187, webhook: 0, reminder: 107 },
-    PostgreSQL: { create: 208, list: 268, complete: 1517, webhook: 250, reminder: 467 },
+    gateway: { create: 438, list: 608, complete: 347, webhook: 0, reminder: 0 },
+    auth: { create: 0, list: 0, complete: 0, webhook: 0, reminder: 0 },
+    tasks: { create: 510, list: 980, complete: 1260, webhook: 0, reminder: 160 },
+    notifier: { create: 0, list: 0, complete: 48, webhook: 0, reminder: 1368 },
+    webhook: { create: 88, list: 0, complete: 107, webhook: 390, reminder: 0 },
+    scheduler: { create: 40, list: 0, complete: 80, webhook: 0, reminder: 130 },
+    'nats-server': { create: 138, list: 178, complete: 197, webhook: 0, reminder: 97 },
+    PostgreSQL: { create: 280, list: 290, complete: 1510, webhook: 240, reminder: 450 },
   },
 };
 
