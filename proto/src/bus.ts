@@ -23,6 +23,29 @@ export interface EventDef<T> {
 /** A method's type, so an EventDef of a payload type is still an EventDef<unknown> (a relay's list). */
 export type EventMark<T> = { mark(payload: T): boolean }['mark'];
 
+/**
+ * Whether an event carries a mark, as its consumer is told. A mark that cannot be worked out from
+ * the payload (one the schema would refuse, such as null, makes it throw) counts as carried: the
+ * consumer then reads the event and parks what it cannot read, as it would with no mark at all.
+ */
+export function carriesMark<T>(event: EventDef<T>, name: string, payload: T): boolean {
+  const mark = event.marks?.[name];
+  if (!mark) return true;
+  try {
+    return mark(payload);
+  } catch {
+    return true;
+  }
+}
+
+/** Every mark of an event by name (undefined for an event without marks), for the wire. */
+export function eventMarks<T>(event: EventDef<T>, payload: T): Record<string, boolean> | undefined {
+  if (!event.marks) return undefined;
+  const marks: Record<string, boolean> = {};
+  for (const name of Object.keys(event.marks)) marks[name] = carriesMark(event, name, payload);
+  return marks;
+}
+
 export function defineRpc<Req, Res>(subject: string, request: z.ZodType<Req>, reply: z.ZodType<Res>): Rpc<Req, Res> {
   return { subject, request, reply };
 }

@@ -4,13 +4,10 @@
  * share of a socket write included), write and read system calls (/proc/PID/io syscw, syscr) and
  * voluntary context switches, per create and per list of 50, for the six service processes and
  * nats-server, over a window of autocannon load (10 connections, 500 users with an API key each;
- * 2 s unmeasured first) and 1.5 s after it for the events it caused. `--replicas` then adds a second
- * tasks process (one NATS queue group) and reads PostgreSQL's commits and inserted rows per create
- * with one and with two (pg_stat_database): the create batcher batches the creates one process
- * receives, so two replicas commit more often per create.
+ * 2 s unmeasured first) and 1.5 s after it for the events it caused. One tasks process against two:
+ * replica-probe.ts.
  *
- *   node_modules/.bin/node tools/bench/hops.ts [--ops create,list] [--rounds 1] [--seconds 8] [--fill 60] [--base DIR] [--rate N] [--replicas]
- *   (--ops '' --replicas: the replica figures alone)
+ *   node_modules/.bin/node tools/bench/hops.ts [--ops create,list] [--rounds 1] [--seconds 8] [--fill 60] [--base DIR] [--rate N]
  *
  * `--fill N`: creates first until the users hold N tasks each on average, so that a list reads full
  * pages of 50 (without it a list reads what the create rounds made: 8 s at ~1,000/s is ~16 a user).
@@ -25,14 +22,12 @@
  * Where the CPU goes inside a process: run the cluster with `--cpu-prof` (docs/benchmarks.md, "Per
  * request, hop by hop").
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { createLogger, createPool } from '@tasksvc/runtime';
 import { startCluster, type Cluster } from '../chaos/cluster.ts';
-import { until } from '../testenv/wait.ts';
 import { httpLoad } from './http-load.ts';
 import { checkout, clusterFrom, type Checkout } from './lib/checkout.ts';
+import { pidCpuMs, procWakes } from './lib/cpu.ts';
 import { apiKeys } from './lib/servers.ts';
 import { BENCH_PG_SETTINGS } from './lib/targets.ts';
 
@@ -41,7 +36,6 @@ const { values } = parseArgs({
     ops: { type: 'string', default: 'create,list' },
     rounds: { type: 'string', default: '1' },
     seconds: { type: 'string', default: '8' },
-    replicas: { type: 'boolean', default: false },
     fill: { type: 'string', default: '0' },
     base: { type: 'string' },
     rate: { type: 'string', default: '0' },
@@ -53,16 +47,7 @@ const NAMES = ['gateway', 'tasks', 'auth', 'notifier', 'webhook', 'scheduler'] a
 const settle = () => new Promise((r) => setTimeout(r, 1_500));
 
 function readProc(pid: number): { cpuMs: number; writes: number; reads: number; voluntary: number } {
-  const io = Object.fromEntries(
-    readFileSync(`/proc/${pid}/io`, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => l.split(': ') as [string, string]),
-  );
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  // fields 14 and 15 of /proc/PID/stat (utime, stime) in clock ticks of 10 ms
-  return { cpuMs: (Number(stat[11]) + Number(stat[12])) * 10, writes: Number(io.syscw), reads: Number(io.syscr), voluntary: Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)![1]) };
+  return { cpuMs: pidCpuMs(pid), ...procWakes(pid) };
 }
 
 /** A cluster measured in the rounds: this checkout's, or the services of `--base` DIR. */
@@ -96,7 +81,6 @@ try {
     const base = await checkout(values.base);
     systems.push(await measured(`base ${base.name}`, base));
   }
-  const { cluster, keys } = systems[0]!;
 
   for (const op of values.ops.split(',').filter(Boolean) as ('create' | 'list')[]) {
     for (let round = 1; round <= Number(values.rounds); round++) {
@@ -119,32 +103,6 @@ try {
         }
       }
     }
-  }
-
-  if (values.replicas) {
-    const c = new pg.Client({ connectionString: cluster.databaseUrl });
-    await c.connect();
-    const stat = async () => (await c.query<{ commits: string; inserted: string }>('SELECT xact_commit AS commits, tup_inserted AS inserted FROM pg_stat_database WHERE datname = current_database()')).rows[0]!;
-    const tasks = async () => Number((await c.query<{ n: string }>('SELECT count(*) AS n FROM tasks.tasks')).rows[0]!.n);
-    const creates = async (label: string) => {
-      await httpLoad({ url: cluster.url, keys, op: 'create', seconds: 2, connections: 10 });
-      await settle();
-      const [a, t0] = [await stat(), await tasks()];
-      const r = await httpLoad({ url: cluster.url, keys, op: 'create', seconds: SECONDS, connections: 10 });
-      const t1 = await tasks();
-      await settle();
-      const b = await stat();
-      const n = t1 - t0;
-      console.log(`${label}: ${r.reqPerSec.toFixed(0)} req/s, ${n} creates, commits per create ${((Number(b.commits) - Number(a.commits)) / n).toFixed(3)}, rows inserted per create ${((Number(b.inserted) - Number(a.inserted)) / n).toFixed(2)}, load average ${r.loadAverage}`);
-    };
-    for (let round = 1; round <= Number(values.rounds); round++) {
-      await creates(`one tasks process (round ${round})`);
-      const replica = await cluster.startReplica('tasks');
-      await until(() => fetch(replica.metricsUrl).then((x) => x.ok, () => false), 'the second tasks process to answer', 120_000);
-      await creates(`two tasks processes (round ${round})`);
-      await replica.kill();
-    }
-    await c.end();
   }
 } finally {
   for (const s of systems) await s.cluster.stop();

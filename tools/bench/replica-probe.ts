@@ -13,7 +13,6 @@
  * `--warm N`: creates before the first window and after each start. pg_stat_database's commit counter
  * is printed too, but it lags (backends report it in batches): read the statements instead.
  */
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -22,7 +21,7 @@ import { startCluster, type Replica } from '../chaos/cluster.ts';
 import { scrape, value } from '../testenv/metrics.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { until } from '../testenv/wait.ts';
-import { pidCpuMs, postgresCpuMs } from './lib/cpu.ts';
+import { pidCpuMs, postgresCpuMs, procWakes } from './lib/cpu.ts';
 import { measure as drivePool } from './lib/stats.ts';
 import { outboxWatch } from './lib/targets.ts';
 
@@ -121,11 +120,7 @@ try {
     new Map(
       procs()
         .filter(([n]) => n.startsWith('tasks'))
-        .map(([n, pid]) => {
-          const io = readFileSync(`/proc/${pid}/io`, 'utf8');
-          const field = (text: string, re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
-          return [n, { reads: field(io, /syscr: (\d+)/), writes: field(io, /syscw: (\d+)/), switches: field(readFileSync(`/proc/${pid}/status`, 'utf8'), /^voluntary_ctxt_switches:\s+(\d+)/m) }];
-        }),
+        .map(([n, pid]) => [n, procWakes(pid)]),
     );
   const window = async (label: string) => {
     const w0 = wakes();
@@ -170,7 +165,7 @@ try {
     const w1 = wakes();
     const perWake = ['tasks', 'tasks2'].filter((k, i) => hs[i] && w1.has(k)).map((k, i) => {
       const [a, b] = [w0.get(k)!, w1.get(k)!];
-      return `${k} reads ${((b.reads - a.reads) / hs[i]!).toFixed(2)}, writes ${((b.writes - a.writes) / hs[i]!).toFixed(2)}, voluntary switches ${((b.switches - a.switches) / hs[i]!).toFixed(2)}`;
+      return `${k} reads ${((b.reads - a.reads) / hs[i]!).toFixed(2)}, writes ${((b.writes - a.writes) / hs[i]!).toFixed(2)}, voluntary switches ${((b.voluntary - a.voluntary) / hs[i]!).toFixed(2)}`;
     });
     console.log(`  per create it handled: ${perWake.join('; ')}`);
     console.log(`  commits/create ${((x1 - x0) / N).toFixed(3)}, statements/create ${([...per.values()].reduce((a, e) => a + e.calls, 0) / N).toFixed(3)}`);

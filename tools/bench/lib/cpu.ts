@@ -56,3 +56,10 @@ export function procStat(pid: number): string[] | undefined {
     return undefined;
   }
 }
+
+/** A process's read and write system calls and voluntary context switches so far (/proc/PID/io, status): how often it woke and wrote. */
+export function procWakes(pid: number): { reads: number; writes: number; voluntary: number } {
+  const field = (text: string, re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  return { reads: field(io, /^syscr: (\d+)/m), writes: field(io, /^syscw: (\d+)/m), voluntary: field(readFileSync(`/proc/${pid}/status`, 'utf8'), /^voluntary_ctxt_switches:\s+(\d+)/m) };
+}

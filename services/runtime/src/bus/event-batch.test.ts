@@ -281,4 +281,17 @@ describe('event marks in-process', () => {
     await expect(bus2.publish(skipOnly, { n: 1, extra: true } as never, randomUUID())).rejects.toThrow(/invalid event/);
     await Promise.all([bus.close(), bus2.close()]);
   });
+
+  it('parks an event whose mark cannot be worked out (a null payload) at the marked consumer; the publish resolves', async () => {
+    const ev = makeMarked();
+    const bus = createMemoryBus(log);
+    const parked: { msgId: string; data: unknown }[] = [];
+    const durable = `d${uid()}`;
+    await bus.consume(ev, async () => undefined, { durable, filter: ev.subject, marked: 'even', park: async (p) => void parked.push({ msgId: p.msgId, data: p.data }) });
+    const id = randomUUID();
+    // the mark reads p.n and would throw on null: the relay would then retry the row for ever
+    await bus.publish(ev, null as never, id);
+    expect(parked).toEqual([{ msgId: id, data: null }]);
+    await bus.close();
+  });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, parseMessage, type EventDef, type Rpc } from '@tasksvc/proto';
+import { AppError, carriesMark, parseMessage, type EventDef, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { currentTraceparent } from '../tracing.ts';
 import { handleRequest, readEvent, subjectMatches, unwrapReply, requestContext } from './envelope.ts';
@@ -132,8 +132,7 @@ export function createMemoryBus(log: Logger, opts: { durables?: DurableDeclarati
         if (!subjectMatches(d.filter, event.subject) || d.seen.has(msgId)) continue;
         const member = await memberOf(name, d);
         // an event without the mark its consumer needs is not read there (as over NATS)
-        const mark = member.marked === undefined ? undefined : event.marks?.[member.marked];
-        if (!mark || mark(payload)) {
+        if (member.marked === undefined || carriesMark(event, member.marked, payload)) {
           await member.run(payload, { msgId, subject: event.subject, deliveryCount: 1, traceparent });
           checked = true;
         }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, nanos, type ConnectionOptions, type NatsConnection, type Subscription as NatsSub } from '@nats-io/transport-node';
 import { anonymousServerProblem } from '../nats-auth.ts';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from '@nats-io/jetstream';
-import { AppError, EVENT_STREAM, EVENT_SUBJECTS, parseMessage, REQUEST_ID_HEADER, type EventDef, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
+import { AppError, EVENT_STREAM, EVENT_SUBJECTS, eventMarks, parseMessage, REQUEST_ID_HEADER, type EventDef, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { currentTraceparent } from '../tracing.ts';
 import { envelopeJson, handleRequest, readEvent, replyDataJson, requestContext, unwrapReply } from './envelope.ts';
@@ -259,11 +259,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
 
     async publish<T>(event: EventDef<T>, payload: T, msgId: string): Promise<void> {
       const data = parseMessage(event.schema, payload, `event ${event.subject}`);
-      let marks: Record<string, boolean> | undefined;
-      if (event.marks) {
-        marks = {};
-        for (const [name, mark] of Object.entries(event.marks)) marks[name] = mark(data);
-      }
+      const marks = eventMarks(event, data);
       // no await before the push: every publish of this turn joins the same round
       return new Promise<void>((resolve, reject) => {
         outgoing.push({ subject: event.subject, id: msgId, json: JSON.stringify(data ?? null), traceparent: currentTraceparent() ?? undefined, marks, resolve, reject });
