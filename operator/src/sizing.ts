@@ -41,16 +41,16 @@ export interface MeasuredService {
  * median of 3 restarts on a migrated database.
  */
 export const MEASURED: { at: string; command: string; loadAverage: string; services: Record<ServiceName, MeasuredService> } = {
-  at: '2026-12-07T11:30:00Z',
-  command: 'npm run bench -- footprint (bundled rows)',
-  loadAverage: '2.6–3.4 (the bench\'s own) on 2 cores',
+  at: '2026-12-07T13:26:00Z',
+  command: 'npm run bench (full run, 12:52-13:53 UTC), its footprint bench (bundled rows)',
+  loadAverage: '2.4–4.3 (the bench\'s own) on 2 cores',
   services: {
-    gateway: { rssIdleMb: 111, rssLoadedMb: 133, rssPeakMb: 134, readyMs: 387 },
-    auth: { rssIdleMb: 95.8, rssLoadedMb: 105, rssPeakMb: 105, readyMs: 219 },
-    tasks: { rssIdleMb: 96.0, rssLoadedMb: 132, rssPeakMb: 134, readyMs: 279 },
-    notifier: { rssIdleMb: 95.3, rssLoadedMb: 95.6, rssPeakMb: 95.6, readyMs: 287 },
-    webhook: { rssIdleMb: 93.9, rssLoadedMb: 103, rssPeakMb: 103, readyMs: 343 },
-    scheduler: { rssIdleMb: 94.2, rssLoadedMb: 99.2, rssPeakMb: 99.2, readyMs: 273 },
+    gateway: { rssIdleMb: 105, rssLoadedMb: 134, rssPeakMb: 134, readyMs: 750 },
+    auth: { rssIdleMb: 94.3, rssLoadedMb: 106, rssPeakMb: 106, readyMs: 509 },
+    tasks: { rssIdleMb: 94.6, rssLoadedMb: 136, rssPeakMb: 136, readyMs: 569 },
+    notifier: { rssIdleMb: 93.9, rssLoadedMb: 94.1, rssPeakMb: 94.1, readyMs: 583 },
+    webhook: { rssIdleMb: 96.9, rssLoadedMb: 103, rssPeakMb: 103, readyMs: 635 },
+    scheduler: { rssIdleMb: 94.5, rssLoadedMb: 99.2, rssPeakMb: 99.2, readyMs: 535 },
   },
 };
 
@@ -61,26 +61,27 @@ export type Operation = (typeof OPERATIONS)[number];
 export type SharedPart = 'nats-server' | 'PostgreSQL';
 
 /**
- * One run of `npm run bench -- sizing` (docs/benchmarks.md, section sizing): CPU µs per operation in
- * each process, idle subtracted; `webhook` is what one delivery adds to a create, `reminder` one
- * reminder's dispatch to an HTTP Alert channel. Taken on a quiet machine (the bench's own load only),
- * the services run from source; a figure the idle subtraction took below 0 is noise and counts 0 (auth
- * answers from its 60 s caches). A quiet run two hours earlier read the six at 795 / 1,468 / 1,729 µs
- * per create / list / complete against this one's 1,076 / 1,588 / 1,842: runs differ by that much.
+ * The sizing bench of one full `npm run bench` (docs/benchmarks.md, section sizing): CPU µs per
+ * operation in each process, idle subtracted; `webhook` is what one delivery adds to a create,
+ * `reminder` one reminder's dispatch to an HTTP Alert channel. Taken on a quiet machine (the bench's
+ * own load only), the services run from source; a figure the idle subtraction took below 0 is noise
+ * and counts 0 (auth answers from its 60 s caches). Quiet runs on this machine differ by up to a half:
+ * the six read 795, 1,076 and (this one) 1,450 µs per create, and this run's bare baseline was as slow
+ * against the 11:32 run's (640 µs per create against 280): the machine, not the code, so the figures here are the highest.
  */
 export const MEASURED_CPU: { at: string; command: string; loadAverage: string; cpuUs: Record<ServiceName | SharedPart, Record<Operation, number>> } = {
-  at: '2026-12-07T11:32:30Z',
-  command: 'npm run bench -- sizing (1,000 operations of each, 10 callers, 20 users)',
-  loadAverage: '2.5–3.5 on 2 cores',
+  at: '2026-12-07T13:29:00Z',
+  command: 'npm run bench (full run), its sizing bench (1,000 operations of each, 10 callers, 20 users)',
+  loadAverage: '2.3–2.9 on 2 cores',
   cpuUs: {
-    gateway: { create: 438, list: 608, complete: 347, webhook: 0, reminder: 0 },
-    auth: { create: 0, list: 0, complete: 0, webhook: 0, reminder: 0 },
-    tasks: { create: 510, list: 980, complete: 1260, webhook: 0, reminder: 160 },
-    notifier: { create: 0, list: 0, complete: 48, webhook: 0, reminder: 1368 },
-    webhook: { create: 88, list: 0, complete: 107, webhook: 390, reminder: 0 },
-    scheduler: { create: 40, list: 0, complete: 80, webhook: 0, reminder: 130 },
-    'nats-server': { create: 138, list: 178, complete: 197, webhook: 0, reminder: 97 },
-    PostgreSQL: { create: 280, list: 290, complete: 1510, webhook: 240, reminder: 450 },
+    gateway: { create: 658, list: 907, complete: 605, webhook: 0, reminder: 0 },
+    auth: { create: 5, list: 0, complete: 0, webhook: 0, reminder: 0 },
+    tasks: { create: 580, list: 1358, complete: 1871, webhook: 0, reminder: 223 },
+    notifier: { create: 0, list: 4, complete: 130, webhook: 19, reminder: 2252 },
+    webhook: { create: 153, list: 0, complete: 286, webhook: 719, reminder: 0 },
+    scheduler: { create: 55, list: 0, complete: 120, webhook: 9, reminder: 152 },
+    'nats-server': { create: 250, list: 348, complete: 451, webhook: 29, reminder: 243 },
+    PostgreSQL: { create: 435, list: 434, complete: 2740, webhook: 679, reminder: 882 },
   },
 };
 
@@ -138,7 +139,7 @@ const MEMORY_STEP_MI = 64;
 /**
  * CPU: the cores REQUEST_RATE requests/s of MIX take in one of the DEFAULT_REPLICAS replicas, planned at
  * TARGET_UTILISATION as the replicas column is, rounded up to CPU_STEP_M and at least MIN_CPU_REQUEST_M.
- * The floor is for start-up, not idle (a service idles at 0.02–0.07 % of a core, docs/benchmarks.md
+ * The floor is for start-up, not idle (a service idles at 0.02–0.17 % of a core, docs/benchmarks.md
  * "idle"): a bundled service spends 0.3–0.5 s of CPU to ready, at most 10 s at 50m on a node
  * with no spare CPU, well within the liveness probe's 70 s.
  */

@@ -2,7 +2,7 @@
  * The sizing guide's figures (issue 58, docs/kubernetes.md "Sizing"): CPU per operation in each
  * service process of the distributed system, for the operations a deployment's load is made of.
  *
- *   node_modules/.bin/node tools/bench/sizing.ts [--ops 1000] [--users 20] [--connections 10] [--idle-seconds 10]
+ *   node_modules/.bin/node tools/bench/sizing.ts [--ops 1000] [--users 20] [--connections 10] [--idle-seconds 10] [--replica-windows 3]
  *
  * The six services run as their own processes over nats-server and one PostgreSQL (tools/chaos/
  * cluster.ts, as `npm run bench -- footprint` runs them). Each operation is `--ops` requests from
@@ -23,8 +23,9 @@
  * paused (SIGSTOP). Deliveries have no bare baseline: a delivery's figure reads against the create's.
  *
  * Then the replicas row: a second tasks process on the same NATS queue group behind the one gateway,
- * the same creates and lists: requests handled by each replica (their bus handler histograms) and the
- * CPU per request of the two together against the one replica's figure above.
+ * the same creates and lists in `--replica-windows` windows per side: requests handled by each replica
+ * (their bus handler histograms) and the median CPU per request of the two together against one
+ * replica's, measured just before in as many windows.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -39,7 +40,7 @@ import { createUserWithApiKey } from '../testenv/users.ts';
 import { until } from '../testenv/wait.ts';
 import { pidCpuMs, postgresCpuMs } from './lib/cpu.ts';
 import { emitRows } from './lib/report.ts';
-import { measure } from './lib/stats.ts';
+import { fmt, measure, median } from './lib/stats.ts';
 import { serverProcess, serving } from './lib/servers.ts';
 import { BENCH_PG_SETTINGS, outboxWatch, signalPids } from './lib/targets.ts';
 
@@ -49,12 +50,15 @@ const { values } = parseArgs({
     users: { type: 'string', default: '20' },
     connections: { type: 'string', default: '10' },
     'idle-seconds': { type: 'string', default: '10' },
+    'replica-windows': { type: 'string', default: '3' },
   },
 });
 const N = Number(values.ops);
 const USERS = Number(values.users);
 const C = Number(values.connections);
 const IDLE_MS = Number(values['idle-seconds']) * 1000;
+/** windows per side of the replicas row (one tasks process, then two) */
+const REPLICA_WINDOWS = Number(values['replica-windows']);
 const log = createLogger('bench', 'silent');
 
 type SizingOp = 'create' | 'list' | 'complete' | 'webhook' | 'reminder';
@@ -296,11 +300,35 @@ try {
     cpuRows,
   );
 
-  // two tasks replicas behind the one gateway, against one measured just before (the same table sizes)
-  const oneReplica = new Map([
-    ['create', await measure(() => drive(N, (i) => create(ofUsers(i))(i), 201))],
-    ['list', await measure(() => drive(N, list, 200))],
-  ]);
+  // Two tasks replicas behind the one gateway, against one measured just before (the same table
+  // sizes). Each side takes REPLICA_WINDOWS windows per operation, creates and lists in turn, and
+  // reads as their median with the range beside it: one window apiece let a noisy second of the
+  // machine decide the ratio (quiet runs read 1.25x and 2.00x).
+  const ops = [
+    ['create', 'tasks.http.create', () => drive(N, (i) => create(ofUsers(i))(i), 201)],
+    ['list', 'tasks.http.list', () => drive(N, list, 200)],
+  ] as const;
+  const metricsUrls = () => [cluster.metricsUrl('tasks'), ...(replica ? [replica.metricsUrl] : [])];
+  const handled = async (subject: string) => Promise.all(metricsUrls().map(async (u) => value(await scrape(u), 'tasksvc_bus_handler_duration_seconds_count', { subject })));
+  /** per operation, over the windows: the tasks processes' CPU per request (`tasksOf` a window), all six's, requests each replica handled, the load */
+  const windows = async (tasksOf: (r: Awaited<ReturnType<typeof measure>>) => number) => {
+    const seen = new Map<'create' | 'list', { perOp: number[]; six: number[]; handled: number[][]; load: number[] }>(ops.map(([op]) => [op, { perOp: [], six: [], handled: [], load: [] }]));
+    for (let w = 0; w < REPLICA_WINDOWS; w++) {
+      for (const [op, subject, work] of ops) {
+        const h0 = await handled(subject);
+        const r = await measure(work);
+        const h1 = await handled(subject);
+        const tasks = tasksOf(r);
+        const o = seen.get(op)!;
+        o.perOp.push(tasks);
+        o.six.push(sixPerOp(new Map([...r.perOp, ['tasks', tasks]])));
+        o.handled.push(h1.map((h, k) => h - h0[k]!));
+        o.load.push(r.load);
+      }
+    }
+    return seen;
+  };
+  const one = await windows((r) => r.perOp.get('tasks')!);
   replica = await cluster.startReplica('tasks');
   await until(async () => (await fetch(replica!.metricsUrl.replace(/\/metrics$/, '/health')).catch(() => undefined))?.status === 200, 'the second tasks replica ready', 120_000);
   // The new process's warm-up, as long as the first one's: a fresh tasks process spends 1.5-1.7x its
@@ -310,25 +338,20 @@ try {
   await drive(4 * N, (i) => create(ofUsers(i))(i), 201);
   await drive(2 * N, list, 200);
   await settled();
-  const handled = async (subject: string) => Promise.all([cluster.metricsUrl('tasks'), replica!.metricsUrl].map(async (u) => value(await scrape(u), 'tasksvc_bus_handler_duration_seconds_count', { subject })));
+  // the second replica idles like the first: its idle CPU is the tasks figure once more
+  const two = await windows((r) => r.perOp.get('tasks')! - (idle.cpu.get('tasks')! / idle.ms) * r.ms / r.ops);
+  const f = (ms: number) => fmt(Math.max(0, ms * 1000));
+  const spread = (xs: number[]) => `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
   const replicaRows: (string | number)[][] = [];
-  for (const [op, subject, work] of [
-    ['create', 'tasks.http.create', () => drive(N, (i) => create(ofUsers(i))(i), 201)],
-    ['list', 'tasks.http.list', () => drive(N, list, 200)],
-  ] as const) {
-    const h0 = await handled(subject);
-    // the second replica idles like the first: its idle CPU is the tasks figure once more
-    const r = await measure(work);
-    const h1 = await handled(subject);
-    const replicaIdle = (idle.cpu.get('tasks')! / idle.ms) * r.ms;
-    const twoTasks = r.perOp.get('tasks')! - replicaIdle / r.ops;
-    const one = oneReplica.get(op)!;
-    replicaRows.push([op, 'one replica', `${one.ops}`, µs(one.perOp.get('tasks')), µs(sixPerOp(one.perOp)), '', one.load]);
-    replicaRows.push([op, 'two replicas', `${h1[0]! - h0[0]!} + ${h1[1]! - h0[1]!}`, µs(twoTasks), µs(sixPerOp(new Map([...r.perOp, ['tasks', twoTasks]]))), (twoTasks / one.perOp.get('tasks')!).toFixed(2), r.load]);
+  for (const [op] of ops) {
+    const [a, b] = [one.get(op)!, two.get(op)!];
+    const handledSum = (k: number) => b.handled.reduce((acc, h) => acc + (h[k] ?? 0), 0);
+    replicaRows.push([op, 'one replica', `${N} × ${REPLICA_WINDOWS}`, spread(a.perOp), spread(a.six), '', a.load.map((l) => l.toFixed(1)).join(', ')]);
+    replicaRows.push([op, 'two replicas', `${handledSum(0)} + ${handledSum(1)}`, spread(b.perOp), spread(b.six), (median(b.perOp) / median(a.perOp)).toFixed(2), b.load.map((l) => l.toFixed(1)).join(', ')]);
   }
   emitRows(
-    `Two tasks replicas behind one gateway: a second tasks process on the same NATS queue group (as a Deployment with replicas: 2), the same ${N} creates and lists; requests handled by each replica (its own bus handler histogram), CPU µs per request of the tasks processes together and of all services, idle subtracted as above (the second replica's idle taken as the first's)`,
-    ['operation', 'tasks', 'handled (first + second)', 'tasks CPU µs / request', 'six together µs / request', 'tasks × one replica', 'load avg'],
+    `Two tasks replicas behind one gateway: a second tasks process on the same NATS queue group (as a Deployment with replicas: 2), ${REPLICA_WINDOWS} windows of ${N} creates and of ${N} lists per side, in turn; requests handled by each replica over them (its own bus handler histogram), CPU µs per request of the tasks processes together and of all services, idle subtracted as above (the second replica's idle taken as the first's): the median of the windows, their range in brackets; the ratio is of the medians`,
+    ['operation', 'tasks', 'handled (first + second)', 'tasks CPU µs / request', 'six together µs / request', 'tasks × one replica', 'load avg per window'],
     replicaRows,
   );
   await outbox.end();
