@@ -86,13 +86,16 @@ describe.skipIf(skip)('one-node cluster', () => {
   beforeAll(async () => {
     const t0 = Date.now();
     await podman('tag', imageName('gateway'), ROLLOUT_IMAGE);
-    plantedLogDirs = [dirname(STALE_POD_LOG), dirname(STALE_CONTAINER_LOG)].filter((d) => !existsSync(d));
-    // What a run killed before its stop() leaves: a pod's log directory and its /var/log/containers link.
-    mkdirSync(STALE_POD_LOG, { recursive: true });
-    writeFileSync(join(STALE_POD_LOG, '0.log'), 'from a run that died\n');
-    mkdirSync(dirname(STALE_CONTAINER_LOG), { recursive: true });
-    symlinkSync(join(STALE_POD_LOG, '0.log'), STALE_CONTAINER_LOG);
-    cluster = await startNodeCluster({ log, images: [...TARGETS.map(imageName), PAUSE_IMAGE, ROLLOUT_IMAGE] });
+    // What a run killed before its stop() leaves: a pod's log directory and its /var/log/containers
+    // link, planted once this run holds the host (another file's cluster may hold it until then).
+    const plantLeftovers = () => {
+      plantedLogDirs = [dirname(STALE_POD_LOG), dirname(STALE_CONTAINER_LOG)].filter((d) => !existsSync(d));
+      mkdirSync(STALE_POD_LOG, { recursive: true });
+      writeFileSync(join(STALE_POD_LOG, '0.log'), 'from a run that died\n');
+      mkdirSync(dirname(STALE_CONTAINER_LOG), { recursive: true });
+      symlinkSync(join(STALE_POD_LOG, '0.log'), STALE_CONTAINER_LOG);
+    };
+    cluster = await startNodeCluster({ log, images: [...TARGETS.map(imageName), PAUSE_IMAGE, ROLLOUT_IMAGE], whenLocked: plantLeftovers });
     log(`cluster up in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     // The pods reach the run's PostgreSQL and NATS through forwarders on the host's end of the node's veth.
     databaseUrl = await testDatabase('k8s');

@@ -305,6 +305,12 @@ export interface NodeClusterOptions {
   log?: (line: string) => void;
   /** images to import into containerd (default: every target, the pause image, NATS and PostgreSQL) */
   images?: string[];
+  /**
+   * Runs once the host lock is held, before what earlier runs left is cleared: where a test plants
+   * such leftovers. Planted before the lock, they would land in the snapshot of another run still
+   * holding the cluster, whose stop() then reports the host changed.
+   */
+  whenLocked?: () => void | Promise<void>;
 }
 
 export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<NodeCluster> {
@@ -312,6 +318,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
   if (missing.length) throw new Error(`cannot start the one-node cluster, missing: ${missing.join(', ')}`);
   const log = opts.log ?? (() => undefined);
   await takeHostLock(log);
+  await opts.whenLocked?.();
   await clearEarlierRuns(log);
   const t0 = Date.now();
   const before = await hostSnapshot();
