@@ -339,7 +339,7 @@ try {
   await drive(2 * N, list, 200);
   await settled();
   // the second replica idles like the first: its idle CPU is the tasks figure once more
-  const two = await windows((r) => r.perOp.get('tasks')! - (idle.cpu.get('tasks')! / idle.ms) * r.ms / r.ops);
+  const two = await windows((r) => r.perOp.get('tasks')! - idleFor('tasks', r.ms) / r.ops);
   const f = (ms: number) => fmt(Math.max(0, ms * 1000));
   const spread = (xs: number[]) => `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
   const replicaRows: (string | number)[][] = [];
