@@ -3,7 +3,7 @@
  * and NATS_URL when given; otherwise an embedded PostgreSQL in the data folder and the in-process
  * bus. In development it also runs the development sign-in and its own cron timer.
  */
-import { configWarnings, createLogger, exitOnConfigError, loadConfig, onShutdown, prettyLogs, rawEnv, startTracing, tuneGarbageCollection, type Config } from '@tasksvc/runtime';
+import { configWarnings, createLogger, exitOnConfigError, loadConfig, onShutdown, prettyLogs, rawEnv, startMemoryTrim, startTracing, tuneGarbageCollection, type Config } from '@tasksvc/runtime';
 import { applyDevDefaults } from './dev-defaults.ts';
 import { exposedDevSignInWarning, startDevSignIn, type DevSignIn } from './dev-signin.ts';
 import { startEmbeddedCron } from './embedded-cron.ts';
@@ -47,7 +47,9 @@ const signIn = devSignIn ? 'sign in with "Development sign-in" (any name and e-m
 system.log.info({ url: config.PUBLIC_APP_URL, port: config.PORT, bus: system.bus.kind, ms: Date.now() - t0 }, `Task Service is up: open ${config.PUBLIC_APP_URL} and ${signIn}`);
 // the log goes out in chunks (runtime/logger.ts); the line that says where to open the app goes now
 system.log.flush();
+const stopTrim = startMemoryTrim(system.log);
 onShutdown(system.log, async () => {
+  stopTrim();
   await cron.stop();
   await system.stop();
   await devSignIn?.stop();

@@ -150,7 +150,7 @@ missed heartbeats, 60–90 s instead of 30–45 s, past the 60 s \`nats-cluster.
 |---|---|---|
 | \`http.ts\` | task create and list under autocannon load: single process (logging off, at info, and at info with tracing on: every trace and 5 % of them sampled) and distributed (6 processes, NATS); every system runs throughout and they are measured in turn over interleaved rounds, the others paused (SIGSTOP) while one is measured, which takes 2 s of the same load unmeasured after it resumes (its pool connections and cached API-key identities have timed out during the others' turns, as no server under steady load has them); the bench's PostgreSQL servers run with autovacuum off and every database is vacuumed and analysed before each phase (creates, lists), so the lists run on current statistics and no system's maintenance runs during another's measurement (nor counts as its PostgreSQL CPU); p50/p99 from every answer's own time (sub-millisecond, not autocannon's whole-millisecond histogram) | node:http + \`pg\` with the minimal SQL under the same load (\`baseline-server.ts\`: one statement inserting the task and its outbox row; list: the page query); also shown: the same SQL in-process with no HTTP |
 | \`http-pg-defaults\` (http.ts --pg defaults) | the create and list rows (logging off, write limits on as shipped, distributed) against PostgreSQL as distributions ship it: JIT on, fsync on, autovacuum on | the same baseline as \`http.ts\`, measured in the same run on that server |
-| \`footprint.ts\` | what the six service processes cost next to the single process (issue 58), both running in the same run: resident memory (RSS and PSS) of each process idle (10 s after ready) and after create and list load, with its peak; start time (spawn → readiness probe 200, a restart on a migrated database) and the import graph alone (time, modules, heap kept); the hops of a create (the gateway's HTTP histogram, the bus histograms on the caller and the handler side) and the CPU per create and per list of each process; every row also for both systems run from plain-JavaScript bundles that esbuild builds from the same source at the bench's start (\`tools/build/bundle.ts\`; \`--no-bundled\` leaves them out); \`--why\`: a heap snapshot of each process's import, by V8 type and by package, and its modules per package | the single process (\`tools/start.ts\`) in the same run; node alone for the import graph; running from source (node strips the types) against the bundles |
+| \`footprint.ts\` | what the six service processes cost next to the single process (issue 58), both running in the same run: resident memory (RSS and PSS) of each process idle (once it trimmed what start-up left: \`services/runtime/src/memory-trim.ts\`), right after create and list load with its peak, and 25 s after the loads; start time (spawn → readiness probe 200, a restart on a migrated database) and the import graph alone (time, modules, heap kept); the hops of a create (the gateway's HTTP histogram, the bus histograms on the caller and the handler side) and the CPU per create and per list of each process; every row also for both systems run from plain-JavaScript bundles that esbuild builds from the same source at the bench's start (\`tools/build/bundle.ts\`; \`--no-bundled\` leaves them out); \`--why\`: a heap snapshot of each process's import, by V8 type and by package, and its modules per package | the single process (\`tools/start.ts\`) in the same run; node alone for the import graph; running from source (node strips the types) against the bundles |
 | \`sizing.ts\` | the sizing guide's figures (issue 58; docs/kubernetes.md "Sizing", \`operator/src/sizing.ts\`): CPU per operation in each of the six service processes, nats-server and PostgreSQL, for create, list of 50, complete, a webhook delivery (one endpoint on a loopback receiver: a create with the endpoint minus a create) and a reminder (its dispatch to an HTTP Alert channel on a loopback receiver), over a window of N operations until their work is done, each process's idle CPU for the same window subtracted; then two tasks replicas behind one gateway (one NATS queue group), three windows of creates and of lists per side (\`--replica-windows\`): requests each handled, the median CPU per request of the two together and the windows' range | node:http + \`pg\`, one statement per create, list and complete (\`baseline-server.ts\`), in the same run on the same PostgreSQL server with the cluster paused; for two replicas, one replica measured just before in as many windows |
 | \`gc.ts\` | the single process and the distributed system under create and list load, as the services run (allocation-site pretenuring off; a service alone with a 16 MB semi-space: \`services/runtime/src/gc-tuning.ts\`) and with other V8 settings: the collector's pauses, event-loop delay and memory, from a probe loaded into every service process | the same system with V8's defaults, in interleaved rounds, the others paused |
 | \`bus.ts\` | request/reply round trip with zod checks on both ends | in-process transport |
@@ -284,8 +284,38 @@ issue 58's 100 MB after the load for tasks and the gateway. With 8 on main (\`fo
 bundled single process's 361, **1.88×** (2.08× in the quiet run below: 717 against 345); tasks 140 MB,
 the gateway 133, the other four 96.6–106.
 
+**Trimming an idle process** (\`services/runtime/src/memory-trim.ts\`; 2026-12-07 16:17–16:27 UTC,
+right after a reboot, load 0.5–3.1; \`memory-variants.ts --load --idle 25 --after 25\`, the bundles of
+the code before and with the trim alternately, two rounds each). V8 keeps the pages start-up and a load
+made it commit (the young generation at its grown size, freed old-generation pages still mapped), and
+an ordinary full collection frees the objects but not the pages: a service held the same RSS 25 s after
+the load as right after it. Every process that serves (each service once ready, \`npm start\`'s process)
+now looks back over its last 10 s every 10 s; under 2 % of a core, and 8 MB or more above its RSS right
+after its last trim (or never trimmed yet: start-up's garbage), it runs V8's last-resort collection once
+(what a low-memory notification runs: everything collectable, the young generation shrunk back, free
+pages unmapped, bytecode that is not running flushed). **Idle** RSS per service 92.2–104.9 → 81.3–91.0 MB
+(tasks 95.2, 95.0 → 81.5, 81.3; the gateway 104.9, 102.9 → 91.0, 90.8), the six 581, 572 → 506, 507 MB;
+**25 s after the load** tasks 136.8, 134.0 → 102.2, 97.4 MB, the gateway 134.6, 133.1 → 114.5, 111.8, the
+six 671, 666 → 561, 552 MB (the trim's figures are in each process's debug log, "idle: memory trimmed",
+and counted in \`tasksvc_memory_trims_total\`). The price: one synchronous collection of the live heap per
+idle spell that follows growth, and the first requests after it compile again what was flushed and grow
+the young generation back: in the load that followed the start-up trim tasks spent 313, 367 µs per
+create against 278, 296 and 881, 1,124 per list against 869, 1,004 (1,239, 1,124 creates/s against
+1,320, 1,351). Under steady load nothing is trimmed (the process is not idle). Issue 58's 60 MB idle
+stays out of reach (node alone holds 44 MB here), and so does 100 MB for tasks and the gateway right
+after the load (the RSS loaded column below); 25 s later tasks is at 97–102 MB. The footprint section below is from a
+run with the trim (\`npm run bench -- footprint\`, 2026-12-07 16:43–16:51 UTC, load 1.3–5.7, the four
+systems' own): bundled, the services idle at 80.9–92.0 MB and the single process at 100.5; right after
+the loads tasks 127.1 and the gateway 132.2 MB, 25 s later 98.2 and 109.3 (the single process 351.6 →
+133.8); the six 607 MB right after the loads against the single process's 352, **1.73×**. The idle
+section below is from a run with the trim too (\`npm run bench -- idle\`, 16:53–17:09 UTC, load 0.3):
+once start-up is over a process idles as before (each service 0.07–0.13 % of a core, the six 0.52 %
+against 0.47–0.48 in the full run), so no trim repeats while nothing grows; the first minute after
+start holds each process's one trim (the six's node processes 1.80 % against 0.80).
+
 **The full run below** (\`npm run bench\`, 2026-12-07 12:52–13:53 UTC, right after a reboot, nothing
-else running; load 0.1–4.5, the benches' own). The machine ran the bare baseline at half the rates of
+else running; load 0.1–4.5, the benches' own; its footprint and idle sections since replaced by runs with
+the idle trim, above). The machine ran the bare baseline at half the rates of
 the morning's quiet runs (2,317 creates/s against 4,755; idle processes, nats-server included, used
 3–4× the CPU of the 10:23 run): read the ratios. Bundled, every service was ready **509–750 ms** after
 spawn (≤ 1 s holds); idle 94–105 MB per service; after the load tasks 136 MB, the gateway 134, the

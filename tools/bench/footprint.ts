@@ -6,8 +6,9 @@
  *
  * - Memory: each service process's resident memory (VmRSS) and proportional share (Pss, from
  *   /proc/PID/smaps_rollup: pages shared with the other node processes, as node's own code, counted
- *   once across them) 10 s after it is ready, then after the create and list load, with its peak
- *   (VmHWM); the single process (`tools/start.ts`) beside them.
+ *   once across them) idle once it has trimmed what start-up left (services/runtime/src/memory-trim.ts),
+ *   right after the create and list load with its peak (VmHWM), and idle again 25 s after the
+ *   loads (a process that grew under them has trimmed again); the single process (`tools/start.ts`) beside them.
  * - Start time: spawn → ready (the services' GET /health on HEALTH_PORT, the gateway's and the
  *   single process's GET /api/health: what a Kubernetes readiness probe sees), each process restarted
  *   `--starts` times on a migrated database (a new replica's case); and the import graph alone in a
@@ -35,12 +36,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { createDatabase, createLogger, createPool, freePort, STANDALONE_NODE_FLAGS, startLocalPostgres } from '@tasksvc/runtime';
+import { createDatabase, createLogger, createPool, freePort, STANDALONE_NODE_FLAGS, startLocalPostgres, TRIM_POLICY } from '@tasksvc/runtime';
 import type { ServiceName } from '@tasksvc/proto';
 import { CLUSTER_SERVICES, startCluster, type Cluster } from '../chaos/cluster.ts';
 import { until } from '../testenv/wait.ts';
 import { httpLoad, type LoadResult } from './http-load.ts';
 import { pidCpuMs } from './lib/cpu.ts';
+import { trimmedOnce } from './lib/trims.ts';
 import type { ImportFigures } from './lib/import-probe.ts';
 import { emitRows } from './lib/report.ts';
 import { apiKeys, serverProcess, SINGLE_PROCESS_ENV } from './lib/servers.ts';
@@ -63,7 +65,8 @@ const SECONDS = Number(values.seconds);
 const C = Number(values.connections);
 const USERS = Number(values.users);
 const STARTS = Number(values.starts);
-const IDLE_MS = 10_000;
+/** idle after the loads before the last reading: over two of the trim's windows (TRIM_POLICY.everyMs) */
+const AFTER_LOAD_MS = 2.5 * TRIM_POLICY.everyMs;
 const root = new URL('../..', import.meta.url).pathname;
 const node = join(root, 'node_modules', '.bin', 'node');
 const log = createLogger('bench', 'silent');
@@ -232,6 +235,9 @@ async function loadAlone(s: System, paused: System[], op: Op): Promise<OpFigures
   }
 }
 
+/** every process of `list` → its /metrics URL (metricsUrls are in processes()' order), keyed as the snapshots are */
+const metricsOf = (list: System[]) => new Map(list.flatMap((s) => [...s.processes().keys()].map((n, i) => [`${s.mode}: ${n}`, s.metricsUrls[i]!] as const)));
+
 const systems: System[] = [];
 try {
   const builds: Build[] = [{ kind: 'source' }];
@@ -242,19 +248,25 @@ try {
     builds.push({ kind: 'bundled', files });
   }
   for (const build of builds) systems.push(await single(build), await distributed(build));
-  await new Promise((r) => setTimeout(r, IDLE_MS));
   /** memory per process, keyed by system and process name */
   const key = (s: System, n: string) => `${s.mode}: ${n}`;
-  const snapshot = () => new Map(systems.flatMap((s) => [...s.processes()].map(([n, p]) => [key(s, n), memory(p)] as const)));
-  const idle = snapshot();
+  const snapshotOf = (list: System[]) => new Map(list.flatMap((s) => [...s.processes()].map(([n, p]) => [key(s, n), memory(p)] as const)));
+  // idle: once every process has trimmed what start-up left (runtime/src/memory-trim.ts), as it idles from then on
+  await trimmedOnce(metricsOf(systems));
+  const idle = snapshotOf(systems);
   const idleLoad = loadavg()[0]!;
   const ops = new Map<System, Record<Op, OpFigures>>();
+  const loaded = new Map<string, ReturnType<typeof memory>>();
   for (const s of systems) {
     const others = systems.filter((o) => o !== s);
     ops.set(s, { create: await loadAlone(s, others, 'create'), list: await loadAlone(s, others, 'list') });
+    for (const [k, m] of snapshotOf([s])) loaded.set(k, m);
   }
-  const loaded = snapshot();
   const loadedLoad = loadavg()[0]!;
+  // then idle again, long enough for two of the trim's windows: a process that grew under the load
+  // trims, one that did not (by less than the trim's margin) stays as it is
+  await new Promise((r) => setTimeout(r, AFTER_LOAD_MS));
+  const trimmed = snapshotOf(systems);
 
   // memory
   const memRows: (string | number)[][] = [];
@@ -263,18 +275,18 @@ try {
     for (const n of s.processes().keys()) {
       const i = idle.get(key(s, n))!;
       const l = loaded.get(key(s, n))!;
-      memRows.push([s.mode, n, i.rss, i.pss, l.rss, l.pss, l.peak, `${idleLoad.toFixed(2)} / ${loadedLoad.toFixed(2)}`]);
+      memRows.push([s.mode, n, i.rss, i.pss, l.rss, l.pss, l.peak, trimmed.get(key(s, n))!.rss, `${idleLoad.toFixed(2)} / ${loadedLoad.toFixed(2)}`]);
     }
     if (s.processes().size === 1) continue;
     // the six against the single process run the same way
     const one = systems.find((o) => o.build === s.build && o.processes().size === 1)!;
-    memRows.push([s.mode, 'the six together', total(s, idle, 'rss'), total(s, idle, 'pss'), total(s, loaded, 'rss'), total(s, loaded, 'pss'), total(s, loaded, 'peak'), '']);
+    memRows.push([s.mode, 'the six together', total(s, idle, 'rss'), total(s, idle, 'pss'), total(s, loaded, 'rss'), total(s, loaded, 'pss'), total(s, loaded, 'peak'), total(s, trimmed, 'rss'), '']);
     const ratio = (m: Map<string, ReturnType<typeof memory>>, f: 'rss' | 'pss' | 'peak') => (total(s, m, f) / total(one, m, f)).toFixed(2);
-    memRows.push([s.mode, `× ${one.mode}`, ratio(idle, 'rss'), ratio(idle, 'pss'), ratio(loaded, 'rss'), ratio(loaded, 'pss'), ratio(loaded, 'peak'), '']);
+    memRows.push([s.mode, `× ${one.mode}`, ratio(idle, 'rss'), ratio(idle, 'pss'), ratio(loaded, 'rss'), ratio(loaded, 'pss'), ratio(loaded, 'peak'), ratio(trimmed, 'rss'), '']);
   }
   emitRows(
-    `Resident memory (MB) per process: idle is ${IDLE_MS / 1000} s after every process answered its readiness probe; loaded is after ${SECONDS} s of creates then ${SECONDS} s of lists (autocannon, ${C} connections, ${USERS} users; each after 2 s unmeasured), with the peak (VmHWM) over the whole run. PSS counts pages shared between processes (node's own code, mapped by every one) once across them. The services run with ${STANDALONE_NODE_FLAGS.join(' ')}, the single process without (as they ship)${values.bundled ? '; (bundled): the same processes from plain-JavaScript bundles esbuild built from the same source in this run (tools/build/bundle.ts)' : ''}`,
-    ['mode', 'process', 'RSS idle', 'PSS idle', 'RSS loaded', 'PSS loaded', 'RSS peak', 'load avg (idle / loaded)'],
+    `Resident memory (MB) per process: idle is once every process, ready, has trimmed what start-up left (its first idle window, services/runtime/src/memory-trim.ts: 10–20 s after ready); loaded is right after ${SECONDS} s of creates then ${SECONDS} s of lists (autocannon, ${C} connections, ${USERS} users; each after 2 s unmeasured), with the peak (VmHWM) over the whole run; trimmed is ${AFTER_LOAD_MS / 1000} s after the last load, every process idle (one that grew by the trim's margin since its last trim has trimmed again). PSS counts pages shared between processes (node's own code, mapped by every one) once across them. The services run with ${STANDALONE_NODE_FLAGS.join(' ')}, the single process without (as they ship)${values.bundled ? '; (bundled): the same processes from plain-JavaScript bundles esbuild built from the same source in this run (tools/build/bundle.ts)' : ''}`,
+    ['mode', 'process', 'RSS idle', 'PSS idle', 'RSS loaded', 'PSS loaded', 'RSS peak', 'RSS trimmed after the load', 'load avg (idle / loaded)'],
     memRows,
   );
 

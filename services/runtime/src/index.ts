@@ -13,6 +13,7 @@ export * from './metrics.ts';
 export * from './tracing.ts';
 export * from './figures.ts';
 export * from './gc-tuning.ts';
+export * from './memory-trim.ts';
 export * from './dead-letters.ts';
 export * from './keyring.ts';
 export * from './batch.ts';

@@ -13,6 +13,7 @@ import { startHealthListener } from './health-listener.ts';
 import { createLogger, prettyLogs, type Logger } from './logger.ts';
 import { detached, startTracing } from './tracing.ts';
 import { tuneGarbageCollection } from './gc-tuning.ts';
+import { startMemoryTrim } from './memory-trim.ts';
 import { STARTED_AT, VERSION } from './version.ts';
 
 /** What every service is given: it never builds these itself, so the same code runs alone or embedded. */
@@ -148,9 +149,11 @@ export async function runStandalone(def: ServiceDefinition): Promise<void> {
   health?.starting('migrating and subscribing');
   const running = await startService(def, { config, bus, pool, log });
   health?.ready();
+  const stopTrim = startMemoryTrim(log);
   onShutdown(
     log,
     async () => {
+      stopTrim();
       health?.stopping();
       await running.stop();
       await health?.close();
