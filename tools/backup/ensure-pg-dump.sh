@@ -63,9 +63,17 @@ fi
 
 log "building pg_dump, pg_restore and libpq (a few minutes on 2 cores)"
 t0=$(date +%s)
-# the catalog headers first (under -j the pg_dump makefile would race them), then src/bin/pg_dump, whose
-# makefile builds the src/common, src/port, libpq and src/fe_utils it links
-{ make -s -C src/backend generated-headers && make -s -j"$(nproc)" -C src/bin/pg_dump; } >build.log 2>&1 ||
+# One directory at a time, in link order, each with -j inside it: the catalog headers, src/port and
+# src/common, libpq, src/fe_utils, then src/bin/pg_dump. Left to pg_dump's makefile under -j, its
+# prerequisites ran side by side and two of them (libpq's and its own) built src/port at once: two `ar`
+# on libpgport_srv.a, "unable to copy file" (CI on 2026-12-07). Built first, those submakes find
+# nothing left to do.
+(
+  make -s -C src/backend generated-headers &&
+    for dir in src/port src/common src/interfaces/libpq src/fe_utils src/bin/pg_dump; do
+      make -s -j"$(nproc)" -C "$dir" || exit 1
+    done
+) >build.log 2>&1 ||
   { tail -30 build.log; log "build failed (log: $TREE/build.log)"; exit 1; }
 # the binaries find libpq in $CACHE/lib by their rpath
 make -s -C src/interfaces/libpq install >>build.log 2>&1
