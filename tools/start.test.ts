@@ -20,7 +20,7 @@ function launch(script: string, env: Record<string, string>) {
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   children.push(child);
-  const exited = new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? -1)));
+  const exited = new Promise<number>((resolve) => child.once('close', (code) => resolve(code ?? -1)));
   return { child, exited, output: () => output };
 }
 

@@ -215,7 +215,7 @@ describe.skipIf(skip)('one-node cluster', () => {
       let out = '';
       p.stdout.on('data', (d: Buffer) => (out += d.toString()));
       p.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      p.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')}: exit ${code}: ${out}`))));
+      p.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')}: exit ${code}: ${out}`))));
     });
   const inNodeNetns = (cmd: string, ...args: string[]) => command(...inNode(cmd, args));
   const nodeReady = async () =>

@@ -124,7 +124,9 @@ export async function startCore(bed: Bed, configFile: string, opts: StartOptions
   let out = '';
   proc.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  // 'close', not 'exit': node may emit 'exit' before it has read the last of the daemon's output (its
+  // "daemon stopped: …" line was missing once in CI), 'close' comes once the pipes are drained too
+  const closed = new Promise<void>((r) => proc.once('close', () => r()));
   const req = (type: string, payload?: unknown) => request(socket, type, payload ?? {});
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -149,12 +151,11 @@ export async function startCore(bed: Bed, configFile: string, opts: StartOptions
     req,
     kill9: async () => {
       proc.kill('SIGKILL');
-      await exited;
+      await closed;
     },
     stop: async () => {
-      if (proc.exitCode !== null) return;
-      proc.kill('SIGTERM');
-      await exited;
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      await closed;
     },
   };
 }
