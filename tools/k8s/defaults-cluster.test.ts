@@ -12,7 +12,7 @@ import { until } from '../testenv/index.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { startCnpgStandIn, HIBERNATION_ANNOTATION, type CnpgStandIn } from './cnpg-standin.ts';
 import { APP_NAMESPACE, applyDefaultsTaskService, defaultsTaskService, installOperator, kubectlApply, OPERATOR_NAMESPACE, TS_NAME } from './deploy.ts';
-import { createTask, requestsDuring as requestLoop } from './request-loop.ts';
+import { createTask, eventsOf, requestsDuring as requestLoop } from './request-loop.ts';
 import { IMAGE_TAG, imageName, imagesMissing, NATS_IMAGE, PAUSE_IMAGE, podman, POSTGRES_IMAGE, skipOrFail, TARGETS } from './images.ts';
 import { nodeClusterMissing, STORAGE_CLASS, startNodeCluster, type NodeCluster } from './node.ts';
 
@@ -133,7 +133,7 @@ describe.skipIf(skip)("one-node cluster on the operator's defaults (issue 59)", 
 
   /** GET /api/tasks/:id through the gateway Service in a loop while `change` happens, until `settled`. */
   const requestsDuring = (change: () => Promise<unknown>, settled: () => Promise<boolean>, what: string, limitMs?: number) =>
-    requestLoop(`${gatewayUrl}/api/tasks/${taskId}`, authorization, change, settled, what, limitMs);
+    requestLoop(`${gatewayUrl}/api/tasks/${taskId}`, authorization, change, settled, what, { limitMs, explain: () => eventsOf(c(), APP_NAMESPACE) });
 
   it('a spec.version change rolls every service under a request loop with 0 failed requests and does not restart NATS', async () => {
     const before = await pods();

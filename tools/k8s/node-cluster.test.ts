@@ -14,7 +14,7 @@ import { createLogger, createPool, type Pool } from '@tasksvc/runtime';
 import { fileNats, testDatabase, until } from '../testenv/index.ts';
 import { createUserWithApiKey } from '../testenv/users.ts';
 import { APP_NAMESPACE, applyTaskService, forward, installOperator, kubectlApply, OPERATOR_NAMESPACE, taskService, TS_NAME } from './deploy.ts';
-import { createTask, requestsDuring as requestLoop } from './request-loop.ts';
+import { createTask, eventsOf, requestsDuring as requestLoop } from './request-loop.ts';
 import { imageName, imagesMissing, PAUSE_IMAGE, podman, skipOrFail, TARGETS } from './images.ts';
 import { HOST_IP, inNode, NODE_IP, NODE_NAME, nodeClusterMissing, OUTSIDE_IP, SERVICE_CIDR, startNodeCluster, type NodeCluster } from './node.ts';
 
@@ -164,7 +164,7 @@ describe.skipIf(skip)('one-node cluster', () => {
 
   /** GET /api/tasks/:id through the gateway Service in a loop while `change` happens, until `settled`. */
   const requestsDuring = (change: () => Promise<unknown>, settled: () => Promise<boolean>, what: string, limitMs?: number) =>
-    requestLoop(`${gatewayUrl}/api/tasks/${taskId}`, authorization, change, settled, what, limitMs);
+    requestLoop(`${gatewayUrl}/api/tasks/${taskId}`, authorization, change, settled, what, { limitMs, explain: () => eventsOf(cluster as NodeCluster, APP_NAMESPACE) });
   const podNames = async (only?: string) => new Set((await appPods()).items.filter((p) => !only || component(p) === only).map((p) => p.metadata.name));
 
   // The gateway drains (SHUTDOWN_DELAY_SECONDS: it answers until kube-proxy has dropped it) and has a
