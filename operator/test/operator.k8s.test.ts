@@ -316,7 +316,8 @@ describe.skipIf(!gate.run)('operator against a real kube-apiserver (L3)', () => 
         let output = '';
         p.stdout.on('data', (d: Buffer) => (output += d.toString()));
         p.stderr.on('data', (d: Buffer) => (output += d.toString()));
-        p.on('exit', (code) => resolve({ code, output }));
+        // 'close', not 'exit': the output is read in full only once the pipes are drained
+        p.on('close', (code) => resolve({ code, output }));
       });
     const helmAnnotations = { 'meta.helm.sh/release-name': 'tso', 'meta.helm.sh/release-namespace': LEASE_NS };
     const create = (name: string, finalizers?: string[], annotations: Record<string, string> = helmAnnotations) => {
