@@ -235,8 +235,10 @@ async function loadAlone(s: System, paused: System[], op: Op): Promise<OpFigures
   }
 }
 
+/** a process's key in the snapshots: its system and name */
+const key = (s: System, n: string) => `${s.mode}: ${n}`;
 /** every process of `list` → its /metrics URL (metricsUrls are in processes()' order), keyed as the snapshots are */
-const metricsOf = (list: System[]) => new Map(list.flatMap((s) => [...s.processes().keys()].map((n, i) => [`${s.mode}: ${n}`, s.metricsUrls[i]!] as const)));
+const metricsOf = (list: System[]) => new Map(list.flatMap((s) => [...s.processes().keys()].map((n, i) => [key(s, n), s.metricsUrls[i]!] as const)));
 
 const systems: System[] = [];
 try {
@@ -249,7 +251,6 @@ try {
   }
   for (const build of builds) systems.push(await single(build), await distributed(build));
   /** memory per process, keyed by system and process name */
-  const key = (s: System, n: string) => `${s.mode}: ${n}`;
   const snapshotOf = (list: System[]) => new Map(list.flatMap((s) => [...s.processes()].map(([n, p]) => [key(s, n), memory(p)] as const)));
   // idle: once every process has trimmed what start-up left (runtime/src/memory-trim.ts), as it idles from then on
   await trimmedOnce(metricsOf(systems));

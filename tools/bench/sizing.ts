@@ -187,16 +187,18 @@ try {
     return res;
   };
   const ofUsers = (i: number) => users[i % USERS]!;
+  /** the i-th create, by the users in turn */
+  const createByUsers = (i: number) => create(ofUsers(i))(i);
   const list = (i: number) => fetch(`${cluster.url}/api/tasks?limit=50`, { headers: { authorization: ofUsers(i) } });
 
   // warm-up, unmeasured: every path compiled and every key's identity cached
-  await drive(200, (i) => create(ofUsers(i))(i), 201);
+  await drive(200, createByUsers, 201);
   await drive(200, list, 200);
   await settled();
   created.length = 0;
 
   const rows = new Map<SizingOp, Awaited<ReturnType<typeof measure>>>();
-  rows.set('create', await measure(() => drive(N, (i) => create(ofUsers(i))(i), 201)));
+  rows.set('create', await measure(() => drive(N, createByUsers, 201)));
   const createMs = rows.get('create')!.ms;
   rows.set('list', await measure(() => drive(N, list, 200)));
   const toComplete = created.slice(0, N);
@@ -308,7 +310,7 @@ try {
   // reads as their median with the range beside it: one window apiece let a noisy second of the
   // machine decide the ratio (quiet runs read 1.25x and 2.00x).
   const ops = [
-    ['create', 'tasks.http.create', () => drive(N, (i) => create(ofUsers(i))(i), 201)],
+    ['create', 'tasks.http.create', () => drive(N, createByUsers, 201)],
     ['list', 'tasks.http.list', () => drive(N, list, 200)],
   ] as const;
   const metricsUrls = () => [cluster.metricsUrl('tasks'), ...(replica ? [replica.metricsUrl] : [])];
@@ -338,7 +340,7 @@ try {
   // later CPU per create over its first ~500 creates and still ~1.3x over the next thousand or two
   // (V8 compiling the hot paths; tools/bench/replica-probe.ts, a restarted single replica too). With
   // 100 creates of warm-up that was part of what read as "two replicas cost 1.86x one".
-  await drive(4 * N, (i) => create(ofUsers(i))(i), 201);
+  await drive(4 * N, createByUsers, 201);
   await drive(2 * N, list, 200);
   await settled();
   // the second replica idles like the first: its idle CPU is the tasks figure once more
