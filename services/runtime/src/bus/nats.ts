@@ -91,7 +91,12 @@ export interface NatsBusOptions {
   requireAuthentication?: boolean;
   /** servers that keep the events stream (NATS_STREAM_REPLICAS; default 1) */
   streamReplicas?: number;
+  /** a refused change of the stream's replicas is tried again this often (default 5 s), at most REPLICA_TRIES times */
+  replicaRetryMs?: number;
 }
+
+/** Attempts at changing an existing stream's replicas: with the default pause, a minute. */
+export const REPLICA_TRIES = 12;
 
 /** The NATS transport: core request/reply with queue groups, JetStream for durable events. */
 export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
@@ -120,6 +125,29 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
   let jsm: JetStreamManager | undefined;
   let streamReady: Promise<void> | undefined;
   const replicas = opts.streamReplicas ?? 1;
+  let closed = false;
+  let replicaRetry: NodeJS.Timeout | undefined;
+  /**
+   * A stream made before the cluster (or with another count) is changed in place, keeping its events.
+   * A refusal can pass (a cluster still electing, an API call timed out on a loaded node: seen in CI,
+   * where the one attempt failed and the stream kept 1 replica for good), so it is tried again in the
+   * background, the bus going on with the stream as it is; a cluster with too few servers for the
+   * count refuses every time, and after the last try the stream keeps its own.
+   */
+  const changeReplicas = async (m: JetStreamManager, triesLeft: number): Promise<void> => {
+    try {
+      const { config } = await m.streams.info(EVENT_STREAM);
+      if (config.num_replicas === replicas) return;
+      await m.streams.update(EVENT_STREAM, { ...config, num_replicas: replicas });
+      log.info({ stream: EVENT_STREAM, from: config.num_replicas, to: replicas }, 'events stream replicas changed');
+    } catch (err) {
+      if (closed) return;
+      if (triesLeft <= 1) return log.warn({ err, stream: EVENT_STREAM, replicas }, 'events stream replicas not changed; it keeps its own');
+      if (triesLeft === REPLICA_TRIES) log.warn({ err, stream: EVENT_STREAM, replicas, tries: REPLICA_TRIES }, 'events stream replicas not changed yet; trying again');
+      replicaRetry = setTimeout(() => void changeReplicas(m, triesLeft - 1), opts.replicaRetryMs ?? 5_000);
+      replicaRetry.unref();
+    }
+  };
   const ensureStream = (): Promise<void> => {
     streamReady ??= (async () => {
       jsm ??= await jetstreamManager(nc);
@@ -145,14 +173,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
           });
         }
       }
-      // A stream made before the cluster (or with another count) is changed in place, keeping its
-      // events; a cluster with too few servers for it refuses, and the bus goes on with what exists.
-      if (existing && existing.config.num_replicas !== replicas) {
-        await jsm.streams.update(EVENT_STREAM, { ...existing.config, num_replicas: replicas }).then(
-          () => log.info({ stream: EVENT_STREAM, from: existing.config.num_replicas, to: replicas }, 'events stream replicas changed'),
-          (err: unknown) => log.warn({ err, stream: EVENT_STREAM, replicas }, 'events stream replicas not changed; it keeps its own'),
-        );
-      }
+      if (existing && existing.config.num_replicas !== replicas) await changeReplicas(jsm, REPLICA_TRIES);
     })().catch((err: unknown) => {
       streamReady = undefined;
       throw err;
@@ -374,6 +395,8 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
     },
 
     async close() {
+      closed = true;
+      clearTimeout(replicaRetry);
       for (const stop of stoppers) await stop();
       sends.flush();
       await nc.drain().catch(() => nc.close());
