@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, nanos, type ConnectionOptions, type NatsConnection, type Subscription as NatsSub } from '@nats-io/transport-node';
 import { anonymousServerProblem } from '../nats-auth.ts';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { AppError, EVENT_STREAM, EVENT_SUBJECTS, eventMarks, parseMessage, REQUEST_ID_HEADER, type EventDef, type ReplyEnvelope, type Rpc } from '@tasksvc/proto';
 import type { Logger } from '../logger.ts';
 import { currentTraceparent } from '../tracing.ts';
@@ -129,14 +129,16 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
   let replicaRetry: NodeJS.Timeout | undefined;
   /**
    * A stream made before the cluster (or with another count) is changed in place, keeping its events.
-   * A refusal can pass (a cluster still electing, an API call timed out on a loaded node: seen in CI,
-   * where the one attempt failed and the stream kept 1 replica for good), so it is tried again in the
-   * background, the bus going on with the stream as it is; a cluster with too few servers for the
-   * count refuses every time, and after the last try the stream keeps its own.
+   * A refusal can pass (a cluster still electing, an API call timed out on a loaded node; with one
+   * attempt the stream kept 1 replica until a restart, the likely cause of a CI failure), so it is tried
+   * again in the background, the bus going on with the stream as it is; a cluster with too few servers
+   * for the count refuses every time, and after the last try the stream keeps its own. The first try
+   * takes the configuration ensureStream just read; a later one reads it again (another service may
+   * have changed it meanwhile).
    */
-  const changeReplicas = async (m: JetStreamManager, triesLeft: number): Promise<void> => {
+  const changeReplicas = async (m: JetStreamManager, triesLeft: number, known?: StreamConfig): Promise<void> => {
     try {
-      const { config } = await m.streams.info(EVENT_STREAM);
+      const config = known ?? (await m.streams.info(EVENT_STREAM)).config;
       if (config.num_replicas === replicas) return;
       await m.streams.update(EVENT_STREAM, { ...config, num_replicas: replicas });
       log.info({ stream: EVENT_STREAM, from: config.num_replicas, to: replicas }, 'events stream replicas changed');
@@ -173,7 +175,7 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<Bus> {
           });
         }
       }
-      if (existing && existing.config.num_replicas !== replicas) await changeReplicas(jsm, REPLICA_TRIES);
+      if (existing && existing.config.num_replicas !== replicas) await changeReplicas(jsm, REPLICA_TRIES, existing.config);
     })().catch((err: unknown) => {
       streamReady = undefined;
       throw err;
