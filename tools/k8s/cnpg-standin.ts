@@ -140,8 +140,8 @@ export function standInChildren(c: Cluster, password: string): { secret: Record<
                 ports: [{ name: 'postgres', containerPort: PG_PORT, protocol: 'TCP' }],
                 // Checked often, so a started database is found Ready at once, but taken out of its Service only
                 // after three failures, as CloudNativePG does: on a loaded node one `pg_isready` exec can outlast
-                // the kubelet's 1 s default (seen during a rollout), and a single miss emptied `-rw` for a probe
-                // period, refusing the new connections of the pods then starting.
+                // the kubelet's 1 s default (seen during a rollout), and a single miss empties `-rw` for a probe
+                // period, refusing the new connections of the pods then starting (the likely cause of two 503s).
                 readinessProbe: { exec: { command: ['pg_isready', '-h', '127.0.0.1', '-p', String(PG_PORT)] }, periodSeconds: 2, timeoutSeconds: 5, failureThreshold: 3 },
                 resources: { requests: { memory: '128Mi', cpu: '100m' }, limits: { memory: '512Mi' } },
                 volumeMounts: [{ name: 'pgdata', mountPath: '/var/lib/postgresql/data' }],

@@ -4,9 +4,9 @@ import type { NodeCluster } from './node.ts';
 /**
  * GETs `url` in a loop while `change` happens (a rollout, a version change) and until `settled`:
  * how many requests were sent and every one that was not a 200: when (UTC, to read beside the events,
- * and seconds after the loop began),
- * its status and the error body's code and message, or the network error. What failed says which part
- * of the rollout dropped it (a bus without a responder, a database connection, a refused socket).
+ * and seconds after the loop began), its status and the error body's code and message, or the network
+ * error. What failed says which part of the rollout dropped it (a bus without a responder, a database
+ * connection, a refused socket).
  */
 export async function requestsDuring(
   url: string,
